@@ -1,0 +1,15 @@
+// Command documents is the Lambda function serving /api/v1/documents.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"contentapi/shared/app"
+)
+
+func main() {
+	a := app.MustFromEnv(context.Background())
+	lambda.Start(a.Documents())
+}

@@ -1,0 +1,174 @@
+// Package app wires configuration, AWS clients and the HTTP handlers into
+// the Lambda entry points. The functions, the local gateway and the tests
+// all build their handlers here, so there is one way to assemble the service.
+package app
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"contentapi/shared/auth"
+	"contentapi/shared/crud"
+	"contentapi/shared/documents"
+	"contentapi/shared/httpapi"
+	"contentapi/shared/images"
+	"contentapi/shared/records"
+	"contentapi/shared/store"
+)
+
+// Function is a Lambda entry point: exactly what lambda.Start receives.
+type Function func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+
+// App holds what a warm function reuses across invocations.
+type App struct {
+	cfg    Config
+	db     *dynamodb.Client
+	auth   *auth.Authenticator
+	logger *slog.Logger
+}
+
+// FromEnv builds the app from the environment.
+func FromEnv(ctx context.Context) (*App, error) {
+	cfg, err := ConfigFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	db, err := NewDynamoDB(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return New(cfg, db), nil
+}
+
+// MustFromEnv is FromEnv for a function's init: a misconfigured function
+// fails at once, visibly, instead of on every request.
+func MustFromEnv(ctx context.Context) *App {
+	a, err := FromEnv(ctx)
+	if err != nil {
+		slog.Error("configuration", "error", err.Error())
+		os.Exit(1)
+	}
+	return a
+}
+
+// New builds the app on a given DynamoDB client (tests and benchmarks pass
+// their own).
+func New(cfg Config, db *dynamodb.Client) *App {
+	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	return &App{
+		cfg:    cfg,
+		db:     db,
+		auth:   auth.NewAuthenticator(db, cfg.KeysTable, cfg.AuthCacheTTL),
+		logger: logger,
+	}
+}
+
+// NewDynamoDB is the DynamoDB client: built once per warm function, with a
+// bounded retry budget and per-attempt timeouts so no call outlives the
+// request's deadline.
+func NewDynamoDB(ctx context.Context, cfg Config) (*dynamodb.Client, error) {
+	opts := []func(*awsconfig.LoadOptions) error{
+		awsconfig.WithRegion(cfg.Region),
+		awsconfig.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = 3
+				o.MaxBackoff = 500 * time.Millisecond
+			})
+		}),
+		awsconfig.WithHTTPClient(&http.Client{Timeout: 3 * time.Second}),
+	}
+	if cfg.DynamoDBEndpoint != "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" {
+		// DynamoDB Local wants signed requests but accepts any key.
+		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("aws config: %w", err)
+	}
+	return dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+		if cfg.DynamoDBEndpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.DynamoDBEndpoint)
+		}
+	}), nil
+}
+
+// Images is the entry point of the images function.
+func (a *App) Images() Function { return lambdaFunction(a.ImagesHandler()) }
+
+// Documents is the entry point of the documents function.
+func (a *App) Documents() Function { return lambdaFunction(a.DocumentsHandler()) }
+
+// ImagesHandler serves /api/v1/images over plain HTTP.
+func (a *App) ImagesHandler() http.Handler {
+	return a.handler(crud.New(images.Resource, a.table(a.cfg.ImagesTable, EnvImagesTable, images.Resource), images.Render))
+}
+
+// DocumentsHandler serves /api/v1/documents over plain HTTP.
+func (a *App) DocumentsHandler() http.Handler {
+	return a.handler(crud.New(documents.Resource, a.table(a.cfg.DocumentsTable, EnvDocumentsTable, documents.Resource), documents.Render))
+}
+
+// table is a resource's store. A function without its table name is
+// misconfigured: it stops at init, where the deploy shows it.
+func (a *App) table(name, env string, res *records.Resource) *store.Table {
+	if name == "" {
+		panic(env + " is not set")
+	}
+	return store.New(a.db, name, res)
+}
+
+// handler puts a resource's routes behind the shared middleware.
+func (a *App) handler(res *crud.Resource) http.Handler {
+	return httpapi.Wrap(httpapi.NewMux(res.Routes()), httpapi.Config{
+		Auth:        a.auth,
+		Classify:    store.Classify,
+		AllowOrigin: a.cfg.AllowOrigin,
+		Timeout:     a.cfg.RequestTimeout,
+		Logger:      a.logger,
+	})
+}
+
+// lambdaFunction adapts an HTTP handler to the API Gateway v2 proxy event.
+// The adapter fails the whole invocation on an event it cannot turn into a
+// request (bad base64 body, unparsable path); those get a JSON 400 instead.
+func lambdaFunction(h http.Handler) Function {
+	adapter := httpadapter.NewV2(h)
+	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		if ev.IsBase64Encoded {
+			if _, err := base64.StdEncoding.DecodeString(ev.Body); err != nil {
+				ev.Body, ev.IsBase64Encoded = "", false
+				ctx = httpapi.WithUndecodableBody(ctx)
+			}
+		}
+		resp, err := adapter.ProxyWithContext(ctx, ev)
+		if err != nil {
+			return badEvent(ev), nil
+		}
+		return resp, nil
+	}
+}
+
+func badEvent(ev events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+	return events.APIGatewayV2HTTPResponse{
+		StatusCode: http.StatusBadRequest,
+		Headers: map[string]string{
+			"Content-Type":                httpapi.ContentType,
+			"X-Request-Id":                ev.RequestContext.RequestID,
+			"Access-Control-Allow-Origin": "*",
+		},
+		Body: `{"message":"The request could not be parsed.","status":400}` + "\n",
+	}
+}

@@ -1,0 +1,195 @@
+// Package crud serves the five operations of a resource over HTTP: one
+// implementation that images and documents both use, joining the contract's
+// request rules (records), storage (store) and answers (httpapi).
+package crud
+
+import (
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"contentapi/shared/httpapi"
+	"contentapi/shared/records"
+	"contentapi/shared/store"
+)
+
+// Render turns a stored item into the record's JSON shape.
+type Render func(store.Item) (any, error)
+
+// Resource serves one resource.
+type Resource struct {
+	def    *records.Resource
+	table  *store.Table
+	render Render
+}
+
+// New serves def, stored in table, shown through render.
+func New(def *records.Resource, table *store.Table, render Render) *Resource {
+	return &Resource{def: def, table: table, render: render}
+}
+
+// Routes are the resource's operations. PATCH is the same update as PUT:
+// Laravel's apiResource routes both, so clients of the original may use it.
+func (res *Resource) Routes() []httpapi.Route {
+	collection := "/api/v1/" + res.def.Name
+	item := collection + "/{id}"
+	return []httpapi.Route{
+		{Method: http.MethodGet, Pattern: collection, Handler: res.list},
+		{Method: http.MethodPost, Pattern: collection, Handler: res.create},
+		{Method: http.MethodGet, Pattern: item, Handler: res.get},
+		{Method: http.MethodPut, Pattern: item, Handler: res.update},
+		{Method: http.MethodPatch, Pattern: item, Handler: res.update},
+		{Method: http.MethodDelete, Pattern: item, Handler: res.delete},
+	}
+}
+
+// validID is a positive integer written plainly: no sign, no leading zero.
+var validID = regexp.MustCompile(`^[1-9][0-9]{0,11}$`)
+
+// recordID reads the {id} of the path; anything but a plain positive
+// integer is a record that does not exist.
+func recordID(r *http.Request) (int64, error) {
+	s := r.PathValue("id")
+	if !validID.MatchString(s) {
+		return 0, httpapi.NotFound()
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, httpapi.NotFound()
+	}
+	return id, nil
+}
+
+func account(r *http.Request) string {
+	p, _ := httpapi.PrincipalFrom(r.Context())
+	return p.Account
+}
+
+func (res *Resource) fail(w http.ResponseWriter, r *http.Request, err error) {
+	httpapi.WriteError(w, r, store.Classify(err))
+}
+
+// single answers with one record and its ETag.
+func (res *Resource) single(w http.ResponseWriter, status int, item store.Item) error {
+	body, err := res.render(item)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("ETag", etag(item))
+	httpapi.WriteJSON(w, status, map[string]any{"data": body, "status": status})
+	return nil
+}
+
+func (res *Resource) get(w http.ResponseWriter, r *http.Request) {
+	id, err := recordID(r)
+	if err != nil {
+		res.fail(w, r, err)
+		return
+	}
+	item, err := res.table.Get(r.Context(), account(r), id)
+	if err == nil && item == nil {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		res.fail(w, r, err)
+		return
+	}
+	if matchesAny(r.Header.Get("If-None-Match"), etag(item)) {
+		w.Header().Set("ETag", etag(item))
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	if err := res.single(w, http.StatusOK, item); err != nil {
+		res.fail(w, r, err)
+	}
+}
+
+func (res *Resource) create(w http.ResponseWriter, r *http.Request) {
+	in, err := httpapi.ParseBody(r)
+	if err != nil {
+		res.fail(w, r, err)
+		return
+	}
+	v, err := res.def.ValidateCreate(in)
+	if err != nil {
+		res.fail(w, r, err)
+		return
+	}
+	item, err := res.table.Create(r.Context(), account(r), v)
+	if err != nil {
+		res.fail(w, r, err)
+		return
+	}
+	id, _ := store.IntAttr(item, store.AttrID)
+	w.Header().Set("Location", baseURL(r)+"/api/v1/"+res.def.Name+"/"+strconv.FormatInt(id, 10))
+	if err := res.single(w, http.StatusCreated, item); err != nil {
+		res.fail(w, r, err)
+	}
+}
+
+func (res *Resource) update(w http.ResponseWriter, r *http.Request) {
+	id, err := recordID(r)
+	if err != nil {
+		res.fail(w, r, err)
+		return
+	}
+	version, err := ifMatchVersion(r, id)
+	if err != nil {
+		res.fail(w, r, err)
+		return
+	}
+	in, err := httpapi.ParseBody(r)
+	if err != nil {
+		res.fail(w, r, err)
+		return
+	}
+	v, err := res.def.ValidateUpdate(in)
+	if err != nil {
+		res.fail(w, r, err)
+		return
+	}
+	item, err := res.table.Update(r.Context(), account(r), id, v, version)
+	if err != nil {
+		res.fail(w, r, err)
+		return
+	}
+	if err := res.single(w, http.StatusOK, item); err != nil {
+		res.fail(w, r, err)
+	}
+}
+
+func (res *Resource) delete(w http.ResponseWriter, r *http.Request) {
+	id, err := recordID(r)
+	if err != nil {
+		res.fail(w, r, err)
+		return
+	}
+	version, err := ifMatchVersion(r, id)
+	if err != nil {
+		res.fail(w, r, err)
+		return
+	}
+	if err := res.table.Delete(r.Context(), account(r), id, version); err != nil {
+		res.fail(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{
+		"id": id, "object": res.def.Object, "deleted": true, "status": http.StatusOK,
+	})
+}
+
+// baseURL is the scheme and host the client used, for absolute links.
+func baseURL(r *http.Request) string {
+	scheme := r.Header.Get("X-Forwarded-Proto")
+	if i := strings.IndexByte(scheme, ','); i >= 0 {
+		scheme = scheme[:i]
+	}
+	if scheme = strings.TrimSpace(scheme); scheme != "http" && scheme != "https" {
+		scheme = "https"
+		if r.TLS == nil && r.URL.Scheme == "http" {
+			scheme = "http"
+		}
+	}
+	return scheme + "://" + r.Host
+}

@@ -1,0 +1,50 @@
+package crud
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"contentapi/shared/httpapi"
+	"contentapi/shared/store"
+)
+
+// etag names a record's version: it changes with every update.
+func etag(item store.Item) string {
+	id, _ := store.IntAttr(item, store.AttrID)
+	version, _ := store.IntAttr(item, store.AttrVersion)
+	return `"` + strconv.FormatInt(id, 10) + "." + strconv.FormatInt(version, 10) + `"`
+}
+
+// matchesAny reports whether an If-None-Match list names tag (weak
+// comparison, as RFC 9110 has for If-None-Match).
+func matchesAny(header, tag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || t == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// ifMatchVersion reads If-Match: the record version a write requires (0 when
+// there is no condition). "*" only requires that the record exists, which
+// every write does anyway. A tag of another record, a weak tag or garbage
+// can never match, so it is a 412 (RFC 9110 strong comparison).
+func ifMatchVersion(r *http.Request, id int64) (int64, error) {
+	header := strings.TrimSpace(r.Header.Get("If-Match"))
+	if header == "" || header == "*" {
+		return 0, nil
+	}
+	prefix := `"` + strconv.FormatInt(id, 10) + "."
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if strings.HasPrefix(t, prefix) && strings.HasSuffix(t, `"`) {
+			if v, err := strconv.ParseInt(t[len(prefix):len(t)-1], 10, 64); err == nil && v > 0 {
+				return v, nil
+			}
+		}
+	}
+	return 0, httpapi.PreconditionFailed()
+}

@@ -1,0 +1,82 @@
+// Package documents defines the document resource: its fields, templates,
+// word count and JSON shape.
+package documents
+
+import (
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
+	"contentapi/shared/records"
+	"contentapi/shared/store"
+)
+
+var templateKind = records.Int{Min: 1, Max: int64(len(Templates) - 1)}
+
+// Resource is the document resource. Every list is limited to one template
+// (Freestyle unless template_id names another), as in the original app.
+var Resource = &records.Resource{
+	Name:   "documents",
+	Object: "document",
+	Fields: []records.Field{
+		{Name: "name", Kind: records.Text{Min: 1, Max: 128}, Required: true, Create: true, Update: true},
+		{Name: "prompt", Kind: records.Text{Min: 1, Max: 2048}, Required: true, Create: true},
+		{Name: "creativity", Kind: records.Choice{0, 0.25, 0.5, 0.75, 1}, Default: 0.5, Create: true},
+		{Name: "template_id", Kind: templateKind, Default: int64(FreestyleID), Create: true},
+		{Name: "result", Kind: records.Text{Min: 1, Max: 20480}, Update: true},
+		{Name: "favorite", Kind: records.Bool{}, Update: true},
+	},
+	Scope:    &records.Scope{Field: "template_id", Default: FreestyleID, Kind: templateKind},
+	Filters:  []records.Filter{{Param: "favorite", Kind: records.Bool{}}},
+	SearchBy: []string{"name", "result"},
+	Derive:   deriveWords,
+}
+
+// deriveWords keeps words in step with result: set on create (0, no result
+// yet) and whenever result changes.
+func deriveWords(v records.Values) {
+	if r, ok := v["result"].(string); ok {
+		v["words"] = int64(Words(r))
+		return
+	}
+	if _, creating := v["prompt"]; creating {
+		v["words"] = int64(0)
+	}
+}
+
+// Words counts the words of a text: runs of non-space characters.
+func Words(s string) int { return len(strings.Fields(s)) }
+
+// Template is the {id, name} object of a document.
+type Template struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+// Document is a document as the API shows it.
+type Document struct {
+	ID         int64    `json:"id" dynamodbav:"id"`
+	Name       string   `json:"name" dynamodbav:"name"`
+	Prompt     string   `json:"prompt" dynamodbav:"prompt"`
+	Creativity float64  `json:"creativity" dynamodbav:"creativity"`
+	TemplateID int64    `json:"template_id" dynamodbav:"template_id"`
+	Template   Template `json:"template" dynamodbav:"-"`
+	Result     *string  `json:"result" dynamodbav:"result"`
+	Words      int64    `json:"words" dynamodbav:"words"`
+	Favorite   bool     `json:"favorite" dynamodbav:"favorite"`
+	CreatedAt  string   `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt  string   `json:"updated_at" dynamodbav:"updated_at"`
+}
+
+// Render turns a stored item into its JSON shape.
+func Render(item store.Item) (any, error) {
+	var d Document
+	if err := attributevalue.UnmarshalMap(item, &d); err != nil {
+		return nil, err
+	}
+	d.Template = Template{ID: d.TemplateID}
+	if d.TemplateID > 0 && d.TemplateID < int64(len(Templates)) {
+		d.Template.Name = Templates[d.TemplateID]
+	}
+	return d, nil
+}

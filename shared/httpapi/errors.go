@@ -1,0 +1,116 @@
+// Package httpapi is the HTTP layer both functions share: the error and
+// envelope shapes of the public contract, request parsing, and the
+// middleware every request passes through (request id, logging, CORS,
+// authentication, limits).
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Error is a failure the client is told about, in the contract's shape.
+// Anything that is not an *Error becomes a 500 with no details.
+type Error struct {
+	Status  int
+	Message string
+	// Fields holds validation messages per field; set only for 422.
+	Fields map[string][]string
+	// Header carries headers the status needs (Allow, Retry-After, ...).
+	Header http.Header
+}
+
+func (e *Error) Error() string {
+	if len(e.Fields) > 0 {
+		keys := make([]string, 0, len(e.Fields))
+		for k := range e.Fields {
+			keys = append(keys, k)
+		}
+		return strconv.Itoa(e.Status) + " invalid: " + strings.Join(keys, ",")
+	}
+	return strconv.Itoa(e.Status) + " " + e.Message
+}
+
+func newError(status int, message string) *Error {
+	return &Error{Status: status, Message: message}
+}
+
+func (e *Error) withHeader(key, value string) *Error {
+	if e.Header == nil {
+		e.Header = http.Header{}
+	}
+	e.Header.Set(key, value)
+	return e
+}
+
+// NotFound is the answer for an unknown record or path; a record of another
+// account is unknown too, so its existence is not revealed.
+func NotFound() *Error { return newError(http.StatusNotFound, "Resource not found.") }
+
+// Unauthenticated is the 401 for any missing, malformed, unknown, revoked or
+// expired key: one answer, so a caller learns nothing about which it was.
+func Unauthenticated() *Error {
+	return newError(http.StatusUnauthorized, "Unauthenticated.").withHeader("WWW-Authenticate", "Bearer")
+}
+
+// Forbidden is the 403 for a key that lacks the scope an operation needs.
+func Forbidden(message string) *Error { return newError(http.StatusForbidden, message) }
+
+// BadRequest is the 400 for a body or query that does not parse.
+func BadRequest(message string) *Error { return newError(http.StatusBadRequest, message) }
+
+// MethodNotAllowed is the 405 with the methods the path does take.
+func MethodNotAllowed(allow []string) *Error {
+	return newError(http.StatusMethodNotAllowed, "Method not allowed.").withHeader("Allow", strings.Join(allow, ", "))
+}
+
+// TooLarge is the 413 for a body over MaxBodyBytes.
+func TooLarge() *Error {
+	return newError(http.StatusRequestEntityTooLarge, "The request body must not be larger than 1 MiB.")
+}
+
+// UnsupportedMediaType is the 415 for a body of a type we do not parse.
+func UnsupportedMediaType() *Error {
+	return newError(http.StatusUnsupportedMediaType,
+		"The Content-Type must be application/x-www-form-urlencoded, multipart/form-data or application/json.")
+}
+
+// Conflict is the 409 for a request that collides with one still running.
+func Conflict(message string) *Error { return newError(http.StatusConflict, message) }
+
+// PreconditionFailed is the 412 for an If-Match that no longer holds.
+func PreconditionFailed() *Error {
+	return newError(http.StatusPreconditionFailed, "The resource has been changed since it was read.")
+}
+
+// Invalid is the 422 with messages per field.
+func Invalid(fields map[string][]string) *Error {
+	return &Error{Status: http.StatusUnprocessableEntity, Fields: fields}
+}
+
+// InvalidField is Invalid for a single field and message.
+func InvalidField(field, message string) *Error {
+	return Invalid(map[string][]string{field: {message}})
+}
+
+// Throttled is the 429 with the seconds to wait.
+func Throttled(retryAfter time.Duration) *Error {
+	return newError(http.StatusTooManyRequests, "Too Many Attempts.").withHeader("Retry-After", seconds(retryAfter))
+}
+
+// Unavailable is the 503 for a dependency that is overloaded or too slow;
+// the client may retry after the given time.
+func Unavailable(retryAfter time.Duration) *Error {
+	return newError(http.StatusServiceUnavailable, "Service temporarily unavailable, please retry.").
+		withHeader("Retry-After", seconds(retryAfter))
+}
+
+func seconds(d time.Duration) string {
+	s := int((d + time.Second - 1) / time.Second)
+	if s < 1 {
+		s = 1
+	}
+	return strconv.Itoa(s)
+}

@@ -1,0 +1,253 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
+
+	"contentapi/shared/auth"
+)
+
+// Authenticator checks an API key; auth.ErrUnauthenticated means 401, any
+// other error is a failure of the key store.
+type Authenticator interface {
+	Authenticate(ctx context.Context, key string) (auth.Principal, error)
+}
+
+// Config is what the middleware needs from the application.
+type Config struct {
+	Auth Authenticator
+	// Limiter, when set, is asked once per authenticated request.
+	Limiter Limiter
+	// Public reports requests served without a key (the OpenAPI document).
+	Public func(*http.Request) bool
+	// Classify turns infrastructure errors into client answers (503 for
+	// throttling and timeouts); nil keeps them as they are (500).
+	Classify func(error) error
+	// Timeout bounds each request's work (its context deadline); 0 = none.
+	Timeout time.Duration
+	// AllowOrigin is the CORS origin, "*" unless configured.
+	AllowOrigin string
+	Logger      *slog.Logger
+}
+
+// Limiter meters requests per key. Allow reports the headers to send and
+// an *Error (429) once the key is over its limit.
+type Limiter interface {
+	Allow(ctx context.Context, p auth.Principal) (http.Header, error)
+}
+
+type requestInfo struct {
+	id      string
+	logger  *slog.Logger
+	account string
+}
+
+type requestInfoKey struct{}
+
+func info(ctx context.Context) *requestInfo {
+	ri, _ := ctx.Value(requestInfoKey{}).(*requestInfo)
+	return ri
+}
+
+// Logger returns the request's logger, carrying its request id.
+func Logger(ctx context.Context) *slog.Logger {
+	if ri := info(ctx); ri != nil {
+		return ri.logger
+	}
+	return slog.Default()
+}
+
+// RequestID returns the gateway's id of the request.
+func RequestID(ctx context.Context) string {
+	if ri := info(ctx); ri != nil {
+		return ri.id
+	}
+	return ""
+}
+
+type principalKey struct{}
+
+// PrincipalFrom returns the authenticated caller of the request.
+func PrincipalFrom(ctx context.Context) (auth.Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(auth.Principal)
+	return p, ok
+}
+
+// WithPrincipal is how the auth middleware, and tests of handlers, attach
+// the caller to a request context.
+func WithPrincipal(ctx context.Context, p auth.Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// Wrap puts h behind the middleware every request passes: request id and
+// access log, panic recovery, CORS, authentication, scopes and rate limit.
+func Wrap(h http.Handler, cfg Config) http.Handler {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.AllowOrigin == "" {
+		cfg.AllowOrigin = "*"
+	}
+	if cfg.Classify == nil {
+		cfg.Classify = func(err error) error { return err }
+	}
+	return observe(cfg, cors(cfg, authenticate(cfg, h)))
+}
+
+// statusRecorder remembers the status for the access log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func observe(cfg Config, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := gatewayRequestID(r.Context())
+		ri := &requestInfo{id: id, logger: cfg.Logger.With("request_id", id)}
+		ctx := context.WithValue(r.Context(), requestInfoKey{}, ri)
+		if cfg.Timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, cfg.Timeout)
+			defer cancel()
+		}
+		r = r.WithContext(ctx)
+		w.Header().Set("X-Request-Id", id)
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				ri.logger.Error("panic", "panic", v)
+				if rec.status == 0 {
+					WriteError(rec, r, errors.New("panic"))
+				}
+			}
+			// The query string is left out: search text is the client's data.
+			ri.logger.Info("request",
+				"method", r.Method, "path", r.URL.Path, "status", rec.status,
+				"account", ri.account, "latency_ms", float64(time.Since(start).Microseconds())/1000)
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+func gatewayRequestID(ctx context.Context) string {
+	if gw, ok := core.GetAPIGatewayV2ContextFromContext(ctx); ok && gw.RequestID != "" {
+		return gw.RequestID
+	}
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Headers a browser client may read, and may send, across origins.
+const (
+	exposedHeaders = "X-Request-Id, ETag, Location, Link, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
+	allowedHeaders = "Authorization, Content-Type, Accept, Idempotency-Key, If-Match, If-None-Match"
+	allowedMethods = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
+)
+
+func cors(cfg Config, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", cfg.AllowOrigin)
+		h.Set("Access-Control-Expose-Headers", exposedHeaders)
+		if cfg.AllowOrigin != "*" {
+			h.Add("Vary", "Origin")
+		}
+		if r.Method == http.MethodOptions {
+			h.Set("Access-Control-Allow-Methods", allowedMethods)
+			h.Set("Access-Control-Allow-Headers", allowedHeaders)
+			h.Set("Access-Control-Max-Age", "86400")
+			h.Set("Allow", allowedMethods)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func authenticate(cfg Config, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cfg.Public != nil && cfg.Public(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		key, ok := bearer(r.Header.Get("Authorization"))
+		if !ok {
+			WriteError(w, r, Unauthenticated())
+			return
+		}
+		p, err := cfg.Auth.Authenticate(r.Context(), key)
+		if errors.Is(err, auth.ErrUnauthenticated) {
+			WriteError(w, r, Unauthenticated())
+			return
+		}
+		if err != nil {
+			WriteError(w, r, cfg.Classify(err))
+			return
+		}
+		if ri := info(r.Context()); ri != nil {
+			ri.account = p.Account
+			ri.logger = ri.logger.With("account", p.Account)
+		}
+		if cfg.Limiter != nil {
+			headers, err := cfg.Limiter.Allow(r.Context(), p)
+			for k, vs := range headers {
+				w.Header()[k] = vs
+			}
+			if err != nil {
+				WriteError(w, r, cfg.Classify(err))
+				return
+			}
+		}
+		if needsWrite(r.Method) && !p.Allows(auth.ScopeWrite) {
+			WriteError(w, r, Forbidden("This API key is read-only."))
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+	})
+}
+
+func needsWrite(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return true
+}
+
+// bearer extracts the token of an "Authorization: Bearer <token>" header;
+// the scheme is case-insensitive as RFC 6750 says.
+func bearer(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}

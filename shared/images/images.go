@@ -1,0 +1,67 @@
+// Package images defines the image resource: its fields, the values the
+// original app allows, and its JSON shape.
+package images
+
+import (
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
+	"contentapi/shared/records"
+	"contentapi/shared/store"
+)
+
+// Allowed values, as the original app's config/images.php has them.
+var (
+	Resolutions = records.Enum{"256x256", "512x512", "1024x1024"}
+	Styles      = records.Enum{"3d_render", "abstract", "anime", "art_deco", "cartoon", "digital_art",
+		"illustration", "origami", "pixel_art", "photography", "pop_art", "retro", "sketch", "vaporwave"}
+	Media   = records.Enum{"acrylic", "canvas", "chalk", "charcoal", "crayon", "glass", "ink", "pastel", "pencil", "spray_paint", "watercolor"}
+	Filters = records.Enum{"grayscale", "sepia", "invert"}
+)
+
+// Resource is the image resource.
+var Resource = &records.Resource{
+	Name:   "images",
+	Object: "image",
+	Fields: []records.Field{
+		{Name: "name", Kind: records.Text{Min: 1, Max: 128}, Required: true, Create: true, Update: true},
+		{Name: "description", Kind: records.Text{Min: 1, Max: 2048}, Required: true, Create: true},
+		{Name: "resolution", Kind: Resolutions, Required: true, Create: true},
+		{Name: "style", Kind: Styles, Create: true},
+		{Name: "medium", Kind: Media, Create: true},
+		{Name: "filter", Kind: Filters, Create: true},
+		{Name: "favorite", Kind: records.Bool{}, Update: true},
+	},
+	Filters: []records.Filter{
+		{Param: "resolution", Kind: Resolutions},
+		{Param: "style", Kind: Styles},
+		{Param: "medium", Kind: Media},
+		{Param: "filter", Kind: Filters},
+		{Param: "favorite", Kind: records.Bool{}},
+	},
+	SearchBy: []string{"name"},
+}
+
+// Image is an image as the API shows it.
+type Image struct {
+	ID          int64   `json:"id" dynamodbav:"id"`
+	Name        string  `json:"name" dynamodbav:"name"`
+	Description string  `json:"description" dynamodbav:"description"`
+	Resolution  string  `json:"resolution" dynamodbav:"resolution"`
+	Style       *string `json:"style" dynamodbav:"style"`
+	Medium      *string `json:"medium" dynamodbav:"medium"`
+	Filter      *string `json:"filter" dynamodbav:"filter"`
+	Favorite    bool    `json:"favorite" dynamodbav:"favorite"`
+	// Result is the stored file name of the generated picture; this API
+	// stores records only, so it stays null until a generator sets it.
+	Result    *string `json:"result" dynamodbav:"result"`
+	URL       *string `json:"url" dynamodbav:"url"`
+	CreatedAt string  `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt string  `json:"updated_at" dynamodbav:"updated_at"`
+}
+
+// Render turns a stored item into its JSON shape.
+func Render(item store.Item) (any, error) {
+	var img Image
+	err := attributevalue.UnmarshalMap(item, &img)
+	return img, err
+}

@@ -1,0 +1,138 @@
+package records
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"contentapi/shared/fold"
+	"contentapi/shared/httpapi"
+)
+
+// Allowed values of the list parameters, from the original app.
+var (
+	perPages = []int{10, 25, 50, 100}
+	sortBys  = Enum{"id", "name"}
+	sorts    = Enum{"desc", "asc"}
+)
+
+// MaxPage bounds page so offsets stay far from overflow; any page past the
+// end is simply empty, so the bound only refuses absurd numbers.
+const MaxPage = 1_000_000_000_000
+
+// Equal selects records whose attribute equals a value.
+type Equal struct {
+	Attr  string
+	Value any
+}
+
+// ListQuery is a validated list request.
+type ListQuery struct {
+	Scope    int64
+	Filters  []Equal
+	Search   string // folded; "" means no search
+	SearchBy string
+	SortBy   string // "id" or "name"
+	Desc     bool
+	PerPage  int
+	Page     int64
+}
+
+// Offset is the number of matching records before the page.
+func (q ListQuery) Offset() int64 { return (q.Page - 1) * int64(q.PerPage) }
+
+// ParseList validates a list request's query parameters. Every known
+// parameter with an invalid value is a 422 naming it; unknown ones are
+// ignored, as the contract says.
+func (r *Resource) ParseList(q httpapi.Query) (ListQuery, error) {
+	errs := fieldErrors{}
+	get := func(name string) (string, bool) {
+		v, given, repeated := q.Get(name)
+		if repeated {
+			errs.add(name, fmt.Sprintf("The %s field must not be repeated.", label(name)))
+			return "", false
+		}
+		if msg := checkText(name, v); msg != "" {
+			errs.add(name, msg)
+			return "", false
+		}
+		return v, given && v != ""
+	}
+	parse := func(name string, k Kind) (any, bool) {
+		v, ok := get(name)
+		if !ok {
+			return nil, false
+		}
+		val, msg := k.parse(name, httpapi.Value{Text: v})
+		if msg != "" {
+			errs.add(name, msg)
+			return nil, false
+		}
+		return val, true
+	}
+
+	lq := ListQuery{SortBy: "id", Desc: true, PerPage: 10, Page: 1}
+	if r.Scope != nil {
+		lq.Scope = r.Scope.Default
+		if v, ok := parse(r.Scope.Field, r.Scope.Kind); ok {
+			lq.Scope = v.(int64)
+		}
+	}
+	for _, f := range r.Filters {
+		if v, ok := parse(f.Param, f.Kind); ok {
+			lq.Filters = append(lq.Filters, Equal{Attr: f.Param, Value: v})
+		}
+	}
+	if v, ok := get("search"); ok {
+		lq.Search = fold.String(v)
+	}
+	lq.SearchBy = r.SearchBy[0]
+	if v, ok := parse("search_by", Enum(r.SearchBy)); ok {
+		lq.SearchBy = v.(string)
+	}
+	if v, ok := parse("sort_by", sortBys); ok {
+		lq.SortBy = v.(string)
+	}
+	if v, ok := parse("sort", sorts); ok {
+		lq.Desc = v.(string) == "desc"
+	}
+	if v, ok := get("per_page"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || !slices.Contains(perPages, n) {
+			errs.add("per_page", "The selected per page is invalid.")
+		} else {
+			lq.PerPage = n
+		}
+	}
+	if v, ok := parse("page", Int{Min: 1, Max: MaxPage}); ok {
+		lq.Page = v.(int64)
+	}
+	if len(errs) > 0 {
+		return ListQuery{}, httpapi.Invalid(errs)
+	}
+	return lq, nil
+}
+
+// Meta is the paginator's "meta" object, as Laravel's LengthAwarePaginator
+// computes it.
+type Meta struct {
+	CurrentPage int64  `json:"current_page"`
+	From        *int64 `json:"from"`
+	LastPage    int64  `json:"last_page"`
+	Path        string `json:"path"`
+	PerPage     int    `json:"per_page"`
+	To          *int64 `json:"to"`
+	Total       int64  `json:"total"`
+}
+
+// Paginate computes the meta of a page holding count records.
+func Paginate(q ListQuery, total int64, count int, path string) Meta {
+	m := Meta{CurrentPage: q.Page, Path: path, PerPage: q.PerPage, Total: total}
+	m.LastPage = max(1, (total+int64(q.PerPage)-1)/int64(q.PerPage))
+	if count > 0 {
+		from := q.Offset() + 1
+		to := q.Offset() + int64(count)
+		m.From, m.To = &from, &to
+	}
+	return m
+}

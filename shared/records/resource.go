@@ -1,0 +1,168 @@
+package records
+
+import (
+	"fmt"
+	"strings"
+
+	"contentapi/shared/httpapi"
+)
+
+// Field is one attribute a client may send.
+type Field struct {
+	Name string
+	Kind Kind
+	// Required on create; optional fields not sent take Default (nil: null).
+	Required bool
+	Default  any
+	// Create and Update tell which operations take the field.
+	Create, Update bool
+}
+
+// Filter is a list query parameter that selects records by equality on a
+// stored attribute (the attribute must be projected into the list indexes).
+type Filter struct {
+	Param string
+	Kind  Kind
+}
+
+// Resource describes one kind of record.
+type Resource struct {
+	// Name is the plural used in paths ("images"); Object the singular in
+	// delete answers ("image").
+	Name, Object string
+	Fields       []Field
+	// Scope, when set, is an immutable integer field every list is limited
+	// to, with a default when the list does not name one (documents:
+	// template_id). Records are counted per scope.
+	Scope *Scope
+	// Filters are the equality filters of the list (favorite, style, ...).
+	Filters []Filter
+	// SearchBy lists what search_by may name; the first is the default.
+	SearchBy []string
+	// Derive adds attributes computed from the sent ones (words from result).
+	Derive func(Values)
+}
+
+// Scope is the integer field that partitions a resource's lists.
+type Scope struct {
+	Field   string
+	Default int64
+	Kind    Int
+}
+
+// Values are validated field values ready to store: string, bool, int64,
+// float64, or nil for null.
+type Values map[string]any
+
+// ValidateCreate checks a create body: every field the resource takes on
+// create, required ones present, no other field.
+func (r *Resource) ValidateCreate(in httpapi.Input) (Values, error) {
+	errs := inputErrors(in)
+	out := Values{}
+	for _, f := range r.Fields {
+		if !f.Create {
+			continue
+		}
+		v, given := present(in, f.Name)
+		if !given {
+			if f.Required {
+				errs.add(f.Name, fmt.Sprintf("The %s field is required.", label(f.Name)))
+			} else {
+				out[f.Name] = f.Default
+			}
+			continue
+		}
+		if val, msg := f.Kind.parse(f.Name, v); msg != "" {
+			errs.add(f.Name, msg)
+		} else {
+			out[f.Name] = val
+		}
+	}
+	r.refuseUnknown(in, errs, func(f Field) bool { return f.Create })
+	if len(errs) > 0 {
+		return nil, httpapi.Invalid(errs)
+	}
+	if r.Derive != nil {
+		r.Derive(out)
+	}
+	return out, nil
+}
+
+// ValidateUpdate checks a partial update: only fields the resource takes on
+// update, at least one of them.
+func (r *Resource) ValidateUpdate(in httpapi.Input) (Values, error) {
+	errs := inputErrors(in)
+	out := Values{}
+	var updatable []string
+	for _, f := range r.Fields {
+		if !f.Update {
+			continue
+		}
+		updatable = append(updatable, f.Name)
+		v, given := present(in, f.Name)
+		if !given {
+			continue
+		}
+		if val, msg := f.Kind.parse(f.Name, v); msg != "" {
+			errs.add(f.Name, msg)
+		} else {
+			out[f.Name] = val
+		}
+	}
+	r.refuseUnknown(in, errs, func(f Field) bool { return f.Update })
+	if len(errs) == 0 && len(out) == 0 {
+		first, rest := updatable[0], updatable[1:]
+		errs.add(first, fmt.Sprintf("The %s field is required when none of %s are present.",
+			label(first), strings.Join(rest, " / ")))
+	}
+	if len(errs) > 0 {
+		return nil, httpapi.Invalid(errs)
+	}
+	if r.Derive != nil {
+		r.Derive(out)
+	}
+	return out, nil
+}
+
+type fieldErrors map[string][]string
+
+func (e fieldErrors) add(field, msg string) { e[field] = append(e[field], msg) }
+
+func inputErrors(in httpapi.Input) fieldErrors {
+	errs := fieldErrors{}
+	for _, name := range in.Repeated {
+		errs.add(name, fmt.Sprintf("The %s field must not be repeated.", label(name)))
+	}
+	return errs
+}
+
+// present returns a field's value when it was given: trimmed strings that
+// end up empty, and JSON nulls, count as not given.
+func present(in httpapi.Input, name string) (httpapi.Value, bool) {
+	v, ok := in.Values[name]
+	if !ok || v.Kind == httpapi.KindNull {
+		return v, false
+	}
+	if v.Kind == httpapi.KindString {
+		v.Text = strings.TrimSpace(v.Text)
+		if v.Text == "" {
+			return v, false
+		}
+	}
+	return v, true
+}
+
+func (r *Resource) refuseUnknown(in httpapi.Input, errs fieldErrors, takes func(Field) bool) {
+	for _, name := range in.Names {
+		known := false
+		for _, f := range r.Fields {
+			if f.Name == name && takes(f) {
+				known = true
+				break
+			}
+		}
+		if !known {
+			errs.add(name, fmt.Sprintf("The %s field is prohibited.", label(name)))
+		}
+	}
+}
