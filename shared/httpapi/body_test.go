@@ -1,0 +1,149 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/base64"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func request(contentType, body string) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/api/v1/images", strings.NewReader(body))
+	if contentType != "" {
+		r.Header.Set("Content-Type", contentType)
+	}
+	return r
+}
+
+func status(err error) int {
+	if e, ok := err.(*Error); ok {
+		return e.Status
+	}
+	return 0
+}
+
+func TestParseBodyTypes(t *testing.T) {
+	var mp bytes.Buffer
+	mw := multipart.NewWriter(&mp)
+	_ = mw.WriteField("name", "Caf\u00e9")
+	_ = mw.WriteField("favorite", "1")
+	_ = mw.Close()
+
+	tests := []struct {
+		name, contentType, body string
+		want                    map[string]Value
+	}{
+		{"form", "application/x-www-form-urlencoded", "name=Caf%C3%A9+au+lait&favorite=1",
+			map[string]Value{"name": {Text: "Café au lait"}, "favorite": {Text: "1"}}},
+		{"form with charset", "application/x-www-form-urlencoded; charset=UTF-8", "name=a",
+			map[string]Value{"name": {Text: "a"}}},
+		{"json", "application/json", `{"name":"x","creativity":0.5,"favorite":true,"style":null,"tags":[1]}`,
+			map[string]Value{"name": {Text: "x"}, "creativity": {Text: "0.5", Kind: KindNumber},
+				"favorite": {Text: "true", Kind: KindBool}, "style": {Kind: KindNull}, "tags": {Kind: KindOther}}},
+		{"multipart", mw.FormDataContentType(), mp.String(),
+			map[string]Value{"name": {Text: "Café"}, "favorite": {Text: "1"}}},
+		{"empty without type", "", "", map[string]Value{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in, err := ParseBody(request(tt.contentType, tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(in.Values) != len(tt.want) {
+				t.Fatalf("got %v, want %v", in.Values, tt.want)
+			}
+			for k, v := range tt.want {
+				if in.Values[k] != v {
+					t.Errorf("%s = %+v, want %+v", k, in.Values[k], v)
+				}
+			}
+		})
+	}
+}
+
+func TestParseBodyRefuses(t *testing.T) {
+	tests := []struct {
+		name, contentType, body string
+		status                  int
+	}{
+		{"broken json", "application/json", `{"name":`, 400},
+		{"json array", "application/json", `[{"name":"x"}]`, 400},
+		{"json string", "application/json", `"x"`, 400},
+		{"json trailing data", "application/json", `{"name":"x"} {}`, 400},
+		{"text/plain", "text/plain", "name=x", 415},
+		{"xml", "application/xml", "<a/>", 415},
+		{"garbage type", "???", "name=x", 415},
+		{"body without type", "", "name=x", 415},
+		{"bad form escape", "application/x-www-form-urlencoded", "name=%zz", 400},
+		{"multipart without boundary", "multipart/form-data", "x", 400},
+		{"too large", "application/x-www-form-urlencoded", "name=" + strings.Repeat("a", MaxBodyBytes), 413},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseBody(request(tt.contentType, tt.body))
+			if status(err) != tt.status {
+				t.Fatalf("got %v, want %d", err, tt.status)
+			}
+		})
+	}
+}
+
+func TestParseBodyRepeated(t *testing.T) {
+	for _, tt := range []struct{ contentType, body string }{
+		{"application/x-www-form-urlencoded", "name=a&name=b"},
+		{"application/json", `{"name":"a","name":"b"}`},
+	} {
+		in, err := ParseBody(request(tt.contentType, tt.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(in.Repeated) != 1 || in.Repeated[0] != "name" || in.Values["name"].Text != "a" {
+			t.Errorf("%s: repeated %v values %v", tt.contentType, in.Repeated, in.Values)
+		}
+	}
+}
+
+func TestParseBodyUndecodable(t *testing.T) {
+	r := request("application/x-www-form-urlencoded", base64.StdEncoding.EncodeToString([]byte("name=x")))
+	r = r.WithContext(WithUndecodableBody(r.Context()))
+	if _, err := ParseBody(r); status(err) != 400 {
+		t.Fatalf("want 400, got %v", err)
+	}
+}
+
+func TestQueryWithPage(t *testing.T) {
+	tests := []struct {
+		raw  string
+		page int64
+		want string
+	}{
+		{"", 2, "page=2"},
+		{"search=caf%C3%A9&per_page=25", 3, "search=caf%C3%A9&per_page=25&page=3"},
+		{"page=9&sort=asc", 1, "page=1&sort=asc"},
+		{"a=1&page=2&page=3", 4, "a=1&page=4"},
+		{"q=a+b%26c", 1, "q=a+b%26c&page=1"},
+	}
+	for _, tt := range tests {
+		q, err := ParseQueryString(tt.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := q.WithPage(tt.page); got != tt.want {
+			t.Errorf("%q WithPage(%d) = %q, want %q", tt.raw, tt.page, got, tt.want)
+		}
+	}
+	q, _ := ParseQueryString("a=1&a=2&b=")
+	if v, given, repeated := q.Get("a"); !given || !repeated || v != "1" {
+		t.Errorf("Get(a) = %q %v %v", v, given, repeated)
+	}
+	if v, given, repeated := q.Get("b"); !given || repeated || v != "" {
+		t.Errorf("Get(b) = %q %v %v", v, given, repeated)
+	}
+	if _, err := ParseQueryString("a=%"); status(err) != 400 {
+		t.Errorf("bad escape: %v", err)
+	}
+}
