@@ -179,17 +179,20 @@ func (res *Resource) delete(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// baseURL is the scheme and host the client used, for absolute links.
+// baseURL is the scheme and host the client used, for absolute links:
+// API Gateway says the scheme in X-Forwarded-Proto, the Lambda adapter in
+// the request URL; a bare server answers by whether it runs TLS.
 func baseURL(r *http.Request) string {
-	scheme := r.Header.Get("X-Forwarded-Proto")
-	if i := strings.IndexByte(scheme, ','); i >= 0 {
-		scheme = scheme[:i]
-	}
-	if scheme = strings.TrimSpace(scheme); scheme != "http" && scheme != "https" {
+	scheme, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+	scheme = strings.TrimSpace(scheme)
+	switch {
+	case scheme == "http" || scheme == "https":
+	case r.URL.Scheme != "":
+		scheme = r.URL.Scheme
+	case r.TLS != nil:
 		scheme = "https"
-		if r.TLS == nil && r.URL.Scheme == "http" {
-			scheme = "http"
-		}
+	default:
+		scheme = "http"
 	}
 	return scheme + "://" + r.Host
 }
