@@ -1,0 +1,333 @@
+// Command apikey creates, lists and revokes API keys, in the local stack's
+// DynamoDB Local or in AWS.
+//
+//	apikey create --account NAME [--scope read|write|read,write] [--expires 720h|2027-01-01T00:00:00Z]
+//	apikey list [--account NAME]
+//	apikey revoke KEY_ID
+//
+// Every command takes --table (default $API_KEYS_TABLE, else ApiKeysTable,
+// the local stack's name) and --endpoint (default $DYNAMODB_ENDPOINT, else
+// http://127.0.0.1:${DYNAMODB_PORT:-8000}, the local stack). --endpoint aws,
+// or an explicitly empty --endpoint, means AWS itself, through the default
+// credential chain and region.
+//
+// create prints a summary to stderr and the key alone on stdout, so that
+//
+//	KEY=$(go run ./cmd/apikey create --account demo --scope read,write)
+//
+// captures exactly the key. The key is shown this once and stored nowhere.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"contentapi/shared/auth"
+	"contentapi/shared/ddblocal"
+)
+
+const usage = `usage:
+  apikey create --account NAME [--scope read|write|read,write] [--expires 720h|2027-01-01T00:00:00Z]
+  apikey list [--account NAME]
+  apikey revoke KEY_ID
+
+flags of every command:
+  --table NAME      keys table (default $API_KEYS_TABLE, else ApiKeysTable)
+  --endpoint URL    DynamoDB endpoint (default $DYNAMODB_ENDPOINT, else
+                    http://127.0.0.1:${DYNAMODB_PORT:-8000}); "aws" or "" for AWS itself
+`
+
+// errUsage marks mistakes in the command line: exit status 2, not 1.
+var errUsage = errors.New("usage")
+
+func main() {
+	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	if err == nil {
+		return
+	}
+	fmt.Fprintln(os.Stderr, "apikey:", err)
+	if errors.Is(err, errUsage) {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	os.Exit(1)
+}
+
+// run is the whole command, apart from the process around it.
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: no command given", errUsage)
+	}
+	var err error
+	switch cmd, args := args[0], args[1:]; cmd {
+	case "create":
+		err = create(args, stdout, stderr)
+	case "list":
+		err = list(args, stdout, stderr)
+	case "revoke":
+		err = revoke(args, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		err = flag.ErrHelp
+	default:
+		err = fmt.Errorf("%w: unknown command %q", errUsage, cmd)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		// Asked for, so on stdout and no failure.
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	return err
+}
+
+// target is where a command works: the flags every command shares.
+type target struct {
+	table    string
+	endpoint string
+}
+
+func newFlags(name string, t *target) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	// Parse errors come back as errors and the usage is printed once, by main.
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&t.table, "table", envOr("API_KEYS_TABLE", "ApiKeysTable"), "keys table")
+	fs.StringVar(&t.endpoint, "endpoint", defaultEndpoint(), `DynamoDB endpoint; "aws" or "" for AWS`)
+	return fs
+}
+
+// envOr reads an environment variable, treating set-but-empty as unset, as
+// the shell's ${VAR:-default} does: an empty variable left in an env file
+// must not silently send the command to AWS.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func defaultEndpoint() string {
+	return envOr("DYNAMODB_ENDPOINT", "http://127.0.0.1:"+envOr("DYNAMODB_PORT", "8000"))
+}
+
+// parse reads flags and returns the positional arguments. Unlike
+// flag.Parse it accepts flags after positional ones (revoke KEY_ID --table
+// T), as people type them; everything after "--" is positional.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos, rest []string
+	for i, a := range args {
+		if a == "--" {
+			args, rest = args[:i], args[i+1:]
+			break
+		}
+	}
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return append(pos, rest...), nil
+		}
+		pos, args = append(pos, args[0]), args[1:]
+	}
+}
+
+func (t target) keys(ctx context.Context) (*auth.Keys, error) {
+	if t.table == "" {
+		return nil, fmt.Errorf("%w: --table is empty", errUsage)
+	}
+	db, err := t.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return auth.NewKeys(db, t.table), nil
+}
+
+// where names the table and endpoint for messages, so that nobody mistakes
+// a key made locally for one made in AWS or the other way round.
+func (t target) where() string {
+	if t.aws() {
+		return fmt.Sprintf("table %s in AWS", t.table)
+	}
+	return fmt.Sprintf("table %s at %s", t.table, t.endpoint)
+}
+
+func (t target) aws() bool { return t.endpoint == "" || t.endpoint == "aws" }
+
+func (t target) client(ctx context.Context) (*dynamodb.Client, error) {
+	if t.aws() {
+		cfg, err := config.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("loading AWS configuration: %w", err)
+		}
+		if cfg.Region == "" {
+			return nil, errors.New("no AWS region configured: set AWS_REGION or a profile's region")
+		}
+		return dynamodb.NewFromConfig(cfg), nil
+	}
+	u, err := url.Parse(t.endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%w: --endpoint %q is not an http(s) URL, nor \"aws\"", errUsage, t.endpoint)
+	}
+	// The local stack's own client settings (dummy credentials, fixed
+	// region), so this command sees the same tables as the local gateway.
+	return ddblocal.NewClient(ctx, t.endpoint)
+}
+
+func create(args []string, stdout, stderr io.Writer) error {
+	var t target
+	var account, scope, expires string
+	fs := newFlags("create", &t)
+	fs.StringVar(&account, "account", "", "account that owns the key (required)")
+	fs.StringVar(&scope, "scope", "read", "read, write or read,write")
+	fs.StringVar(&expires, "expires", "", "lifetime (720h) or end (2027-01-01T00:00:00Z); empty: never")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("%w: create takes no arguments, got %q", errUsage, pos[0])
+	}
+	if account == "" {
+		return fmt.Errorf("%w: create needs --account", errUsage)
+	}
+	scopes, err := auth.ParseScopes(scope)
+	if err != nil {
+		return fmt.Errorf("%w: --scope: %v", errUsage, err)
+	}
+	ctx := context.Background()
+	exp, err := parseExpiry(expires, time.Now())
+	if err != nil {
+		return fmt.Errorf("%w: --expires: %v", errUsage, err)
+	}
+	keys, err := t.keys(ctx)
+	if err != nil {
+		return err
+	}
+	key, info, err := keys.Create(ctx, account, scopes, exp)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "Created %s for account %s, scopes %s, %s, in %s.\n",
+		info.KeyID, info.Account, auth.FormatScopes(info.Scopes), expiryText(info.ExpiresAt), t.where())
+	fmt.Fprintln(stderr, "The key is below. It is shown only this once: store it now.")
+	fmt.Fprintln(stdout, key)
+	return nil
+}
+
+// parseExpiry reads --expires: a positive duration from now, an RFC 3339
+// time, or a date (midnight UTC). Empty means the key never expires.
+func parseExpiry(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		if d <= 0 {
+			return time.Time{}, fmt.Errorf("duration %s is not positive", s)
+		}
+		return now.Add(d), nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, time.DateOnly} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is neither a duration like 720h nor a time like 2027-01-01T00:00:00Z", s)
+}
+
+func expiryText(t time.Time) string {
+	if t.IsZero() {
+		return "never expires"
+	}
+	return "expires " + t.Format(time.RFC3339)
+}
+
+func list(args []string, stdout, _ io.Writer) error {
+	var t target
+	var account string
+	fs := newFlags("list", &t)
+	fs.StringVar(&account, "account", "", "only this account's keys")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("%w: list takes no arguments, got %q", errUsage, pos[0])
+	}
+	ctx := context.Background()
+	keys, err := t.keys(ctx)
+	if err != nil {
+		return err
+	}
+	infos, err := keys.List(ctx, account)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "KEY_ID\tACCOUNT\tSCOPES\tSTATUS\tCREATED\tEXPIRES\tREVOKED")
+	for _, k := range infos {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.KeyID, k.Account, auth.FormatScopes(k.Scopes),
+			status(k, now), stamp(k.CreatedAt), stamp(k.ExpiresAt), stamp(k.RevokedAt))
+	}
+	return w.Flush()
+}
+
+func status(k auth.KeyInfo, now time.Time) string {
+	switch {
+	case !k.RevokedAt.IsZero():
+		return "revoked"
+	case !k.Active(now):
+		return "expired"
+	default:
+		return "active"
+	}
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func revoke(args []string, stdout, _ io.Writer) error {
+	var t target
+	fs := newFlags("revoke", &t)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: revoke takes one KEY_ID, got %d arguments", errUsage, len(pos))
+	}
+	id := pos[0]
+	if strings.HasPrefix(id, auth.KeyPrefix) {
+		// Someone pasted the key itself. Do not repeat it anywhere.
+		return fmt.Errorf("%w: revoke takes the key's id (key_...), not the key; find it with apikey list", errUsage)
+	}
+	ctx := context.Background()
+	keys, err := t.keys(ctx)
+	if err != nil {
+		return err
+	}
+	if err := keys.Revoke(ctx, id); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Revoked %s in %s. Warm functions may accept it for up to their cache TTL (AuthCacheSeconds, %s by default).\n",
+		id, t.where(), auth.DefaultCacheTTL)
+	return nil
+}

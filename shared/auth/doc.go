@@ -1,0 +1,58 @@
+// Package auth turns the bearer token of a request into a Principal, and
+// creates, lists and revokes the API keys behind those tokens.
+//
+// # Keys
+//
+// A key looks like
+//
+//	ck_<43 base62 characters><6 base62 characters>
+//
+// The fixed "ck_" prefix makes a leaked key easy to spot (secret scanners,
+// grep); the 43-character body carries 256 random bits; the last six
+// characters are the CRC-32 of prefix and body, so a mistyped or truncated key
+// is refused by [Parse] before any DynamoDB call. The checksum is not a
+// secret and proves nothing about authenticity: it only keeps garbage away
+// from the table.
+//
+// Only the hex SHA-256 of the whole key is stored (the table's partition key
+// key_hash). The plaintext is returned once, by [Keys.Create], and never
+// logged: no error or message of this package contains a key. Plain SHA-256
+// rather than a slow password hash is deliberate: the key already has 256 bits
+// of entropy, so there is nothing to brute-force, and the lookup must be cheap.
+//
+// # Revocation delay
+//
+// An [Authenticator] caches what it learned about a key (its principal, or that
+// it is unknown or revoked) for the ttl given to [NewAuthenticator]:
+// [DefaultCacheTTL], 60 seconds, in the deployed functions unless the
+// template's AuthCacheSeconds says otherwise. A key seen within the ttl costs
+// no DynamoDB call, and so a revoked key keeps working for up to ttl on a warm
+// function that saw it just before the revocation; a ttl of zero turns the
+// cache off and makes revocation immediate, at one read per request. Expiry
+// is different: it is checked on every request, cached or not, so an expired
+// key is refused at once.
+//
+// The cache holds at most 10,000 keys per process. Refusals (unknown and
+// revoked keys) are evicted before accepted keys, so a flood of made-up
+// well-formed keys, which anyone can compute since the checksum is public,
+// costs one read each but cannot push real clients out of the cache.
+// Concurrent lookups of one key share a single GetItem; a Lambda execution
+// environment serves one request at a time, so this matters for the local
+// gateway and any other long-running server.
+//
+// # Table
+//
+// One item per key, partition key key_hash (S):
+//
+//	key_hash    hex SHA-256 of the plaintext key
+//	key_id      public id ("key_" + 12 base36 characters) used to list and revoke
+//	account     the owner, 1-64 characters of [A-Za-z0-9._-]
+//	scopes      string set: "read", "write"
+//	created_at  time, ISO-8601 UTC with microseconds
+//	expires_at  time, absent when the key never expires
+//	revoked_at  time, absent until revoked
+//
+// The same table may hold other items (rate-limit counters under key_hash
+// values like "rl#..."). They have no key_id, which is how [Keys.List] and
+// [Keys.Revoke] tell them apart.
+package auth

@@ -1,0 +1,140 @@
+package auth
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"strings"
+)
+
+// ErrUnauthenticated is the one answer for a key that must be refused:
+// malformed, unknown, revoked or expired. The HTTP layer maps it, and only it,
+// to 401; every other error from this package is an infrastructure failure.
+// Errors that wrap it say which of the four it was, never the key itself.
+var ErrUnauthenticated = errors.New("auth: unauthenticated")
+
+const (
+	// KeyPrefix starts every key, so that leaked keys are recognizable.
+	KeyPrefix = "ck_"
+
+	// bodyLen base62 characters carry 256 bits: 62^43 > 2^256.
+	bodyLen = 43
+	// checksumLen base62 characters hold any CRC-32: 62^6 > 2^32.
+	checksumLen = 6
+	// KeyLen is the length of every well-formed key.
+	KeyLen = len(KeyPrefix) + bodyLen + checksumLen
+
+	base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	// Key ids are typed and read by people: lowercase only.
+	base36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+	keyIDPrefix = "key_"
+	keyIDLen    = 12 // 62 bits: collisions only matter past ~2^31 keys
+)
+
+// DemoKey is a well-formed key for account "demo" with read and write
+// scopes, for local development only: the local stack imports it so that the
+// sample events and curl examples work out of the box. It is public, in this
+// source file, and so must never be imported into a table in AWS.
+const DemoKey = "ck_0XPLCFJKmwbjf3TmpCtepd65KPXFNP2UFudh6jkBPPp0cfqHg"
+
+// DemoAccount owns [DemoKey].
+const DemoAccount = "demo"
+
+// Parse checks key's format locally: prefix, length, alphabet and checksum.
+// It returns the hex SHA-256 under which the key is stored, or an error
+// wrapping [ErrUnauthenticated] that names the rule broken but not the key.
+func Parse(key string) (hash string, err error) {
+	if !strings.HasPrefix(key, KeyPrefix) {
+		return "", fmt.Errorf("%w: key lacks the %q prefix", ErrUnauthenticated, KeyPrefix)
+	}
+	if len(key) != KeyLen {
+		return "", fmt.Errorf("%w: key is %d bytes long, want %d", ErrUnauthenticated, len(key), KeyLen)
+	}
+	for i := len(KeyPrefix); i < len(key); i++ {
+		if strings.IndexByte(base62, key[i]) < 0 {
+			return "", fmt.Errorf("%w: key has a character outside [0-9A-Za-z]", ErrUnauthenticated)
+		}
+	}
+	payload, sum := key[:KeyLen-checksumLen], key[KeyLen-checksumLen:]
+	if sum != checksum(payload) {
+		return "", fmt.Errorf("%w: key checksum does not match", ErrUnauthenticated)
+	}
+	return hashKey(key), nil
+}
+
+// checksum encodes the CRC-32 of payload as exactly checksumLen base62
+// characters. A fixed width keeps the encoding one-to-one, so any change to
+// the checksum characters changes the value they stand for.
+func checksum(payload string) string {
+	n := crc32.ChecksumIEEE([]byte(payload))
+	var b [checksumLen]byte
+	for i := checksumLen - 1; i >= 0; i-- {
+		b[i] = base62[n%62]
+		n /= 62
+	}
+	return string(b[:])
+}
+
+func hashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// newKey draws a fresh key from r (crypto/rand outside tests).
+func newKey(r io.Reader) (string, error) {
+	body, err := randomString(r, base62, bodyLen)
+	if err != nil {
+		return "", err
+	}
+	payload := KeyPrefix + body
+	return payload + checksum(payload), nil
+}
+
+// newKeyID draws a public key id. It is random rather than derived from the
+// hash so that it reveals nothing about the key.
+func newKeyID(r io.Reader) (string, error) {
+	s, err := randomString(r, base36, keyIDLen)
+	if err != nil {
+		return "", err
+	}
+	return keyIDPrefix + s, nil
+}
+
+// validKeyID reports whether id could have come from newKeyID, so that
+// Revoke can refuse nonsense without scanning the table.
+func validKeyID(id string) bool {
+	s, ok := strings.CutPrefix(id, keyIDPrefix)
+	if !ok || len(s) != keyIDLen {
+		return false
+	}
+	for i := range len(s) {
+		if strings.IndexByte(base36, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// randomString returns n characters drawn uniformly from alphabet. Bytes at
+// or above the largest multiple of len(alphabet) are rejected rather than
+// reduced, which would favour the first characters of the alphabet.
+func randomString(r io.Reader, alphabet string, n int) (string, error) {
+	limit := 256 - 256%len(alphabet)
+	out := make([]byte, 0, n)
+	buf := make([]byte, n+n/2)
+	for len(out) < n {
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return "", fmt.Errorf("auth: reading randomness: %w", err)
+		}
+		for _, b := range buf {
+			if int(b) < limit && len(out) < n {
+				out = append(out, alphabet[int(b)%len(alphabet)])
+			}
+		}
+	}
+	return string(out), nil
+}

@@ -1,0 +1,217 @@
+package auth
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"hash/crc32"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func TestParse(t *testing.T) {
+	good := mustNewKey(t)
+	tests := []struct {
+		name string
+		key  string
+		ok   bool
+	}{
+		{"generated key", good, true},
+		{"demo key", DemoKey, true},
+		{"empty", "", false},
+		{"prefix only", KeyPrefix, false},
+		{"other prefix", "gh_" + good[3:], false},
+		{"prefix in capitals", "CK_" + good[3:], false},
+		{"Bearer left in", "Bearer " + good, false},
+		{"surrounding space", " " + good, false},
+		{"trailing newline", good + "\n", false},
+		{"one character short", good[:len(good)-1], false},
+		{"one character long", good + "0", false},
+		{"body character outside base62", good[:10] + "-" + good[11:], false},
+		{"non-ASCII in body", good[:10] + "é" + good[12:], false},
+		{"checksum of another key", good[:KeyLen-checksumLen] + DemoKey[KeyLen-checksumLen:], false},
+		{"body and checksum swapped halves", KeyPrefix + good[KeyLen-checksumLen:] + good[3:KeyLen-checksumLen], false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hash, err := Parse(tt.key)
+			if tt.ok {
+				if err != nil {
+					t.Fatalf("Parse: %v", err)
+				}
+				sum := sha256.Sum256([]byte(tt.key))
+				if want := hex.EncodeToString(sum[:]); hash != want {
+					t.Errorf("hash = %s, want hex SHA-256 %s", hash, want)
+				}
+				return
+			}
+			if !errors.Is(err, ErrUnauthenticated) {
+				t.Fatalf("Parse error = %v, want ErrUnauthenticated", err)
+			}
+			if hash != "" {
+				t.Errorf("hash %q returned with an error", hash)
+			}
+			assertNoSecret(t, err.Error(), tt.key)
+		})
+	}
+}
+
+// assertNoSecret fails if msg holds any long stretch of key: a message may
+// say a key was refused, never repeat it.
+func assertNoSecret(t *testing.T, msg, key string) {
+	t.Helper()
+	const stretch = 12
+	for i := 0; i+stretch <= len(key); i++ {
+		if strings.Contains(msg, key[i:i+stretch]) {
+			t.Fatalf("message %q repeats part of the key", msg)
+		}
+	}
+}
+
+// Every single-character substitution, deletion, insertion and swap of
+// neighbours must be refused: the prefix check, the length check, the
+// alphabet check or the CRC-32 (which catches every error burst up to 32 bits)
+// must catch it.
+func TestParseCatchesEverySmallTypo(t *testing.T) {
+	keys := []string{DemoKey}
+	for range 20 {
+		keys = append(keys, mustNewKey(t))
+	}
+	alphabet := base62 + "_-+/= .\x00\xff"
+	for _, key := range keys {
+		checked := 0
+		refuse := func(changed, what string) {
+			t.Helper()
+			checked++
+			if _, err := Parse(changed); !errors.Is(err, ErrUnauthenticated) {
+				t.Fatalf("%s of %s accepted: %v", what, key, err)
+			}
+		}
+		for i := range len(key) {
+			for j := range len(alphabet) {
+				if alphabet[j] != key[i] {
+					refuse(key[:i]+alphabet[j:j+1]+key[i+1:], "substitution")
+				}
+			}
+			refuse(key[:i]+key[i+1:], "deletion")
+			refuse(key[:i]+"a"+key[i:], "insertion")
+			if i+1 < len(key) && key[i] != key[i+1] {
+				refuse(key[:i]+key[i+1:i+2]+key[i:i+1]+key[i+2:], "swap")
+			}
+		}
+		if checked < len(key)*len(base62) {
+			t.Fatalf("only %d variants checked", checked)
+		}
+	}
+}
+
+func TestChecksumRoundTrips(t *testing.T) {
+	payloads := []string{"", "ck_", DemoKey[:KeyLen-checksumLen], strings.Repeat("z", 100)}
+	for _, p := range payloads {
+		sum := checksum(p)
+		if len(sum) != checksumLen {
+			t.Fatalf("checksum(%q) = %q, want %d characters", p, sum, checksumLen)
+		}
+		var n uint64
+		for i := range len(sum) {
+			n = n*62 + uint64(strings.IndexByte(base62, sum[i]))
+		}
+		if want := crc32.ChecksumIEEE([]byte(p)); n != uint64(want) {
+			t.Errorf("checksum(%q) = %q = %d, want CRC-32 %d", p, sum, n, want)
+		}
+	}
+	if got := checksum(""); got != "000000" {
+		t.Errorf("checksum of empty payload (CRC 0) = %q, want zero-padded 000000", got)
+	}
+}
+
+func TestNewKey(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		k := mustNewKey(t)
+		if len(k) != KeyLen || !strings.HasPrefix(k, KeyPrefix) {
+			t.Fatalf("key %q: want %d characters starting %q", k, KeyLen, KeyPrefix)
+		}
+		if seen[k] {
+			t.Fatalf("key %q drawn twice", k)
+		}
+		seen[k] = true
+	}
+}
+
+func TestRandomString(t *testing.T) {
+	t.Run("rejects biased bytes", func(t *testing.T) {
+		// 248..255 lie past the last whole multiple of 62 and must be
+		// skipped, not folded onto the first characters of the alphabet.
+		src := append(bytes.Repeat([]byte{255, 248}, 10), 0, 61, 62, 123, 247)
+		src = append(src, make([]byte, 100)...)
+		got, err := randomString(bytes.NewReader(src), base62, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "0z0zz"; got != want {
+			t.Errorf("randomString = %q, want %q", got, want)
+		}
+	})
+	t.Run("uses the whole alphabet", func(t *testing.T) {
+		s, err := randomString(rand.Reader, base62, 20_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range len(base62) {
+			n := strings.Count(s, base62[i:i+1])
+			// Expected 322 each; 200 is more than 6 standard deviations off.
+			if n < 200 || n > 450 {
+				t.Errorf("character %q drawn %d times in 20000, want about 322", base62[i], n)
+			}
+		}
+	})
+	t.Run("reports a failing source", func(t *testing.T) {
+		boom := errors.New("boom")
+		if _, err := randomString(iotest.ErrReader(boom), base62, 5); !errors.Is(err, boom) {
+			t.Errorf("err = %v, want boom", err)
+		}
+		if _, err := newKey(io.LimitReader(rand.Reader, 10)); err == nil {
+			t.Error("newKey from a short source succeeded")
+		}
+	})
+}
+
+func TestKeyID(t *testing.T) {
+	id, err := newKeyID(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		id   string
+		want bool
+	}{
+		{id, true},
+		{"key_0123456789az", true},
+		{"key_0123456789a", false},
+		{"key_0123456789azz", false},
+		{"key_0123456789aZ", false},
+		{"KEY_0123456789az", false},
+		{"0123456789azwxyz", false},
+		{"", false},
+		{DemoKey, false},
+	}
+	for _, tt := range tests {
+		if got := validKeyID(tt.id); got != tt.want {
+			t.Errorf("validKeyID(%q) = %v, want %v", tt.id, got, tt.want)
+		}
+	}
+}
+
+func mustNewKey(t testing.TB) string {
+	t.Helper()
+	k, err := newKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
