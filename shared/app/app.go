@@ -24,7 +24,9 @@ import (
 	"contentapi/shared/crud"
 	"contentapi/shared/documents"
 	"contentapi/shared/httpapi"
+	"contentapi/shared/idempotency"
 	"contentapi/shared/images"
+	"contentapi/shared/ratelimit"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
@@ -37,6 +39,8 @@ type App struct {
 	cfg    Config
 	db     *dynamodb.Client
 	auth   *auth.Authenticator
+	limits httpapi.Limiter // nil when rate limiting is off
+	idem   *idempotency.Store // nil without an idempotency table
 	logger *slog.Logger
 }
 
@@ -68,12 +72,19 @@ func MustFromEnv(ctx context.Context) *App {
 // their own).
 func New(cfg Config, db *dynamodb.Client) *App {
 	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	return &App{
+	a := &App{
 		cfg:    cfg,
 		db:     db,
 		auth:   auth.NewAuthenticator(db, cfg.KeysTable, cfg.AuthCacheTTL),
 		logger: logger,
 	}
+	if cfg.IdempotencyTable != "" {
+		a.idem = idempotency.New(db, cfg.IdempotencyTable, store.Classify)
+	}
+	if cfg.RateLimitPerMinute > 0 {
+		a.limits = ratelimit.New(db, cfg.KeysTable, cfg.RateLimitPerMinute)
+	}
+	return a
 }
 
 // NewDynamoDB is the DynamoDB client: built once per warm function, with a
@@ -135,8 +146,13 @@ func (a *App) table(name, env string, res *records.Resource) *store.Table {
 
 // handler puts a resource's routes behind the shared middleware.
 func (a *App) handler(res *crud.Resource) http.Handler {
-	return httpapi.Wrap(httpapi.NewMux(res.Routes()), httpapi.Config{
+	var h http.Handler = httpapi.NewMux(res.Routes())
+	if a.idem != nil {
+		h = a.idem.Wrap(h)
+	}
+	return httpapi.Wrap(h, httpapi.Config{
 		Auth:        a.auth,
+		Limiter:     a.limits,
 		Classify:    store.Classify,
 		AllowOrigin: a.cfg.AllowOrigin,
 		Timeout:     a.cfg.RequestTimeout,

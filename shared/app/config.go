@@ -17,6 +17,9 @@ type Config struct {
 	ImagesTable      string
 	DocumentsTable   string
 	KeysTable        string
+	// IdempotencyTable keeps Idempotency-Key answers; without it the header
+	// is not honoured.
+	IdempotencyTable string
 	// AuthCacheTTL is how long a warm function trusts a key lookup: the
 	// longest a revoked key keeps working.
 	AuthCacheTTL time.Duration
@@ -36,6 +39,7 @@ const (
 	EnvImagesTable    = "IMAGES_TABLE"
 	EnvDocumentsTable = "DOCUMENTS_TABLE"
 	EnvKeysTable      = "API_KEYS_TABLE"
+	EnvIdempotency    = "IDEMPOTENCY_TABLE"
 	EnvAuthCache      = "AUTH_CACHE_SECONDS"
 	EnvRateLimit      = "RATE_LIMIT_PER_MINUTE"
 	EnvRequestTimeout = "REQUEST_TIMEOUT_SECONDS"
@@ -52,6 +56,7 @@ func ConfigFromEnv() (Config, error) {
 		ImagesTable:      os.Getenv(EnvImagesTable),
 		DocumentsTable:   os.Getenv(EnvDocumentsTable),
 		KeysTable:        os.Getenv(EnvKeysTable),
+		IdempotencyTable: os.Getenv(EnvIdempotency),
 		AllowOrigin:      getenv(EnvAllowOrigin, "*"),
 	}
 	if c.KeysTable == "" {

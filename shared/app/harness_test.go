@@ -28,7 +28,10 @@ type stack struct {
 	otherKey string // account "globex", read and write
 }
 
-func newStack(t *testing.T) *stack {
+func newStack(t *testing.T) *stack { return newStackWith(t, nil) }
+
+// newStackWith is newStack with a change to the configuration.
+func newStackWith(t *testing.T, configure func(*app.Config)) *stack {
 	t.Helper()
 	env := ddblocal.ForTest(t)
 	cfg := app.Config{
@@ -37,10 +40,14 @@ func newStack(t *testing.T) *stack {
 		ImagesTable:      env.Tables["ImagesTable"],
 		DocumentsTable:   env.Tables["DocumentsTable"],
 		KeysTable:        env.Tables["ApiKeysTable"],
+		IdempotencyTable: env.Tables["IdempotencyTable"],
 		AuthCacheTTL:     time.Minute,
 		RequestTimeout:   8 * time.Second,
 		AllowOrigin:      "*",
 		LogLevel:         8, // quiet: only errors above Error level
+	}
+	if configure != nil {
+		configure(&cfg)
 	}
 	a := app.New(cfg, env.Client)
 	s := &stack{t: t, env: env, app: a}

@@ -1,0 +1,195 @@
+// Package ratelimit limits requests per API key and minute across every
+// warm instance of a function.
+//
+// Why leases: a DynamoDB counter written on every request would cost one
+// write unit per request, five times the price of the read it guards. A
+// purely in-memory counter costs nothing but limits each instance
+// separately, so N warm instances would allow N times the limit. Here each
+// instance leases a block of the key's budget for the current minute with
+// one conditional UpdateItem and spends it from memory: the global limit is
+// never exceeded, and at the default 600/min a lease of 12 costs one write
+// per 12 requests. The price of leasing is that an instance holding unspent
+// tokens can make a busy sibling throttle slightly early (at most one block
+// per idle instance, per minute).
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"contentapi/shared/auth"
+	"contentapi/shared/httpapi"
+)
+
+// DB is the part of the DynamoDB client the limiter uses.
+type DB interface {
+	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+}
+
+const (
+	window = time.Minute
+	// keep window counters a while after their minute, then TTL drops them.
+	counterTTL = time.Hour
+	// leasesPerWindow: a key at its full rate takes about this many leases
+	// a minute (the block is limit/leasesPerWindow, at least 1).
+	leasesPerWindow = 50
+	// KeyPrefix marks counter items in the keys table (whose keys are
+	// hex hashes, so the spaces cannot meet).
+	KeyPrefix = "rl#"
+)
+
+// Limiter meters requests per API key.
+type Limiter struct {
+	db    DB
+	table string
+	limit int64
+	block int64
+	// Now is the clock; tests may set it.
+	Now func() time.Time
+
+	mu     sync.Mutex
+	leases map[string]*lease
+}
+
+// lease is what this instance holds of a key's current window.
+type lease struct {
+	window int64
+	tokens int64 // leased and not yet spent
+	used   int64 // the window's global count after our last lease
+}
+
+// New limits each key to limit requests a minute, counting in table.
+func New(db DB, table string, limit int) *Limiter {
+	return &Limiter{
+		db: db, table: table, limit: int64(limit),
+		block:  max(1, int64(limit)/leasesPerWindow),
+		Now:    time.Now,
+		leases: map[string]*lease{},
+	}
+}
+
+// Allow spends one request of p's key. It returns the X-RateLimit headers,
+// and a 429 once the key's minute is spent.
+func (l *Limiter) Allow(ctx context.Context, p auth.Principal) (http.Header, error) {
+	now := l.Now()
+	w := now.Unix() / int64(window/time.Second)
+	reset := (w + 1) * int64(window/time.Second)
+	if remaining, ok := l.spend(p.KeyID, w); ok {
+		return l.headers(remaining, reset), nil
+	}
+	used, granted, err := l.lease(ctx, p.KeyID, w, reset)
+	if err != nil {
+		return nil, err
+	}
+	if granted == 0 {
+		h := l.headers(0, reset)
+		retry := time.Unix(reset, 0).Sub(now)
+		return h, httpapi.Throttled(retry)
+	}
+	l.mu.Lock()
+	le := l.current(p.KeyID, w)
+	le.tokens += granted - 1
+	le.used = max(le.used, used)
+	remaining := l.limit - le.used + le.tokens
+	l.mu.Unlock()
+	return l.headers(remaining, reset), nil
+}
+
+// spend takes a token from this instance's lease, if it has one.
+func (l *Limiter) spend(keyID string, w int64) (int64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	le := l.current(keyID, w)
+	if le.tokens == 0 {
+		return 0, false
+	}
+	le.tokens--
+	return l.limit - le.used + le.tokens, true
+}
+
+func (l *Limiter) current(keyID string, w int64) *lease {
+	le := l.leases[keyID]
+	if le == nil || le.window != w {
+		if len(l.leases) > 10_000 {
+			// Old windows are worthless; dropping all keeps memory bounded.
+			clear(l.leases)
+		}
+		le = &lease{window: w}
+		l.leases[keyID] = le
+	}
+	return le
+}
+
+// lease takes a block of the window's budget (or what is left of it) and
+// returns the window's count after it and how many tokens it granted.
+func (l *Limiter) lease(ctx context.Context, keyID string, w, reset int64) (used, granted int64, err error) {
+	want := l.block
+	for range 3 {
+		out, err := l.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: &l.table,
+			Key: map[string]types.AttributeValue{
+				"key_hash": &types.AttributeValueMemberS{Value: KeyPrefix + keyID + "#" + strconv.FormatInt(w, 10)},
+			},
+			UpdateExpression:    ptr("ADD #used :n SET #ttl = :ttl"),
+			ConditionExpression: ptr("attribute_not_exists(#used) OR #used <= :max"),
+			ExpressionAttributeNames: map[string]string{
+				"#used": "used", "#ttl": "ttl",
+			},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":n":   num(want),
+				":max": num(l.limit - want),
+				":ttl": num(reset + int64(counterTTL/time.Second)),
+			},
+			ReturnValues:                        types.ReturnValueUpdatedNew,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		var ccf *types.ConditionalCheckFailedException
+		switch {
+		case err == nil:
+			used, _ := intAttr(out.Attributes["used"])
+			return used, want, nil
+		case errors.As(err, &ccf):
+			// Not a whole block left: take the rest, if there is any.
+			used, _ := intAttr(ccf.Item["used"])
+			left := l.limit - used
+			if left <= 0 {
+				return used, 0, nil
+			}
+			want = min(want, left)
+		default:
+			return 0, 0, err
+		}
+	}
+	// Others keep taking what is left before us: treat the window as spent.
+	return l.limit, 0, nil
+}
+
+func (l *Limiter) headers(remaining, reset int64) http.Header {
+	h := http.Header{}
+	h.Set("X-RateLimit-Limit", strconv.FormatInt(l.limit, 10))
+	h.Set("X-RateLimit-Remaining", strconv.FormatInt(max(0, remaining), 10))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset, 10))
+	return h
+}
+
+func num(n int64) *types.AttributeValueMemberN {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+func intAttr(av types.AttributeValue) (int64, bool) {
+	n, ok := av.(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(n.Value, 10, 64)
+	return v, err == nil
+}
+
+func ptr[T any](v T) *T { return &v }

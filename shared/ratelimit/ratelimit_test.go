@@ -1,0 +1,97 @@
+package ratelimit_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"contentapi/shared/auth"
+	"contentapi/shared/ddblocal"
+	"contentapi/shared/httpapi"
+	"contentapi/shared/ratelimit"
+)
+
+func limiter(env *ddblocal.Env, limit int, now time.Time) *ratelimit.Limiter {
+	l := ratelimit.New(env.Client, env.Tables["ApiKeysTable"], limit)
+	l.Now = func() time.Time { return now }
+	return l
+}
+
+func TestLimitWithinOneInstance(t *testing.T) {
+	env := ddblocal.ForTest(t)
+	start := time.Unix(1_800_000_000, 0) // on a minute boundary
+	l := limiter(env, 5, start)
+	p := auth.Principal{Account: "acme", KeyID: "key_one"}
+	for i := range 5 {
+		h, err := l.Allow(context.Background(), p)
+		if err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+		if h.Get("X-RateLimit-Limit") != "5" || h.Get("X-RateLimit-Remaining") != strconv.Itoa(4-i) ||
+			h.Get("X-RateLimit-Reset") != strconv.FormatInt(start.Unix()+60, 10) {
+			t.Fatalf("request %d headers %v", i+1, h)
+		}
+	}
+	h, err := l.Allow(context.Background(), p)
+	var e *httpapi.Error
+	if !errors.As(err, &e) || e.Status != 429 || e.Header.Get("Retry-After") != "60" || h.Get("X-RateLimit-Remaining") != "0" {
+		t.Fatalf("sixth request: %v %v", err, h)
+	}
+	// Another key has its own budget; the next minute starts afresh.
+	if _, err := l.Allow(context.Background(), auth.Principal{KeyID: "key_two"}); err != nil {
+		t.Fatal(err)
+	}
+	l.Now = func() time.Time { return start.Add(time.Minute) }
+	if _, err := l.Allow(context.Background(), p); err != nil {
+		t.Fatalf("next minute: %v", err)
+	}
+}
+
+func TestLimitIsGlobalAcrossInstances(t *testing.T) {
+	env := ddblocal.ForTest(t)
+	now := time.Unix(1_800_000_030, 0)
+	const limit = 120 // leases of 2
+	instances := []*ratelimit.Limiter{limiter(env, limit, now), limiter(env, limit, now), limiter(env, limit, now)}
+	p := auth.Principal{Account: "acme", KeyID: "key_busy"}
+	var granted, refused atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := instances[g%len(instances)]
+			for range 20 {
+				_, err := l.Allow(context.Background(), p)
+				switch {
+				case err == nil:
+					granted.Add(1)
+				case isStatus(err, 429):
+					refused.Add(1)
+				default:
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if granted.Load() > limit {
+		t.Fatalf("granted %d over the limit %d", granted.Load(), limit)
+	}
+	// Unspent leases may cost at most one block per instance.
+	if granted.Load() < limit-int64(len(instances))*2 {
+		t.Fatalf("granted only %d of %d", granted.Load(), limit)
+	}
+	if granted.Load()+refused.Load() != 240 {
+		t.Fatalf("%d granted + %d refused", granted.Load(), refused.Load())
+	}
+}
+
+func isStatus(err error, status int) bool {
+	var e *httpapi.Error
+	return errors.As(err, &e) && e.Status == status
+}
