@@ -39,7 +39,7 @@ type App struct {
 	cfg    Config
 	db     *dynamodb.Client
 	auth   *auth.Authenticator
-	limits httpapi.Limiter // nil when rate limiting is off
+	limits httpapi.Limiter    // nil when rate limiting is off
 	idem   *idempotency.Store // nil without an idempotency table
 	logger *slog.Logger
 }
