@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -71,7 +72,11 @@ func MustFromEnv(ctx context.Context) *App {
 // New builds the app on a given DynamoDB client (tests and benchmarks pass
 // their own).
 func New(cfg Config, db *dynamodb.Client) *App {
-	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	out := cfg.LogOutput
+	if out == nil {
+		out = os.Stdout
+	}
+	logger := slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	a := &App{
 		cfg:    cfg,
 		db:     db,
@@ -99,7 +104,8 @@ func NewDynamoDB(ctx context.Context, cfg Config) (*dynamodb.Client, error) {
 				o.MaxBackoff = 500 * time.Millisecond
 			})
 		}),
-		awsconfig.WithHTTPClient(&http.Client{Timeout: 3 * time.Second}),
+		// The SDK's own client, so settings such as AWS_CA_BUNDLE still apply.
+		awsconfig.WithHTTPClient(awshttp.NewBuildableClient().WithTimeout(3 * time.Second)),
 	}
 	if cfg.DynamoDBEndpoint != "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" {
 		// DynamoDB Local wants signed requests but accepts any key.

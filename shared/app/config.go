@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strconv"
@@ -30,6 +31,9 @@ type Config struct {
 	RequestTimeout time.Duration
 	AllowOrigin    string
 	LogLevel       slog.Level
+	// LogOutput receives the JSON log lines; nil means standard output,
+	// which Lambda sends to CloudWatch.
+	LogOutput io.Writer
 }
 
 // Environment variable names; template.yaml sets them (a test holds it).

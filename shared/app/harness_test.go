@@ -49,7 +49,12 @@ func newStackWith(t *testing.T, configure func(*app.Config)) *stack {
 	if configure != nil {
 		configure(&cfg)
 	}
-	a := app.New(cfg, env.Client)
+	// The service's own client: its retries and timeouts are under test too.
+	db, err := app.NewDynamoDB(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := app.New(cfg, db)
 	s := &stack{t: t, env: env, app: a}
 	keys := auth.NewKeys(env.Client, cfg.KeysTable)
 	create := func(account string, scopes ...auth.Scope) string {

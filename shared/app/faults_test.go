@@ -1,0 +1,308 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"contentapi/shared/app"
+	"contentapi/shared/auth"
+	"contentapi/shared/ddblocal"
+)
+
+// faultProxy stands between the service and DynamoDB Local and, on demand,
+// throttles, delays, drops or fails every call; it counts the calls.
+type faultProxy struct {
+	*httptest.Server
+	mode  atomic.Value // "", "throttle", "delay", "drop", "error"
+	delay time.Duration
+	calls atomic.Int64
+}
+
+func newFaultProxy(t *testing.T, target string) *faultProxy {
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &faultProxy{delay: 5 * time.Second}
+	p.mode.Store("")
+	forward := httputil.NewSingleHostReverseProxy(u)
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.calls.Add(1)
+		switch p.mode.Load().(string) {
+		case "throttle":
+			w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"The level of configured provisioned throughput for the table was exceeded."}`))
+			return
+		case "error":
+			w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"Internal server error"}`))
+			return
+		case "drop":
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				_ = conn.(*net.TCPConn).SetLinger(0)
+				conn.Close()
+			}
+			return
+		case "delay":
+			select {
+			case <-time.After(p.delay):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		forward.ServeHTTP(w, r)
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+func (p *faultProxy) set(mode string) { p.mode.Store(mode) }
+
+// faultyStack is a stack whose DynamoDB traffic goes through a fault proxy.
+func faultyStack(t *testing.T, configure func(*app.Config)) (*stack, *faultProxy) {
+	env := ddblocal.ForTest(t)
+	proxy := newFaultProxy(t, env.Endpoint)
+	s := newStackWith(t, func(c *app.Config) {
+		c.DynamoDBEndpoint = proxy.URL
+		if configure != nil {
+			configure(c)
+		}
+	})
+	return s, proxy
+}
+
+func expectUnavailable(t *testing.T, r response) {
+	t.Helper()
+	expect(t, r, 503)
+	if r.Header.Get("Retry-After") == "" {
+		t.Error("503 without Retry-After")
+	}
+	if r.Raw != `{"message":"Service temporarily unavailable, please retry.","status":503}`+"\n" {
+		t.Errorf("503 body %q", r.Raw)
+	}
+}
+
+func TestDynamoDBFaults(t *testing.T) {
+	s, proxy := faultyStack(t, func(c *app.Config) { c.RequestTimeout = 2 * time.Second })
+	createImage(t, s, "Before the storm")
+	for _, mode := range []string{"throttle", "error", "drop"} {
+		t.Run(mode, func(t *testing.T) {
+			proxy.set(mode)
+			defer proxy.set("")
+			before := proxy.calls.Load()
+			expectUnavailable(t, s.get("/api/v1/images/1"))
+			// The retry budget is bounded: three attempts, no more.
+			if n := proxy.calls.Load() - before; n < 1 || n > 3 {
+				t.Errorf("%d DynamoDB attempts for one read", n)
+			}
+			expectUnavailable(t, s.form("POST", "/api/v1/images", "name", "x", "description", "d", "resolution", "256x256"))
+			expectUnavailable(t, s.get("/api/v1/images"))
+		})
+	}
+	t.Run("slow", func(t *testing.T) {
+		proxy.set("delay")
+		defer proxy.set("")
+		start := time.Now()
+		expectUnavailable(t, s.get("/api/v1/images/1"))
+		if took := time.Since(start); took > 4*time.Second {
+			t.Errorf("a hanging DynamoDB held the request %v", took)
+		}
+	})
+	// Nothing the failed writes attempted is half done.
+	r := s.get("/api/v1/images")
+	if num(r.meta()["total"]) != 1 || len(r.list()) != 1 {
+		t.Fatalf("after faults: %s", r.Raw)
+	}
+}
+
+func TestKeyStoreFaultIsNotUnauthenticated(t *testing.T) {
+	s, proxy := faultyStack(t, nil)
+	proxy.set("throttle")
+	expectUnavailable(t, s.get("/api/v1/images"))
+	proxy.set("")
+	expect(t, s.get("/api/v1/images"), 200)
+}
+
+func TestMissesCostOneCall(t *testing.T) {
+	s, proxy := faultyStack(t, nil)
+	expect(t, s.get("/api/v1/documents"), 200) // the key is now cached
+	createDocument(t, s, "Freestyle")
+	createDocument(t, s, "Article", "template_id", "4")
+	for _, rq := range []request{
+		{method: "GET", path: "/api/v1/documents/99"},
+		{method: "PUT", path: "/api/v1/documents/99", contentType: "application/x-www-form-urlencoded", body: "name=x"},
+		{method: "DELETE", path: "/api/v1/documents/99"},
+		{method: "GET", path: "/api/v1/documents/2"},
+		{method: "PUT", path: "/api/v1/documents/2", contentType: "application/x-www-form-urlencoded", body: "favorite=1"},
+		{method: "DELETE", path: "/api/v1/documents/1"},
+	} {
+		rq.key = s.writeKey
+		before := proxy.calls.Load()
+		r := s.do(rq)
+		if r.Status != 200 && r.Status != 404 {
+			t.Fatalf("%s %s: %d", rq.method, rq.path, r.Status)
+		}
+		if n := proxy.calls.Load() - before; n != 1 {
+			t.Errorf("%s %s (%d) took %d DynamoDB calls, want 1", rq.method, rq.path, r.Status, n)
+		}
+	}
+	// A delete of another template's document corrects its guess: two.
+	before := proxy.calls.Load()
+	expect(t, s.do(request{method: "DELETE", path: "/api/v1/documents/2", key: s.writeKey}), 200)
+	if n := proxy.calls.Load() - before; n != 2 {
+		t.Errorf("non-Freestyle delete took %d calls, want 2", n)
+	}
+	// A tampered key is refused before any DynamoDB call.
+	tampered := []byte(s.writeKey)
+	tampered[10] ^= 1
+	before = proxy.calls.Load()
+	expect(t, s.do(request{method: "GET", path: "/api/v1/documents", key: string(tampered)}), 401)
+	if n := proxy.calls.Load() - before; n != 0 {
+		t.Errorf("a tampered key cost %d DynamoDB calls", n)
+	}
+}
+
+func TestConcurrentWritesLoseNothing(t *testing.T) {
+	s := newStack(t)
+	createImage(t, s, "Contended")
+	var wg sync.WaitGroup
+	const updates = 20
+	for i := range updates {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fav := []string{"0", "1"}[i%2]
+			if r := s.form("PUT", "/api/v1/images/1", "favorite", fav, "name", "n"+fav); r.Status != 200 {
+				t.Errorf("update %d: %d %s", i, r.Status, r.Raw)
+			}
+		}()
+	}
+	// Meanwhile others create and delete around it.
+	for i := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := s.form("POST", "/api/v1/images", "name", "tmp", "description", "d", "resolution", "256x256")
+			if r.Status != 201 {
+				t.Errorf("create %d: %d", i, r.Status)
+				return
+			}
+			if i%2 == 0 {
+				id := strings.TrimSuffix(strings.TrimPrefix(r.Header.Get("Location"), s.url+"/api/v1/images/"), "/")
+				if d := s.do(request{method: "DELETE", path: "/api/v1/images/" + id, key: s.writeKey}); d.Status != 200 {
+					t.Errorf("delete %s: %d", id, d.Status)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// Every update was applied: the version counts all of them.
+	if tag := s.get("/api/v1/images/1").Header.Get("ETag"); tag != `"1.21"` {
+		t.Fatalf("ETag %s after %d updates, want version 21", tag, updates)
+	}
+	r := s.get("/api/v1/images?per_page=100")
+	if num(r.meta()["total"]) != 7 || len(r.list()) != 7 {
+		t.Fatalf("total %v, %d listed; want 7", r.meta()["total"], len(r.list()))
+	}
+	fav := num(s.get("/api/v1/images?favorite=1").meta()["total"]) + num(s.get("/api/v1/images?favorite=0").meta()["total"])
+	if fav != 7 {
+		t.Fatalf("favorite filters count %d of 7", fav)
+	}
+}
+
+// syncBuffer collects log lines written from many goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestSecretsStayOut(t *testing.T) {
+	logs := &syncBuffer{}
+	s, proxy := faultyStack(t, func(c *app.Config) {
+		c.LogOutput = logs
+		c.LogLevel = -4 // debug: everything that is ever logged
+		c.AuthCacheTTL = time.Second
+	})
+	keys := auth.NewKeys(s.env.Client, s.env.Tables["ApiKeysTable"])
+	revoked, info, err := keys.Create(context.Background(), "acme", []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expiring, _, err := keys.Create(context.Background(), "acme", []auth.Scope{auth.ScopeRead}, time.Now().Add(1500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answers []response
+	call := func(rq request) response {
+		r := s.do(rq)
+		answers = append(answers, r)
+		return r
+	}
+	expect(t, call(request{method: "GET", path: "/api/v1/images", key: revoked}), 200)
+	expect(t, call(request{method: "GET", path: "/api/v1/images", key: expiring}), 200)
+	if err := keys.Revoke(context.Background(), info.KeyID); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, call(request{method: "GET", path: "/api/v1/images", key: s.writeKey + "x"}), 401)
+	call(request{method: "POST", path: "/api/v1/images", key: s.writeKey, contentType: "application/json", body: `{"name":`})
+	proxy.set("error")
+	call(request{method: "GET", path: "/api/v1/images/1", key: s.writeKey})
+	proxy.set("")
+	// Within the cache time a revoked key may still pass; after it, never.
+	time.Sleep(1600 * time.Millisecond)
+	expect(t, call(request{method: "GET", path: "/api/v1/images", key: revoked}), 401)
+	expect(t, call(request{method: "GET", path: "/api/v1/images", key: expiring}), 401)
+
+	secrets := []string{s.writeKey, s.readKey, s.otherKey, revoked, expiring}
+	for _, k := range secrets[:len(secrets):len(secrets)] {
+		sum := sha256.Sum256([]byte(k))
+		secrets = append(secrets, hex.EncodeToString(sum[:]))
+	}
+	for _, secret := range secrets {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("logs hold a key or its hash")
+		}
+		for _, r := range answers {
+			if strings.Contains(r.Raw, secret) {
+				t.Errorf("a response holds a key or its hash: %s", r.Raw)
+			}
+		}
+	}
+	for _, r := range answers {
+		for _, detail := range []string{"dynamodb", "DynamoDB", "Exception", "ImagesTable", "ApiKeysTable", "amz"} {
+			if strings.Contains(r.Raw, detail) {
+				t.Errorf("response leaks %q: %s", detail, r.Raw)
+			}
+		}
+	}
+	if !strings.Contains(logs.String(), `"status":401`) || !strings.Contains(logs.String(), "request_id") {
+		t.Fatalf("logs are missing the access lines: %s", logs.String())
+	}
+}
