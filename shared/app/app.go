@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -125,6 +127,16 @@ func NewDynamoDB(ctx context.Context, cfg Config) (*dynamodb.Client, error) {
 	}), nil
 }
 
+// ExtraRoutes are the template routes of a function beyond its resource's
+// operations (keyed as "METHOD /path", or "$default"): the images function
+// also answers unknown paths.
+func ExtraRoutes(function string) []string {
+	if function == "ImagesFunction" {
+		return []string{"GET /api/v1/openapi.json", "$default"}
+	}
+	return nil
+}
+
 // Images is the entry point of the images function.
 func (a *App) Images() Function { return lambdaFunction(a.ImagesHandler()) }
 
@@ -178,12 +190,39 @@ func lambdaFunction(h http.Handler) Function {
 				ctx = httpapi.WithUndecodableBody(ctx)
 			}
 		}
+		if !convertible(ev) {
+			return badEvent(ev), nil
+		}
 		resp, err := adapter.ProxyWithContext(ctx, ev)
 		if err != nil {
 			return badEvent(ev), nil
 		}
 		return resp, nil
 	}
+}
+
+// convertible reports whether the adapter can build a request from ev; it
+// would otherwise fail, and log the raw URL in plain text, on its own.
+func convertible(ev events.APIGatewayV2HTTPRequest) bool {
+	p := ev.RawPath
+	if p == "" {
+		p = ev.RequestContext.HTTP.Path
+	}
+	_, err := url.Parse("https://" + ev.RequestContext.DomainName + "/" + strings.TrimPrefix(p, "/") + "?" + ev.RawQueryString)
+	return err == nil && validMethod(ev.RequestContext.HTTP.Method)
+}
+
+// validMethod is an HTTP token, as http.NewRequest requires.
+func validMethod(m string) bool {
+	if m == "" {
+		return false
+	}
+	for _, c := range m {
+		if c <= ' ' || c >= 0x7f || strings.ContainsRune("()<>@,;:\\\"/[]?={}", c) {
+			return false
+		}
+	}
+	return true
 }
 
 func badEvent(ev events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {

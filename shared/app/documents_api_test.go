@@ -8,7 +8,7 @@ import (
 	"contentapi/shared/documents"
 )
 
-func createDocument(t *testing.T, s *stack, name string, extra ...string) map[string]any {
+func createDocument(t testing.TB, s *stack, name string, extra ...string) map[string]any {
 	t.Helper()
 	r := s.form("POST", "/api/v1/documents", append([]string{"name", name, "prompt", "Write about " + name}, extra...)...)
 	expect(t, r, 201)

