@@ -137,6 +137,13 @@ func ExtraRoutes(function string) []string {
 	return nil
 }
 
+// Functions are the Lambda entry points by the function's logical ID in
+// template.yaml, as functions/*/main.go start them. The local gateway and
+// the tests route to these.
+func (a *App) Functions() map[string]Function {
+	return map[string]Function{"ImagesFunction": a.Images(), "DocumentsFunction": a.Documents()}
+}
+
 // Images is the entry point of the images function.
 func (a *App) Images() Function { return lambdaFunction(a.ImagesHandler()) }
 

@@ -42,7 +42,7 @@ func newStackWith(t testing.TB, configure func(*app.Config)) *stack {
 		KeysTable:        env.Tables["ApiKeysTable"],
 		IdempotencyTable: env.Tables["IdempotencyTable"],
 		AuthCacheTTL:     time.Minute,
-		RequestTimeout:   8 * time.Second,
+		RequestTimeout:   30 * time.Second, // roomy for a loaded CI machine; faults_test sets its own
 		AllowOrigin:      "*",
 		LogLevel:         8, // quiet: only errors above Error level
 	}

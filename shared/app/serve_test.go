@@ -1,21 +1,27 @@
 package app_test
 
 import (
+	"io"
+	"log/slog"
 	"net/http"
-	"strings"
 	"testing"
+	"time"
 
 	"contentapi/shared/app"
+	"contentapi/shared/gateway"
 )
 
-// serve is the HTTP front of the stack under test.
+// serve is the HTTP front of the stack under test: the local API Gateway,
+// routing by template.yaml to the real Lambda entry points, so every test
+// request is turned into a payload 2.0 event as in AWS.
 func serve(t testing.TB, a *app.App) http.Handler {
-	images, documents := a.ImagesHandler(), a.DocumentsHandler()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/api/v1/documents") {
-			documents.ServeHTTP(w, r)
-			return
-		}
-		images.ServeHTTP(w, r)
-	})
+	g, err := gateway.NewGateway(loadTemplate(t), a.Functions(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The template's 10 s is for AWS; a loaded CI machine gets more room.
+	for fn := range g.Timeouts {
+		g.Timeouts[fn] = time.Minute
+	}
+	return g
 }

@@ -18,7 +18,7 @@ import (
 	"contentapi/shared/store"
 )
 
-func loadTemplate(t *testing.T) *sam.Template {
+func loadTemplate(t testing.TB) *sam.Template {
 	t.Helper()
 	path, err := sam.Find()
 	if err != nil {
@@ -132,9 +132,7 @@ func TestTemplateRoutesMatchTheCode(t *testing.T) {
 		for path := range paths {
 			want = append(want, "ANY "+path)
 		}
-		for _, extra := range app.ExtraRoutes(fn) {
-			want = append(want, extra)
-		}
+		want = append(want, app.ExtraRoutes(fn)...)
 		sort.Strings(want)
 		sort.Strings(got[fn])
 		if strings.Join(got[fn], "\n") != strings.Join(want, "\n") {

@@ -90,12 +90,13 @@ func projectTemplate(t *testing.T) *sam.Template {
 func TestEnvVars(t *testing.T) {
 	tmpl := projectTemplate(t)
 	env := EnvVars(tmpl, "http://127.0.0.1:9", map[string]string{
-		"ImagesTable": "img-x", "DocumentsTable": "doc-x", "ApiKeysTable": "keys-x",
+		"ImagesTable": "img-x", "DocumentsTable": "doc-x", "ApiKeysTable": "keys-x", "IdempotencyTable": "idem-x",
 	})
 	want := map[string]string{
 		"IMAGES_TABLE":          "img-x",
 		"DOCUMENTS_TABLE":       "doc-x",
 		"API_KEYS_TABLE":        "keys-x",
+		"IDEMPOTENCY_TABLE":     "idem-x",
 		"AUTH_CACHE_SECONDS":    "60",  // the parameter's default
 		"RATE_LIMIT_PER_MINUTE": "600", // likewise
 		"LOG_LEVEL":             "info",
@@ -103,7 +104,6 @@ func TestEnvVars(t *testing.T) {
 		"AWS_REGION":            Region,
 		"AWS_ACCESS_KEY_ID":     "local",
 		"AWS_SECRET_ACCESS_KEY": "local",
-		"AWS_CA_BUNDLE":         "",
 	}
 	for k, v := range want {
 		if got, ok := env[k]; !ok || got != v {
@@ -252,7 +252,7 @@ func TestCreateTablesRefusesADriftedTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := map[string]string{}
-	for _, id := range []string{"ApiKeysTable", "DocumentsTable", "ImagesTable"} {
+	for _, id := range projectTemplate(t).ResourcesOfType(sam.TableType) {
 		names[id] = id + suffix
 	}
 	t.Cleanup(func() { deleteTables(env.Client, names) })

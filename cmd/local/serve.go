@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"contentapi/shared/app"
+	"contentapi/shared/gateway"
+	"contentapi/shared/auth"
+	"contentapi/shared/ddblocal"
+)
+
+// LocalAccount owns the key serve creates at every start.
+const LocalAccount = "local"
+
+var readWrite = []auth.Scope{auth.ScopeRead, auth.ScopeWrite}
+
+// stackConfig is where the local stack listens and keeps its data.
+type stackConfig struct {
+	APIPort      int    // 0: any free port
+	DynamoDBPort int    // 0: any free port
+	DataDir      string // DynamoDB Local's database
+	// FunctionTimeout, when set, replaces the template's function timeouts:
+	// time to step through a handler in a debugger, or for a machine too
+	// loaded to answer in 10 s.
+	FunctionTimeout time.Duration
+}
+
+// configFromEnv is the configuration of `make run`: $PORT or 3000,
+// $DYNAMODB_PORT or 8000, .data/dynamodb in the repository, and
+// $FUNCTION_TIMEOUT (a Go duration such as 5m) if set.
+func configFromEnv(root string) (stackConfig, error) {
+	c := stackConfig{DataDir: filepath.Join(root, ".data", "dynamodb")}
+	var err error
+	if c.APIPort, err = portFromEnv("PORT", 3000); err != nil {
+		return c, err
+	}
+	if c.DynamoDBPort, err = portFromEnv("DYNAMODB_PORT", 8000); err != nil {
+		return c, err
+	}
+	if v := os.Getenv("FUNCTION_TIMEOUT"); v != "" {
+		if c.FunctionTimeout, err = time.ParseDuration(v); err != nil || c.FunctionTimeout <= 0 {
+			return c, fmt.Errorf("FUNCTION_TIMEOUT=%q is not a positive duration such as 5m", v)
+		}
+	}
+	return c, nil
+}
+
+// serve runs the local stack until ctx is done (Ctrl-C).
+func serve(ctx context.Context, stdout, stderr io.Writer) error {
+	p, err := loadProject()
+	if err != nil {
+		return err
+	}
+	cfg, err := configFromEnv(p.root)
+	if err != nil {
+		return err
+	}
+	return runStack(ctx, p, cfg, stdout, stderr)
+}
+
+// runStack starts DynamoDB Local and the gateway and serves until ctx is
+// done, then stops both.
+func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr io.Writer) error {
+	if err := ensureJar(ctx, p.root, stderr); err != nil {
+		return err
+	}
+	// Bind the API port first: if it is taken, say so before spending
+	// seconds on a JVM.
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.APIPort)))
+	if err != nil {
+		return fmt.Errorf("API port: %w (set PORT to use another)", err)
+	}
+	defer ln.Close()
+
+	db, err := ddblocal.Start(ctx, ddblocal.Options{Port: cfg.DynamoDBPort, DataDir: cfg.DataDir})
+	if err != nil && cfg.DynamoDBPort != 0 {
+		return fmt.Errorf("%w (is port %d taken? set DYNAMODB_PORT to use another)", err, cfg.DynamoDBPort)
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := db.Stop(); err != nil {
+			fmt.Fprintln(stderr, "local:", err)
+		}
+	}()
+
+	client, err := ddblocal.NewClient(ctx, db.Endpoint())
+	if err != nil {
+		return err
+	}
+	tables, err := ddblocal.CreateTables(ctx, client, p.tmpl, "")
+	if err != nil {
+		return err
+	}
+	if err := setEnv(ddblocal.EnvVars(p.tmpl, db.Endpoint(), tables), tables); err != nil {
+		return err
+	}
+	a, err := app.FromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	gw, err := gateway.NewGateway(p.tmpl, a.Functions(), newLogger(stderr))
+	if err != nil {
+		return err
+	}
+	if cfg.FunctionTimeout > 0 {
+		for f := range gw.Timeouts {
+			gw.Timeouts[f] = cfg.FunctionTimeout
+		}
+	}
+
+	keys := auth.NewKeys(client, os.Getenv(app.EnvKeysTable))
+	if err := keys.Import(ctx, auth.DemoKey, auth.DemoAccount, readWrite); err != nil {
+		return fmt.Errorf("import the demo key: %w", err)
+	}
+	key, info, err := keys.Create(ctx, LocalAccount, readWrite, time.Time{})
+	if err != nil {
+		return fmt.Errorf("create a key: %w", err)
+	}
+
+	base := "http://" + ln.Addr().String()
+	fmt.Fprintf(stdout, `
+Local API:       %[1]s/api/v1/  (routes from template.yaml)
+DynamoDB Local:  %[2]s  (data in %[3]s)
+
+A new API key for account %[4]q (read, write), key id %[5]s; shown only now:
+
+  %[6]s
+
+  curl -s -H 'Authorization: Bearer %[6]s' %[1]s/api/v1/images
+  curl -s -H 'Authorization: Bearer %[6]s' -d name=Hello -d prompt='Say hi' %[1]s/api/v1/documents
+
+The demo key (account %[7]q), used by events/ and docs, works too:
+  %[8]s
+
+Ctrl-C stops both.
+
+`, base, db.Endpoint(), cfg.DataDir, LocalAccount, info.KeyID, key, auth.DemoAccount, auth.DemoKey)
+
+	srv := &http.Server{
+		Handler:           gw,
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	select {
+	case err := <-served:
+		return err
+	case <-db.Done():
+		err = errors.New("DynamoDB Local exited unexpectedly")
+	case <-ctx.Done():
+		fmt.Fprintln(stderr, "local: stopping")
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if serr := srv.Shutdown(shutdownCtx); serr != nil && err == nil {
+		err = serr
+	}
+	return err
+}
+
+// ensureJar installs DynamoDB Local through the Makefile when it is missing,
+// so `go run ./cmd/local` works from a fresh clone as `make run` does; the
+// Makefile holds the one pinned version.
+func ensureJar(ctx context.Context, root string, stderr io.Writer) error {
+	if _, err := ddblocal.JarPath(); err == nil {
+		return nil
+	}
+	fmt.Fprintln(stderr, "local: DynamoDB Local is missing; running make dynamodb-local")
+	cmd := exec.CommandContext(ctx, "make", "-C", root, "dynamodb-local")
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("make dynamodb-local: %w", err)
+	}
+	_, err := ddblocal.JarPath()
+	return err
+}
