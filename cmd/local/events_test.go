@@ -17,9 +17,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"contentapi/shared/app"
-	"contentapi/shared/gateway"
 	"contentapi/shared/auth"
 	"contentapi/shared/ddblocal"
+	"contentapi/shared/gateway"
 	"contentapi/shared/sam"
 )
 

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"contentapi/shared/app"
-	"contentapi/shared/gateway"
 	"contentapi/shared/auth"
 	"contentapi/shared/ddblocal"
+	"contentapi/shared/gateway"
 )
 
 // LocalAccount owns the key serve creates at every start.

@@ -50,8 +50,8 @@ const (
 // documents and the counter item) with fixed bodies, as DynamoDB sends
 // them: JSON 1.0 with an X-Amz-Crc32 header.
 type cannedDynamoDB struct {
-	keyItem, document, query, batch cannedBody
-	keysTable                       []byte
+	keyItem, document, query, batch, lease cannedBody
+	keysTable                              []byte
 }
 
 type cannedBody struct {
@@ -84,6 +84,9 @@ func (c *cannedDynamoDB) RoundTrip(r *http.Request) (*http.Response, error) {
 		out = c.query
 	case "BatchGetItem":
 		out = c.batch
+	case "UpdateItem":
+		// The rate limiter's lease of a block of the key's minute.
+		out = c.lease
 	default:
 		return nil, fmt.Errorf("cannedDynamoDB: no answer for %s", op)
 	}
@@ -174,14 +177,16 @@ func newCannedDynamoDB() *cannedDynamoDB {
 		query: newCannedBody(av{"Count": 10, "ScannedCount": 10, "Items": ids,
 			"LastEvaluatedKey": av{"account": avS(benchAccount), "id": avN(benchFirstID - 9), "id_key": avN(1_000_000_000_000 + benchFirstID - 9)}}),
 		batch: newCannedBody(av{"Responses": av{benchDocsTable: page}, "UnprocessedKeys": av{}}),
+		lease: newCannedBody(av{"Attributes": av{"used": avN(12)}}),
 	}
 }
 
 // benchFunction is the documents function's entry point as
-// functions/documents builds it, on an SDK client whose HTTP goes to
-// cannedDynamoDB. The app logs one JSON access line per request to stdout,
-// as in Lambda; here stdout is /dev/null, so the logging is timed but not
-// shown.
+// functions/documents builds it, configured as template.yaml deploys it
+// (rate limit 600/min, 60 s key cache, idempotency table), on an SDK
+// client whose HTTP goes to cannedDynamoDB. The app logs one JSON access
+// line per request, as in Lambda; here to /dev/null, so the logging is
+// timed but not shown.
 func benchFunction(b *testing.B) app.Function {
 	b.Helper()
 	db := dynamodb.New(dynamodb.Options{
@@ -195,19 +200,19 @@ func benchFunction(b *testing.B) app.Function {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { devNull.Close() })
-	stdout := os.Stdout
-	os.Stdout = devNull
 	a := app.New(app.Config{
-		Region:         "us-east-1",
-		DocumentsTable: benchDocsTable,
-		ImagesTable:    "ImagesTable",
-		KeysTable:      benchKeysTable,
-		AuthCacheTTL:   auth.DefaultCacheTTL,
-		RequestTimeout: 8 * time.Second,
-		AllowOrigin:    "*",
-		LogLevel:       slog.LevelInfo,
+		Region:             "us-east-1",
+		DocumentsTable:     benchDocsTable,
+		ImagesTable:        "ImagesTable",
+		KeysTable:          benchKeysTable,
+		IdempotencyTable:   "IdempotencyTable",
+		AuthCacheTTL:       auth.DefaultCacheTTL,
+		RateLimitPerMinute: 600,
+		RequestTimeout:     8 * time.Second,
+		AllowOrigin:        "*",
+		LogLevel:           slog.LevelInfo,
+		LogOutput:          devNull,
 	}, db)
-	os.Stdout = stdout
 	return a.Documents()
 }
 

@@ -20,11 +20,7 @@ import (
 
 func loadTemplate(t testing.TB) *sam.Template {
 	t.Helper()
-	path, err := sam.Find()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, err := sam.Load(path)
+	tmpl, err := sam.LoadProject()
 	if err != nil {
 		t.Fatal(err)
 	}

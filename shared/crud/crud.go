@@ -35,12 +35,22 @@ func (res *Resource) Routes() []httpapi.Route {
 	collection := "/api/v1/" + res.def.Name
 	item := collection + "/{id}"
 	return []httpapi.Route{
-		{Method: http.MethodGet, Pattern: collection, Handler: res.list},
-		{Method: http.MethodPost, Pattern: collection, Handler: res.create},
-		{Method: http.MethodGet, Pattern: item, Handler: res.get},
-		{Method: http.MethodPut, Pattern: item, Handler: res.update},
-		{Method: http.MethodPatch, Pattern: item, Handler: res.update},
-		{Method: http.MethodDelete, Pattern: item, Handler: res.delete},
+		{Method: http.MethodGet, Pattern: collection, Handler: res.handle(res.list)},
+		{Method: http.MethodPost, Pattern: collection, Handler: res.handle(res.create)},
+		{Method: http.MethodGet, Pattern: item, Handler: res.handle(res.get)},
+		{Method: http.MethodPut, Pattern: item, Handler: res.handle(res.update)},
+		{Method: http.MethodPatch, Pattern: item, Handler: res.handle(res.update)},
+		{Method: http.MethodDelete, Pattern: item, Handler: res.handle(res.delete)},
+	}
+}
+
+// handle answers the error an operation returns; store errors become
+// their client answers (404, 412, 503) and anything else a 500.
+func (res *Resource) handle(op func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := op(w, r); err != nil {
+			httpapi.WriteError(w, r, store.Classify(err))
+		}
 	}
 }
 
@@ -61,13 +71,19 @@ func recordID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
+// target is the record a write names, and the version If-Match requires
+// of it (0: none).
+func target(r *http.Request) (id, version int64, err error) {
+	if id, err = recordID(r); err != nil {
+		return 0, 0, err
+	}
+	version, err = ifMatchVersion(r, id)
+	return id, version, err
+}
+
 func account(r *http.Request) string {
 	p, _ := httpapi.PrincipalFrom(r.Context())
 	return p.Account
-}
-
-func (res *Resource) fail(w http.ResponseWriter, r *http.Request, err error) {
-	httpapi.WriteError(w, r, store.Classify(err))
 }
 
 // single answers with one record and its ETag.
@@ -81,102 +97,76 @@ func (res *Resource) single(w http.ResponseWriter, status int, item store.Item) 
 	return nil
 }
 
-func (res *Resource) get(w http.ResponseWriter, r *http.Request) {
+func (res *Resource) get(w http.ResponseWriter, r *http.Request) error {
 	id, err := recordID(r)
 	if err != nil {
-		res.fail(w, r, err)
-		return
+		return err
 	}
 	item, err := res.table.Get(r.Context(), account(r), id)
-	if err == nil && item == nil {
-		err = store.ErrNotFound
-	}
 	if err != nil {
-		res.fail(w, r, err)
-		return
+		return err
+	}
+	if item == nil {
+		return store.ErrNotFound
 	}
 	if matchesAny(r.Header.Get("If-None-Match"), etag(item)) {
 		w.Header().Set("ETag", etag(item))
 		w.WriteHeader(http.StatusNotModified)
-		return
+		return nil
 	}
-	if err := res.single(w, http.StatusOK, item); err != nil {
-		res.fail(w, r, err)
-	}
+	return res.single(w, http.StatusOK, item)
 }
 
-func (res *Resource) create(w http.ResponseWriter, r *http.Request) {
+func (res *Resource) create(w http.ResponseWriter, r *http.Request) error {
 	in, err := httpapi.ParseBody(r)
 	if err != nil {
-		res.fail(w, r, err)
-		return
+		return err
 	}
 	v, err := res.def.ValidateCreate(in)
 	if err != nil {
-		res.fail(w, r, err)
-		return
+		return err
 	}
 	item, err := res.table.Create(r.Context(), account(r), v)
 	if err != nil {
-		res.fail(w, r, err)
-		return
+		return err
 	}
 	id, _ := store.IntAttr(item, store.AttrID)
 	w.Header().Set("Location", baseURL(r)+"/api/v1/"+res.def.Name+"/"+strconv.FormatInt(id, 10))
-	if err := res.single(w, http.StatusCreated, item); err != nil {
-		res.fail(w, r, err)
-	}
+	return res.single(w, http.StatusCreated, item)
 }
 
-func (res *Resource) update(w http.ResponseWriter, r *http.Request) {
-	id, err := recordID(r)
+func (res *Resource) update(w http.ResponseWriter, r *http.Request) error {
+	id, version, err := target(r)
 	if err != nil {
-		res.fail(w, r, err)
-		return
-	}
-	version, err := ifMatchVersion(r, id)
-	if err != nil {
-		res.fail(w, r, err)
-		return
+		return err
 	}
 	in, err := httpapi.ParseBody(r)
 	if err != nil {
-		res.fail(w, r, err)
-		return
+		return err
 	}
 	v, err := res.def.ValidateUpdate(in)
 	if err != nil {
-		res.fail(w, r, err)
-		return
+		return err
 	}
 	item, err := res.table.Update(r.Context(), account(r), id, v, version)
 	if err != nil {
-		res.fail(w, r, err)
-		return
+		return err
 	}
-	if err := res.single(w, http.StatusOK, item); err != nil {
-		res.fail(w, r, err)
-	}
+	return res.single(w, http.StatusOK, item)
 }
 
-func (res *Resource) delete(w http.ResponseWriter, r *http.Request) {
-	id, err := recordID(r)
+func (res *Resource) delete(w http.ResponseWriter, r *http.Request) error {
+	id, version, err := target(r)
 	if err != nil {
-		res.fail(w, r, err)
-		return
-	}
-	version, err := ifMatchVersion(r, id)
-	if err != nil {
-		res.fail(w, r, err)
-		return
+		return err
 	}
 	if err := res.table.Delete(r.Context(), account(r), id, version); err != nil {
-		res.fail(w, r, err)
-		return
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"id": id, "object": res.def.Object, "deleted": true, "status": http.StatusOK,
 	})
+	return nil
 }
 
 // baseURL is the scheme and host the client used, for absolute links:

@@ -19,28 +19,24 @@ type Links struct {
 // searchPartialHeader marks a search that stopped at its budget.
 const searchPartialHeader = "X-Search-Partial"
 
-func (res *Resource) list(w http.ResponseWriter, r *http.Request) {
+func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 	query, err := httpapi.ParseQuery(r)
 	if err != nil {
-		res.fail(w, r, err)
-		return
+		return err
 	}
 	q, err := res.def.ParseList(query)
 	if err != nil {
-		res.fail(w, r, err)
-		return
+		return err
 	}
 	page, err := res.table.List(r.Context(), account(r), q)
 	if err != nil {
-		res.fail(w, r, err)
-		return
+		return err
 	}
 	data := make([]any, 0, len(page.Items))
 	for _, item := range page.Items {
 		body, err := res.render(item)
 		if err != nil {
-			res.fail(w, r, err)
-			return
+			return err
 		}
 		data = append(data, body)
 	}
@@ -54,6 +50,7 @@ func (res *Resource) list(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"data": data, "links": links, "meta": meta, "status": http.StatusOK,
 	})
+	return nil
 }
 
 // pageLinks builds Laravel's first/last/prev/next: prev whenever the page is

@@ -76,11 +76,7 @@ func writeFile(t *testing.T, path, content string) {
 
 func projectTemplate(t *testing.T) *sam.Template {
 	t.Helper()
-	p, err := sam.Find()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, err := sam.Load(p)
+	tmpl, err := sam.LoadProject()
 	if err != nil {
 		t.Fatal(err)
 	}

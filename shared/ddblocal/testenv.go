@@ -84,11 +84,8 @@ func ForTest(t testing.TB) *Env {
 }
 
 func setup() error {
-	path, err := sam.Find()
-	if err != nil {
-		return err
-	}
-	if shared.tmpl, err = sam.Load(path); err != nil {
+	var err error
+	if shared.tmpl, err = sam.LoadProject(); err != nil {
 		return err
 	}
 	ctx := context.Background()

@@ -114,11 +114,7 @@ func TestRouterOnProjectRoutes(t *testing.T) {
 // projectTemplate is the project's own template.yaml.
 func projectTemplate(t *testing.T) *sam.Template {
 	t.Helper()
-	path, err := sam.Find()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, err := sam.Load(path)
+	tmpl, err := sam.LoadProject()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,6 +74,16 @@ func Find() (string, error) {
 	}
 }
 
+// LoadProject loads the project's own template.yaml, found from the working
+// directory as Find does.
+func LoadProject() (*Template, error) {
+	path, err := Find()
+	if err != nil {
+		return nil, err
+	}
+	return Load(path)
+}
+
 // Load reads and parses the template at path.
 func Load(path string) (*Template, error) {
 	b, err := os.ReadFile(path)
