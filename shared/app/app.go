@@ -29,6 +29,7 @@ import (
 	"contentapi/shared/httpapi"
 	"contentapi/shared/idempotency"
 	"contentapi/shared/images"
+	"contentapi/shared/openapi"
 	"contentapi/shared/ratelimit"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
@@ -150,14 +151,18 @@ func (a *App) Images() Function { return lambdaFunction(a.ImagesHandler()) }
 // Documents is the entry point of the documents function.
 func (a *App) Documents() Function { return lambdaFunction(a.DocumentsHandler()) }
 
-// ImagesHandler serves /api/v1/images over plain HTTP.
+// ImagesHandler serves /api/v1/images over plain HTTP, and the OpenAPI
+// document (the $default route of the template goes to this function too).
 func (a *App) ImagesHandler() http.Handler {
-	return a.handler(crud.New(images.Resource, a.table(a.cfg.ImagesTable, EnvImagesTable, images.Resource), images.Render))
+	res := crud.New(images.Resource, a.table(a.cfg.ImagesTable, EnvImagesTable, images.Resource), images.Render)
+	return a.handler(append(res.Routes(),
+		httpapi.Route{Method: http.MethodGet, Pattern: openapi.Path, Handler: openapi.Handler()}))
 }
 
 // DocumentsHandler serves /api/v1/documents over plain HTTP.
 func (a *App) DocumentsHandler() http.Handler {
-	return a.handler(crud.New(documents.Resource, a.table(a.cfg.DocumentsTable, EnvDocumentsTable, documents.Resource), documents.Render))
+	res := crud.New(documents.Resource, a.table(a.cfg.DocumentsTable, EnvDocumentsTable, documents.Resource), documents.Render)
+	return a.handler(res.Routes())
 }
 
 // table is a resource's store. A function without its table name is
@@ -169,15 +174,16 @@ func (a *App) table(name, env string, res *records.Resource) *store.Table {
 	return store.New(a.db, name, res)
 }
 
-// handler puts a resource's routes behind the shared middleware.
-func (a *App) handler(res *crud.Resource) http.Handler {
-	var h http.Handler = httpapi.NewMux(res.Routes())
+// handler puts a function's routes behind the shared middleware.
+func (a *App) handler(routes []httpapi.Route) http.Handler {
+	var h http.Handler = httpapi.NewMux(routes)
 	if a.idem != nil {
 		h = a.idem.Wrap(h)
 	}
 	return httpapi.Wrap(h, httpapi.Config{
 		Auth:        a.auth,
 		Limiter:     a.limits,
+		Public:      openapi.Public,
 		Classify:    store.Classify,
 		AllowOrigin: a.cfg.AllowOrigin,
 		Timeout:     a.cfg.RequestTimeout,
