@@ -18,7 +18,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
@@ -98,34 +97,39 @@ func New(cfg Config, db *dynamodb.Client) *App {
 // NewDynamoDB is the DynamoDB client: built once per warm function, with a
 // bounded retry budget and per-attempt timeouts so no call outlives the
 // request's deadline.
-func NewDynamoDB(ctx context.Context, cfg Config) (*dynamodb.Client, error) {
-	opts := []func(*awsconfig.LoadOptions) error{
-		awsconfig.WithRegion(cfg.Region),
-		awsconfig.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(o *retry.StandardOptions) {
-				o.MaxAttempts = 3
-				o.MaxBackoff = 500 * time.Millisecond
-			})
-		}),
-		// The SDK's own client, so settings such as AWS_CA_BUNDLE still apply.
-		awsconfig.WithHTTPClient(awshttp.NewBuildableClient().WithTimeout(3 * time.Second)),
-	}
-	if cfg.DynamoDBEndpoint != "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" {
-		// DynamoDB Local wants signed requests but accepts any key.
-		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
-	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("aws config: %w", err)
-	}
-	return dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
-		if cfg.DynamoDBEndpoint != "" {
-			o.BaseEndpoint = aws.String(cfg.DynamoDBEndpoint)
-			// DynamoDB Local sends CRC32 headers that do not match some of
-			// its own error bodies; AWS's are right and stay checked.
-			o.DisableValidateResponseChecksum = true
+//
+// It is built from the environment Lambda provides (AWS_REGION and the
+// function role's credentials in AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+// AWS_SESSION_TOKEN), not through the SDK's config package: that package
+// links the STS, SSO and IMDS clients for shared profiles a function never
+// has, about a tenth of the bootstrap. Tools that do need profiles
+// (cmd/apikey) load them themselves.
+func NewDynamoDB(_ context.Context, cfg Config) (*dynamodb.Client, error) {
+	creds := credentials.NewStaticCredentialsProvider(
+		os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN"))
+	if creds.Value.AccessKeyID == "" {
+		if cfg.DynamoDBEndpoint == "" {
+			return nil, fmt.Errorf("no AWS credentials in the environment (AWS_ACCESS_KEY_ID)")
 		}
-	}), nil
+		// DynamoDB Local wants signed requests but accepts any key.
+		creds = credentials.NewStaticCredentialsProvider("local", "local", "")
+	}
+	opts := dynamodb.Options{
+		Region:      cfg.Region,
+		Credentials: creds,
+		HTTPClient:  awshttp.NewBuildableClient().WithTimeout(3 * time.Second),
+		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = 3
+			o.MaxBackoff = 500 * time.Millisecond
+		}),
+	}
+	if cfg.DynamoDBEndpoint != "" {
+		opts.BaseEndpoint = aws.String(cfg.DynamoDBEndpoint)
+		// DynamoDB Local sends CRC32 headers that do not match some of its
+		// own error bodies; AWS's are right and stay checked.
+		opts.DisableValidateResponseChecksum = true
+	}
+	return dynamodb.New(opts), nil
 }
 
 // ExtraRoutes are the template routes of a function beyond its resource's
