@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"contentapi/shared/fold"
 	"contentapi/shared/records"
 )
 
@@ -25,7 +24,7 @@ type BatchWriter interface {
 const maxBatchWrite = 25
 
 // importWorkers is how many BatchWriteItem calls Import keeps in flight.
-const importWorkers = 4
+const importWorkers = 2
 
 // ErrNoBatchWrite: Import was called on a table whose DB cannot BatchWriteItem.
 var ErrNoBatchWrite = errors.New("store: import needs a DB with BatchWriteItem")
@@ -115,24 +114,6 @@ func (t *Table) Import(ctx context.Context, account string, vs []records.Values)
 		return 0, err
 	}
 	return first, nil
-}
-
-// newItem is the item Create writes for a record with the given id.
-func (t *Table) newItem(account string, id int64, v records.Values) Item {
-	now := t.timestamp()
-	item := key(account, id)
-	marshalValues(v, item)
-	name, _ := v["name"].(string)
-	item[AttrIDKey] = num(idKey(t.scopeOf(v), id))
-	item[AttrNameKey] = str(nameKey(name, id))
-	item[AttrNameFold] = str(fold.String(name))
-	if _, ok := item[AttrFavorite]; !ok {
-		item[AttrFavorite] = &types.AttributeValueMemberBOOL{Value: false}
-	}
-	item[AttrVersion] = num(1)
-	item[AttrCreated] = str(now)
-	item[AttrUpdated] = str(now)
-	return item
 }
 
 // batchWrite writes one batch, retrying what DynamoDB leaves unprocessed.

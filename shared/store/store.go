@@ -149,19 +149,13 @@ func marshalValues(v records.Values, into Item) {
 	}
 }
 
-// Create stores a new record and returns it. Two round trips: the counter
-// hands out the id, then one transaction writes the record and counts it.
-func (t *Table) Create(ctx context.Context, account string, v records.Values) (Item, error) {
-	id, err := t.allocateID(ctx, account)
-	if err != nil {
-		return nil, err
-	}
-	scope := t.scopeOf(v)
+// newItem is the item Create writes for a record with the given id.
+func (t *Table) newItem(account string, id int64, v records.Values) Item {
 	now := t.timestamp()
 	item := key(account, id)
 	marshalValues(v, item)
 	name, _ := v["name"].(string)
-	item[AttrIDKey] = num(idKey(scope, id))
+	item[AttrIDKey] = num(idKey(t.scopeOf(v), id))
 	item[AttrNameKey] = str(nameKey(name, id))
 	item[AttrNameFold] = str(fold.String(name))
 	if _, ok := item[AttrFavorite]; !ok {
@@ -170,7 +164,17 @@ func (t *Table) Create(ctx context.Context, account string, v records.Values) (I
 	item[AttrVersion] = num(1)
 	item[AttrCreated] = str(now)
 	item[AttrUpdated] = str(now)
+	return item
+}
 
+// Create stores a new record and returns it. Two round trips: the counter
+// hands out the id, then one transaction writes the record and counts it.
+func (t *Table) Create(ctx context.Context, account string, v records.Values) (Item, error) {
+	id, err := t.allocateID(ctx, account)
+	if err != nil {
+		return nil, err
+	}
+	item := t.newItem(account, id, v)
 	err = t.transact(ctx, []types.TransactWriteItem{
 		{Put: &types.Put{
 			TableName:           &t.name,
@@ -180,7 +184,7 @@ func (t *Table) Create(ctx context.Context, account string, v records.Values) (I
 				"#id": AttrID,
 			},
 		}},
-		t.count(account, scope, 1),
+		t.count(account, t.scopeOf(v), 1),
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+)
+
+// Figure is one line of the bench's output.
+type Figure struct {
+	Name  string
+	Value float64
+	Unit  string
+	// Source says how the value was obtained (measured by DynamoDB Local,
+	// computed, timed...).
+	Source string
+	// Missing is set when the figure could not be measured, with why.
+	Missing string
+}
+
+// targets are the issue's, by figure name: the value must be at most this.
+var targets = map[string]float64{
+	"calls_get":            1,
+	"calls_update":         1,
+	"calls_delete":         1,
+	"calls_create":         2,
+	"rru_get":              2,
+	"rru_list_default":     30,
+	"rru_list_filtered":    300,
+	"rru_list_search_name": 300,
+	"rru_list_deep":        600,
+	"calls_auth_warm":      0,
+	"ns_handler_get":       60000,
+	"ns_handler_list":      250000,
+	"bytes_bootstrap":      10000000,
+	"ms_cold_start":        30,
+	"errors_local":         0,
+}
+
+// Verdict is "pass", "FAIL" or "" (no target).
+func (f Figure) Verdict() string {
+	t, ok := targets[f.Name]
+	switch {
+	case !ok:
+		return ""
+	case f.Missing != "":
+		return "FAIL"
+	case f.Value <= t:
+		return "pass"
+	}
+	return "FAIL"
+}
+
+func (f Figure) Target() string {
+	t, ok := targets[f.Name]
+	if !ok {
+		return ""
+	}
+	return "≤ " + formatValue(t)
+}
+
+// Line is the figure as the bench prints it.
+func (f Figure) Line() string {
+	v := formatValue(f.Value)
+	if f.Missing != "" {
+		v = "NaN"
+	}
+	return fmt.Sprintf("bench: %s %s %s", f.Name, v, f.Unit)
+}
+
+func formatValue(v float64) string {
+	if math.IsNaN(v) {
+		return "NaN"
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
+}
+
+// board collects the figures in the order they are printed.
+type board struct {
+	mu      sync.Mutex
+	figures []Figure
+}
+
+func (b *board) add(f Figure) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.figures = append(b.figures, f)
+	fmt.Println(f.Line())
+}
+
+func (b *board) get(name string) (Figure, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, f := range b.figures {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Figure{}, false
+}

@@ -1,0 +1,205 @@
+// Command bench measures what each operation of the API costs: DynamoDB
+// round trips and request units, the handler's own time and allocations,
+// the bootstrap's size and cold start, and throughput through the local
+// gateway. It prints one line per figure,
+//
+//	bench: <name> <value> <unit>
+//
+// and writes the same figures, with the method behind each and the
+// trade-offs of the data model, into BENCHMARKS.md at the module root.
+//
+//	go run ./cmd/bench            (make bench)
+//	go run ./cmd/bench -quick     per-operation figures only, no builds or load
+//
+// It starts its own DynamoDB Local (in memory, on a free port), creates the
+// tables of template.yaml, and seeds one account with 10,000 documents and
+// 10,000 images.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"contentapi/shared/app"
+	"contentapi/shared/auth"
+	"contentapi/shared/ddblocal"
+	"contentapi/shared/sam"
+)
+
+// account owns the seeded records.
+const account = "bench"
+
+type options struct {
+	quick    bool
+	load     bool
+	out      string
+	duration time.Duration
+	clients  int
+}
+
+func main() {
+	var o options
+	flag.BoolVar(&o.quick, "quick", false, "per-operation figures only (no builds, cold start, handler benchmark or load run)")
+	flag.BoolVar(&o.load, "load", true, "run the load test through the local gateway")
+	flag.StringVar(&o.out, "o", "BENCHMARKS.md", "report to write, relative to the module root unless absolute (\"\" for none)")
+	flag.DurationVar(&o.duration, "load-duration", 30*time.Second, "length of the load run")
+	flag.IntVar(&o.clients, "load-clients", 32, "concurrent clients of the load run")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "[bench] error:", err)
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[bench] "+format+"\n", args...)
+}
+
+func run(ctx context.Context, o options) error {
+	started := time.Now()
+	startLoad := loadAverage()
+	tmplPath, err := sam.Find()
+	if err != nil {
+		return err
+	}
+	root := filepath.Dir(tmplPath)
+	tmpl, err := sam.Load(tmplPath)
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "contentapi-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+
+	// Builds run while DynamoDB Local starts and the account is seeded:
+	// nothing timed runs meanwhile.
+	var builds *artifacts
+	if !o.quick {
+		builds = startBuilds(ctx, root, work)
+	}
+
+	logf("starting DynamoDB Local")
+	srv, err := ddblocal.Start(ctx, ddblocal.Options{})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	plain, err := ddblocal.NewClient(ctx, srv.Endpoint())
+	if err != nil {
+		return err
+	}
+	tables, err := ddblocal.CreateTables(ctx, plain, tmpl, "")
+	if err != nil {
+		return err
+	}
+
+	logf("seeding %d documents and %d images", seedDocuments, seedImages)
+	t0 := time.Now()
+	s, err := seed(ctx, plain, tables, account, seedDocuments, seedImages)
+	if err != nil {
+		return err
+	}
+	seedTime := time.Since(t0)
+	logf("seeded in %s", seedTime.Round(100*time.Millisecond))
+	key, _, err := auth.NewKeys(plain, tables["ApiKeysTable"]).Create(ctx, account, []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
+	if err != nil {
+		return err
+	}
+
+	b := &board{}
+	meter, err := NewMeter(tmpl, tables)
+	if err != nil {
+		return err
+	}
+	metered := dynamodb.New(plain.Options(), meter.Options, func(o *dynamodb.Options) {
+		// As app.NewDynamoDB does for DynamoDB Local.
+		o.DisableValidateResponseChecksum = true
+	})
+	// The functions' own configuration: template.yaml's environment (rate
+	// limit, auth cache, idempotency table...) pointed at these tables.
+	for k, v := range ddblocal.EnvVars(tmpl, srv.Endpoint(), tables) {
+		os.Setenv(k, v)
+	}
+	cfg, err := app.ConfigFromEnv()
+	if err != nil {
+		return err
+	}
+	cfg.LogOutput = io.Discard // the figures own stdout
+	// Long enough for the slowest lists on DynamoDB Local (see Method).
+	cfg.RequestTimeout = 2 * time.Minute
+	a := app.New(cfg, metered)
+	c := &client{documents: a.DocumentsHandler(), images: a.ImagesHandler(), key: key}
+	cold, results, rl := measureOperations(meter, c, s)
+	reportOperations(b, cold, results, rl)
+
+	rep := &report{root: root, started: started, seedTime: seedTime, board: b, cold: cold, results: results, rateLimit: rl, cfg: cfg}
+	rep.loadAvg[0] = startLoad
+	if !o.quick {
+		if err := measureBuilt(ctx, b, builds, srv.Endpoint(), tables, key, s, rep); err != nil {
+			return err
+		}
+		// The load run has its own DynamoDB Local, under the gateway.
+		_ = srv.Stop()
+		if o.load {
+			if err := measureLoad(ctx, b, builds, root, o, rep); err != nil {
+				return err
+			}
+		}
+	}
+	rep.elapsed = time.Since(started)
+	rep.loadAvg[1] = loadAverage()
+	if o.out != "" {
+		path := o.out
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(root, path)
+		}
+		if err := rep.write(path); err != nil {
+			return err
+		}
+		logf("wrote %s (%s in all)", path, rep.elapsed.Round(time.Second))
+	}
+	return nil
+}
+
+// reportOperations turns the per-operation measurements into figures.
+func reportOperations(b *board, cold operationResult, results []operationResult, rl rateLimitCost) {
+	warmAuth := 0
+	for _, r := range results {
+		warmAuth += r.totals.Auth
+		if r.issue != "" {
+			logf("%s: %s", r.op.name, r.issue)
+		}
+		for _, f := range r.op.figures {
+			fig := Figure{Name: f + "_" + r.op.name}
+			switch f {
+			case "rru":
+				fig.Value, fig.Unit = r.totals.Reads, "rru"
+			case "wru":
+				fig.Value, fig.Unit = r.totals.Writes, "wru"
+			case "calls":
+				fig.Value, fig.Unit = float64(r.totals.RoundTrips), "calls"
+			}
+			if r.status != r.op.status {
+				fig.Missing = r.issue
+			}
+			b.add(fig)
+		}
+	}
+	b.add(Figure{Name: "calls_auth_warm", Value: float64(warmAuth), Unit: "calls"})
+	b.add(Figure{Name: "calls_auth_cold", Value: float64(cold.totals.Auth), Unit: "calls"})
+	b.add(Figure{Name: "calls_ratelimit_per_request", Value: float64(rl.leases) / float64(rl.requests), Unit: "calls"})
+	b.add(Figure{Name: "wru_ratelimit_per_request", Value: rl.wru / float64(rl.requests), Unit: "wru"})
+}
