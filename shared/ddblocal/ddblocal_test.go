@@ -93,9 +93,11 @@ func TestEnvVars(t *testing.T) {
 		"DOCUMENTS_TABLE":       "doc-x",
 		"API_KEYS_TABLE":        "keys-x",
 		"IDEMPOTENCY_TABLE":     "idem-x",
-		"AUTH_CACHE_SECONDS":    "60",  // the parameter's default
-		"RATE_LIMIT_PER_MINUTE": "600", // likewise
+		"AUTH_CACHE_SECONDS":    "60", // the parameter's default
+		"RATE_LIMIT_PER_MINUTE": "0",  // off locally, whatever the template's default
 		"LOG_LEVEL":             "info",
+		"GOGC":                  "400",
+		"GOMEMLIMIT":            "200MiB",
 		"DYNAMODB_ENDPOINT":     "http://127.0.0.1:9",
 		"AWS_REGION":            Region,
 		"AWS_ACCESS_KEY_ID":     "local",

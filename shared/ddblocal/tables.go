@@ -175,6 +175,10 @@ func EnvVars(tmpl *sam.Template, endpoint string, tables map[string]string) map[
 			}
 		}
 	}
+	// Rate limits are for deployed stacks (the template's 600 a minute);
+	// locally they stay off unless the developer exports
+	// RATE_LIMIT_PER_MINUTE, which the local stack keeps.
+	env["RATE_LIMIT_PER_MINUTE"] = "0"
 	env["DYNAMODB_ENDPOINT"] = endpoint
 	env["AWS_REGION"] = Region
 	env["AWS_ACCESS_KEY_ID"] = "local"
