@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -138,6 +139,11 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	cfg.LogOutput = io.Discard // the figures own stdout
+	// Local stacks run without rate limits; the bench measures what a
+	// deployment pays, so it uses the template's default limit.
+	if cfg.RateLimitPerMinute, err = deployedRateLimit(tmpl); err != nil {
+		return err
+	}
 	// Long enough for the slowest lists on DynamoDB Local (see Method).
 	cfg.RequestTimeout = 2 * time.Minute
 	a := app.New(cfg, metered)
@@ -202,4 +208,19 @@ func reportOperations(b *board, cold operationResult, results []operationResult,
 	b.add(Figure{Name: "calls_auth_cold", Value: float64(cold.totals.Auth), Unit: "calls"})
 	b.add(Figure{Name: "calls_ratelimit_per_request", Value: float64(rl.leases) / float64(rl.requests), Unit: "calls"})
 	b.add(Figure{Name: "wru_ratelimit_per_request", Value: rl.wru / float64(rl.requests), Unit: "wru"})
+}
+
+// deployedRateLimit is the rate limit a deployment of tmpl runs with: the
+// parameter default behind the functions' RATE_LIMIT_PER_MINUTE.
+func deployedRateLimit(tmpl *sam.Template) (int, error) {
+	fn, err := tmpl.Function("DocumentsFunction")
+	if err != nil {
+		return 0, err
+	}
+	v := fmt.Sprint(tmpl.ResolveParameters(fn.Env()[app.EnvRateLimit]))
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("template rate limit %q: %w", v, err)
+	}
+	return n, nil
 }
