@@ -119,7 +119,7 @@ type gateway struct {
 	api      string // http://127.0.0.1:port
 	dynamoDB string // its DynamoDB Local
 	dir      string
-	out      *tailBuffer
+	out      *ddblocal.Tail
 	exited   chan struct{}
 }
 
@@ -148,11 +148,11 @@ func startGateway(ctx context.Context, binary, root string) (*gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	apiPort, err := freePort()
+	apiPort, err := ddblocal.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	ddbPort, err := freePort()
+	ddbPort, err := ddblocal.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +176,7 @@ func startGateway(ctx context.Context, binary, root string) (*gateway, error) {
 	)
 	g := &gateway{cmd: cmd, api: "http://127.0.0.1:" + strconv.Itoa(apiPort),
 		dynamoDB: "http://127.0.0.1:" + strconv.Itoa(ddbPort), dir: dir,
-		out: &tailBuffer{max: 64 << 10}, exited: make(chan struct{})}
+		out: ddblocal.NewTail(64 << 10), exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = g.out, g.out
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
@@ -292,38 +292,6 @@ func procParent(pid int) (int, bool) {
 	}
 	ppid, err := strconv.Atoi(f[1])
 	return ppid, err == nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = t.buf[over:]
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
 }
 
 // The load mix, in percent of requests: 70% reads, 30% writes of the

@@ -96,7 +96,7 @@ type Options struct {
 type Server struct {
 	endpoint string
 	cmd      *exec.Cmd
-	out      *tail
+	out      *Tail
 	exited   chan struct{} // closed when the process has exited
 	waitErr  error         // set before exited is closed
 	stopOnce sync.Once
@@ -132,7 +132,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	for i := 1; ; i++ {
 		port := opts.Port
 		if port == 0 {
-			if port, err = freePort(); err != nil {
+			if port, err = FreePort(); err != nil {
 				return nil, err
 			}
 		}
@@ -164,7 +164,7 @@ func start(ctx context.Context, jar string, port int, opts Options) (*Server, er
 		args = append(args, "-inMemory")
 	}
 	cmd := exec.Command(javaPath(), args...)
-	out := &tail{max: 8 << 10}
+	out := NewTail(8 << 10)
 	var w io.Writer = out
 	if opts.Log != nil {
 		w = io.MultiWriter(out, opts.Log)
@@ -262,7 +262,9 @@ func (s *Server) Stop() error {
 // reason.
 func (s *Server) Done() <-chan struct{} { return s.exited }
 
-func freePort() (int, error) {
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, for
+// servers the tests and tools start.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("ddblocal: find a free port: %w", err)
@@ -271,15 +273,18 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// tail keeps the last max bytes written to it: DynamoDB Local's output,
-// for the error when it fails to start.
-type tail struct {
+// Tail keeps the last bytes written to it: a child process's output, for
+// the error when it fails.
+type Tail struct {
 	mu  sync.Mutex
 	max int
 	buf []byte
 }
 
-func (t *tail) Write(p []byte) (int, error) {
+// NewTail keeps the last max bytes.
+func NewTail(max int) *Tail { return &Tail{max: max} }
+
+func (t *Tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.buf = append(t.buf, p...)
@@ -289,7 +294,7 @@ func (t *tail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (t *tail) String() string {
+func (t *Tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(bytes.TrimSpace(t.buf))
