@@ -202,10 +202,15 @@ func lambdaFunction(h http.Handler) Function {
 	adapter := httpadapter.NewV2(h)
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		if ev.IsBase64Encoded {
-			if _, err := base64.StdEncoding.DecodeString(ev.Body); err != nil {
-				ev.Body, ev.IsBase64Encoded = "", false
+			// Decoded here, once, so that bad base64 is a 400 rather than
+			// the adapter failing the invocation; the adapter then takes
+			// the body as it is.
+			body, err := base64.StdEncoding.DecodeString(ev.Body)
+			if err != nil {
+				body = nil
 				ctx = httpapi.WithUndecodableBody(ctx)
 			}
+			ev.Body, ev.IsBase64Encoded = string(body), false
 		}
 		if !convertible(ev) {
 			return badEvent(ev), nil
