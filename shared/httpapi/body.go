@@ -93,7 +93,7 @@ func ParseBody(r *http.Request) (Input, error) {
 	switch {
 	case mediaType == "application/x-www-form-urlencoded":
 		return parseForm(raw)
-	case mediaType == "application/json" || strings.HasSuffix(mediaType, "+json"):
+	case mediaType == "application/json":
 		return parseJSON(raw)
 	case mediaType == "multipart/form-data":
 		return parseMultipart(raw, params["boundary"])
