@@ -43,6 +43,7 @@ func New(doc []byte) (*Validator, error) {
 		return nil, fmt.Errorf("load: %w", err)
 	}
 	relaxPlanned(t)
+	registerFormDecoder.Do(func() { openapi3filter.RegisterBodyDecoder(formType, formDecoder) })
 	router, err := gorillamux.NewRouter(t)
 	if err != nil {
 		return nil, fmt.Errorf("router: %w", err)
