@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
+	"contentapi/shared/local/ddblocal"
 )
 
 func TestRunUsageErrors(t *testing.T) {

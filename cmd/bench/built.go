@@ -14,10 +14,10 @@ import (
 	"strings"
 	"time"
 
-	"contentapi/shared/ddblocal"
 	"contentapi/shared/documents"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/sam"
 	"contentapi/shared/records"
-	"contentapi/shared/sam"
 )
 
 // coldStartRuns is how many fresh processes the cold start is the median of.

@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
 	"contentapi/shared/images"
-	"contentapi/shared/sam"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/sam"
 )
 
 // loadResult is what the load run saw.

@@ -32,8 +32,8 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
-	"contentapi/shared/sam"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/sam"
 )
 
 // account owns the seeded records.

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 
-	"contentapi/shared/sam"
+	"contentapi/shared/local/sam"
 )
 
 // Call is one DynamoDB operation the app made, as the meter saw it.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"contentapi/shared/app"
-	"contentapi/shared/ddblocal"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/store"
 )
 

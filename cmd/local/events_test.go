@@ -18,9 +18,9 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
-	"contentapi/shared/gateway"
-	"contentapi/shared/sam"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/gateway"
+	"contentapi/shared/local/sam"
 )
 
 // expected is the status each event in events/ must get when the files run

@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"contentapi/shared/app"
-	"contentapi/shared/ddblocal"
-	"contentapi/shared/sam"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/sam"
 )
 
 // invoke runs the event in file through the function its route belongs to,

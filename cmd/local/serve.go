@@ -15,8 +15,8 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
-	"contentapi/shared/gateway"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/gateway"
 )
 
 // LocalAccount owns the key serve creates at every start.

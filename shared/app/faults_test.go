@@ -18,7 +18,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
+	"contentapi/shared/local/ddblocal"
 )
 
 // faultProxy stands between the service and DynamoDB Local and, on demand,

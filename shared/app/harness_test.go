@@ -13,7 +13,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
+	"contentapi/shared/local/ddblocal"
 )
 
 // stack is the service as a client sees it: the real handlers behind the

@@ -16,8 +16,8 @@ import (
 	"contentapi/shared/crud"
 	"contentapi/shared/documents"
 	"contentapi/shared/images"
+	"contentapi/shared/local/openapitest"
 	"contentapi/shared/openapi"
-	"contentapi/shared/openapi/openapitest"
 	"contentapi/shared/records"
 )
 

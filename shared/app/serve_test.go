@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"contentapi/shared/app"
-	"contentapi/shared/gateway"
+	"contentapi/shared/local/gateway"
 )
 
 // serve is the HTTP front of the stack under test: the local API Gateway,

@@ -13,8 +13,8 @@ import (
 	"contentapi/shared/crud"
 	"contentapi/shared/documents"
 	"contentapi/shared/images"
+	"contentapi/shared/local/sam"
 	"contentapi/shared/records"
-	"contentapi/shared/sam"
 	"contentapi/shared/store"
 )
 

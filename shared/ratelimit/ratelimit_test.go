@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
 	"contentapi/shared/httpapi"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/ratelimit"
 )
 

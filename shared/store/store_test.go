@@ -6,9 +6,9 @@ import (
 	"sync"
 	"testing"
 
-	"contentapi/shared/ddblocal"
 	"contentapi/shared/documents"
 	"contentapi/shared/images"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )

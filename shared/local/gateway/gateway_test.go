@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"contentapi/shared/app"
-	"contentapi/shared/sam"
+	"contentapi/shared/local/sam"
 )
 
 var fixedNow = time.Date(2026, 11, 21, 16, 48, 30, 123e6, time.UTC)

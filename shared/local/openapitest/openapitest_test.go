@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"contentapi/shared/local/openapitest"
 	"contentapi/shared/openapi"
-	"contentapi/shared/openapi/openapitest"
 )
 
 func validator(t *testing.T) *openapitest.Validator {

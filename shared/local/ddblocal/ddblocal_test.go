@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"contentapi/shared/sam"
+	"contentapi/shared/local/sam"
 )
 
 func TestJarPath(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"contentapi/shared/sam"
+	"contentapi/shared/local/sam"
 )
 
 // TestEndpointEnv names a DynamoDB Local the tests use instead of starting
