@@ -18,7 +18,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
-	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/gateway"
 	"contentapi/shared/local/sam"
 )
@@ -110,7 +110,7 @@ func TestEvents(t *testing.T) {
 	}
 	sort.SliceStable(files, func(i, j int) bool { return eventPhase(files[i].ev) < eventPhase(files[j].ev) })
 
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	env.Setenv(t)
 	// A cold DynamoDB Local on a loaded machine can be slow at first; the
 	// statuses are what this test checks.
