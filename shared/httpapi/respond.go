@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 )
@@ -30,11 +29,12 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-// WriteError answers with err: an *Error in its contract shape; anything
-// else is logged (it may hold internals) and becomes a bare 500.
+// WriteError answers with err: an *Error or a domain error in its contract
+// shape; anything else is logged (it may hold internals) and becomes a bare
+// 500.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	var e *Error
-	if !errors.As(err, &e) {
+	e := clientError(err)
+	if e == nil {
 		Logger(r.Context()).Error("request failed", "error", err.Error())
 		WriteJSON(w, http.StatusInternalServerError, map[string]any{"message": "Server error.", "status": http.StatusInternalServerError})
 		return

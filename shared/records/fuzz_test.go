@@ -9,13 +9,14 @@ import (
 	"contentapi/shared/documents"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/images"
+	"contentapi/shared/input"
 	"contentapi/shared/records"
 )
 
 var resources = []*records.Resource{images.Resource, documents.Resource}
 
-// Any parsed body validates into values of the stored types, or is a 422:
-// never a panic, never a value the store cannot write.
+// Any parsed body validates into values of the stored types, or is
+// invalid: never a panic, never a value the store cannot write.
 func FuzzValidate(f *testing.F) {
 	f.Add("application/x-www-form-urlencoded", []byte("name=%E6%97%A5&description=d&resolution=512x512&style=anime&favorite=1"))
 	f.Add("application/json", []byte(`{"name":"x","prompt":"p","creativity":".5","template_id":52,"result":null}`))
@@ -29,10 +30,10 @@ func FuzzValidate(f *testing.F) {
 			return
 		}
 		for _, res := range resources {
-			for _, validate := range []func(httpapi.Input) (records.Values, error){res.ValidateCreate, res.ValidateUpdate} {
+			for _, validate := range []func(input.Fields) (records.Values, error){res.ValidateCreate, res.ValidateUpdate} {
 				v, err := validate(in)
 				if err != nil {
-					if e, ok := err.(*httpapi.Error); !ok || e.Status != 422 || len(e.Fields) == 0 {
+					if e, ok := err.(*records.InvalidError); !ok || len(e.Fields) == 0 {
 						t.Fatalf("%s: error %v", res.Name, err)
 					}
 					continue
@@ -49,7 +50,7 @@ func FuzzValidate(f *testing.F) {
 	})
 }
 
-// Any list query is a valid ListQuery or a 422.
+// Any list query is a valid ListQuery or invalid.
 func FuzzParseList(f *testing.F) {
 	f.Add("per_page=7&sort=up&favorite=maybe&style=oil&page=99999999999999999999")
 	f.Add("template_id=52&search_by=result&search=%C3%A9&sort_by=name")
@@ -61,7 +62,7 @@ func FuzzParseList(f *testing.F) {
 		for _, res := range resources {
 			lq, err := res.ParseList(q)
 			if err != nil {
-				if e, ok := err.(*httpapi.Error); !ok || e.Status != 422 {
+				if _, ok := err.(*records.InvalidError); !ok {
 					t.Fatalf("error %v", err)
 				}
 				continue
