@@ -27,9 +27,10 @@ type Value struct {
 type Fields struct {
 	Names  []string
 	Values map[string]Value
-	// Repeated lists fields sent more than once; such input is refused
-	// rather than silently picking one.
+	// Repeated lists, once each, the fields sent more than once; such
+	// input is refused rather than silently picking one.
 	Repeated []string
+	repeated map[string]bool
 }
 
 // Add records a field; a name already given keeps its first value and is
@@ -43,6 +44,13 @@ func (f *Fields) Add(name string, v Value) {
 		f.Values[name] = v
 		return
 	}
+	if f.repeated[name] {
+		return
+	}
+	if f.repeated == nil {
+		f.repeated = map[string]bool{}
+	}
+	f.repeated[name] = true
 	f.Repeated = append(f.Repeated, name)
 }
 

@@ -120,5 +120,5 @@ func (k Int) parse(field string, v input.Value) (any, string) {
 }
 
 // label is how Laravel names a field in a message: "template_id" reads
-// "template id".
-func label(field string) string { return strings.ReplaceAll(field, "_", " ") }
+// "template id". Names are cut short, as in the report's keys.
+func label(field string) string { return strings.ReplaceAll(shortName(field), "_", " ") }

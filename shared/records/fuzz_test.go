@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"unicode/utf8"
 
 	"contentapi/shared/documents"
 	"contentapi/shared/httpapi"
@@ -16,7 +17,8 @@ import (
 var resources = []*records.Resource{images.Resource, documents.Resource}
 
 // Any parsed body validates into values of the stored types, or is
-// invalid: never a panic, never a value the store cannot write.
+// invalid within the report's bounds: never a panic, never a value the
+// store cannot write.
 func FuzzValidate(f *testing.F) {
 	f.Add("application/x-www-form-urlencoded", []byte("name=%E6%97%A5&description=d&resolution=512x512&style=anime&favorite=1"))
 	f.Add("application/json", []byte(`{"name":"x","prompt":"p","creativity":".5","template_id":52,"result":null}`))
@@ -33,8 +35,14 @@ func FuzzValidate(f *testing.F) {
 			for _, validate := range []func(input.Fields) (records.Values, error){res.ValidateCreate, res.ValidateUpdate} {
 				v, err := validate(in)
 				if err != nil {
-					if e, ok := err.(*records.InvalidError); !ok || len(e.Fields) == 0 {
+					e, ok := err.(*records.InvalidError)
+					if !ok || len(e.Fields) == 0 || len(e.Fields) > records.MaxInvalidFields {
 						t.Fatalf("%s: error %v", res.Name, err)
+					}
+					for name := range e.Fields {
+						if utf8.RuneCountInString(name) > records.MaxFieldNameRunes+1 {
+							t.Fatalf("%s: reported name %q is not cut short", res.Name, name)
+						}
 					}
 					continue
 				}
