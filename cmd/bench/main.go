@@ -147,7 +147,13 @@ func run(ctx context.Context, o options) error {
 	// Long enough for the slowest lists on DynamoDB Local (see Method).
 	cfg.RequestTimeout = 2 * time.Minute
 	a := app.New(cfg, metered)
-	c := &client{documents: a.DocumentsHandler(), images: a.ImagesHandler(), key: key}
+	c := &client{key: key}
+	if c.documents, err = a.Handler("documents"); err != nil {
+		return err
+	}
+	if c.images, err = a.Handler("images"); err != nil {
+		return err
+	}
 	cold, results, rl := measureOperations(meter, c, s)
 	reportOperations(b, cold, results, rl)
 

@@ -123,7 +123,10 @@ func TestEvents(t *testing.T) {
 	if err := auth.NewKeys(env.Client, os.Getenv(app.EnvKeysTable)).Import(ctx, auth.DemoKey, auth.DemoAccount, readWrite); err != nil {
 		t.Fatal(err)
 	}
-	fns := a.Functions()
+	fns, err := a.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range files {
 		t.Run(f.name, func(t *testing.T) {
 			function, err := functionFor(p.tmpl, f.ev)

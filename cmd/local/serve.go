@@ -110,7 +110,11 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	gw, err := gateway.NewGateway(p.tmpl, a.Functions(), newLogger(stderr))
+	fns, err := a.Functions()
+	if err != nil {
+		return err
+	}
+	gw, err := gateway.NewGateway(p.tmpl, fns, newLogger(stderr))
 	if err != nil {
 		return err
 	}

@@ -38,8 +38,7 @@ func newStackWith(t testing.TB, configure func(*app.Config)) *stack {
 	cfg := app.Config{
 		Region:           ddblocal.Region,
 		DynamoDBEndpoint: env.Endpoint,
-		ImagesTable:      env.Tables["ImagesTable"],
-		DocumentsTable:   env.Tables["DocumentsTable"],
+		Tables:           env.Tables,
 		KeysTable:        env.Tables["ApiKeysTable"],
 		IdempotencyTable: env.Tables["IdempotencyTable"],
 		AuthCacheTTL:     time.Minute,

@@ -46,21 +46,16 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	}
 }
 
-// resources are the resources the service serves.
-var resources = []*records.Resource{images.Resource, documents.Resource}
-
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	// The routes each function's mux serves; app.ExtraRoutes adds those
 	// beyond the resources' operations ("$default" is the gateway's
 	// catch-all, answered 404, which the document states in prose).
 	var served []string
-	for _, res := range resources {
-		for _, r := range crud.New(res, nil, nil).Routes() {
+	for _, res := range app.Resources {
+		for _, r := range crud.New(res.Def, nil, nil).Routes() {
 			served = append(served, r.Method+" "+r.Pattern)
 		}
-	}
-	for _, fn := range []string{"ImagesFunction", "DocumentsFunction"} {
-		for _, extra := range app.ExtraRoutes(fn) {
+		for _, extra := range app.ExtraRoutes(res.Function()) {
 			if extra != "$default" {
 				served = append(served, extra)
 			}
@@ -83,13 +78,14 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 // TestOpenAPIMatchesTheResources holds the document's request schemas and
 // list parameters against the resource definitions: which fields each
 // operation takes, which are required, their lengths, allowed values and
-// defaults.
+// defaults. A resource's schemas are named after its object: ImageCreate,
+// ImageUpdate.
 func TestOpenAPIMatchesTheResources(t *testing.T) {
 	d := loadJSONDocument(t)
-	schemas := map[string][2]string{"images": {"ImageCreate", "ImageUpdate"}, "documents": {"DocumentCreate", "DocumentUpdate"}}
-	for _, res := range resources {
-		for i, op := range []string{"create", "update"} {
-			name := schemas[res.Name][i]
+	for _, r := range app.Resources {
+		res := r.Def
+		for _, op := range []string{"create", "update"} {
+			name := upperFirst(res.Object) + upperFirst(op)
 			schema := d.at("components", "schemas", name)
 			props, _ := schema["properties"].(map[string]any)
 			required, _ := schema["required"].([]any)
@@ -171,6 +167,8 @@ func TestOpenAPIMatchesTheResources(t *testing.T) {
 		}
 	}
 }
+
+func upperFirst(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
 // jsonDocument is the document as plain JSON values, for comparing with the
 // code's definitions.

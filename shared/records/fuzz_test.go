@@ -7,14 +7,19 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"contentapi/shared/documents"
+	"contentapi/shared/app"
 	"contentapi/shared/httpapi"
-	"contentapi/shared/images"
 	"contentapi/shared/input"
 	"contentapi/shared/records"
 )
 
-var resources = []*records.Resource{images.Resource, documents.Resource}
+func resources() []*records.Resource {
+	var defs []*records.Resource
+	for _, r := range app.Resources {
+		defs = append(defs, r.Def)
+	}
+	return defs
+}
 
 // Any parsed body validates into values of the stored types, or is
 // invalid within the report's bounds: never a panic, never a value the
@@ -31,7 +36,7 @@ func FuzzValidate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, res := range resources {
+		for _, res := range resources() {
 			for _, validate := range []func(input.Fields) (records.Values, error){res.ValidateCreate, res.ValidateUpdate} {
 				v, err := validate(in)
 				if err != nil {
@@ -67,7 +72,7 @@ func FuzzParseList(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, res := range resources {
+		for _, res := range resources() {
 			lq, err := res.ParseList(q)
 			if err != nil {
 				if _, ok := err.(*records.InvalidError); !ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"contentapi/shared/app"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/sam"
@@ -87,12 +88,8 @@ func projectTemplate(t *testing.T) *sam.Template {
 
 func TestEnvVars(t *testing.T) {
 	tmpl := projectTemplate(t)
-	env := ddblocal.EnvVars(tmpl, "http://127.0.0.1:9", map[string]string{
-		"ImagesTable": "img-x", "DocumentsTable": "doc-x", "ApiKeysTable": "keys-x", "IdempotencyTable": "idem-x",
-	})
+	tables := map[string]string{"ApiKeysTable": "keys-x", "IdempotencyTable": "idem-x"}
 	want := map[string]string{
-		"IMAGES_TABLE":          "img-x",
-		"DOCUMENTS_TABLE":       "doc-x",
 		"API_KEYS_TABLE":        "keys-x",
 		"IDEMPOTENCY_TABLE":     "idem-x",
 		"AUTH_CACHE_SECONDS":    "60", // the parameter's default
@@ -105,6 +102,11 @@ func TestEnvVars(t *testing.T) {
 		"AWS_ACCESS_KEY_ID":     "local",
 		"AWS_SECRET_ACCESS_KEY": "local",
 	}
+	for _, r := range app.Resources {
+		tables[r.Table()] = r.Def.Name + "-x"
+		want[r.TableEnv()] = r.Def.Name + "-x"
+	}
+	env := ddblocal.EnvVars(tmpl, "http://127.0.0.1:9", tables)
 	for k, v := range want {
 		if got, ok := env[k]; !ok || got != v {
 			t.Errorf("%s = %q, want %q", k, env[k], v)
