@@ -109,7 +109,7 @@ func (res *Resource) get(w http.ResponseWriter, r *http.Request) error {
 	if item == nil {
 		return records.ErrNotFound
 	}
-	if matchesAny(r.Header.Get("If-None-Match"), etag(item)) {
+	if httpapi.IfNoneMatch(r, etag(item)) {
 		w.Header().Set("ETag", etag(item))
 		w.WriteHeader(http.StatusNotModified)
 		return nil

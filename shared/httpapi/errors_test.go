@@ -60,3 +60,28 @@ func TestWriteErrorMapsTheDomain(t *testing.T) {
 		})
 	}
 }
+
+// If-None-Match compares weakly and takes a list or "*" (RFC 9110).
+func TestIfNoneMatch(t *testing.T) {
+	testCases := []struct {
+		header string
+		want   bool
+	}{
+		{"", false},
+		{`"7.3"`, true},
+		{`W/"7.3"`, true},
+		{`"7.2", "7.3"`, true},
+		{`*`, true},
+		{`"7.2"`, false},
+		{`7.3`, false},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.header, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/", nil)
+			r.Header.Set("If-None-Match", tc.header)
+			if got := IfNoneMatch(r, `"7.3"`); got != tc.want {
+				t.Errorf("IfNoneMatch = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strings"
 )
 
 // ContentType is the only type this API answers with.
@@ -49,4 +50,21 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	WriteJSON(w, e.Status, map[string]any{"message": e.Message, "status": e.Status})
+}
+
+// IfNoneMatch reports whether the request's If-None-Match names etag (weak
+// comparison, as RFC 9110 has for If-None-Match): the client holds the
+// current version, and gets 304.
+func IfNoneMatch(r *http.Request, etag string) bool {
+	header := r.Header.Get("If-None-Match")
+	if header == "" {
+		return false
+	}
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || t == etag {
+			return true
+		}
+	}
+	return false
 }
