@@ -33,6 +33,7 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/local/sam"
 )
 
@@ -121,7 +122,7 @@ func run(ctx context.Context, o options) error {
 	}
 
 	b := &board{}
-	meter, err := NewMeter(tmpl, tables)
+	meter, err := ddbmeter.New(tmpl, tables)
 	if err != nil {
 		return err
 	}

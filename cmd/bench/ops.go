@@ -12,6 +12,7 @@ import (
 
 	"contentapi/shared/documents"
 	"contentapi/shared/fold"
+	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/records"
 )
 
@@ -88,8 +89,8 @@ type operation struct {
 // operationResult is what one operation cost.
 type operationResult struct {
 	op     operation
-	calls  []Call
-	totals Totals
+	calls  []ddbmeter.Call
+	totals ddbmeter.Totals
 	status int
 	issue  string
 	took   time.Duration // on DynamoDB Local, through the handler
@@ -99,7 +100,7 @@ type operationResult struct {
 // (auth, parsing, store, rendering) with the key already authenticated, and
 // returns what each cost. The lists come before the writes, so their
 // totals can be checked against the seeded data.
-func measureOperations(m *Meter, c *client, s *seeded) (cold operationResult, results []operationResult, rl rateLimitCost) {
+func measureOperations(m *ddbmeter.Meter, c *client, s *seeded) (cold operationResult, results []operationResult, rl rateLimitCost) {
 	freestyle := func(v records.Values) bool { return v["template_id"] == int64(documents.FreestyleID) }
 	other := func(v records.Values) bool { return !freestyle(v) }
 	getID := s.document(0, freestyle)
@@ -178,7 +179,7 @@ func measureOperations(m *Meter, c *client, s *seeded) (cold operationResult, re
 		var a answer
 		start := time.Now()
 		calls := m.Measure(func() { a = c.do(op.method, op.path, op.form, op.header) })
-		r := operationResult{op: op, calls: calls, totals: Sum(calls), status: a.status, took: time.Since(start)}
+		r := operationResult{op: op, calls: calls, totals: ddbmeter.Sum(calls), status: a.status, took: time.Since(start)}
 		if a.status != op.status {
 			r.issue = fmt.Sprintf("status %d, want %d: %.200s", a.status, op.status, a.raw)
 		} else if op.check != nil {
@@ -205,7 +206,7 @@ func measureOperations(m *Meter, c *client, s *seeded) (cold operationResult, re
 			c.do("GET", fmt.Sprintf("/api/v1/documents/%d", s.firstDocument+int64(i)), nil, nil)
 		}
 	})
-	t := Sum(calls)
+	t := ddbmeter.Sum(calls)
 	rl.leases, rl.wru = t.RateLimit, t.RateLimitWRU
 	return cold, results, rl
 }

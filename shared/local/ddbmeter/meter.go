@@ -1,4 +1,8 @@
-package main
+// Package ddbmeter meters what a DynamoDB client's calls cost, on DynamoDB
+// Local, as AWS would bill them: request units per call and HTTP round
+// trips, with DynamoDB Local's known differences from AWS corrected. make
+// bench reports its figures; tests can hold a request's cost with it.
+package ddbmeter
 
 import (
 	"context"
@@ -103,9 +107,10 @@ type Meter struct {
 	calls []Call
 }
 
-// NewMeter knows the tables' index projections from the template, to tell a
-// read that stays in an index from one that fetches from the table.
-func NewMeter(tmpl *sam.Template, names map[string]string) (*Meter, error) {
+// New is a meter for the tables of tmpl, named as in names (by logical ID):
+// it knows their index projections, to tell a read that stays in an index
+// from one that fetches from the table.
+func New(tmpl *sam.Template, names map[string]string) (*Meter, error) {
 	tables, err := tmpl.Tables()
 	if err != nil {
 		return nil, err
