@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,15 +19,15 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"contentapi/shared/local/sam"
 )
 
 // runtimeAPI stands in for the Lambda Runtime API (2018-06-01): it hands
 // one event to the bootstrap and takes its response. A second "next" waits
 // until the bootstrap is killed, as a frozen sandbox would.
 type runtimeAPI struct {
-	srv  *http.Server
-	addr string
-
+	srv       *httptest.Server
 	mu        sync.Mutex
 	requestID string
 	event     []byte
@@ -41,19 +43,6 @@ type runtimeAnswer struct {
 }
 
 const runtimePrefix = "/2018-06-01/runtime/"
-
-func startRuntimeAPI() (*runtimeAPI, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	rt := &runtimeAPI{addr: ln.Addr().String(), answers: make(chan runtimeAnswer, 4)}
-	rt.srv = &http.Server{Handler: http.HandlerFunc(rt.serve)}
-	go rt.srv.Serve(ln)
-	return rt, nil
-}
-
-func (rt *runtimeAPI) close() { rt.srv.Close() }
 
 // arm sets the event the next bootstrap receives.
 func (rt *runtimeAPI) arm(requestID string, event []byte) {
@@ -100,56 +89,48 @@ func (rt *runtimeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// gatewayEvent is the payload 2.0 event of a GET with a bearer key.
-func gatewayEvent(path, routeKey, key string) events.APIGatewayV2HTTPRequest {
-	headers := map[string]string{
-		"accept":            "application/json",
-		"authorization":     "Bearer " + key,
-		"host":              "r3pmxmplak.execute-api.us-east-1.amazonaws.com",
-		"user-agent":        "curl/8.5.0",
-		"x-amzn-trace-id":   "Root=1-6920a8ce-4b1c0e3b7d2a9f6e1c8b5a40",
-		"x-forwarded-for":   "203.0.113.7",
-		"x-forwarded-port":  "443",
-		"x-forwarded-proto": "https",
+// documentEvent is events/documents-get.json, the payload 2.0 event of
+// GET /api/v1/documents/{id}, asking for document id with key.
+func documentEvent(id int64, key string) ([]byte, error) {
+	path, err := sam.Find()
+	if err != nil {
+		return nil, err
 	}
-	ev := events.APIGatewayV2HTTPRequest{
-		Version: "2.0", RouteKey: routeKey, RawPath: path, Headers: headers,
-		RequestContext: events.APIGatewayV2HTTPRequestContext{
-			AccountID: "123456789012", APIID: "r3pmxmplak",
-			DomainName: "r3pmxmplak.execute-api.us-east-1.amazonaws.com", DomainPrefix: "r3pmxmplak",
-			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{
-				Method: "GET", Path: path, Protocol: "HTTP/1.1", SourceIP: "203.0.113.7", UserAgent: "curl/8.5.0",
-			},
-			RequestID: "S5fUv8gcNFRJa0l=", RouteKey: routeKey, Stage: "$default",
-			Time: time.Now().UTC().Format("02/Jan/2006:15:04:05 -0700"), TimeEpoch: time.Now().UnixMilli(),
-		},
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "events", "documents-get.json"))
+	if err != nil {
+		return nil, err
 	}
-	if strings.HasSuffix(routeKey, "{id}") {
-		ev.PathParameters = map[string]string{"id": path[strings.LastIndex(path, "/")+1:]}
+	var ev events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(b, &ev); err != nil {
+		return nil, err
 	}
-	return ev
+	ev.Headers["authorization"] = "Bearer " + key
+	ev.PathParameters["id"] = strconv.FormatInt(id, 10)
+	ev.RawPath = "/api/v1/documents/" + ev.PathParameters["id"]
+	ev.RequestContext.HTTP.Path = ev.RawPath
+	ev.RequestContext.TimeEpoch = time.Now().UnixMilli()
+	return json.Marshal(ev)
 }
 
 // coldStart is one fresh process's times from exec.
 type coldStart struct {
-	init  time.Duration // to its first request for an event: runtime, package init, main
-	total time.Duration // to its response
+	Init  time.Duration // to its first request for an event: runtime, package init, main
+	Total time.Duration // to its response
 }
 
-// coldStarts execs the bootstrap runs times, each a fresh process given one
-// event, and returns the time from exec to the response reaching the
-// runtime API. want must be in the response body.
-func coldStarts(ctx context.Context, bootstrap string, env []string, ev events.APIGatewayV2HTTPRequest, want string, runs int) ([]coldStart, error) {
-	rt, err := startRuntimeAPI()
+// coldStarts execs the bootstrap runs times, each a fresh process asked
+// for document id with key, and returns the times from exec to the
+// response reaching the runtime API.
+func coldStarts(ctx context.Context, bootstrap string, env []string, id int64, key string, runs int) ([]coldStart, error) {
+	rt := &runtimeAPI{answers: make(chan runtimeAnswer, 4)}
+	rt.srv = httptest.NewServer(http.HandlerFunc(rt.serve))
+	defer rt.srv.Close()
+	event, err := documentEvent(id, key)
 	if err != nil {
 		return nil, err
 	}
-	defer rt.close()
-	event, err := json.Marshal(ev)
-	if err != nil {
-		return nil, err
-	}
-	env = append(slices.Clone(env), "AWS_LAMBDA_RUNTIME_API="+rt.addr)
+	want := `"id":` + strconv.FormatInt(id, 10)
+	env = append(slices.Clone(env), "AWS_LAMBDA_RUNTIME_API="+rt.srv.Listener.Addr().String())
 	var times []coldStart
 	for i := range runs {
 		rt.arm(fmt.Sprintf("c0ld5tart-%04d-4b1c-8e3b-7d2a9f6e1c8b", i), event)
@@ -181,7 +162,7 @@ func coldStarts(ctx context.Context, bootstrap string, env []string, ev events.A
 		rt.mu.Lock()
 		init := rt.nextAt.Sub(start)
 		rt.mu.Unlock()
-		times = append(times, coldStart{init: init, total: answer.at.Sub(start)})
+		times = append(times, coldStart{Init: init, Total: answer.at.Sub(start)})
 	}
 	return times, nil
 }
@@ -191,16 +172,4 @@ func tailOf(s string, n int) string {
 		return "..." + s[len(s)-n:]
 	}
 	return s
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
