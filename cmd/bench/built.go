@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,10 +13,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/pprof/profile"
 
 	"contentapi/shared/documents"
 	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/runtimeapi"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/records"
 )
@@ -49,7 +52,7 @@ func measureBuilt(ctx context.Context, b *board, a *artifacts, tmpl *sam.Templat
 		logf("cold start: %d runs", coldStartRuns)
 		env := lambdaEnv(tmpl, endpoint, tables, filepath.Dir(a.bootstrapAMD64))
 		id := s.document(0, func(v records.Values) bool { return v["template_id"] == int64(documents.FreestyleID) })
-		times, err := coldStarts(ctx, a.bootstrapAMD64, env, id, key, coldStartRuns)
+		times, err := coldStarts(ctx, a.bootstrapAMD64, env, id, key)
 		if err != nil {
 			b.missing(err.Error(), "ms_cold_start")
 			logf("%v", err)
@@ -106,6 +109,47 @@ func measureBuilt(ctx context.Context, b *board, a *artifacts, tmpl *sam.Templat
 		rep.Profiles = append(rep.Profiles, prof)
 	}
 	return nil
+}
+
+// coldStarts runs the bootstrap coldStartRuns times, each a fresh process
+// asked for document id with key, and checks each answered with it.
+func coldStarts(ctx context.Context, bootstrap string, env []string, id int64, key string) ([]runtimeapi.Run, error) {
+	path, err := sam.Find()
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "events", "documents-get.json"))
+	if err != nil {
+		return nil, err
+	}
+	var ev events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(b, &ev); err != nil {
+		return nil, err
+	}
+	ev.Headers["authorization"] = "Bearer " + key
+	ev.PathParameters["id"] = strconv.FormatInt(id, 10)
+	ev.RawPath = "/api/v1/documents/" + ev.PathParameters["id"]
+	ev.RequestContext.HTTP.Path = ev.RawPath
+	ev.RequestContext.TimeEpoch = time.Now().UnixMilli()
+	event, err := json.Marshal(ev)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := runtimeapi.ColdStarts(ctx, bootstrap, env, event, coldStartRuns)
+	for _, r := range runs {
+		var resp events.APIGatewayV2HTTPResponse
+		if err := json.Unmarshal(r.Response, &resp); err != nil || resp.StatusCode != 200 || !strings.Contains(resp.Body, `"id":`+ev.PathParameters["id"]) {
+			return nil, fmt.Errorf("cold start: unexpected response: %.500s", r.Response)
+		}
+	}
+	return runs, err
+}
+
+func tailOf(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
 }
 
 // handlerProfile is where a handler benchmark's CPU time goes.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/runtimeapi"
 	"contentapi/shared/store"
 )
 
@@ -31,7 +32,7 @@ type report struct {
 	RateLimit              rateLimitCost
 	RateLimitPerMinute     int
 	BuildTimes             []string
-	ColdStarts             []coldStart
+	ColdStarts             []runtimeapi.Run
 	BenchEnv, BenchLines   []string
 	Profiles               []handlerProfile
 	Load                   *loadResult
