@@ -1,6 +1,6 @@
 package auth_test
 
-// These tests run against DynamoDB Local (shared/ddblocal), on tables
+// These tests run against DynamoDB Local (shared/local/ddblocal), on tables
 // created from template.yaml: no fake stands in for DynamoDB here.
 
 import (

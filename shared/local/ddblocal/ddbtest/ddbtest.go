@@ -114,7 +114,7 @@ func setup() error {
 func dropTables(t testing.TB, suffix string) {
 	tables, err := shared.tmpl.Tables()
 	if err != nil {
-		return // ForTest failed on the same error and said so
+		return // New failed on the same error and said so
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
