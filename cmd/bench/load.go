@@ -293,7 +293,7 @@ func drive(ctx context.Context, api, key string, s *seeded, clients int, d time.
 			return 0, err.Error(), lat
 		}
 		if resp.StatusCode != want {
-			return 0, fmt.Sprintf("%s %s: %d %.160s", method, path, resp.StatusCode, raw), lat
+			return 0, fmt.Sprintf("%s %s: %d %.160s", method, path, resp.StatusCode, bytes.TrimSpace(raw)), lat
 		}
 		var created struct{ Data struct{ ID int64 } }
 		_ = json.Unmarshal(raw, &created)
