@@ -188,9 +188,9 @@ func Result(templateID int64, answer string) (string, int64, error) {
 	t, _ := Lookup(templateID)
 	s := unquote(strings.TrimSpace(answer))
 	if t.MaxChars > 0 {
-		s = cut(s, t.MaxChars)
+		s = Cut(s, t.MaxChars)
 	}
-	s = cut(s, resultMax)
+	s = Cut(s, resultMax)
 	if s == "" {
 		return "", 0, generation.Wrap(generation.Internal, fmt.Errorf("prompts: the model's answer to template %d is empty", templateID))
 	}
@@ -213,9 +213,9 @@ func unquote(s string) string {
 	return s
 }
 
-// cut shortens s to at most n characters, at the last space within them
+// Cut shortens s to at most n characters, at the last space within them
 // when there is one, so no word is cut in half.
-func cut(s string, n int) string {
+func Cut(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
@@ -253,7 +253,7 @@ func Image(description, style, medium, resolution, attempt string) (generation.I
 	}
 	// The description gets what the style and medium leave of the limit.
 	room := MaxImagePrompt - utf8.RuneCountInString(strings.TrimSpace(buf.String()))
-	vars.Description = cut(strings.TrimSpace(description), room)
+	vars.Description = Cut(strings.TrimSpace(description), room)
 	buf.Reset()
 	if err := imageTmpl.Execute(&buf, vars); err != nil {
 		return generation.ImageRequest{}, err
