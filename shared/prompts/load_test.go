@@ -14,21 +14,30 @@ func TestLoadRefusesBrokenBriefs(t *testing.T) {
 		{"words backwards", "words: [150, 250]", "words: [250, 150]", "words"},
 		{"sections without their shape", "  - id: 47 # Pros and cons\n    shape: sections", "  - id: 47 # Pros and cons\n    shape: list", "sections"},
 		{"limit past a result", "max_chars: 280", "max_chars: 30000", "allows more"},
+		{"a number left out of the wording", `words: "Length: %d to %d words."`, `words: "Length: %d words."`, "system.words"},
+		{"wording missing", "  head: >-", "  header: >-", "header"},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
-			raw := string(templatesYAML)
+			raw := string(readYAML(t))
 			if !strings.Contains(raw, tc.from) {
 				t.Fatalf("templates.yaml no longer holds %q", tc.from)
 			}
-			_, err := load([]byte(strings.Replace(raw, tc.from, tc.to, 1)))
+			d, err := parse([]byte(strings.Replace(raw, tc.from, tc.to, 1)))
+			if err == nil {
+				_, err = prepare(d)
+			}
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("load = %v, want an error about %q", err, tc.want)
 			}
 		})
 	}
-	short := string(templatesYAML)[:strings.Index(string(templatesYAML), "  - id: 52")]
-	if _, err := load([]byte(short)); err == nil {
-		t.Fatal("51 briefs loaded")
+	raw := string(readYAML(t))
+	d, err := parse([]byte(raw[:strings.Index(raw, "  - id: 52")]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prepare(d); err == nil {
+		t.Fatal("51 briefs accepted")
 	}
 }

@@ -1,35 +1,27 @@
 // Package prompts turns a record into what a model is asked: for a
 // document, its template's brief and the user's prompt; for an image, a
 // prompt drawn from description, style and medium. The briefs of the 52
-// templates are data (templates.yaml), not code; the wording around them
-// is in system.tmpl and image.tmpl.
+// templates and every word around them are data, written in
+// templates.yaml and compiled into briefs.go (go test ./shared/prompts
+// -update), so that a function neither links a YAML parser (0.5 MB) nor
+// parses at start. They are put together with fmt, not text/template: a
+// function that links text/template keeps every method of every type it
+// links (a template may call any), about 2 MB more with the AWS clients.
 package prompts
 
 import (
-	"bytes"
-	_ "embed"
 	"fmt"
 	"hash/fnv"
+	"regexp"
 	"strings"
-	"text/template"
+	"sync"
 	"unicode"
 	"unicode/utf8"
-
-	"gopkg.in/yaml.v3"
 
 	"contentapi/shared/documents"
 	"contentapi/shared/generation"
 	"contentapi/shared/picture"
 	"contentapi/shared/records"
-)
-
-var (
-	//go:embed templates.yaml
-	templatesYAML []byte
-	//go:embed system.tmpl
-	systemText string
-	//go:embed image.tmpl
-	imageText string
 )
 
 // Template is one document template's brief.
@@ -54,42 +46,88 @@ type Section struct {
 var shapes = map[string]bool{"prose": true, "line": true, "list": true, "numbered": true, "thread": true,
 	"hashtags": true, "keywords": true, "faq": true, "email": true, "script": true, "sections": true}
 
+// data is all of templates.yaml.
 type data struct {
+	System    system     `yaml:"system"`
 	Documents []Template `yaml:"documents"`
-	Images    struct {
-		Negative string            `yaml:"negative"`
-		Styles   map[string]string `yaml:"styles"`
-		Media    map[string]string `yaml:"media"`
-	} `yaml:"images"`
+	Images    images     `yaml:"images"`
+}
+
+// images is the wording of image prompts: the style and medium values in
+// words, and what a picture should not show.
+type images struct {
+	Negative string            `yaml:"negative"`
+	Styles   map[string]string `yaml:"styles"`
+	Media    map[string]string `yaml:"media"`
+}
+
+// system is the wording around a brief; its lines take the brief's numbers
+// as fmt verbs.
+type system struct {
+	Head      string            `yaml:"head"`
+	Parts     string            `yaml:"parts"`
+	Part      string            `yaml:"part"`
+	PartLimit string            `yaml:"part_limit"`
+	Items     map[string]string `yaml:"items"`
+	Words     string            `yaml:"words"`
+	MaxChars  string            `yaml:"max_chars"`
+	Tail      string            `yaml:"tail"`
+}
+
+// render is the system prompt of a brief.
+func (s system) render(t Template) string {
+	var b strings.Builder
+	b.WriteString(s.Head + "\n\n" + strings.TrimSpace(t.Instruction))
+	if len(t.Sections) > 0 {
+		b.WriteString("\n\n" + s.Parts)
+		for _, p := range t.Sections {
+			if p.MaxChars > 0 {
+				fmt.Fprintf(&b, "\n"+s.PartLimit, p.Label, p.MaxChars)
+			} else {
+				fmt.Fprintf(&b, "\n"+s.Part, p.Label)
+			}
+		}
+	}
+	if t.Items > 0 {
+		line, ok := s.Items[t.Shape]
+		if !ok {
+			line = s.Items["other"]
+		}
+		fmt.Fprintf(&b, "\n"+line, t.Items)
+	}
+	if t.Words != nil {
+		fmt.Fprintf(&b, "\n"+s.Words, t.Words[0], t.Words[1])
+	}
+	if t.MaxChars > 0 {
+		fmt.Fprintf(&b, "\n"+s.MaxChars, t.MaxChars)
+	}
+	b.WriteString("\n\n" + s.Tail)
+	return b.String()
 }
 
 var (
-	loaded    = mustLoad()
-	imageTmpl = template.Must(template.New("image").Parse(imageText))
+	// loaded is prepared on first use: a test can then rewrite a broken
+	// briefs.go, which would otherwise stop the package at init.
+	loaded = sync.OnceValue(mustLoad)
 	// resultMax is the longest result a document may hold, as its resource
 	// validates it.
 	resultMax = fieldMax(documents.Resource, "result")
 )
 
 func mustLoad() data {
-	d, err := load(templatesYAML)
+	d, err := prepare(compiled)
 	if err != nil {
 		panic(err)
 	}
 	return d
 }
 
-// load parses and checks the briefs: one per template id, each complete.
-func load(raw []byte) (data, error) {
-	var d data
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(&d); err != nil {
-		return data{}, fmt.Errorf("prompts: templates.yaml: %w", err)
-	}
-	system, err := template.New("system").Option("missingkey=error").Parse(systemText)
-	if err != nil {
-		return data{}, fmt.Errorf("prompts: system.tmpl: %w", err)
+// prepare checks the briefs (one per template id, each complete) and
+// renders their system prompts.
+func prepare(d data) (data, error) {
+	d.Documents = append([]Template(nil), d.Documents...)
+	if err := d.System.check(); err != nil {
+		return data{}, err
 	}
 	if len(d.Documents) != len(documents.Templates)-1 {
 		return data{}, fmt.Errorf("prompts: %d briefs for %d templates", len(d.Documents), len(documents.Templates)-1)
@@ -110,24 +148,51 @@ func load(raw []byte) (data, error) {
 		case t.MaxChars > resultMax:
 			return data{}, fmt.Errorf("prompts: template %d allows more than a result holds", t.ID)
 		}
-		var buf bytes.Buffer
-		if err := system.Execute(&buf, t); err != nil {
-			return data{}, fmt.Errorf("prompts: template %d: %w", t.ID, err)
-		}
-		t.system = strings.TrimSpace(buf.String())
+		t.system = d.System.render(*t)
 	}
 	return d, nil
 }
 
+// check makes sure every line of the wording is there, with the verbs its
+// numbers need, so that no brief renders as "%!d(MISSING)".
+func (s system) check() error {
+	lines := map[string]struct {
+		text  string
+		verbs []string
+	}{
+		"head": {s.Head, nil}, "tail": {s.Tail, nil}, "parts": {s.Parts, nil},
+		"part": {s.Part, []string{"%s"}}, "part_limit": {s.PartLimit, []string{"%s", "%d"}},
+		"words": {s.Words, []string{"%d", "%d"}}, "max_chars": {s.MaxChars, []string{"%d"}},
+		"items.other": {s.Items["other"], []string{"%d"}},
+	}
+	for shape, line := range s.Items {
+		lines["items."+shape] = struct {
+			text  string
+			verbs []string
+		}{line, []string{"%d"}}
+	}
+	for name, l := range lines {
+		if strings.TrimSpace(l.text) == "" {
+			return fmt.Errorf("prompts: templates.yaml: system.%s is missing", name)
+		}
+		if got := verbs.FindAllString(l.text, -1); strings.Join(got, " ") != strings.Join(l.verbs, " ") {
+			return fmt.Errorf("prompts: templates.yaml: system.%s has the verbs %v, not %v", name, got, l.verbs)
+		}
+	}
+	return nil
+}
+
+var verbs = regexp.MustCompile(`%[a-z%]`)
+
 // Templates are the briefs of all templates, by id from 1.
-func Templates() []Template { return loaded.Documents }
+func Templates() []Template { return loaded().Documents }
 
 // Lookup is the brief of a template id.
 func Lookup(id int64) (Template, bool) {
-	if id < 1 || id > int64(len(loaded.Documents)) {
+	if id < 1 || id > int64(len(loaded().Documents)) {
 		return Template{}, false
 	}
-	return loaded.Documents[id-1], true
+	return loaded().Documents[id-1], true
 }
 
 // System is the system prompt: the brief with the rules every answer follows.
@@ -243,25 +308,22 @@ func Image(description, style, medium, resolution, attempt string) (generation.I
 	if err != nil {
 		return generation.ImageRequest{}, err
 	}
-	vars := struct{ Description, Style, Medium string }{Style: loaded.Images.Styles[style], Medium: loaded.Images.Media[medium]}
-	if style != "" && vars.Style == "" || medium != "" && vars.Medium == "" {
+	styleWords, mediumWords := loaded().Images.Styles[style], loaded().Images.Media[medium]
+	if style != "" && styleWords == "" || medium != "" && mediumWords == "" {
 		return generation.ImageRequest{}, fmt.Errorf("prompts: no words for style %q or medium %q", style, medium)
 	}
-	var buf bytes.Buffer
-	if err := imageTmpl.Execute(&buf, vars); err != nil {
-		return generation.ImageRequest{}, err
+	var extra string
+	for _, words := range []string{styleWords, mediumWords} {
+		if words != "" {
+			extra += ", " + words
+		}
 	}
 	// The description gets what the style and medium leave of the limit.
-	room := MaxImagePrompt - utf8.RuneCountInString(strings.TrimSpace(buf.String()))
-	vars.Description = Cut(strings.TrimSpace(description), room)
-	buf.Reset()
-	if err := imageTmpl.Execute(&buf, vars); err != nil {
-		return generation.ImageRequest{}, err
-	}
+	desc := Cut(strings.TrimSpace(description), MaxImagePrompt-utf8.RuneCountInString(extra))
 	mw, mh := picture.ModelSize(w, h)
 	return generation.ImageRequest{
-		Prompt:   strings.TrimSpace(buf.String()),
-		Negative: loaded.Images.Negative,
+		Prompt:   desc + extra,
+		Negative: loaded().Images.Negative,
 		Width:    mw,
 		Height:   mh,
 		Seed:     seed(attempt),
