@@ -95,6 +95,9 @@ func (s State) Finish(model string, u Usage, now time.Time) State {
 
 // Fail is the state of an attempt that ended without content.
 func (s State) Fail(e *Error, now time.Time) State {
+	if e == nil {
+		e = NewError(Internal)
+	}
 	s.Status, s.Error = Failed, e.Public()
 	s.FinishedAt = ptr(FormatTime(now))
 	return s
@@ -126,6 +129,14 @@ func (s State) At(now time.Time) State {
 	s.Status, s.Error = Failed, NewError(Timeout)
 	s.FinishedAt = ptr(FormatTime(d))
 	return s
+}
+
+// InFlight reports whether the generation is still under way at now:
+// pending or running, and not past its deadline. Only then may its attempt
+// write the record back, and only then does a new request for generation
+// conflict with it.
+func (s State) InFlight(now time.Time) bool {
+	return !s.At(now).Status.Ended()
 }
 
 // NewAttempt returns a fresh attempt id: 128 random bits in hex.

@@ -205,3 +205,27 @@ func TestEveryCodeHasAPublicMessage(t *testing.T) {
 		t.Error("Retryable: content_filtered is final, throttled is not")
 	}
 }
+
+func TestInFlight(t *testing.T) {
+	pending := generation.Request("m", t0)
+	testCases := []struct {
+		name  string
+		state generation.State
+		at    time.Time
+		want  bool
+	}{
+		{"pending", pending, t0.Add(time.Minute), true},
+		{"running", pending.Start(t0), t0.Add(14 * time.Minute), true},
+		{"past the deadline", pending.Start(t0), t0.Add(generation.MaxDuration), false},
+		{"done", pending.Finish("m", generation.Usage{}, t0), t0, false},
+		{"failed", pending.Fail(nil, t0), t0, false},
+	}
+	for _, tc := range testCases {
+		if got := tc.state.InFlight(tc.at); got != tc.want {
+			t.Errorf("%s: InFlight = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if f := pending.Fail(nil, t0); f.Error == nil || f.Error.Code != generation.Internal {
+		t.Errorf("Fail(nil) = %+v, want an internal error", f.Error)
+	}
+}

@@ -24,7 +24,7 @@ type converseRequest struct {
 	} `json:"inferenceConfig"`
 }
 
-func (s *Server) converse(w http.ResponseWriter, ctx context.Context, body []byte) {
+func (s *Server) converse(ctx context.Context, w http.ResponseWriter, body []byte) {
 	var req converseRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		sendError(w, http.StatusBadRequest, "ValidationException", "Malformed input request: "+err.Error())

@@ -20,7 +20,7 @@ import (
 
 // invoke answers InvokeModel for the image shapes: Amazon's (taskType
 // TEXT_IMAGE) and Stability AI's (a prompt and an aspect ratio).
-func (s *Server) invoke(w http.ResponseWriter, ctx context.Context, body []byte) {
+func (s *Server) invoke(ctx context.Context, w http.ResponseWriter, body []byte) {
 	var probe struct {
 		TaskType *string `json:"taskType"`
 	}
@@ -29,13 +29,13 @@ func (s *Server) invoke(w http.ResponseWriter, ctx context.Context, body []byte)
 		return
 	}
 	if probe.TaskType != nil {
-		s.canvas(w, ctx, body)
+		s.canvas(ctx, w, body)
 		return
 	}
-	s.stability(w, ctx, body)
+	s.stability(ctx, w, body)
 }
 
-func (s *Server) canvas(w http.ResponseWriter, ctx context.Context, body []byte) {
+func (s *Server) canvas(ctx context.Context, w http.ResponseWriter, body []byte) {
 	var req struct {
 		TaskType          string `json:"taskType"`
 		TextToImageParams struct {
@@ -91,7 +91,7 @@ func (s *Server) canvas(w http.ResponseWriter, ctx context.Context, body []byte)
 var ratios = map[string][2]int{"1:1": {1024, 1024}, "16:9": {1344, 768}, "21:9": {1536, 640}, "2:3": {832, 1216},
 	"3:2": {1216, 832}, "4:5": {896, 1088}, "5:4": {1088, 896}, "9:16": {768, 1344}, "9:21": {640, 1536}}
 
-func (s *Server) stability(w http.ResponseWriter, ctx context.Context, body []byte) {
+func (s *Server) stability(ctx context.Context, w http.ResponseWriter, body []byte) {
 	var req struct {
 		Prompt       string `json:"prompt"`
 		AspectRatio  string `json:"aspect_ratio"`

@@ -74,7 +74,9 @@ var markers = map[string]Fault{
 type Options struct {
 	// Addr to listen on; default 127.0.0.1:0 (a free port).
 	Addr string
-	// SlowDelay is how long Slow holds an answer; default 20 s.
+	// SlowDelay is how long Slow holds an answer; default 30 s, longer
+	// than a create waits by default, so that [standin:slow] shows a
+	// create answering before its generation ends.
 	SlowDelay time.Duration
 }
 
@@ -108,7 +110,7 @@ func Start(opts Options) (*Server, error) {
 // New is a stand-in to serve with a server of one's own (httptest).
 func New(opts Options) *Server {
 	if opts.SlowDelay == 0 {
-		opts.SlowDelay = 20 * time.Second
+		opts.SlowDelay = 30 * time.Second
 	}
 	return &Server{slowDelay: opts.SlowDelay}
 }
@@ -174,10 +176,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if op == "converse" {
-		s.converse(w, r.Context(), body)
+		s.converse(r.Context(), w, body)
 		return
 	}
-	s.invoke(w, r.Context(), body)
+	s.invoke(r.Context(), w, body)
 }
 
 // fault answers a fault; it reports false when the call should go on
