@@ -127,7 +127,7 @@ func TestErrors(t *testing.T) {
 				if op == "text" {
 					_, err = c.Text(context.Background(), tweetRequest(t, "Fresh beans"))
 				} else {
-					req, _ := prompts.Image("A lighthouse at dusk", "", "", "512x512", generation.NewAttempt())
+					req, _ := prompts.Image("A lighthouse at dusk", "", "", "256x256", generation.NewAttempt())
 					_, err = c.Image(context.Background(), req)
 				}
 				if tc.wantCode == "" {
