@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"contentapi/shared/awsenv"
 	"contentapi/shared/generation"
@@ -56,6 +57,9 @@ type Client struct {
 
 // New builds the client from the function's environment (see awsenv).
 func New(cfg Config) (*Client, error) {
+	if cfg.TextModel == "" || cfg.ImageModel == "" {
+		return nil, errors.New("bedrock: a text model and an image model must be configured")
+	}
 	creds, err := awsenv.Credentials(cfg.Endpoint != "")
 	if err != nil {
 		return nil, fmt.Errorf("bedrock: %w", err)
@@ -158,10 +162,14 @@ func classify(ctx context.Context, err error) *generation.Error {
 	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return generation.Wrap(generation.Timeout, err)
 	}
-	var api smithy.APIError
-	if !errors.As(err, &api) {
+	var send *smithyhttp.RequestSendError
+	if errors.As(err, &send) {
 		// Bedrock could not be reached, even after retries.
 		return generation.Wrap(generation.ModelUnavailable, err)
+	}
+	var api smithy.APIError
+	if !errors.As(err, &api) {
+		return generation.Wrap(generation.Internal, err)
 	}
 	switch api.ErrorCode() {
 	case "ThrottlingException", "ServiceQuotaExceededException":

@@ -170,6 +170,15 @@ func TestUnreachable(t *testing.T) {
 	}
 }
 
+func TestModelsMustBeConfigured(t *testing.T) {
+	for _, cfg := range []bedrock.Config{{TextModel: "t"}, {ImageModel: "i"}} {
+		cfg.Endpoint = "http://127.0.0.1:1"
+		if _, err := bedrock.New(cfg); err == nil {
+			t.Errorf("New(%+v) accepted a missing model", cfg)
+		}
+	}
+}
+
 func TestPromptMarkers(t *testing.T) {
 	c, standin := setup(t, "amazon.nova-canvas-v1:0")
 	_, err := c.Text(context.Background(), tweetRequest(t, "Fresh beans [standin:throttle]"))
