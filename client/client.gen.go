@@ -4009,7 +4009,9 @@ type ErrorBody struct {
 // any letter case (white space around it is trimmed). Stored and shown as a boolean.
 type FavoriteInput = bool
 
-// FieldMessages defines model for FieldMessages.
+// FieldMessages Messages per field, each message once, for at most 10 fields (the first ones found), so
+// that the answer stays small whatever the input; a field's name is cut at 32 characters,
+// marked with `…`.
 type FieldMessages map[string][]string
 
 // Filter defines model for Filter.
@@ -4440,7 +4442,14 @@ type UsageResponseStatus int
 //
 // Examples: {"errors":{"style":["The selected style is invalid."]},"message":{"style":["The selected style is invalid."]},"status":422}
 type ValidationError struct {
-	Errors  FieldMessages         `json:"errors"`
+	// Errors Messages per field, each message once, for at most 10 fields (the first ones found), so
+	// that the answer stays small whatever the input; a field's name is cut at 32 characters,
+	// marked with `…`.
+	Errors FieldMessages `json:"errors"`
+
+	// Message Messages per field, each message once, for at most 10 fields (the first ones found), so
+	// that the answer stays small whatever the input; a field's name is cut at 32 characters,
+	// marked with `…`.
 	Message FieldMessages         `json:"message"`
 	Status  ValidationErrorStatus `json:"status"`
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
+	"contentapi/shared/local/ddblocal/ddbtest"
 )
 
 func TestRunUsageErrors(t *testing.T) {
@@ -167,7 +167,7 @@ func TestParseExpiry(t *testing.T) {
 
 // The whole command against DynamoDB Local.
 func TestRunAgainstDynamoDBLocal(t *testing.T) {
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	table := env.Tables["ApiKeysTable"]
 	at := []string{"--table", table, "--endpoint", env.Endpoint}
 	cmd := func(args ...string) (stdout, stderr string, err error) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"contentapi/client"
-	"contentapi/shared/openapi/openapitest"
+	"contentapi/shared/local/openapitest"
 )
 
 // checkingDoer sends the generated client's requests to the stack and

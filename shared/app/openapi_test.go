@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,11 +14,12 @@ import (
 	"time"
 
 	"contentapi/shared/app"
+	"contentapi/shared/auth"
 	"contentapi/shared/crud"
 	"contentapi/shared/documents"
 	"contentapi/shared/images"
+	"contentapi/shared/local/openapitest"
 	"contentapi/shared/openapi"
-	"contentapi/shared/openapi/openapitest"
 	"contentapi/shared/records"
 )
 
@@ -45,9 +47,6 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
-// resources are the resources the service serves.
-var resources = []*records.Resource{images.Resource, documents.Resource}
 
 // TestOpenAPIDocumentsEveryRoute: the document lists every operation the
 // service serves and no other. HEAD comes with every GET, and the CORS
@@ -91,13 +90,11 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 // prose), and every GET answers HEAD too.
 func servedOperations() []string {
 	var served []string
-	for _, res := range resources {
-		for _, r := range crud.New(res, nil, nil).Routes() {
+	for _, res := range app.Resources {
+		for _, r := range crud.New(res.Def, nil, nil).Routes() {
 			served = append(served, r.Method+" "+r.Pattern)
 		}
-	}
-	for _, fn := range []string{"ImagesFunction", "DocumentsFunction"} {
-		for _, extra := range app.ExtraRoutes(fn) {
+		for _, extra := range app.ExtraRoutes(res.Function()) {
 			if extra != "$default" {
 				served = append(served, extra)
 			}
@@ -115,14 +112,15 @@ func servedOperations() []string {
 // TestOpenAPIMatchesTheResources holds the document's request schemas and
 // list parameters against the resource definitions: which fields each
 // operation takes, which are required, their lengths, allowed values and
-// defaults. Which spellings of those values each schema takes is the
+// defaults. A resource's schemas are named after its object: ImageCreate,
+// ImageUpdate. Which spellings of those values each schema takes is the
 // business of TestOpenAPIRequestsAgree.
 func TestOpenAPIMatchesTheResources(t *testing.T) {
 	d := loadJSONDocument(t)
-	schemas := map[string][2]string{"images": {"ImageCreate", "ImageUpdate"}, "documents": {"DocumentCreate", "DocumentUpdate"}}
-	for _, res := range resources {
-		for i, op := range []string{"create", "update"} {
-			name := schemas[res.Name][i]
+	for _, r := range app.Resources {
+		res := r.Def
+		for _, op := range []string{"create", "update"} {
+			name := upperFirst(res.Object) + upperFirst(op)
 			schema := d.at("components", "schemas", name)
 			props, _ := schema["properties"].(map[string]any)
 			required, _ := schema["required"].([]any)
@@ -244,6 +242,8 @@ func (d *jsonDocument) given(prop map[string]any) map[string]any {
 		schema = next
 	}
 }
+
+func upperFirst(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
 // jsonDocument is the document as plain JSON values, for comparing with the
 // code's definitions.
@@ -483,6 +483,47 @@ func (c *conformance) statuses(op string) []int {
 	return out
 }
 
+// roundTrip creates a record of res, lists, reads, updates and deletes it,
+// with values built from res's definition alone.
+func (c *conformance) roundTrip(res *records.Resource, key string) {
+	c.t.Helper()
+	collection := "/api/v1/" + res.Name
+	var create, update []string
+	for _, f := range res.Fields {
+		if f.Create {
+			create = append(create, f.Name, sample(c.t, f.Kind))
+		}
+		if f.Update && len(update) == 0 {
+			update = append(update, f.Name, sample(c.t, f.Kind))
+		}
+	}
+	created := c.form(201, "POST", collection, key, create...)
+	item := collection + "/" + fmt.Sprint(created.data()["id"])
+	c.get(200, collection, key)
+	c.get(200, item, key)
+	c.form(200, "PUT", item, key, update...)
+	c.form(200, "PATCH", item, key, update...)
+	c.call(200, request{method: "DELETE", path: item, key: key})
+}
+
+// sample is a valid value of kind, as a form sends it.
+func sample(t *testing.T, kind records.Kind) string {
+	switch k := kind.(type) {
+	case records.Text:
+		return strings.Repeat("x", max(k.Min, 1))
+	case records.Enum:
+		return k[0]
+	case records.Bool:
+		return "1"
+	case records.Choice:
+		return fmt.Sprint(k[0])
+	case records.Int:
+		return fmt.Sprint(k.Min)
+	}
+	t.Fatalf("no sample value for %T", kind)
+	return ""
+}
+
 // TestOpenAPIConformance drives every operation through the real service,
 // to success and to each error a client can cause, and checks every answer
 // against the document.
@@ -639,6 +680,18 @@ func TestOpenAPIConformance(t *testing.T) {
 		"/api/v1/documents/1", "/api/v1/documents/1/regenerate", "/api/v1/usage", openapi.Path} {
 		c.call(204, request{method: "OPTIONS", path: path,
 			header: map[string]string{"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}})
+	}
+
+	// Every resource, the two above and any added since, through its five
+	// operations with values its definition allows, in an account of its
+	// own.
+	keys := auth.NewKeys(s.env.Client, s.env.Tables["ApiKeysTable"])
+	for _, res := range app.Resources {
+		key, _, err := keys.Create(context.Background(), "conformance-"+res.Def.Name, []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.roundTrip(res.Def, key)
 	}
 
 	// Every operation answered its success, and every error a client can

@@ -1,6 +1,6 @@
 package auth_test
 
-// These tests run against DynamoDB Local (shared/ddblocal), on tables
+// These tests run against DynamoDB Local (shared/local/ddblocal), on tables
 // created from template.yaml: no fake stands in for DynamoDB here.
 
 import (
@@ -18,12 +18,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
+	"contentapi/shared/local/ddblocal/ddbtest"
 )
 
 func keysTable(t *testing.T) (*dynamodb.Client, string) {
 	t.Helper()
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	table := env.Tables["ApiKeysTable"]
 	if table == "" {
 		t.Fatalf("template.yaml has no ApiKeysTable; tables: %v", env.Tables)

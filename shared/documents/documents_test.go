@@ -8,14 +8,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/httpapi"
+	"contentapi/shared/input"
 	"contentapi/shared/records"
 )
 
-func form(kv ...string) httpapi.Input {
-	in := httpapi.Input{Values: map[string]httpapi.Value{}}
+func form(kv ...string) input.Fields {
+	in := input.Fields{Values: map[string]input.Value{}}
 	for i := 0; i < len(kv); i += 2 {
 		in.Names = append(in.Names, kv[i])
-		in.Values[kv[i]] = httpapi.Value{Text: kv[i+1]}
+		in.Values[kv[i]] = input.Value{Text: kv[i+1]}
 	}
 	return in
 }
@@ -26,8 +27,8 @@ func create(kv ...string) (records.Values, error) {
 
 func only422(t *testing.T, err error, field string) string {
 	t.Helper()
-	e, ok := err.(*httpapi.Error)
-	if !ok || e.Status != 422 || len(e.Fields) != 1 || len(e.Fields[field]) == 0 {
+	e, ok := err.(*records.InvalidError)
+	if !ok || len(e.Fields) != 1 || len(e.Fields[field]) == 0 {
 		t.Fatalf("want a 422 on %s only, got %v", field, err)
 	}
 	return e.Fields[field][0]
@@ -91,7 +92,7 @@ func TestCreativitySpellings(t *testing.T) {
 	// A JSON number counts by its value, however written.
 	for text, want := range map[string]float64{"0.75": 0.75, "5e-1": 0.5, "7.5E-1": 0.75, "-0": 0, "1.000": 1} {
 		in := form("name", "n", "prompt", "p", "creativity", "")
-		in.Values["creativity"] = httpapi.Value{Text: text, Kind: httpapi.KindNumber}
+		in.Values["creativity"] = input.Value{Text: text, Kind: input.KindNumber}
 		if v, err := Resource.ValidateCreate(in); err != nil || v["creativity"] != want {
 			t.Errorf("JSON number %s: %v %v", text, v, err)
 		}

@@ -10,19 +10,19 @@ import (
 	"time"
 
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
 	"contentapi/shared/httpapi"
+	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/ratelimit"
 )
 
-func limiter(env *ddblocal.Env, limit int, now time.Time) *ratelimit.Limiter {
+func limiter(env *ddbtest.Env, limit int, now time.Time) *ratelimit.Limiter {
 	l := ratelimit.New(env.Client, env.Tables["ApiKeysTable"], limit)
 	l.Now = func() time.Time { return now }
 	return l
 }
 
 func TestLimitWithinOneInstance(t *testing.T) {
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	start := time.Unix(1_800_000_000, 0) // on a minute boundary
 	l := limiter(env, 5, start)
 	p := auth.Principal{Account: "acme", KeyID: "key_one"}
@@ -52,7 +52,7 @@ func TestLimitWithinOneInstance(t *testing.T) {
 }
 
 func TestLimitIsGlobalAcrossInstances(t *testing.T) {
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	now := time.Unix(1_800_000_030, 0)
 	const limit = 120 // leases of 2
 	instances := []*ratelimit.Limiter{limiter(env, limit, now), limiter(env, limit, now), limiter(env, limit, now)}

@@ -5,6 +5,7 @@ import (
 
 	"contentapi/shared/documents"
 	"contentapi/shared/httpapi"
+	"contentapi/shared/input"
 	"contentapi/shared/images"
 	"contentapi/shared/records"
 )
@@ -13,12 +14,12 @@ import (
 // OpenAPI document states them as patterns), and a JSON number counts by
 // its value, as JSON Schema validators count it.
 func TestSpellings(t *testing.T) {
-	text := func(s string) httpapi.Value { return httpapi.Value{Text: s, Kind: httpapi.KindString} }
-	number := func(s string) httpapi.Value { return httpapi.Value{Text: s, Kind: httpapi.KindNumber} }
+	text := func(s string) input.Value { return input.Value{Text: s, Kind: input.KindString} }
+	number := func(s string) input.Value { return input.Value{Text: s, Kind: input.KindNumber} }
 	tests := []struct {
 		res   *records.Resource
 		field string
-		in    httpapi.Value
+		in    input.Value
 		want  any // nil: refused
 	}{
 		{documents.Resource, "template_id", text("9"), int64(9)},
@@ -49,7 +50,7 @@ func TestSpellings(t *testing.T) {
 		{images.Resource, "favorite", number("2"), nil},
 	}
 	for _, tt := range tests {
-		in := httpapi.Input{Names: []string{tt.field}, Values: map[string]httpapi.Value{tt.field: tt.in}}
+		in := input.Fields{Names: []string{tt.field}, Values: map[string]input.Value{tt.field: tt.in}}
 		v, err := tt.res.ValidateUpdate(in)
 		if tt.field != "favorite" {
 			v, err = tt.res.ValidateCreate(withRequired(in))
@@ -64,10 +65,10 @@ func TestSpellings(t *testing.T) {
 }
 
 // withRequired adds a document's required fields to in.
-func withRequired(in httpapi.Input) httpapi.Input {
+func withRequired(in input.Fields) input.Fields {
 	for _, name := range []string{"name", "prompt"} {
 		in.Names = append(in.Names, name)
-		in.Values[name] = httpapi.Value{Text: "x", Kind: httpapi.KindString}
+		in.Values[name] = input.Value{Text: "x", Kind: input.KindString}
 	}
 	return in
 }

