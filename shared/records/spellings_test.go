@@ -5,8 +5,8 @@ import (
 
 	"contentapi/shared/documents"
 	"contentapi/shared/httpapi"
-	"contentapi/shared/input"
 	"contentapi/shared/images"
+	"contentapi/shared/input"
 	"contentapi/shared/records"
 )
 
