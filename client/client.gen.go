@@ -4699,7 +4699,8 @@ type ListDocumentsParams struct {
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 
 	// Cursor Where a list cut short by its bounds resumes: set only by the service, in `links.next`;
-	// never build one (see "Bounded cost"). Valid only with the query it was made for; else 422.
+	// never build one (see "Bounded cost"). Valid only in the query of the link it came in;
+	// else 422.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -4758,7 +4759,8 @@ type HeadDocumentsParams struct {
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 
 	// Cursor Where a list cut short by its bounds resumes: set only by the service, in `links.next`;
-	// never build one (see "Bounded cost"). Valid only with the query it was made for; else 422.
+	// never build one (see "Bounded cost"). Valid only in the query of the link it came in;
+	// else 422.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -5124,7 +5126,8 @@ type ListImagesParams struct {
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 
 	// Cursor Where a list cut short by its bounds resumes: set only by the service, in `links.next`;
-	// never build one (see "Bounded cost"). Valid only with the query it was made for; else 422.
+	// never build one (see "Bounded cost"). Valid only in the query of the link it came in;
+	// else 422.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -5192,7 +5195,8 @@ type HeadImagesParams struct {
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 
 	// Cursor Where a list cut short by its bounds resumes: set only by the service, in `links.next`;
-	// never build one (see "Bounded cost"). Valid only with the query it was made for; else 422.
+	// never build one (see "Bounded cost"). Valid only in the query of the link it came in;
+	// else 422.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
