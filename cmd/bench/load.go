@@ -90,7 +90,7 @@ func measureLoad(ctx context.Context, b *board, a *artifacts, root string, o opt
 		return nil
 	}
 	seedTime := time.Since(t0)
-	key, _, err := auth.NewKeys(db, tables["ApiKeysTable"]).Create(ctx, account, []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
+	key, _, err := auth.NewKeys(db, tables["ApiKeysTable"], auth.PublicChecksum).Create(ctx, account, []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
 	if err != nil {
 		return err
 	}

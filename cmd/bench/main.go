@@ -115,7 +115,7 @@ func run(ctx context.Context, o options) error {
 	}
 	seedTime := time.Since(t0)
 	logf("seeded in %s", seedTime.Round(100*time.Millisecond))
-	key, _, err := auth.NewKeys(plain, tables["ApiKeysTable"]).Create(ctx, account, []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
+	key, _, err := auth.NewKeys(plain, tables["ApiKeysTable"], auth.PublicChecksum).Create(ctx, account, []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
 	if err != nil {
 		return err
 	}

@@ -97,7 +97,9 @@ func shortErr(err error) string {
 type Meter struct {
 	// projected[table][index] is what each local secondary index holds.
 	projected map[string]map[string][]string
-	keysTable string
+	// The tables whose calls are counted apart: key lookups and rate-limit
+	// leases.
+	keysTable, rateLimitTable string
 
 	mu    sync.Mutex
 	calls []Call
@@ -110,7 +112,7 @@ func NewMeter(tmpl *sam.Template, names map[string]string) (*Meter, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Meter{projected: map[string]map[string][]string{}, keysTable: names["ApiKeysTable"]}
+	m := &Meter{projected: map[string]map[string][]string{}, keysTable: names["ApiKeysTable"], rateLimitTable: names["RateLimitTable"]}
 	for _, t := range tables {
 		var tableKeys []string
 		for _, k := range t.Input.KeySchema {
@@ -218,13 +220,11 @@ func (m *Meter) initialize(ctx context.Context, in middleware.InitializeInput, n
 	default:
 		c.Op = fmt.Sprintf("%T", v)
 	}
-	if c.Table == m.keysTable {
-		switch c.Op {
-		case "GetItem":
-			c.Purpose = "auth"
-		case "UpdateItem":
-			c.Purpose = "ratelimit"
-		}
+	switch {
+	case c.Table == m.keysTable && c.Op == "GetItem":
+		c.Purpose = "auth"
+	case c.Table == m.rateLimitTable && c.Op == "UpdateItem":
+		c.Purpose = "ratelimit"
 	}
 	ctx = context.WithValue(ctx, callKey{}, c)
 	var out middleware.InitializeOutput

@@ -88,8 +88,9 @@ func loadProject() (*project, error) {
 
 // setEnv puts the functions' configuration into this process's environment,
 // where app.FromEnv reads it. The wiring (endpoint, table names, region,
-// credentials) always points at the local stack; a setting the developer
-// exported (LOG_LEVEL=debug make run) is kept.
+// credentials, and no checksum secret, so the demo key works even in a shell
+// that exported a deployed stack's) always points at the local stack; a
+// setting the developer exported (LOG_LEVEL=debug make run) is kept.
 func setEnv(vars map[string]string, tables map[string]string) error {
 	wiring := map[string]bool{}
 	for _, name := range tables {
@@ -97,7 +98,7 @@ func setEnv(vars map[string]string, tables map[string]string) error {
 	}
 	for k, v := range vars {
 		exported := os.Getenv(k) != ""
-		if exported && !wiring[v] && k != app.EnvEndpoint && !strings.HasPrefix(k, "AWS_") {
+		if exported && !wiring[v] && k != app.EnvEndpoint && k != app.EnvKeyChecksum && !strings.HasPrefix(k, "AWS_") {
 			continue
 		}
 		if err := os.Setenv(k, v); err != nil {

@@ -120,7 +120,7 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 		}
 	}
 
-	keys := auth.NewKeys(client, os.Getenv(app.EnvKeysTable))
+	keys := auth.NewKeys(client, os.Getenv(app.EnvKeysTable), auth.PublicChecksum)
 	if err := keys.Import(ctx, auth.DemoKey, auth.DemoAccount, readWrite); err != nil {
 		return fmt.Errorf("import the demo key: %w", err)
 	}

@@ -216,6 +216,7 @@ func benchFunction(b *testing.B) app.Function {
 		DocumentsTable:     benchDocsTable,
 		ImagesTable:        "ImagesTable",
 		KeysTable:          benchKeysTable,
+		RateLimitTable:     "RateLimitTable",
 		IdempotencyTable:   "IdempotencyTable",
 		AuthCacheTTL:       auth.DefaultCacheTTL,
 		RateLimitPerMinute: 600,

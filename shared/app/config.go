@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"contentapi/shared/auth"
 )
 
 // Config is the service's configuration, read from the environment that
@@ -18,6 +20,13 @@ type Config struct {
 	ImagesTable      string
 	DocumentsTable   string
 	KeysTable        string
+	// RateLimitTable holds the per-key rate-limit counters; it is needed
+	// only when RateLimitPerMinute is set.
+	RateLimitTable string
+	// KeyChecksum is what a well-formed key's checksum must be: keyed by
+	// the template's secret in AWS, so forged keys cost no read; the public
+	// CRC-32 (the zero value) locally.
+	KeyChecksum auth.Checksum
 	// IdempotencyTable keeps Idempotency-Key answers; without it the header
 	// is not honoured.
 	IdempotencyTable string
@@ -43,6 +52,8 @@ const (
 	EnvImagesTable    = "IMAGES_TABLE"
 	EnvDocumentsTable = "DOCUMENTS_TABLE"
 	EnvKeysTable      = "API_KEYS_TABLE"
+	EnvRateLimitTable = "RATE_LIMIT_TABLE"
+	EnvKeyChecksum    = "KEY_CHECKSUM_SECRET"
 	EnvIdempotency    = "IDEMPOTENCY_TABLE"
 	EnvAuthCache      = "AUTH_CACHE_SECONDS"
 	EnvRateLimit      = "RATE_LIMIT_PER_MINUTE"
@@ -60,6 +71,7 @@ func ConfigFromEnv() (Config, error) {
 		ImagesTable:      os.Getenv(EnvImagesTable),
 		DocumentsTable:   os.Getenv(EnvDocumentsTable),
 		KeysTable:        os.Getenv(EnvKeysTable),
+		RateLimitTable:   os.Getenv(EnvRateLimitTable),
 		IdempotencyTable: os.Getenv(EnvIdempotency),
 		AllowOrigin:      getenv(EnvAllowOrigin, "*"),
 	}
@@ -76,10 +88,16 @@ func ConfigFromEnv() (Config, error) {
 	}
 	c.AuthCacheTTL = seconds(EnvAuthCache, 60)
 	c.RequestTimeout = seconds(EnvRequestTimeout, 8)
+	if err != nil {
+		return Config{}, err
+	}
 	if c.RateLimitPerMinute, err = intEnv(EnvRateLimit, 0); err != nil {
 		return Config{}, err
 	}
-	if err != nil {
+	if c.RateLimitPerMinute > 0 && c.RateLimitTable == "" {
+		return Config{}, fmt.Errorf("%s is set but %s is not", EnvRateLimit, EnvRateLimitTable)
+	}
+	if c.KeyChecksum, err = auth.NewChecksum(os.Getenv(EnvKeyChecksum)); err != nil {
 		return Config{}, err
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(getenv(EnvLogLevel, "INFO"))); err != nil {

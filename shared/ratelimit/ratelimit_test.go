@@ -16,7 +16,11 @@ import (
 )
 
 func limiter(env *ddblocal.Env, limit int, now time.Time) *ratelimit.Limiter {
-	l := ratelimit.New(env.Client, env.Tables["ApiKeysTable"], limit)
+	return limiterOn(env.Client, env, limit, now)
+}
+
+func limiterOn(db ratelimit.DB, env *ddblocal.Env, limit int, now time.Time) *ratelimit.Limiter {
+	l := ratelimit.New(db, env.Tables["RateLimitTable"], limit)
 	l.Now = func() time.Time { return now }
 	return l
 }
@@ -94,4 +98,54 @@ func TestLimitIsGlobalAcrossInstances(t *testing.T) {
 func isStatus(err error, status int) bool {
 	var e *httpapi.Error
 	return errors.As(err, &e) && e.Status == status
+}
+
+// A request over the limit writes nothing: an instance that took the last
+// of a key's minute, or was refused once, answers 429 from memory until the
+// minute ends. Each further instance pays one refused write, then nothing.
+func TestRequestsOverTheLimitWriteNothing(t *testing.T) {
+	env := ddblocal.ForTest(t)
+	start := time.Unix(1_800_000_000, 0)
+	const limit = 5 // leases of one: every granted request is a write
+	db, calls := ddblocal.Counting(env.Client)
+	first := limiterOn(db, env, limit, start)
+	p := auth.Principal{Account: "acme", KeyID: "key_flood"}
+	for i := range limit {
+		if _, err := first.Allow(context.Background(), p); err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+	}
+	if n := calls.Count("UpdateItem"); n != limit {
+		t.Fatalf("%d writes for %d granted requests, want one lease each", n, limit)
+	}
+	calls.Reset()
+	for range 1000 {
+		if _, err := first.Allow(context.Background(), p); !isStatus(err, 429) {
+			t.Fatalf("over the limit: %v, want 429", err)
+		}
+	}
+	if n := calls.Total(); n != 0 {
+		t.Errorf("1000 requests over the limit made %d DynamoDB calls, want 0", n)
+	}
+
+	second := limiterOn(db, env, limit, start.Add(30*time.Second))
+	for range 1000 {
+		h, err := second.Allow(context.Background(), p)
+		if !isStatus(err, 429) || h.Get("X-RateLimit-Remaining") != "0" {
+			t.Fatalf("another instance over the limit: %v %v, want 429", err, h)
+		}
+	}
+	if n, w := calls.Total(), calls.Count("UpdateItem"); n != 1 || w != 1 {
+		t.Errorf("another instance made %d calls (%d UpdateItem) for 1000 requests over the limit, want the one refused lease", n, w)
+	}
+
+	// The memory lasts only to the end of the minute.
+	calls.Reset()
+	first.Now = func() time.Time { return start.Add(time.Minute) }
+	if _, err := first.Allow(context.Background(), p); err != nil {
+		t.Fatalf("next minute: %v", err)
+	}
+	if n := calls.Count("UpdateItem"); n != 1 {
+		t.Errorf("next minute: %d writes, want a new lease", n)
+	}
 }
