@@ -3,6 +3,7 @@ package sam
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -156,4 +157,50 @@ func TestProjectAccessLogs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sam build runs `make build-<LogicalId>` in the source directory with
+// ARTIFACTS_DIR set, and deploys what lands in $(ARTIFACTS_DIR)/bootstrap:
+// every function must have such a target, building its own main package
+// for provided.al2023 on arm64.
+func TestProjectBuildTargets(t *testing.T) {
+	makeBin, err := exec.LookPath("make")
+	if err != nil {
+		t.Skip("make is not installed")
+	}
+	tmpl := loadProject(t)
+	root := filepath.Dir(mustFind(t))
+	for _, f := range tmpl.Functions() {
+		if f.Metadata["BuildMethod"] != "makefile" || f.Properties["CodeUri"] != "." {
+			t.Errorf("%s: BuildMethod %v, CodeUri %v; want makefile from the module root", f.LogicalID, f.Metadata["BuildMethod"], f.Properties["CodeUri"])
+			continue
+		}
+		if arch := f.Properties["Architectures"]; !reflect.DeepEqual(arch, []any{"arm64"}) {
+			t.Errorf("%s: Architectures %v", f.LogicalID, arch)
+		}
+		artifacts := t.TempDir()
+		cmd := exec.Command(makeBin, "--dry-run", "build-"+f.LogicalID)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "ARTIFACTS_DIR="+artifacts)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("make build-%s: %v\n%s", f.LogicalID, err, out)
+			continue
+		}
+		pkg := "./functions/" + strings.ToLower(strings.TrimSuffix(f.LogicalID, "Function"))
+		for _, want := range []string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0", "-tags lambda.norpc", `-o "` + artifacts + `/bootstrap"`, pkg} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("make build-%s runs %s, without %s", f.LogicalID, out, want)
+			}
+		}
+	}
+}
+
+func mustFind(t *testing.T) string {
+	t.Helper()
+	p, err := Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
