@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"contentapi/shared/auth"
@@ -97,7 +98,13 @@ func ConfigFromEnv() (Config, error) {
 	if c.RateLimitPerMinute > 0 && c.RateLimitTable == "" {
 		return Config{}, fmt.Errorf("%s is set but %s is not", EnvRateLimit, EnvRateLimitTable)
 	}
-	if c.KeyChecksum, err = auth.NewChecksum(os.Getenv(EnvKeyChecksum)); err != nil {
+	secret := os.Getenv(EnvKeyChecksum)
+	if strings.HasPrefix(secret, "{{resolve:") {
+		// What sam local passes when events/env.json does not set it:
+		// taken as the secret, it would refuse every key.
+		return Config{}, fmt.Errorf("%s is an unresolved CloudFormation reference; set it to empty for local runs", EnvKeyChecksum)
+	}
+	if c.KeyChecksum, err = auth.NewChecksum(secret); err != nil {
 		return Config{}, err
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(getenv(EnvLogLevel, "INFO"))); err != nil {
