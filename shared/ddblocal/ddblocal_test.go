@@ -88,12 +88,15 @@ func TestEnvVars(t *testing.T) {
 	tmpl := projectTemplate(t)
 	env := EnvVars(tmpl, "http://127.0.0.1:9", map[string]string{
 		"ImagesTable": "img-x", "DocumentsTable": "doc-x", "ApiKeysTable": "keys-x", "IdempotencyTable": "idem-x",
+		"RateLimitTable": "rl-x",
 	})
 	want := map[string]string{
 		"IMAGES_TABLE":          "img-x",
 		"DOCUMENTS_TABLE":       "doc-x",
 		"API_KEYS_TABLE":        "keys-x",
+		"RATE_LIMIT_TABLE":      "rl-x",
 		"IDEMPOTENCY_TABLE":     "idem-x",
+		"KEY_CHECKSUM_SECRET":   "",   // the public checksum, the demo key's
 		"AUTH_CACHE_SECONDS":    "60", // the parameter's default
 		"RATE_LIMIT_PER_MINUTE": "0",  // off locally, whatever the template's default
 		"LOG_LEVEL":             "info",
