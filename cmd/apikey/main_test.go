@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
+	"contentapi/shared/local/ddblocal/ddbtest"
 )
 
 func TestRunUsageErrors(t *testing.T) {
@@ -174,7 +174,7 @@ func TestParseExpiry(t *testing.T) {
 // The whole command against DynamoDB Local.
 func TestRunAgainstDynamoDBLocal(t *testing.T) {
 	t.Setenv(checksumEnv, "")
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	table := env.Tables["ApiKeysTable"]
 	at := []string{"--table", table, "--endpoint", env.Endpoint}
 	cmd := func(args ...string) (stdout, stderr string, err error) {
@@ -295,7 +295,7 @@ func TestCreateWithTheStackSecret(t *testing.T) {
 		t.Errorf("create with a short secret = %v, want an error", err)
 	}
 
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	table := env.Tables["ApiKeysTable"]
 	secret := strings.Repeat("q", auth.MinSecretLen)
 	t.Setenv(checksumEnv, secret)
@@ -324,7 +324,7 @@ func TestCreateWithTheStackSecret(t *testing.T) {
 // and no Scan, as DynamoDB Local sees the command's requests.
 func TestRevokeMakesNoScan(t *testing.T) {
 	t.Setenv(checksumEnv, "")
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	table := env.Tables["ApiKeysTable"]
 	var mu sync.Mutex
 	var ops []string

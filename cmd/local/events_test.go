@@ -18,9 +18,9 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
-	"contentapi/shared/gateway"
-	"contentapi/shared/sam"
+	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/gateway"
+	"contentapi/shared/local/sam"
 )
 
 // expected is the status each event in events/ must get when the files run
@@ -110,7 +110,7 @@ func TestEvents(t *testing.T) {
 	}
 	sort.SliceStable(files, func(i, j int) bool { return eventPhase(files[i].ev) < eventPhase(files[j].ev) })
 
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	env.Setenv(t)
 	// A cold DynamoDB Local on a loaded machine can be slow at first; the
 	// statuses are what this test checks.
@@ -123,7 +123,10 @@ func TestEvents(t *testing.T) {
 	if err := auth.NewKeys(env.Client, os.Getenv(app.EnvKeysTable), auth.PublicChecksum).Import(ctx, auth.DemoKey, auth.DemoAccount, readWrite); err != nil {
 		t.Fatal(err)
 	}
-	fns := a.Functions()
+	fns, err := a.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range files {
 		t.Run(f.name, func(t *testing.T) {
 			function, err := functionFor(p.tmpl, f.ev)

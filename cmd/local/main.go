@@ -31,7 +31,7 @@ import (
 	"syscall"
 
 	"contentapi/shared/app"
-	"contentapi/shared/sam"
+	"contentapi/shared/local/sam"
 )
 
 const usage = `usage:

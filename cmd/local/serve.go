@@ -16,8 +16,8 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
-	"contentapi/shared/gateway"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/gateway"
 )
 
 // LocalAccount owns the key serve creates at every start.
@@ -122,7 +122,11 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	gw, err := gateway.NewGateway(p.tmpl, a.Functions(), newLogger(stderr))
+	fns, err := a.Functions()
+	if err != nil {
+		return err
+	}
+	gw, err := gateway.NewGateway(p.tmpl, fns, newLogger(stderr))
 	if err != nil {
 		return err
 	}

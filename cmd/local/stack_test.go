@@ -19,7 +19,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
+	"contentapi/shared/local/ddblocal"
 )
 
 // TestStack runs what `make run` runs, on free ports and a temporary data

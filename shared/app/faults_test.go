@@ -18,7 +18,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
+	"contentapi/shared/local/ddblocal/ddbtest"
 )
 
 // faultProxy stands between the service and DynamoDB Local and, on demand,
@@ -75,7 +75,7 @@ func (p *faultProxy) set(mode string) { p.mode.Store(mode) }
 
 // faultyStack is a stack whose DynamoDB traffic goes through a fault proxy.
 func faultyStack(t *testing.T, configure func(*app.Config)) (*stack, *faultProxy) {
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	proxy := newFaultProxy(t, env.Endpoint)
 	s := newStackWith(t, func(c *app.Config) {
 		c.DynamoDBEndpoint = proxy.URL

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,11 +14,12 @@ import (
 	"time"
 
 	"contentapi/shared/app"
+	"contentapi/shared/auth"
 	"contentapi/shared/crud"
 	"contentapi/shared/documents"
 	"contentapi/shared/images"
+	"contentapi/shared/local/openapitest"
 	"contentapi/shared/openapi"
-	"contentapi/shared/openapi/openapitest"
 	"contentapi/shared/records"
 )
 
@@ -46,21 +48,16 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	}
 }
 
-// resources are the resources the service serves.
-var resources = []*records.Resource{images.Resource, documents.Resource}
-
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	// The routes each function's mux serves; app.ExtraRoutes adds those
 	// beyond the resources' operations ("$default" is the gateway's
 	// catch-all, answered 404, which the document states in prose).
 	var served []string
-	for _, res := range resources {
-		for _, r := range crud.New(res, nil, nil).Routes() {
+	for _, res := range app.Resources {
+		for _, r := range crud.New(res.Def, nil, nil).Routes() {
 			served = append(served, r.Method+" "+r.Pattern)
 		}
-	}
-	for _, fn := range []string{"ImagesFunction", "DocumentsFunction"} {
-		for _, extra := range app.ExtraRoutes(fn) {
+		for _, extra := range app.ExtraRoutes(res.Function()) {
 			if extra != "$default" {
 				served = append(served, extra)
 			}
@@ -83,13 +80,14 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 // TestOpenAPIMatchesTheResources holds the document's request schemas and
 // list parameters against the resource definitions: which fields each
 // operation takes, which are required, their lengths, allowed values and
-// defaults.
+// defaults. A resource's schemas are named after its object: ImageCreate,
+// ImageUpdate.
 func TestOpenAPIMatchesTheResources(t *testing.T) {
 	d := loadJSONDocument(t)
-	schemas := map[string][2]string{"images": {"ImageCreate", "ImageUpdate"}, "documents": {"DocumentCreate", "DocumentUpdate"}}
-	for _, res := range resources {
-		for i, op := range []string{"create", "update"} {
-			name := schemas[res.Name][i]
+	for _, r := range app.Resources {
+		res := r.Def
+		for _, op := range []string{"create", "update"} {
+			name := upperFirst(res.Object) + upperFirst(op)
 			schema := d.at("components", "schemas", name)
 			props, _ := schema["properties"].(map[string]any)
 			required, _ := schema["required"].([]any)
@@ -171,6 +169,8 @@ func TestOpenAPIMatchesTheResources(t *testing.T) {
 		}
 	}
 }
+
+func upperFirst(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
 // jsonDocument is the document as plain JSON values, for comparing with the
 // code's definitions.
@@ -397,6 +397,47 @@ func (c *conformance) statuses(op string) []int {
 	return out
 }
 
+// roundTrip creates a record of res, lists, reads, updates and deletes it,
+// with values built from res's definition alone.
+func (c *conformance) roundTrip(res *records.Resource, key string) {
+	c.t.Helper()
+	collection := "/api/v1/" + res.Name
+	var create, update []string
+	for _, f := range res.Fields {
+		if f.Create {
+			create = append(create, f.Name, sample(c.t, f.Kind))
+		}
+		if f.Update && len(update) == 0 {
+			update = append(update, f.Name, sample(c.t, f.Kind))
+		}
+	}
+	created := c.form(201, "POST", collection, key, create...)
+	item := collection + "/" + fmt.Sprint(created.data()["id"])
+	c.get(200, collection, key)
+	c.get(200, item, key)
+	c.form(200, "PUT", item, key, update...)
+	c.form(200, "PATCH", item, key, update...)
+	c.call(200, request{method: "DELETE", path: item, key: key})
+}
+
+// sample is a valid value of kind, as a form sends it.
+func sample(t *testing.T, kind records.Kind) string {
+	switch k := kind.(type) {
+	case records.Text:
+		return strings.Repeat("x", max(k.Min, 1))
+	case records.Enum:
+		return k[0]
+	case records.Bool:
+		return "1"
+	case records.Choice:
+		return fmt.Sprint(k[0])
+	case records.Int:
+		return fmt.Sprint(k.Min)
+	}
+	t.Fatalf("no sample value for %T", kind)
+	return ""
+}
+
 // TestOpenAPIConformance drives every operation through the real service,
 // to success and to each error a client can cause, and checks every answer
 // against the document.
@@ -541,6 +582,18 @@ func TestOpenAPIConformance(t *testing.T) {
 	c.get(422, "/api/v1/documents?sort=up&template_id=0&search_by=prompt", w)
 	c.form(422, "PUT", "/api/v1/documents/1", w, "prompt", "new")
 	c.form(422, "PATCH", "/api/v1/documents/1", w, "result", "bad \x01 text")
+
+	// Every resource, the two above and any added since, through its five
+	// operations with values its definition allows, in an account of its
+	// own.
+	keys := auth.NewKeys(s.env.Client, s.env.Tables["ApiKeysTable"], auth.PublicChecksum)
+	for _, res := range app.Resources {
+		key, _, err := keys.Create(context.Background(), "conformance-"+res.Def.Name, []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.roundTrip(res.Def, key)
+	}
 
 	// Every operation answered its success, and every error a client can
 	// cause was seen, so a shrinking test cannot go unnoticed.

@@ -1,7 +1,9 @@
 package app_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -13,11 +15,8 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/crud"
-	"contentapi/shared/documents"
-	"contentapi/shared/images"
+	"contentapi/shared/local/sam"
 	"contentapi/shared/ratelimit"
-	"contentapi/shared/records"
-	"contentapi/shared/sam"
 	"contentapi/shared/store"
 )
 
@@ -30,14 +29,6 @@ func loadTemplate(t testing.TB) *sam.Template {
 	return tmpl
 }
 
-// functionResources is which resource each function of the template serves.
-var functionResources = map[string]*records.Resource{
-	"ImagesFunction":    images.Resource,
-	"DocumentsFunction": documents.Resource,
-}
-
-var resourceTables = map[*records.Resource]string{images.Resource: "ImagesTable", documents.Resource: "DocumentsTable"}
-
 // The store's indexes must project every attribute a list filters on, and
 // never the large text fields a list must not read.
 func TestTemplateTablesMatchTheStore(t *testing.T) {
@@ -49,7 +40,8 @@ func TestTemplateTablesMatchTheStore(t *testing.T) {
 	for _, tbl := range tables {
 		byID[tbl.LogicalID] = tbl
 	}
-	for res, id := range resourceTables {
+	for _, r := range app.Resources {
+		res, id := r.Def, r.Table()
 		tbl, ok := byID[id]
 		if !ok {
 			t.Fatalf("template has no %s", id)
@@ -129,10 +121,13 @@ func TestTemplateRoutesMatchTheCode(t *testing.T) {
 	for _, r := range tmpl.Routes() {
 		got[r.Function] = append(got[r.Function], r.Key())
 	}
-	for fn, res := range functionResources {
+	functions := map[string]bool{}
+	for _, res := range app.Resources {
+		fn := res.Function()
+		functions[fn] = true
 		var want []string
 		paths := map[string]bool{}
-		for _, r := range crud.New(res, nil, nil).Routes() {
+		for _, r := range crud.New(res.Def, nil, nil).Routes() {
 			path := strings.ReplaceAll(r.Pattern, "{id}", "{id}")
 			want = append(want, r.Method+" "+path)
 			paths[path] = true
@@ -147,6 +142,11 @@ func TestTemplateRoutesMatchTheCode(t *testing.T) {
 			t.Errorf("%s routes:\n got %v\nwant %v", fn, got[fn], want)
 		}
 	}
+	for fn := range got {
+		if !functions[fn] {
+			t.Errorf("the template routes to %s, which serves no resource", fn)
+		}
+	}
 }
 
 // Each function gets the environment the app reads, and only its own table.
@@ -156,21 +156,24 @@ func TestTemplateRoutesMatchTheCode(t *testing.T) {
 func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 	tmpl := loadTemplate(t)
 	common := []string{app.EnvEndpoint, app.EnvKeysTable, app.EnvRateLimitTable, app.EnvKeyChecksum, app.EnvIdempotency, app.EnvAuthCache, app.EnvRateLimit, app.EnvLogLevel}
-	own := map[string]string{"ImagesFunction": app.EnvImagesTable, "DocumentsFunction": app.EnvDocumentsTable}
-	for fn, res := range functionResources {
+	for _, res := range app.Resources {
+		fn := res.Function()
 		f, err := tmpl.Function(fn)
 		if err != nil {
 			t.Fatal(err)
 		}
 		env := f.EnvNames()
-		for _, name := range append(common, own[fn]) {
+		for _, name := range append(common, res.TableEnv()) {
 			if !slices.Contains(env, name) {
 				t.Errorf("%s lacks %s", fn, name)
 			}
 		}
-		for other, name := range own {
-			if other != fn && slices.Contains(env, name) {
-				t.Errorf("%s is given %s", fn, name)
+		if got := f.Env()[res.TableEnv()]; !reflect.DeepEqual(got, map[string]any{"Ref": res.Table()}) {
+			t.Errorf("%s: %s is %v, want !Ref %s", fn, res.TableEnv(), got, res.Table())
+		}
+		for _, other := range app.Resources {
+			if other.Def != res.Def && slices.Contains(env, other.TableEnv()) {
+				t.Errorf("%s is given %s", fn, other.TableEnv())
 			}
 		}
 		if to := f.Timeout(); to.Seconds() >= 30 || to <= 0 {
@@ -182,7 +185,7 @@ func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 		}
 		// What the code calls on each table (TransactWriteItems needs the
 		// actions of its parts).
-		table := resourceTables[res]
+		table := res.Table()
 		want := map[string][]string{
 			table:              {"BatchGetItem", "ConditionCheckItem", "DeleteItem", "GetItem", "PutItem", "Query", "UpdateItem"},
 			table + "/index/*": {"BatchGetItem", "ConditionCheckItem", "DeleteItem", "GetItem", "PutItem", "Query", "UpdateItem"},
@@ -268,5 +271,29 @@ func TestTemplateLints(t *testing.T) {
 	}
 	if out, err := exec.Command(lint, path).CombinedOutput(); err != nil {
 		t.Fatalf("cfn-lint: %v\n%s", err, out)
+	}
+}
+
+// Each resource's function is in the template and built from its folder
+// under functions/ (the Makefile's build-<Function> targets derive one from
+// the other).
+func TestEveryResourceHasItsFunction(t *testing.T) {
+	tmpl := loadTemplate(t)
+	path, err := sam.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range app.Resources {
+		f, err := tmpl.Function(r.Function())
+		if err != nil {
+			t.Errorf("%s: %v", r.Def.Name, err)
+			continue
+		}
+		if f.Metadata["BuildMethod"] != "makefile" {
+			t.Errorf("%s builds with %v, want the Makefile", f.LogicalID, f.Metadata["BuildMethod"])
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(path), "functions", r.Def.Name, "main.go")); err != nil {
+			t.Errorf("%s: %v", f.LogicalID, err)
+		}
 	}
 }

@@ -1,6 +1,6 @@
 package auth_test
 
-// These tests run against DynamoDB Local (shared/ddblocal), on tables
+// These tests run against DynamoDB Local (shared/local/ddblocal), on tables
 // created from template.yaml: no fake stands in for DynamoDB here.
 
 import (
@@ -18,12 +18,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
+	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/ddbmeter"
 )
 
 func keysTable(t *testing.T) (*dynamodb.Client, string) {
 	t.Helper()
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	table := env.Tables["ApiKeysTable"]
 	if table == "" {
 		t.Fatalf("template.yaml has no ApiKeysTable; tables: %v", env.Tables)
@@ -339,10 +340,10 @@ func TestKeysRefuseBadInput(t *testing.T) {
 // Revoke finds the key through the key-id index: one Query and one
 // conditional UpdateItem, never a Scan, however many keys the table holds.
 func TestRevokeLooksUpOneKey(t *testing.T) {
-	db, table := keysTable(t)
+	env := ddbtest.New(t)
 	ctx := t.Context()
-	counted, calls := ddblocal.Counting(db)
-	keys := auth.NewKeys(counted, table, auth.PublicChecksum)
+	db, meter := env.Metered(t)
+	keys := auth.NewKeys(db, env.Tables["ApiKeysTable"], auth.PublicChecksum)
 	var ids []string
 	for range 5 {
 		_, info, err := keys.Create(ctx, "acme", readWrite, time.Time{})
@@ -351,12 +352,13 @@ func TestRevokeLooksUpOneKey(t *testing.T) {
 		}
 		ids = append(ids, info.KeyID)
 	}
-	calls.Reset()
-	if err := keys.Revoke(ctx, ids[2]); err != nil {
-		t.Fatal(err)
-	}
-	if q, u, sc, all := calls.Count("Query"), calls.Count("UpdateItem"), calls.Count("Scan"), calls.Total(); q != 1 || u != 1 || sc != 0 || all != 2 {
-		t.Errorf("Revoke made %d Query, %d UpdateItem, %d Scan, %d calls in all; want 1, 1, 0, 2", q, u, sc, all)
+	calls := meter.Measure(func() {
+		if err := keys.Revoke(ctx, ids[2]); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if ops := strings.Join(ddbmeter.Ops(calls), ","); ops != "Query,UpdateItem" {
+		t.Errorf("Revoke made %s; want Query,UpdateItem and no Scan", ops)
 	}
 	for i, id := range ids {
 		if revoked := !listOne(t, keys, id).RevokedAt.IsZero(); revoked != (i == 2) {
@@ -364,18 +366,20 @@ func TestRevokeLooksUpOneKey(t *testing.T) {
 		}
 	}
 
-	calls.Reset()
-	if err := keys.Revoke(ctx, "key_000000000000"); !errors.Is(err, auth.ErrKeyNotFound) {
-		t.Errorf("Revoke of an unknown id = %v, want ErrKeyNotFound", err)
-	}
-	if q, all := calls.Count("Query"), calls.Total(); q != 1 || all != 1 {
-		t.Errorf("Revoke of an unknown id made %d calls (%d Query), want the one Query", all, q)
+	calls = meter.Measure(func() {
+		if err := keys.Revoke(ctx, "key_000000000000"); !errors.Is(err, auth.ErrKeyNotFound) {
+			t.Errorf("Revoke of an unknown id = %v, want ErrKeyNotFound", err)
+		}
+	})
+	if ops := strings.Join(ddbmeter.Ops(calls), ","); ops != "Query" {
+		t.Errorf("Revoke of an unknown id made %s, want the one Query", ops)
 	}
 }
 
 // Keys made with a secret work with that secret only, end to end.
 func TestKeyedChecksumAgainstTable(t *testing.T) {
-	db, table := keysTable(t)
+	env := ddbtest.New(t)
+	db, table := env.Client, env.Tables["ApiKeysTable"]
 	ctx := t.Context()
 	secret, err := auth.NewChecksum(strings.Repeat("x", auth.MinSecretLen))
 	if err != nil {
@@ -388,14 +392,16 @@ func TestKeyedChecksumAgainstTable(t *testing.T) {
 	if p, err := auth.NewAuthenticator(db, table, 0, secret).Authenticate(ctx, key); err != nil || p.KeyID != info.KeyID {
 		t.Fatalf("with the secret: %+v, %v", p, err)
 	}
-	counted, calls := ddblocal.Counting(db)
-	if _, err := auth.NewAuthenticator(counted, table, 0, auth.PublicChecksum).Authenticate(ctx, key); !errors.Is(err, auth.ErrUnauthenticated) {
-		t.Errorf("with the public checksum: %v, want ErrUnauthenticated", err)
-	}
-	if err := auth.NewKeys(db, table, secret).Import(ctx, auth.DemoKey, auth.DemoAccount, readWrite); !errors.Is(err, auth.ErrUnauthenticated) {
-		t.Errorf("importing the demo key under a secret = %v, want ErrUnauthenticated", err)
-	}
-	if n := calls.Total(); n != 0 {
-		t.Errorf("a key refused by its checksum cost %d calls", n)
+	metered, meter := env.Metered(t)
+	calls := meter.Measure(func() {
+		if _, err := auth.NewAuthenticator(metered, table, 0, auth.PublicChecksum).Authenticate(ctx, key); !errors.Is(err, auth.ErrUnauthenticated) {
+			t.Errorf("with the public checksum: %v, want ErrUnauthenticated", err)
+		}
+		if err := auth.NewKeys(metered, table, secret).Import(ctx, auth.DemoKey, auth.DemoAccount, readWrite); !errors.Is(err, auth.ErrUnauthenticated) {
+			t.Errorf("importing the demo key under a secret = %v, want ErrUnauthenticated", err)
+		}
+	})
+	if len(calls) != 0 {
+		t.Errorf("keys refused by their checksum cost calls: %v", calls)
 	}
 }

@@ -8,14 +8,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/httpapi"
+	"contentapi/shared/input"
 	"contentapi/shared/records"
 )
 
-func form(kv ...string) httpapi.Input {
-	in := httpapi.Input{Values: map[string]httpapi.Value{}}
+func form(kv ...string) input.Fields {
+	in := input.Fields{Values: map[string]input.Value{}}
 	for i := 0; i < len(kv); i += 2 {
 		in.Names = append(in.Names, kv[i])
-		in.Values[kv[i]] = httpapi.Value{Text: kv[i+1]}
+		in.Values[kv[i]] = input.Value{Text: kv[i+1]}
 	}
 	return in
 }
@@ -26,8 +27,8 @@ func create(kv ...string) (records.Values, error) {
 
 func only422(t *testing.T, err error, field string) string {
 	t.Helper()
-	e, ok := err.(*httpapi.Error)
-	if !ok || e.Status != 422 || len(e.Fields) != 1 || len(e.Fields[field]) == 0 {
+	e, ok := err.(*records.InvalidError)
+	if !ok || len(e.Fields) != 1 || len(e.Fields[field]) == 0 {
 		t.Fatalf("want a 422 on %s only, got %v", field, err)
 	}
 	return e.Fields[field][0]
@@ -89,7 +90,7 @@ func TestCreativitySpellings(t *testing.T) {
 		}
 	}
 	in := form("name", "n", "prompt", "p", "creativity", "")
-	in.Values["creativity"] = httpapi.Value{Text: "0.75", Kind: httpapi.KindNumber}
+	in.Values["creativity"] = input.Value{Text: "0.75", Kind: input.KindNumber}
 	if v, err := Resource.ValidateCreate(in); err != nil || v["creativity"] != 0.75 {
 		t.Errorf("JSON number 0.75: %v %v", v, err)
 	}

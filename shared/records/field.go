@@ -13,22 +13,22 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"contentapi/shared/httpapi"
+	"contentapi/shared/input"
 )
 
 // Kind validates one field's raw value and converts it to the stored Go
 // value (string, bool, int64 or float64). It returns a message when the
 // value is invalid.
 type Kind interface {
-	parse(field string, v httpapi.Value) (any, string)
+	parse(field string, v input.Value) (any, string)
 }
 
 // Text is a string of Min..Max Unicode characters, trimmed, holding no
 // control characters but tab, CR and LF.
 type Text struct{ Min, Max int }
 
-func (k Text) parse(field string, v httpapi.Value) (any, string) {
-	if v.Kind != httpapi.KindString {
+func (k Text) parse(field string, v input.Value) (any, string) {
+	if v.Kind != input.KindString {
 		return nil, fmt.Sprintf("The %s field must be a string.", label(field))
 	}
 	s := v.Text
@@ -61,8 +61,8 @@ func checkText(field, s string) string {
 // Enum is one of a fixed set of strings.
 type Enum []string
 
-func (k Enum) parse(field string, v httpapi.Value) (any, string) {
-	if v.Kind != httpapi.KindString || !slices.Contains(k, v.Text) {
+func (k Enum) parse(field string, v input.Value) (any, string) {
+	if v.Kind != input.KindString || !slices.Contains(k, v.Text) {
 		return nil, fmt.Sprintf("The selected %s is invalid.", label(field))
 	}
 	return v.Text, ""
@@ -71,11 +71,11 @@ func (k Enum) parse(field string, v httpapi.Value) (any, string) {
 // Bool is a flag sent as 1, 0, true or false (or a JSON boolean).
 type Bool struct{}
 
-func (Bool) parse(field string, v httpapi.Value) (any, string) {
+func (Bool) parse(field string, v input.Value) (any, string) {
 	switch {
-	case v.Kind == httpapi.KindBool:
+	case v.Kind == input.KindBool:
 		return v.Text == "true", ""
-	case v.Kind == httpapi.KindString || v.Kind == httpapi.KindNumber:
+	case v.Kind == input.KindString || v.Kind == input.KindNumber:
 		switch strings.ToLower(v.Text) {
 		case "1", "true":
 			return true, ""
@@ -94,8 +94,8 @@ var decimal = regexp.MustCompile(`^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$`)
 // that member ("0.50" is 0.5).
 type Choice []float64
 
-func (k Choice) parse(field string, v httpapi.Value) (any, string) {
-	if v.Kind == httpapi.KindString || v.Kind == httpapi.KindNumber {
+func (k Choice) parse(field string, v input.Value) (any, string) {
+	if v.Kind == input.KindString || v.Kind == input.KindNumber {
 		if decimal.MatchString(v.Text) {
 			if f, err := strconv.ParseFloat(v.Text, 64); err == nil && slices.Contains(k, f) {
 				return f, ""
@@ -110,8 +110,8 @@ type Int struct{ Min, Max int64 }
 
 var digits = regexp.MustCompile(`^\d{1,18}$`)
 
-func (k Int) parse(field string, v httpapi.Value) (any, string) {
-	if (v.Kind == httpapi.KindString || v.Kind == httpapi.KindNumber) && digits.MatchString(v.Text) {
+func (k Int) parse(field string, v input.Value) (any, string) {
+	if (v.Kind == input.KindString || v.Kind == input.KindNumber) && digits.MatchString(v.Text) {
 		if n, err := strconv.ParseInt(v.Text, 10, 64); err == nil && n >= k.Min && n <= k.Max {
 			return n, ""
 		}
@@ -120,5 +120,5 @@ func (k Int) parse(field string, v httpapi.Value) (any, string) {
 }
 
 // label is how Laravel names a field in a message: "template_id" reads
-// "template id".
-func label(field string) string { return strings.ReplaceAll(field, "_", " ") }
+// "template id". Names are cut short, as in the report's keys.
+func label(field string) string { return strings.ReplaceAll(shortName(field), "_", " ") }

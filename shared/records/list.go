@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"contentapi/shared/fold"
-	"contentapi/shared/httpapi"
+	"contentapi/shared/input"
 )
 
 // Allowed values of the list parameters, from the original app.
@@ -44,7 +44,7 @@ func (q ListQuery) Offset() int64 { return (q.Page - 1) * int64(q.PerPage) }
 // ParseList validates a list request's query parameters. Every known
 // parameter with an invalid value is a 422 naming it; unknown ones are
 // ignored, as the contract says.
-func (r *Resource) ParseList(q httpapi.Query) (ListQuery, error) {
+func (r *Resource) ParseList(q input.Params) (ListQuery, error) {
 	errs := fieldErrors{}
 	get := func(name string) (string, bool) {
 		v, given, repeated := q.Get(name)
@@ -63,7 +63,7 @@ func (r *Resource) ParseList(q httpapi.Query) (ListQuery, error) {
 		if !ok {
 			return nil, false
 		}
-		val, msg := k.parse(name, httpapi.Value{Text: v})
+		val, msg := k.parse(name, input.Value{Text: v})
 		if msg != "" {
 			errs.add(name, msg)
 			return nil, false
@@ -107,8 +107,8 @@ func (r *Resource) ParseList(q httpapi.Query) (ListQuery, error) {
 	if v, ok := parse("page", Int{Min: 1, Max: MaxPage}); ok {
 		lq.Page = v.(int64)
 	}
-	if len(errs) > 0 {
-		return ListQuery{}, httpapi.Invalid(errs)
+	if err := errs.err(); err != nil {
+		return ListQuery{}, err
 	}
 	return lq, nil
 }

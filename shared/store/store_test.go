@@ -6,15 +6,15 @@ import (
 	"sync"
 	"testing"
 
-	"contentapi/shared/ddblocal"
 	"contentapi/shared/documents"
 	"contentapi/shared/images"
+	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
 
 func tables(t *testing.T) (img, doc *store.Table) {
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	return store.New(env.Client, env.Tables["ImagesTable"], images.Resource),
 		store.New(env.Client, env.Tables["DocumentsTable"], documents.Resource)
 }

@@ -1,9 +1,14 @@
-package main
+// Package ddbmeter meters what a DynamoDB client's calls cost, on DynamoDB
+// Local, as AWS would bill them: request units per call and HTTP round
+// trips, with DynamoDB Local's known differences from AWS corrected. make
+// bench reports its figures; tests can hold a request's cost with it.
+package ddbmeter
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -14,7 +19,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 
-	"contentapi/shared/sam"
+	"contentapi/shared/local/sam"
 )
 
 // Call is one DynamoDB operation the app made, as the meter saw it.
@@ -105,9 +110,10 @@ type Meter struct {
 	calls []Call
 }
 
-// NewMeter knows the tables' index projections from the template, to tell a
-// read that stays in an index from one that fetches from the table.
-func NewMeter(tmpl *sam.Template, names map[string]string) (*Meter, error) {
+// New is a meter for the tables of tmpl, named as in names (by logical ID):
+// it knows their index projections, to tell a read that stays in an index
+// from one that fetches from the table.
+func New(tmpl *sam.Template, names map[string]string) (*Meter, error) {
 	tables, err := tmpl.Tables()
 	if err != nil {
 		return nil, err
@@ -160,20 +166,47 @@ func roundTrip(ctx context.Context, in middleware.DeserializeInput, next middlew
 	return next.HandleDeserialize(ctx, in)
 }
 
-const indexes = types.ReturnConsumedCapacityIndexes
+// field is the named field of the struct v points to (invalid if none):
+// the inputs and outputs of every DynamoDB operation name their table,
+// consistency and consumed capacity alike.
+func field(v any, name string) reflect.Value {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return reflect.Value{}
+	}
+	return rv.Elem().FieldByName(name)
+}
 
 func (m *Meter) initialize(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-	c := &Call{}
+	p := in.Parameters
+	c := &Call{Op: strings.TrimSuffix(reflect.TypeOf(p).Elem().Name(), "Input")}
+	c.Write = strings.Contains(c.Op, "Write") || slices.Contains([]string{"PutItem", "UpdateItem", "DeleteItem"}, c.Op)
+	if f := field(p, "ReturnConsumedCapacity"); f.IsValid() {
+		f.Set(reflect.ValueOf(types.ReturnConsumedCapacityIndexes))
+	}
+	if f := field(p, "TableName"); f.IsValid() {
+		c.Table = aws.ToString(f.Interface().(*string))
+	}
+	if f := field(p, "IndexName"); f.IsValid() {
+		c.Index = aws.ToString(f.Interface().(*string))
+	}
+	if f := field(p, "ConsistentRead"); f.IsValid() && c.Op != "Scan" {
+		c.Eventual = !aws.ToBool(f.Interface().(*bool))
+	}
 	var query *dynamodb.QueryInput
-	switch v := in.Parameters.(type) {
-	case *dynamodb.GetItemInput:
-		c.Op, c.Table = "GetItem", aws.ToString(v.TableName)
-		c.Eventual = !aws.ToBool(v.ConsistentRead)
-		v.ReturnConsumedCapacity = indexes
+	switch v := p.(type) {
+	case *dynamodb.BatchGetItemInput:
+		c.Table = firstKey(v.RequestItems)
+		for _, ka := range v.RequestItems {
+			c.Eventual = c.Eventual || !aws.ToBool(ka.ConsistentRead)
+		}
+	case *dynamodb.BatchWriteItemInput:
+		c.Table = firstKey(v.RequestItems)
+	case *dynamodb.TransactWriteItemsInput:
+		if len(v.TransactItems) > 0 {
+			c.Table = transactTable(v.TransactItems[0])
+		}
 	case *dynamodb.QueryInput:
-		c.Op, c.Table, c.Index = "Query", aws.ToString(v.TableName), aws.ToString(v.IndexName)
-		c.Eventual = !aws.ToBool(v.ConsistentRead)
-		v.ReturnConsumedCapacity = indexes
 		query = v
 		if m.readsOnlyIndex(v) && v.ProjectionExpression != nil {
 			// DynamoDB Local fetches every entry's item from the table when
@@ -187,38 +220,6 @@ func (m *Meter) initialize(ctx context.Context, in middleware.InitializeInput, n
 			in.Parameters = allProjected(v)
 			c.Corrected = "sent as Select=ALL_PROJECTED_ATTRIBUTES, see Method"
 		}
-	case *dynamodb.ScanInput:
-		c.Op, c.Table, c.Index = "Scan", aws.ToString(v.TableName), aws.ToString(v.IndexName)
-		v.ReturnConsumedCapacity = indexes
-	case *dynamodb.BatchGetItemInput:
-		c.Op, c.Table = "BatchGetItem", firstKey(v.RequestItems)
-		for _, ka := range v.RequestItems {
-			c.Eventual = c.Eventual || !aws.ToBool(ka.ConsistentRead)
-		}
-		v.ReturnConsumedCapacity = indexes
-	case *dynamodb.PutItemInput:
-		c.Op, c.Table, c.Write = "PutItem", aws.ToString(v.TableName), true
-		v.ReturnConsumedCapacity = indexes
-	case *dynamodb.UpdateItemInput:
-		c.Op, c.Table, c.Write = "UpdateItem", aws.ToString(v.TableName), true
-		v.ReturnConsumedCapacity = indexes
-	case *dynamodb.DeleteItemInput:
-		c.Op, c.Table, c.Write = "DeleteItem", aws.ToString(v.TableName), true
-		v.ReturnConsumedCapacity = indexes
-	case *dynamodb.BatchWriteItemInput:
-		c.Op, c.Table, c.Write = "BatchWriteItem", firstKey(v.RequestItems), true
-		v.ReturnConsumedCapacity = indexes
-	case *dynamodb.TransactWriteItemsInput:
-		c.Op, c.Write = "TransactWriteItems", true
-		if len(v.TransactItems) > 0 {
-			c.Table = transactTable(v.TransactItems[0])
-		}
-		v.ReturnConsumedCapacity = indexes
-	case *dynamodb.TransactGetItemsInput:
-		c.Op = "TransactGetItems"
-		v.ReturnConsumedCapacity = indexes
-	default:
-		c.Op = fmt.Sprintf("%T", v)
 	}
 	switch {
 	case c.Table == m.keysTable && c.Op == "GetItem":
@@ -240,27 +241,15 @@ func (m *Meter) initialize(ctx context.Context, in middleware.InitializeInput, n
 	}
 	c.Err = err
 	var ccs []types.ConsumedCapacity
-	switch r := out.Result.(type) {
-	case *dynamodb.GetItemOutput:
-		ccs = one(r.ConsumedCapacity)
-	case *dynamodb.QueryOutput:
-		ccs = one(r.ConsumedCapacity)
-	case *dynamodb.ScanOutput:
-		ccs = one(r.ConsumedCapacity)
-	case *dynamodb.BatchGetItemOutput:
-		ccs = r.ConsumedCapacity
-	case *dynamodb.PutItemOutput:
-		ccs = one(r.ConsumedCapacity)
-	case *dynamodb.UpdateItemOutput:
-		ccs = one(r.ConsumedCapacity)
-	case *dynamodb.DeleteItemOutput:
-		ccs = one(r.ConsumedCapacity)
-	case *dynamodb.BatchWriteItemOutput:
-		ccs = r.ConsumedCapacity
-	case *dynamodb.TransactWriteItemsOutput:
-		ccs = r.ConsumedCapacity
-	case *dynamodb.TransactGetItemsOutput:
-		ccs = r.ConsumedCapacity
+	if f := field(out.Result, "ConsumedCapacity"); f.IsValid() {
+		switch v := f.Interface().(type) {
+		case *types.ConsumedCapacity:
+			if v != nil {
+				ccs = []types.ConsumedCapacity{*v}
+			}
+		case []types.ConsumedCapacity:
+			ccs = v
+		}
 	}
 	var tableFetch float64
 	for _, cc := range ccs {
@@ -444,13 +433,6 @@ func isNameChar(b byte) bool {
 	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
 
-func one(cc *types.ConsumedCapacity) []types.ConsumedCapacity {
-	if cc == nil {
-		return nil
-	}
-	return []types.ConsumedCapacity{*cc}
-}
-
 func firstKey[V any](m map[string]V) string {
 	var keys []string
 	for k := range m {
@@ -488,6 +470,15 @@ func (m *Meter) Measure(f func()) []Call {
 	return calls
 }
 
+// Ops names the calls' operations, in order: "Query", "UpdateItem".
+func Ops(calls []Call) []string {
+	ops := make([]string, len(calls))
+	for i, c := range calls {
+		ops[i] = c.Op
+	}
+	return ops
+}
+
 // Totals sums calls: round trips, and billed units (reads and writes apart).
 // Rate-limit leases are counted apart: they are amortized over many
 // requests (see RateLimit).
@@ -495,12 +486,9 @@ type Totals struct {
 	RoundTrips   int
 	Reads        float64
 	Writes       float64
-	LocalReads   float64
-	LocalWrites  float64
 	Auth         int // key lookups
 	RateLimit    int // rate-limit leases
 	RateLimitWRU float64
-	HasCorrected bool
 }
 
 func Sum(calls []Call) Totals {
@@ -517,13 +505,8 @@ func Sum(calls []Call) Totals {
 		t.RoundTrips += c.RoundTrips
 		if c.Write {
 			t.Writes += c.Units
-			t.LocalWrites += c.LocalUnits
 		} else {
 			t.Reads += c.Units
-			t.LocalReads += c.LocalUnits
-		}
-		if c.Corrected != "" {
-			t.HasCorrected = true
 		}
 	}
 	return t

@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"contentapi/shared/app"
-	"contentapi/shared/sam"
+	"contentapi/shared/local/sam"
 )
 
 var fixedNow = time.Date(2026, 11, 21, 16, 48, 30, 123e6, time.UTC)
@@ -309,16 +309,22 @@ func TestNewGatewayNeedsAnEntryPointPerRoute(t *testing.T) {
 	stub := func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		return events.APIGatewayV2HTTPResponse{}, nil
 	}
-	if _, err := NewGateway(tmpl, map[string]app.Function{"ImagesFunction": stub}, slog.Default()); err == nil ||
-		!strings.Contains(err.Error(), "DocumentsFunction") {
-		t.Errorf("NewGateway error = %v, want one naming DocumentsFunction", err)
+	fns := map[string]app.Function{}
+	for _, r := range app.Resources {
+		fns[r.Function()] = stub
 	}
-	g, err := NewGateway(tmpl, map[string]app.Function{"ImagesFunction": stub, "DocumentsFunction": stub}, slog.Default())
+	last := app.Resources[len(app.Resources)-1].Function()
+	delete(fns, last)
+	if _, err := NewGateway(tmpl, fns, slog.Default()); err == nil || !strings.Contains(err.Error(), last) {
+		t.Errorf("NewGateway error = %v, want one naming %s", err, last)
+	}
+	fns[last] = stub
+	g, err := NewGateway(tmpl, fns, slog.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Timeouts["ImagesFunction"] != 10*time.Second {
-		t.Errorf("timeout = %v, want the template's 10s", g.Timeouts["ImagesFunction"])
+	if g.Timeouts[last] != 10*time.Second {
+		t.Errorf("timeout = %v, want the template's 10s", g.Timeouts[last])
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"contentapi/shared/app"
-	"contentapi/shared/sam"
+	"contentapi/shared/local/sam"
 )
 
 // MaxBodyBytes is HTTP API's payload limit: a larger request body never

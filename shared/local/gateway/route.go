@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"strings"
 
-	"contentapi/shared/sam"
+	"contentapi/shared/local/sam"
 )
 
 // Router picks a request's route as API Gateway HTTP API does. Of the

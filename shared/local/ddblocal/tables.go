@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"contentapi/shared/sam"
+	"contentapi/shared/local/sam"
 )
 
 // Region is the region local clients sign for. DynamoDB Local runs with

@@ -1,4 +1,9 @@
-package ddblocal
+// Package ddbtest gives each test its own tables, created from
+// template.yaml in a DynamoDB Local shared by the test binary. It imports
+// testing, so it lives apart from ddblocal, which the commands link: no
+// binary carries the testing package (as net/http/httptest stands apart
+// from net/http).
+package ddbtest
 
 import (
 	"context"
@@ -14,7 +19,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"contentapi/shared/sam"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/sam"
 )
 
 // TestEndpointEnv names a DynamoDB Local the tests use instead of starting
@@ -32,9 +39,9 @@ type Env struct {
 }
 
 // Vars is the environment that points the app at this Env's tables; see
-// EnvVars.
+// ddblocal.EnvVars.
 func (e *Env) Vars() map[string]string {
-	return EnvVars(e.tmpl, e.Endpoint, e.Tables)
+	return ddblocal.EnvVars(e.tmpl, e.Endpoint, e.Tables)
 }
 
 // Setenv sets Vars in the environment for the rest of the test, for code
@@ -47,6 +54,18 @@ func (e *Env) Setenv(t testing.TB) {
 	}
 }
 
+// Metered is a client on e's tables whose calls the returned meter records:
+// a test holds code to the DynamoDB calls it makes, on DynamoDB Local itself
+// (see ddbmeter.Meter.Measure).
+func (e *Env) Metered(t testing.TB) (*dynamodb.Client, *ddbmeter.Meter) {
+	t.Helper()
+	m, err := ddbmeter.New(e.tmpl, e.Tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dynamodb.New(e.Client.Options(), m.Options), m
+}
+
 var shared struct {
 	once     sync.Once
 	endpoint string
@@ -55,13 +74,13 @@ var shared struct {
 	err      error
 }
 
-// ForTest gives the test its own tables, created from template.yaml in a
+// New gives the test its own tables, created from template.yaml in a
 // DynamoDB Local shared by the whole test binary (started on first use,
 // unless $DYNAMODB_TEST_ENDPOINT names one). Table names carry a random
 // suffix, so tests, parallel ones included, and test binaries sharing one
 // endpoint never see each other's data. The tables are deleted when the
 // test ends.
-func ForTest(t testing.TB) *Env {
+func New(t testing.TB) *Env {
 	t.Helper()
 	shared.once.Do(func() { shared.err = setup() })
 	if shared.err != nil {
@@ -73,7 +92,7 @@ func ForTest(t testing.TB) *Env {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tables, err := CreateTables(ctx, shared.client, shared.tmpl, suffix)
+	tables, err := ddblocal.CreateTables(ctx, shared.client, shared.tmpl, suffix)
 	// Registered before the error check, so tables created before a failure
 	// are dropped too.
 	t.Cleanup(func() { dropTables(t, suffix) })
@@ -93,13 +112,13 @@ func setup() error {
 	if shared.endpoint == "" {
 		// Never stopped: it lives as long as the test binary and dies with
 		// it (parent-death signal), after the last test is done with it.
-		srv, err := Start(ctx, Options{})
+		srv, err := ddblocal.Start(ctx, ddblocal.Options{})
 		if err != nil {
 			return err
 		}
 		shared.endpoint = srv.Endpoint()
 	}
-	shared.client, err = NewClient(ctx, shared.endpoint)
+	shared.client, err = ddblocal.NewClient(ctx, shared.endpoint)
 	return err
 }
 
@@ -108,7 +127,7 @@ func setup() error {
 func dropTables(t testing.TB, suffix string) {
 	tables, err := shared.tmpl.Tables()
 	if err != nil {
-		return // ForTest failed on the same error and said so
+		return // New failed on the same error and said so
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -116,7 +135,7 @@ func dropTables(t testing.TB, suffix string) {
 		name := tbl.LogicalID + suffix
 		_, err := shared.client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)})
 		if err != nil && !isNotFound(err) {
-			t.Errorf("ddblocal: drop table %s: %v", name, err)
+			t.Errorf("ddbtest: drop table %s: %v", name, err)
 		}
 	}
 }

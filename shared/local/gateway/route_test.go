@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"contentapi/shared/sam"
+	"contentapi/shared/local/sam"
 )
 
 func routes(keys ...string) []sam.Route {
