@@ -1,8 +1,9 @@
 # contentapi: build, test, run locally, deploy.
 #
-# Works from a fresh clone on a machine with Go, Node/npm, Java 17 and
+# Works from a fresh clone on a machine with Go, Node/npm, a Java 17 JDK and
 # cfn-lint: everything else (DynamoDB Local, staticcheck, Redocly's OpenAPI
-# linter, the client generator) is fetched at a pinned version on first use. `make help` lists the targets.
+# linter, the client generator) is fetched at a pinned version on first use.
+# `make help` lists the targets.
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c

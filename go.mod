@@ -2,6 +2,8 @@ module contentapi
 
 go 1.26.0
 
+toolchain go1.26.8
+
 require (
 	github.com/aws/aws-lambda-go v1.55.1
 	github.com/aws/aws-sdk-go-v2 v1.47.7

@@ -685,7 +685,7 @@ func TestOpenAPIConformance(t *testing.T) {
 	// Every resource, the two above and any added since, through its five
 	// operations with values its definition allows, in an account of its
 	// own.
-	keys := auth.NewKeys(s.env.Client, s.env.Tables["ApiKeysTable"])
+	keys := auth.NewKeys(s.env.Client, s.env.Tables["ApiKeysTable"], auth.PublicChecksum)
 	for _, res := range app.Resources {
 		key, _, err := keys.Create(context.Background(), "conformance-"+res.Def.Name, []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
 		if err != nil {
