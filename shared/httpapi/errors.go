@@ -20,6 +20,9 @@ import (
 type Error struct {
 	Status  int
 	Message string
+	// Code tells apart answers that share a status: "quota_exceeded" for
+	// the 429 of a monthly limit. Empty for most.
+	Code string
 	// Fields holds validation messages per field; set only for 422.
 	Fields map[string][]string
 	// Header carries headers the status needs (Allow, Retry-After, ...).
@@ -104,6 +107,18 @@ func Throttled(retryAfter time.Duration) *Error {
 	return newError(http.StatusTooManyRequests, "Too Many Attempts.").withHeader("Retry-After", seconds(retryAfter))
 }
 
+// QuotaExceeded is the 429 of a monthly limit that allows no more; the
+// client may retry when the next month begins.
+func QuotaExceeded(e *records.QuotaError) *Error {
+	msg := "The monthly limit of " + strconv.FormatInt(e.Limit, 10) + " " + e.Kind + " is reached."
+	err := newError(http.StatusTooManyRequests, msg).withHeader("Retry-After", seconds(e.RetryAfter))
+	err.Code = CodeQuotaExceeded
+	return err
+}
+
+// CodeQuotaExceeded is the code of QuotaExceeded's answer.
+const CodeQuotaExceeded = "quota_exceeded"
+
 // Unavailable is the 503 for a dependency that is overloaded or too slow;
 // the client may retry after the given time.
 func Unavailable(retryAfter time.Duration) *Error {
@@ -124,9 +139,12 @@ func clientError(err error) *Error {
 		return e
 	}
 	var invalid *records.InvalidError
+	var quota *records.QuotaError
 	switch {
 	case errors.As(err, &invalid):
 		return Invalid(invalid.Fields)
+	case errors.As(err, &quota):
+		return QuotaExceeded(quota)
 	case errors.Is(err, records.ErrNotFound):
 		return NotFound()
 	case errors.Is(err, records.ErrVersionMismatch):

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"contentapi/shared/records"
 )
@@ -30,6 +31,8 @@ func TestWriteErrorMapsTheDomain(t *testing.T) {
 		{"unavailable", fmt.Errorf("%w: throttled", records.ErrUnavailable), 503, "1", `{"message":"Service temporarily unavailable, please retry.","status":503}`},
 		{"invalid", &records.InvalidError{Fields: map[string][]string{"name": {"The name field is required."}}}, 422, "",
 			`{"errors":{"name":["The name field is required."]},"message":{"name":["The name field is required."]},"status":422}`},
+		{"quota, wrapped", fmt.Errorf("create: %w", &records.QuotaError{Kind: "images", Limit: 100, RetryAfter: 90*time.Minute + time.Millisecond}), 429, "5401",
+			`{"code":"quota_exceeded","message":"The monthly limit of 100 images is reached.","status":429}`},
 		{"an answer of our own", BadRequest("No."), 400, "", `{"message":"No.","status":400}`},
 		{"anything else", errors.New("dynamodb: table contentapi-ImagesTable-XYZ is gone"), 500, "", `{"message":"Server error.","status":500}`},
 	}

@@ -49,7 +49,11 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		WriteJSON(w, e.Status, map[string]any{"message": e.Fields, "errors": e.Fields, "status": e.Status})
 		return
 	}
-	WriteJSON(w, e.Status, map[string]any{"message": e.Message, "status": e.Status})
+	body := map[string]any{"message": e.Message, "status": e.Status}
+	if e.Code != "" {
+		body["code"] = e.Code
+	}
+	WriteJSON(w, e.Status, body)
 }
 
 // IfNoneMatch reports whether the request's If-None-Match names etag (weak

@@ -2,8 +2,10 @@ package records
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -21,6 +23,19 @@ var (
 	// request may succeed a moment later.
 	ErrUnavailable = errors.New("storage unavailable for now")
 )
+
+// QuotaError: the account's monthly limit of a kind allows no more this
+// month, so nothing was written. RetryAfter is the time until the next
+// month, when the limit allows again.
+type QuotaError struct {
+	Kind       string // images, documents or words
+	Limit      int64
+	RetryAfter time.Duration
+}
+
+func (e *QuotaError) Error() string {
+	return fmt.Sprintf("the monthly limit of %d %s is reached", e.Limit, e.Kind)
+}
 
 // InvalidError is input that breaks a resource's rules, with the messages
 // per field that the client is shown.

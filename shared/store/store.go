@@ -8,7 +8,8 @@
 // scope (a document template) is one contiguous key range; `by_name` sorts
 // on the folded name, ties broken by id. Item id 0 of each account is its
 // counter: the next id and a record count per scope, changed in the same
-// transaction as every create and delete.
+// transaction as every create and delete, and the account's monthly usage
+// and limits (shared/quota), counted in the write that hands out the id.
 package store
 
 import (
@@ -18,10 +19,12 @@ import (
 	"strings"
 	"time"
 
+	ddbexpr "github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/fold"
+	"contentapi/shared/quota"
 	"contentapi/shared/records"
 )
 
@@ -73,6 +76,9 @@ type Table struct {
 	res  *records.Resource
 	// Now is the clock; tests may set it.
 	Now func() time.Time
+	// Quota is what the table's creates count against the account's
+	// monthly limits; the zero Policy counts nothing.
+	Quota quota.Policy
 }
 
 // New returns the store of res in the named table.
@@ -168,9 +174,12 @@ func (t *Table) newItem(account string, id int64, v records.Values) Item {
 }
 
 // Create stores a new record and returns it. Two round trips: the counter
-// hands out the id, then one transaction writes the record and counts it.
+// hands out the id and counts the month's usage (refused with a
+// *records.QuotaError when the account's limits allow no more), then one
+// transaction writes the record and counts it.
 func (t *Table) Create(ctx context.Context, account string, v records.Values) (Item, error) {
-	id, err := t.allocateID(ctx, account)
+	charge := t.Quota.Generation(t.Now())
+	id, err := t.allocateID(ctx, account, charge)
 	if err != nil {
 		return nil, err
 	}
@@ -187,20 +196,15 @@ func (t *Table) Create(ctx context.Context, account string, v records.Values) (I
 		t.count(account, t.scopeOf(v), 1),
 	})
 	if err != nil {
+		t.uncharge(ctx, account, id, charge, err)
 		return nil, err
 	}
 	return item, nil
 }
 
-func (t *Table) allocateID(ctx context.Context, account string) (int64, error) {
-	out, err := t.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 &t.name,
-		Key:                       key(account, counterID),
-		UpdateExpression:          ptr("ADD #next :one"),
-		ExpressionAttributeNames:  map[string]string{"#next": attrNextID},
-		ExpressionAttributeValues: Item{":one": num(1)},
-		ReturnValues:              types.ReturnValueUpdatedNew,
-	})
+// allocateID is the counter write of a create: the next id, and charge.
+func (t *Table) allocateID(ctx context.Context, account string, charge quota.Charge) (int64, error) {
+	out, err := t.counterWrite(ctx, account, charge, ddbexpr.Add(ddbexpr.Name(attrNextID), ddbexpr.Value(1)))
 	if err != nil {
 		return 0, err
 	}

@@ -1,0 +1,225 @@
+package quota
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// forgottenMonths is how many months before a write's own the write
+// removes: an account's counter item holds the current month's usage, and
+// that of older months only when it made nothing for a year since.
+const forgottenMonths = 12
+
+// Policy is how one resource's records count against the limits: the kind
+// a create or a regenerate counts, the other kinds whose limits it must be
+// under too (a document's words), and the deployment's defaults. The zero
+// Policy counts nothing.
+type Policy struct {
+	Counts   Kind
+	Checks   []Kind
+	Defaults Limits
+}
+
+// Counting reports whether the policy counts anything.
+func (p Policy) Counting() bool { return p.Counts != "" }
+
+// Kinds are the kinds whose usage and limits live on the resource's
+// counter item: the one it counts, then the ones it checks.
+func (p Policy) Kinds() []Kind {
+	if !p.Counting() {
+		return nil
+	}
+	return append([]Kind{p.Counts}, p.Checks...)
+}
+
+// Default is the deployment's limit of k.
+func (p Policy) Default(k Kind) Limit { return p.Defaults[k] }
+
+// Generation is the charge of one create or regenerate at now: one more of
+// p.Counts, allowed only while each of p's kinds is under its limit.
+func (p Policy) Generation(now time.Time) Charge {
+	return Charge{policy: p, period: PeriodOf(now), kind: p.Counts, n: 1, checked: p.Counting()}
+}
+
+// Usage is the charge that counts n of k at now, whatever the limits: the
+// words a generation wrote. k must be one of p's kinds.
+func (p Policy) Usage(k Kind, n int64, now time.Time) Charge {
+	if !slices.Contains(p.Kinds(), k) {
+		panic(fmt.Sprintf("quota: %s is not counted with %s", k, p.Counts))
+	}
+	return Charge{policy: p, period: PeriodOf(now), kind: k, n: n}
+}
+
+// Charge is what one write on a counter item adds to the account's usage,
+// and whether the limits must allow it.
+type Charge struct {
+	policy  Policy
+	period  Period
+	kind    Kind
+	n       int64
+	checked bool
+}
+
+// Period is the month the charge counts in.
+func (c Charge) Period() Period { return c.period }
+
+// Refund is the charge that gives c back, in c's month, whatever the
+// limits: for a create whose record was not written after all.
+func (c Charge) Refund() Charge {
+	c.n, c.checked = -c.n, false
+	return c
+}
+
+// Build is a counter write with the charge in it: update plus the usage
+// added and the older months removed, under conds and, for a checked
+// charge, the limits' condition. A charge of a policy that counts nothing
+// leaves the write as it is. Like the builder's own methods, Build extends
+// update in place. It is the one line a counter write needs:
+//
+//	expr, err := charge.Build(expression.Add(expression.Name("next_id"), expression.Value(1)))
+func (c Charge) Build(update expression.UpdateBuilder, conds ...expression.ConditionBuilder) (expression.Expression, error) {
+	if c.policy.Counting() && c.n != 0 {
+		update = update.Add(expression.Name(UsedAttr(c.kind, c.period)), expression.Value(c.n))
+		for _, k := range c.policy.Kinds() {
+			for m := 1; m <= forgottenMonths; m++ {
+				update = update.Remove(expression.Name(UsedAttr(k, c.period.Before(m))))
+			}
+		}
+		if c.checked {
+			conds = append(conds, c.condition())
+		}
+	}
+	b := expression.NewBuilder().WithUpdate(update)
+	switch len(conds) {
+	case 0:
+	case 1:
+		b = b.WithCondition(conds[0])
+	default:
+		b = b.WithCondition(expression.And(conds[0], conds[1], conds[2:]...))
+	}
+	return b.Build()
+}
+
+// condition holds when every kind of the policy is under its limit.
+func (c Charge) condition() expression.ConditionBuilder {
+	kinds := c.policy.Kinds()
+	if len(kinds) == 1 {
+		return c.allows(kinds[0])
+	}
+	others := make([]expression.ConditionBuilder, 0, len(kinds)-2)
+	for _, k := range kinds[2:] {
+		others = append(others, c.allows(k))
+	}
+	return expression.And(c.allows(kinds[0]), c.allows(kinds[1]), others...)
+}
+
+// allows holds when the month's usage of k is under the limit that applies:
+// the account's own (NULL is unlimited), or without one the default. A
+// usage not written yet is 0, which DynamoDB cannot compare, hence the
+// attribute_not_exists terms.
+func (c Charge) allows(k Kind) expression.ConditionBuilder {
+	used, limit := expression.Name(UsedAttr(k, c.period)), expression.Name(LimitAttr(k))
+	own := expression.Or(
+		limit.AttributeType(expression.Null),
+		used.LessThan(limit),
+		used.AttributeNotExists().And(expression.Value(0).LessThan(limit)),
+	)
+	def, limited := c.policy.Default(k).Value()
+	switch {
+	case !limited:
+		return own.Or(limit.AttributeNotExists())
+	case def > 0:
+		return own.Or(limit.AttributeNotExists().And(used.AttributeNotExists().Or(used.LessThan(expression.Value(def)))))
+	default:
+		// A default of 0 allows nothing: only an own limit can.
+		return own
+	}
+}
+
+// Exceeded is the *records.QuotaError of a checked charge that item (the
+// counter item as the refused write found it) no longer allows, naming the
+// first kind over its limit; nil when item allows the charge, so that the
+// write failed on another of its conditions.
+func (c Charge) Exceeded(item map[string]types.AttributeValue, now time.Time) error {
+	if !c.checked {
+		return nil
+	}
+	meters, err := c.policy.Read(item, c.period)
+	if err != nil {
+		return err
+	}
+	for _, k := range c.policy.Kinds() {
+		if m := meters[k]; !m.Limit.Allows(m.Used) {
+			return exceeded(k, m.Limit, now)
+		}
+	}
+	return nil
+}
+
+// Read is the usage of the policy's kinds in period, and the limits that
+// apply, from the counter item (nil: an account that has none yet).
+func (p Policy) Read(item map[string]types.AttributeValue, period Period) (map[Kind]Meter, error) {
+	meters := map[Kind]Meter{}
+	for _, k := range p.Kinds() {
+		used, err := number(item[UsedAttr(k, period)])
+		if err != nil {
+			return nil, err
+		}
+		limit, own, err := OwnLimit(item, k)
+		if err != nil {
+			return nil, err
+		}
+		if !own {
+			limit = p.Default(k)
+		}
+		meters[k] = Meter{Used: max(used, 0), Limit: limit}
+	}
+	return meters, nil
+}
+
+// OwnLimit is the account's own limit of k on its counter item, and false
+// when it has none (the default applies).
+func OwnLimit(item map[string]types.AttributeValue, k Kind) (Limit, bool, error) {
+	switch av := item[LimitAttr(k)].(type) {
+	case nil:
+		return Limit{}, false, nil
+	case *types.AttributeValueMemberNULL:
+		return Unlimited, true, nil
+	case *types.AttributeValueMemberN:
+		n, err := strconv.ParseInt(av.Value, 10, 64)
+		if err != nil || n < 0 {
+			return Limit{}, false, ErrUnknownItem
+		}
+		return Max(n), true, nil
+	}
+	return Limit{}, false, ErrUnknownItem
+}
+
+// number reads a usage attribute; absent is 0.
+func number(av types.AttributeValue) (int64, error) {
+	switch av := av.(type) {
+	case nil:
+		return 0, nil
+	case *types.AttributeValueMemberN:
+		n, err := strconv.ParseInt(av.Value, 10, 64)
+		if err != nil {
+			return 0, ErrUnknownItem
+		}
+		return n, nil
+	}
+	return 0, ErrUnknownItem
+}
+
+// LimitValue is how an account's own limit is stored: a number, or NULL for
+// unlimited.
+func LimitValue(l Limit) types.AttributeValue {
+	if n, ok := l.Value(); ok {
+		return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+	}
+	return &types.AttributeValueMemberNULL{Value: true}
+}

@@ -1,0 +1,192 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	ddbexpr "github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"contentapi/shared/quota"
+)
+
+// compensationTimeout bounds the writes that give usage back after a
+// failed create, which run even when the request's own deadline has passed:
+// a create that failed for being slow must not stay counted for that.
+const compensationTimeout = 3 * time.Second
+
+// counterWrite is one write on the account's counter item: update with
+// charge in it. A checked charge the limits refuse is a *records.QuotaError
+// and writes nothing.
+func (t *Table) counterWrite(ctx context.Context, account string, charge quota.Charge, update ddbexpr.UpdateBuilder) (*dynamodb.UpdateItemOutput, error) {
+	expr, err := charge.Build(update)
+	if err != nil {
+		return nil, err
+	}
+	out, err := t.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           &t.name,
+		Key:                                 key(account, counterID),
+		UpdateExpression:                    expr.Update(),
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
+		ReturnValues:                        types.ReturnValueUpdatedNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		if refused := charge.Exceeded(ccf.Item, t.Now()); refused != nil {
+			return nil, refused
+		}
+	}
+	return out, err
+}
+
+// uncharge gives back the usage a create counted when its record was not
+// written. A transaction that DynamoDB cancelled wrote nothing; after any
+// other failure (a timeout among them) the record may exist, and a strongly
+// consistent read decides. When even that fails the usage stays counted:
+// one create too many in the month, never one too few.
+func (t *Table) uncharge(ctx context.Context, account string, id int64, charge quota.Charge, cause error) {
+	if !t.Quota.Counting() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), compensationTimeout)
+	defer cancel()
+	var cancelled *types.TransactionCanceledException
+	if !errors.As(cause, &cancelled) {
+		item, err := t.Get(ctx, account, id)
+		if err != nil || item != nil {
+			return
+		}
+	}
+	_ = t.Refund(ctx, account, charge)
+}
+
+// Spend counts one generation that writes no new record, a regenerate,
+// against the account's month, in one conditional write on its counter
+// item: when the limits allow no more, it is a *records.QuotaError and
+// nothing is written. A regenerate that is not started after all gives the
+// charge back with Refund.
+//
+// The regenerate operation calls it after its checks that read (the record
+// exists, no generation is under way) and before it writes the record.
+func (t *Table) Spend(ctx context.Context, account string) (quota.Charge, error) {
+	charge := t.Quota.Generation(t.Now())
+	if !t.Quota.Counting() {
+		return charge, nil
+	}
+	_, err := t.counterWrite(ctx, account, charge, ddbexpr.UpdateBuilder{})
+	return charge, err
+}
+
+// Refund gives back what a charge counted, in the charge's month, whatever
+// the limits.
+func (t *Table) Refund(ctx context.Context, account string, charge quota.Charge) error {
+	if !t.Quota.Counting() {
+		return nil
+	}
+	_, err := t.counterWrite(ctx, account, charge.Refund(), ddbexpr.UpdateBuilder{})
+	return err
+}
+
+// CountUsage adds n of kind to the account's usage this month, whatever the
+// limits: the words a generation wrote back. A generation that ends past
+// the words limit is kept; the next create or regenerate is refused.
+func (t *Table) CountUsage(ctx context.Context, account string, kind quota.Kind, n int64) error {
+	if n == 0 || !t.Quota.Counting() {
+		return nil
+	}
+	if !slices.Contains(t.Quota.Kinds(), kind) {
+		return fmt.Errorf("store: %s counts no %s", t.name, kind)
+	}
+	_, err := t.counterWrite(ctx, account, t.Quota.Usage(kind, n, t.Now()), ddbexpr.UpdateBuilder{})
+	return err
+}
+
+// Usage is the account's usage of the table's kinds in period, with the
+// limits that apply: one strongly consistent read, so it includes every
+// acknowledged create.
+func (t *Table) Usage(ctx context.Context, account string, period quota.Period) (map[quota.Kind]quota.Meter, error) {
+	proj := ddbexpr.NamesList(ddbexpr.Name(AttrID))
+	for _, k := range t.Quota.Kinds() {
+		proj = proj.AddNames(ddbexpr.Name(quota.UsedAttr(k, period)), ddbexpr.Name(quota.LimitAttr(k)))
+	}
+	expr, err := ddbexpr.NewBuilder().WithProjection(proj).Build()
+	if err != nil {
+		return nil, err
+	}
+	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:                &t.name,
+		Key:                      key(account, counterID),
+		ConsistentRead:           ptr(true),
+		ProjectionExpression:     expr.Projection(),
+		ExpressionAttributeNames: expr.Names(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t.Quota.Read(out.Item, period)
+}
+
+// SetLimits changes the account's own limits of the table's kinds: set
+// gives each kind in it a limit (unlimited included), reset returns each
+// kind in it to the deployment's default; kinds in neither keep theirs. It
+// returns the account's own limits after the change (a kind absent has the
+// default).
+func (t *Table) SetLimits(ctx context.Context, account string, set quota.Limits, reset []quota.Kind) (quota.Limits, error) {
+	kinds := t.Quota.Kinds()
+	var update ddbexpr.UpdateBuilder
+	for k, l := range set {
+		if !slices.Contains(kinds, k) || slices.Contains(reset, k) {
+			return nil, fmt.Errorf("store: %s has no limit of %s to set", t.name, k)
+		}
+		update = update.Set(ddbexpr.Name(quota.LimitAttr(k)), ddbexpr.Value(quota.LimitValue(l)))
+	}
+	for _, k := range reset {
+		if !slices.Contains(kinds, k) {
+			return nil, fmt.Errorf("store: %s has no limit of %s to reset", t.name, k)
+		}
+		update = update.Remove(ddbexpr.Name(quota.LimitAttr(k)))
+	}
+	var item Item
+	if len(set)+len(reset) == 0 {
+		out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &t.name, Key: key(account, counterID), ConsistentRead: ptr(true)})
+		if err != nil {
+			return nil, err
+		}
+		item = out.Item
+	} else {
+		expr, err := ddbexpr.NewBuilder().WithUpdate(update).Build()
+		if err != nil {
+			return nil, err
+		}
+		out, err := t.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 &t.name,
+			Key:                       key(account, counterID),
+			UpdateExpression:          expr.Update(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+			ReturnValues:              types.ReturnValueAllNew,
+		})
+		if err != nil {
+			return nil, err
+		}
+		item = out.Attributes
+	}
+	own := quota.Limits{}
+	for _, k := range kinds {
+		l, ok, err := quota.OwnLimit(item, k)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			own[k] = l
+		}
+	}
+	return own, nil
+}
