@@ -108,7 +108,9 @@ func TestExceeded(t *testing.T) {
 func TestBuild(t *testing.T) {
 	now := time.Date(2026, 11, 14, 0, 0, 0, 0, time.UTC)
 	// An UpdateBuilder's methods extend it in place: a fresh one per write.
-	next := func() expression.UpdateBuilder { return expression.Add(expression.Name("next_id"), expression.Value(1)) }
+	next := func() expression.UpdateBuilder {
+		return expression.Add(expression.Name("next_id"), expression.Value(1))
+	}
 	docs := Policy{Counts: Documents, Checks: []Kind{Words}, Defaults: Limits{Documents: Max(10)}}
 
 	expr, err := docs.Generation(now).Build(next(), expression.Name("x").AttributeExists())
