@@ -4316,7 +4316,7 @@ type PlainText = string
 // Examples: Announce our new espresso machine
 type PromptInput = string
 
-// QuotaExceeded The answer over a monthly quota (planned).
+// QuotaExceeded The answer over a monthly quota.
 //
 // Examples: {"code":"quota_exceeded","message":"The monthly limit of 100 images is reached.","status":429}
 type QuotaExceeded struct {
@@ -4414,7 +4414,7 @@ type TemplateIdInput = int
 // Examples: 2026-11-21T16:48:30.000000Z
 type Timestamp = time.Time
 
-// Usage This month's usage and limits (planned).
+// Usage This month's usage and limits.
 //
 // Examples: {"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","words":{"limit":50000,"used":48211}}
 type Usage struct {
@@ -4428,7 +4428,7 @@ type Usage struct {
 
 // UsageResponse defines model for UsageResponse.
 type UsageResponse struct {
-	// Data This month's usage and limits (planned).
+	// Data This month's usage and limits.
 	//
 	// Examples: {"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","words":{"limit":50000,"used":48211}}
 	Data   Usage               `json:"data"`
@@ -6012,8 +6012,8 @@ type ClientInterface interface {
 	// validated as on create; inputs not given keep their values). The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
-	// running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
-	// it, and then nothing changes.
+	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
+	// longer allows it, and then nothing changes.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -6026,8 +6026,8 @@ type ClientInterface interface {
 	// validated as on create; inputs not given keep their values). The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
-	// running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
-	// it, and then nothing changes.
+	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
+	// longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6040,8 +6040,8 @@ type ClientInterface interface {
 	// validated as on create; inputs not given keep their values). The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
-	// running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
-	// it, and then nothing changes.
+	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
+	// longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -6240,7 +6240,7 @@ type ClientInterface interface {
 	// GetUsage Usage of this month
 	//
 	// What the account has used this month (a calendar month in UTC) and its limits: images and
-	// documents created, and words generated. A `null` limit is unlimited; 0 allows none. Needs
+	// documents created or regenerated, and words generated. A `null` limit is unlimited; 0 allows none. Needs
 	// the read scope.
 	//
 	// Corresponds with GET /api/v1/usage (the `GetUsage` operationId).
@@ -6541,8 +6541,8 @@ func (c *Client) UpdateDocumentWithFormdataBody(ctx context.Context, id Id, para
 // validated as on create; inputs not given keep their values). The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
-// running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
-// it, and then nothing changes.
+// running; 429 with `code: quota_exceeded` when the month's document or words quota no
+// longer allows it, and then nothing changes.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6565,8 +6565,8 @@ func (c *Client) RegenerateDocumentWithBody(ctx context.Context, id Id, params *
 // validated as on create; inputs not given keep their values). The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
-// running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
-// it, and then nothing changes.
+// running; 429 with `code: quota_exceeded` when the month's document or words quota no
+// longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6589,8 +6589,8 @@ func (c *Client) RegenerateDocument(ctx context.Context, id Id, params *Regenera
 // validated as on create; inputs not given keep their values). The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
-// running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
-// it, and then nothing changes.
+// running; 429 with `code: quota_exceeded` when the month's document or words quota no
+// longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -6989,7 +6989,7 @@ func (c *Client) HeadOpenAPIDocument(ctx context.Context, params *HeadOpenAPIDoc
 // GetUsage Usage of this month
 //
 // What the account has used this month (a calendar month in UTC) and its limits: images and
-// documents created, and words generated. A `null` limit is unlimited; 0 allows none. Needs
+// documents created or regenerated, and words generated. A `null` limit is unlimited; 0 allows none. Needs
 // the read scope.
 //
 // Corresponds with GET /api/v1/usage (the `GetUsage` operationId).
@@ -9007,8 +9007,8 @@ type ClientWithResponsesInterface interface {
 	// validated as on create; inputs not given keep their values). The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
-	// running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
-	// it, and then nothing changes.
+	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
+	// longer allows it, and then nothing changes.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9021,8 +9021,8 @@ type ClientWithResponsesInterface interface {
 	// validated as on create; inputs not given keep their values). The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
-	// running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
-	// it, and then nothing changes.
+	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
+	// longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9035,8 +9035,8 @@ type ClientWithResponsesInterface interface {
 	// validated as on create; inputs not given keep their values). The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
-	// running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
-	// it, and then nothing changes.
+	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
+	// longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9249,7 +9249,7 @@ type ClientWithResponsesInterface interface {
 	// GetUsageWithResponse Usage of this month
 	//
 	// What the account has used this month (a calendar month in UTC) and its limits: images and
-	// documents created, and words generated. A `null` limit is unlimited; 0 allows none. Needs
+	// documents created or regenerated, and words generated. A `null` limit is unlimited; 0 allows none. Needs
 	// the read scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -12576,8 +12576,8 @@ func (c *ClientWithResponses) UpdateDocumentWithFormdataBodyWithResponse(ctx con
 // validated as on create; inputs not given keep their values). The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
-// running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
-// it, and then nothing changes.
+// running; 429 with `code: quota_exceeded` when the month's document or words quota no
+// longer allows it, and then nothing changes.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12596,8 +12596,8 @@ func (c *ClientWithResponses) RegenerateDocumentWithBodyWithResponse(ctx context
 // validated as on create; inputs not given keep their values). The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
-// running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
-// it, and then nothing changes.
+// running; 429 with `code: quota_exceeded` when the month's document or words quota no
+// longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12616,8 +12616,8 @@ func (c *ClientWithResponses) RegenerateDocumentWithResponse(ctx context.Context
 // validated as on create; inputs not given keep their values). The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
-// running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
-// it, and then nothing changes.
+// running; 429 with `code: quota_exceeded` when the month's document or words quota no
+// longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12950,7 +12950,7 @@ func (c *ClientWithResponses) HeadOpenAPIDocumentWithResponse(ctx context.Contex
 // GetUsageWithResponse Usage of this month
 //
 // What the account has used this month (a calendar month in UTC) and its limits: images and
-// documents created, and words generated. A `null` limit is unlimited; 0 allows none. Needs
+// documents created or regenerated, and words generated. A `null` limit is unlimited; 0 allows none. Needs
 // the read scope.
 //
 // Returns a wrapper object for the known response body format(s).

@@ -29,6 +29,7 @@ import (
 	"contentapi/shared/openapi"
 	"contentapi/shared/ratelimit"
 	"contentapi/shared/store"
+	"contentapi/shared/usage"
 )
 
 // Function is a Lambda entry point: exactly what lambda.Start receives.
@@ -120,11 +121,11 @@ func NewDynamoDB(_ context.Context, cfg Config) (*dynamodb.Client, error) {
 
 // ExtraRoutes are the template routes of a function beyond its resource's
 // operations (keyed as "METHOD /path", or "$default"): the first
-// resource's function also serves the OpenAPI document and answers unknown
-// paths.
+// resource's function also serves the OpenAPI document and the account's
+// usage, and answers unknown paths.
 func ExtraRoutes(function string) []string {
 	if function == Resources[0].Function() {
-		return []string{"GET " + openapi.Path, "$default"}
+		return []string{"GET " + openapi.Path, "GET " + usage.Path, "$default"}
 	}
 	return nil
 }
@@ -171,23 +172,46 @@ func (a *App) Function(resource string) (Function, error) {
 
 // Handler serves the named resource's function over plain HTTP: its
 // operations under /api/v1/<resource>, and for the first resource the
-// OpenAPI document too (the template's $default route goes there). Without
-// its table the function is misconfigured, and that is an error naming the
-// variable.
+// OpenAPI document and the usage too (the template's $default route goes
+// there). Without its table, or for the first resource without any
+// resource's table (the usage reads them all), the function is
+// misconfigured, and that is an error naming the variable.
 func (a *App) Handler(resource string) (http.Handler, error) {
 	res, ok := lookupResource(resource)
 	if !ok {
 		return nil, fmt.Errorf("no resource %q", resource)
 	}
-	table := a.cfg.Tables[res.Table()]
-	if table == "" {
-		return nil, fmt.Errorf("%s is not set", res.TableEnv())
+	table, err := a.table(res)
+	if err != nil {
+		return nil, err
 	}
-	routes := crud.New(res.Def, store.New(a.db, table, res.Def), res.Render).Routes()
+	routes := crud.New(res.Def, table, res.Render).Routes()
 	if res.Function() == Resources[0].Function() {
-		routes = append(routes, httpapi.Route{Method: http.MethodGet, Pattern: openapi.Path, Handler: openapi.Handler()})
+		var tables []*store.Table
+		for _, r := range Resources {
+			t, err := a.table(r)
+			if err != nil {
+				return nil, fmt.Errorf("%w (the usage route reads every resource's table)", err)
+			}
+			tables = append(tables, t)
+		}
+		routes = append(routes,
+			httpapi.Route{Method: http.MethodGet, Pattern: openapi.Path, Handler: openapi.Handler()},
+			usage.Route(tables, time.Now))
 	}
 	return a.handler(routes), nil
+}
+
+// table is the store of a resource's table, counting under the
+// deployment's quota defaults.
+func (a *App) table(res Resource) (*store.Table, error) {
+	name := a.cfg.Tables[res.Table()]
+	if name == "" {
+		return nil, fmt.Errorf("%s is not set", res.TableEnv())
+	}
+	t := store.New(a.db, name, res.Def)
+	t.Quota = res.Policy(a.cfg.QuotaDefaults)
+	return t, nil
 }
 
 // handler puts a function's routes behind the shared middleware.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"contentapi/shared/auth"
+	"contentapi/shared/quota"
 )
 
 // Config is the service's configuration, read from the environment that
@@ -44,7 +45,10 @@ type Config struct {
 	// function's own timeout so a slow dependency gets a JSON 503.
 	RequestTimeout time.Duration
 	AllowOrigin    string
-	LogLevel       slog.Level
+	// QuotaDefaults are the monthly limits of accounts without their own;
+	// a kind not in it is unlimited.
+	QuotaDefaults quota.Limits
+	LogLevel      slog.Level
 	// LogOutput receives the JSON log lines; nil means standard output,
 	// which Lambda sends to CloudWatch.
 	LogOutput io.Writer
@@ -65,6 +69,11 @@ const (
 	EnvAllowOrigin    = "CORS_ALLOW_ORIGIN"
 	EnvLogLevel       = "LOG_LEVEL"
 )
+
+// EnvDefaultMonthly is the variable of the deployment's monthly limit of a
+// kind for accounts without their own: DEFAULT_MONTHLY_IMAGES. A whole
+// number (0 allows none) or "unlimited", the default.
+func EnvDefaultMonthly(k quota.Kind) string { return "DEFAULT_MONTHLY_" + strings.ToUpper(string(k)) }
 
 // Ranges of the numeric settings.
 const (
@@ -94,6 +103,10 @@ func ConfigFromEnv() (Config, error) {
 		// 0 is off: make run's default, and the tests'.
 		RateLimitPerMinute: env.int(EnvRateLimit, 0, 0, maxRateLimitPerMinute),
 		AllowOrigin:        env.origin(EnvAllowOrigin),
+		QuotaDefaults:      quota.Limits{},
+	}
+	for _, k := range quota.Kinds {
+		c.QuotaDefaults[k] = env.limit(EnvDefaultMonthly(k))
 	}
 	for _, r := range Resources {
 		if name := env.table(r.TableEnv(), false); name != "" {
@@ -165,6 +178,19 @@ func (e *envReader) int(name string, def, lo, hi int) int {
 
 func (e *envReader) seconds(name string, def, lo, hi int) time.Duration {
 	return time.Duration(e.int(name, def, lo, hi)) * time.Second
+}
+
+// limit is a monthly limit; unset is unlimited.
+func (e *envReader) limit(name string) quota.Limit {
+	v := os.Getenv(name)
+	if v == "" {
+		return quota.Unlimited
+	}
+	l, err := quota.ParseLimit(v)
+	if err != nil {
+		e.fail(name, v, "a whole number from 0, or unlimited")
+	}
+	return l
 }
 
 // endpoint is an http(s) URL, or empty for AWS itself.

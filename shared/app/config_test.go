@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
+	"contentapi/shared/quota"
 )
 
 // configVars are every variable ConfigFromEnv reads; each test case starts
@@ -20,6 +22,9 @@ func configVars() []string {
 		app.EnvIdempotency, app.EnvAuthCache, app.EnvRateLimit, app.EnvRequestTimeout, app.EnvAllowOrigin, app.EnvLogLevel}
 	for _, r := range app.Resources {
 		vars = append(vars, r.TableEnv())
+	}
+	for _, k := range quota.Kinds {
+		vars = append(vars, app.EnvDefaultMonthly(k))
 	}
 	return vars
 }
@@ -45,14 +50,23 @@ func TestConfigFromEnv(t *testing.T) {
 				c.RateLimitTable != "" || c.KeyChecksum.Keyed() {
 				t.Errorf("defaults: %+v", c)
 			}
+			for _, k := range quota.Kinds {
+				if c.QuotaDefaults[k] != quota.Unlimited {
+					t.Errorf("default monthly %s: %v, want unlimited", k, c.QuotaDefaults[k])
+				}
+			}
 		}},
 		{"every variable set", map[string]string{
 			app.EnvRegion: "eu-central-2", app.EnvEndpoint: "http://127.0.0.1:8000", app.EnvKeysTable: "keys",
 			app.EnvRateLimitTable: "counters-1", app.EnvKeyChecksum: strings.Repeat("s", auth.MinSecretLen),
 			app.EnvIdempotency: "idem-1", app.EnvAuthCache: "0", app.EnvRequestTimeout: "900",
 			app.EnvRateLimit: "600", app.EnvAllowOrigin: "https://app.example.com:8443", app.EnvLogLevel: "warn",
-			first.TableEnv(): "stack-Table.1",
+			first.TableEnv(): "stack-Table.1", "DEFAULT_MONTHLY_IMAGES": "100", "DEFAULT_MONTHLY_WORDS": "0",
+			"DEFAULT_MONTHLY_DOCUMENTS": "unlimited",
 		}, func(t *testing.T, c app.Config) {
+			if want := (quota.Limits{quota.Images: quota.Max(100), quota.Words: quota.Max(0), quota.Documents: quota.Unlimited}); !maps.Equal(c.QuotaDefaults, want) {
+				t.Errorf("quota defaults %v, want %v", c.QuotaDefaults, want)
+			}
 			if c.Region != "eu-central-2" || c.DynamoDBEndpoint != "http://127.0.0.1:8000" || c.KeysTable != "keys" ||
 				c.IdempotencyTable != "idem-1" || c.AuthCacheTTL != 0 || c.RequestTimeout != 900*time.Second ||
 				c.RateLimitPerMinute != 600 || c.AllowOrigin != "https://app.example.com:8443" || c.LogLevel != slog.LevelWarn ||
@@ -103,6 +117,9 @@ func TestConfigFromEnvRefuses(t *testing.T) {
 		{"origin with a header in it", map[string]string{app.EnvAllowOrigin: "https://a.example.com\r\nSet-Cookie: x=1"}, []string{app.EnvAllowOrigin}},
 		{"idempotency table name", map[string]string{app.EnvIdempotency: "x"}, []string{app.EnvIdempotency}},
 		{"resource table name", map[string]string{first.TableEnv(): "a table"}, []string{first.TableEnv()}},
+		{"monthly limit negative", map[string]string{"DEFAULT_MONTHLY_IMAGES": "-1"}, []string{"DEFAULT_MONTHLY_IMAGES"}},
+		{"monthly limit a word", map[string]string{"DEFAULT_MONTHLY_WORDS": "none"}, []string{"DEFAULT_MONTHLY_WORDS"}},
+		{"monthly limit fractional", map[string]string{"DEFAULT_MONTHLY_DOCUMENTS": "2.5"}, []string{"DEFAULT_MONTHLY_DOCUMENTS"}},
 		{"rate limit without its table", map[string]string{app.EnvRateLimit: "600"}, []string{app.EnvRateLimitTable}},
 		// Either would refuse every key, quietly, as 401s.
 		{"checksum secret too short", map[string]string{app.EnvKeyChecksum: "short-secret"}, []string{app.EnvKeyChecksum}},
@@ -145,6 +162,12 @@ func TestFunctionNeedsItsTable(t *testing.T) {
 		if _, err := a.Function(r.Def.Name); err == nil || !strings.Contains(err.Error(), r.TableEnv()) {
 			t.Errorf("%s without its table: %v", r.Def.Name, err)
 		}
+	}
+	// The first resource's function serves the usage of every resource.
+	first, other := app.Resources[0], app.Resources[1]
+	own := app.New(app.Config{KeysTable: "keys", LogOutput: os.Stderr, Tables: map[string]string{first.Table(): "own"}}, nil)
+	if _, err := own.Function(first.Def.Name); err == nil || !strings.Contains(err.Error(), other.TableEnv()) {
+		t.Errorf("%s without %s: %v", first.Def.Name, other.TableEnv(), err)
 	}
 	if _, err := a.Function("videos"); err == nil {
 		t.Error("a function for an unknown resource")

@@ -21,6 +21,7 @@ import (
 	"contentapi/shared/local/openapitest"
 	"contentapi/shared/openapi"
 	"contentapi/shared/records"
+	"contentapi/shared/usage"
 )
 
 // The contract tests: openapi.yaml is valid OpenAPI 3.1, it describes every
@@ -676,6 +677,13 @@ func TestOpenAPIConformance(t *testing.T) {
 	c.call(404, request{method: "HEAD", path: "/api/v1/documents/2", key: w})
 	c.call(401, request{method: "HEAD", path: "/api/v1/documents/1"})
 	c.call(200, request{method: "HEAD", path: openapi.Path})
+
+	// The usage, with a read key as with a write key.
+	c.get(200, usage.Path, ro)
+	c.get(200, usage.Path, other)
+	c.call(200, request{method: "HEAD", path: usage.Path, key: w})
+	c.get(401, usage.Path, "")
+	c.call(405, request{method: "POST", path: usage.Path, key: w})
 	for _, path := range []string{"/api/v1/images", "/api/v1/images/1", "/api/v1/images/1/regenerate", "/api/v1/documents",
 		"/api/v1/documents/1", "/api/v1/documents/1/regenerate", "/api/v1/usage", openapi.Path} {
 		c.call(204, request{method: "OPTIONS", path: path,

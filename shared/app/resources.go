@@ -6,6 +6,7 @@ import (
 	"contentapi/shared/crud"
 	"contentapi/shared/documents"
 	"contentapi/shared/images"
+	"contentapi/shared/quota"
 	"contentapi/shared/records"
 )
 
@@ -20,8 +21,8 @@ import (
 // its function in functions/ and its parts of template.yaml and
 // openapi.yaml: README.md, "Adding a resource", lists them.
 var Resources = []Resource{
-	{Def: images.Resource, Render: images.Render},
-	{Def: documents.Resource, Render: documents.Render},
+	{Def: images.Resource, Render: images.Render, Quota: quota.Policy{Counts: quota.Images}},
+	{Def: documents.Resource, Render: documents.Render, Quota: quota.Policy{Counts: quota.Documents, Checks: []quota.Kind{quota.Words}}},
 }
 
 // Resource is one resource as the service deploys it. The names of its
@@ -30,6 +31,17 @@ var Resources = []Resource{
 type Resource struct {
 	Def    *records.Resource
 	Render crud.Render
+	// Quota is what the resource's creates count against the account's
+	// monthly limits (the app adds the deployment's defaults). Its kinds'
+	// usage and limits live in the resource's table.
+	Quota quota.Policy
+}
+
+// Policy is the resource's quota policy under the deployment's defaults.
+func (r Resource) Policy(defaults quota.Limits) quota.Policy {
+	p := r.Quota
+	p.Defaults = defaults
+	return p
 }
 
 // Function is the logical ID of the resource's function in template.yaml:

@@ -16,8 +16,10 @@ import (
 	"contentapi/shared/auth"
 	"contentapi/shared/crud"
 	"contentapi/shared/local/sam"
+	"contentapi/shared/quota"
 	"contentapi/shared/ratelimit"
 	"contentapi/shared/store"
+	"contentapi/shared/usage"
 )
 
 func loadTemplate(t testing.TB) *sam.Template {
@@ -149,15 +151,21 @@ func TestTemplateRoutesMatchTheCode(t *testing.T) {
 	}
 }
 
-// Each function gets the environment the app reads, and only its own table.
-// Least privilege: a function may read keys but never write them (a bug
-// could otherwise revoke, restore or move a key); it writes only its own
-// table, the rate-limit counters and idempotency records.
+// Each function gets the environment the app reads, and only its own table,
+// but for the first resource's, which serves the usage and so reads every
+// resource's counter item. Least privilege: a function may read keys but
+// never write them (a bug could otherwise revoke, restore or move a key);
+// it writes only its own table, the rate-limit counters and idempotency
+// records, and reads other resources' tables only to serve the usage.
 func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 	tmpl := loadTemplate(t)
 	common := []string{app.EnvEndpoint, app.EnvKeysTable, app.EnvRateLimitTable, app.EnvKeyChecksum, app.EnvIdempotency, app.EnvAuthCache, app.EnvRateLimit, app.EnvLogLevel}
+	for _, k := range quota.Kinds {
+		common = append(common, app.EnvDefaultMonthly(k))
+	}
 	for _, res := range app.Resources {
 		fn := res.Function()
+		servesUsage := slices.Contains(app.ExtraRoutes(fn), "GET "+usage.Path)
 		f, err := tmpl.Function(fn)
 		if err != nil {
 			t.Fatal(err)
@@ -172,8 +180,8 @@ func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 			t.Errorf("%s: %s is %v, want !Ref %s", fn, res.TableEnv(), got, res.Table())
 		}
 		for _, other := range app.Resources {
-			if other.Def != res.Def && slices.Contains(env, other.TableEnv()) {
-				t.Errorf("%s is given %s", fn, other.TableEnv())
+			if other.Def != res.Def && slices.Contains(env, other.TableEnv()) != servesUsage {
+				t.Errorf("%s is given %s: %v; it serves the usage: %v", fn, other.TableEnv(), !servesUsage, servesUsage)
 			}
 		}
 		if to := f.Timeout(); to.Seconds() >= 30 || to <= 0 {
@@ -192,6 +200,11 @@ func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 			"ApiKeysTable":     {"GetItem"},
 			"RateLimitTable":   {"UpdateItem"},
 			"IdempotencyTable": {"DeleteItem", "PutItem", "UpdateItem"},
+		}
+		for _, other := range app.Resources {
+			if other.Def != res.Def && servesUsage {
+				want[other.Table()] = []string{"GetItem"}
+			}
 		}
 		got := map[string][]string{}
 		for _, st := range statements {

@@ -179,6 +179,15 @@ func EnvVars(tmpl *sam.Template, endpoint string, tables map[string]string) map[
 	// locally they stay off unless the developer exports
 	// RATE_LIMIT_PER_MINUTE, which the local stack keeps.
 	env["RATE_LIMIT_PER_MINUTE"] = "0"
+	// So are the monthly limits' defaults (the template's are sized for
+	// the price of Bedrock's models; the local stand-ins cost nothing): an
+	// account is limited locally by limits of its own (make limits), or by
+	// defaults the developer exports (DEFAULT_MONTHLY_IMAGES=5 make run).
+	for name := range env {
+		if strings.HasPrefix(name, "DEFAULT_MONTHLY_") {
+			env[name] = "unlimited"
+		}
+	}
 	// The template's checksum secret exists only in AWS: locally keys carry
 	// the public checksum, which the demo key and events/ have.
 	env["KEY_CHECKSUM_SECRET"] = ""

@@ -1,0 +1,216 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"contentapi/shared/app"
+	"contentapi/shared/quota"
+	"contentapi/shared/usage"
+)
+
+// setLimits gives an account limits of its own, as make limits does.
+func (s *stack) setLimits(account string, set quota.Limits) {
+	s.t.Helper()
+	if _, err := app.SetLimits(context.Background(), s.env.Client, s.env.Tables, account, set, nil); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// meter is one kind of a usage answer: used, and the limit (-1: null).
+func meter(t *testing.T, r response, kind string) (used, limit int64) {
+	t.Helper()
+	m, ok := r.data()[kind].(map[string]any)
+	if !ok {
+		t.Fatalf("usage without %s: %s", kind, r.Raw)
+	}
+	if m["limit"] == nil {
+		return num(m["used"]), -1
+	}
+	return num(m["used"]), num(m["limit"])
+}
+
+// expectQuota checks a 429 of the monthly quota: its code, its message and
+// a Retry-After that ends at the next month (UTC), as seen between before
+// and after the request.
+func expectQuota(t *testing.T, r response, kind string, limit int, before, after time.Time) {
+	t.Helper()
+	expect(t, r, 429)
+	if r.Body["code"] != "quota_exceeded" || r.Body["message"] != fmt.Sprintf("The monthly limit of %d %s is reached.", limit, kind) {
+		t.Errorf("quota answer %s", r.Raw)
+	}
+	retry, err := strconv.Atoi(r.Header.Get("Retry-After"))
+	next := quota.PeriodOf(before).End()
+	if err != nil || retry < int(next.Sub(after).Seconds()) || retry > int(next.Sub(before).Seconds())+1 {
+		t.Errorf("Retry-After %q, want the seconds until %v", r.Header.Get("Retry-After"), next)
+	}
+}
+
+// A create over the month's limit is 429 and creates nothing; the usage
+// endpoint shows the month, what was used and the limits; answers match
+// the document.
+func TestQuotaThroughTheAPI(t *testing.T) {
+	s := newStack(t)
+	c := newConformance(t, s)
+	w := s.writeKey
+
+	r := c.get(200, usage.Path, s.readKey)
+	if r.data()["period"] != quota.PeriodOf(time.Now()).String() {
+		t.Errorf("period %v", r.data()["period"])
+	}
+	for _, kind := range []string{"images", "documents", "words"} {
+		if used, limit := meter(t, r, kind); used != 0 || limit != -1 {
+			t.Errorf("%s: %d of %d before anything, want 0 of null", kind, used, limit)
+		}
+	}
+
+	s.setLimits("acme", quota.Limits{quota.Images: quota.Max(2), quota.Documents: quota.Max(1), quota.Words: quota.Max(5000)})
+	image := []string{"name", "Sunset", "description", "d", "resolution", "256x256"}
+	c.form(201, "POST", "/api/v1/images", w, image...)
+	c.form(201, "POST", "/api/v1/images", w, image...)
+	before := time.Now()
+	refused := c.form(429, "POST", "/api/v1/images", w, image...)
+	expectQuota(t, refused, "images", 2, before, time.Now())
+	c.form(201, "POST", "/api/v1/documents", w, "name", "Post", "prompt", "p")
+	before = time.Now()
+	refused = c.json(429, "POST", "/api/v1/documents", w, `{"name":"Another","prompt":"p","template_id":9}`)
+	expectQuota(t, refused, "documents", 1, before, time.Now())
+	// Another account is limited by its own limits only.
+	c.form(201, "POST", "/api/v1/images", s.otherKey, image...)
+
+	// Nothing of the refused creates exists.
+	if r := s.get("/api/v1/images"); num(r.meta()["total"]) != 2 {
+		t.Errorf("%v images listed, want 2", r.meta()["total"])
+	}
+	if r := s.get("/api/v1/documents?template_id=9"); num(r.meta()["total"]) != 0 {
+		t.Errorf("%v documents of template 9, want 0", r.meta()["total"])
+	}
+	r = c.get(200, usage.Path, w)
+	for kind, want := range map[string][2]int64{"images": {2, 2}, "documents": {1, 1}, "words": {0, 5000}} {
+		if used, limit := meter(t, r, kind); used != want[0] || limit != want[1] {
+			t.Errorf("%s: %d of %d, want %d of %d", kind, used, limit, want[0], want[1])
+		}
+	}
+
+	// Updates and deletes are not limited, and a delete gives nothing back:
+	// the month's usage counts what was made.
+	c.form(200, "PUT", "/api/v1/images/1", w, "favorite", "1")
+	c.call(200, request{method: "DELETE", path: "/api/v1/images/1", key: w})
+	c.form(429, "POST", "/api/v1/images", w, image...)
+}
+
+// An Idempotency-Key's replay counts nothing, even once the limit is
+// reached: it is the first request's answer again.
+func TestQuotaCountsAnIdempotentCreateOnce(t *testing.T) {
+	s := newStack(t)
+	s.setLimits("acme", quota.Limits{quota.Images: quota.Max(2)})
+	once := request{method: "POST", path: "/api/v1/images", key: s.writeKey, contentType: formType,
+		body: "name=Once&description=d&resolution=256x256", header: map[string]string{"Idempotency-Key": "quota-once"}}
+	expect(t, s.do(once), 201)
+	expect(t, s.form("POST", "/api/v1/images", "name", "Twice", "description", "d", "resolution", "256x256"), 201)
+	replay := s.do(once)
+	expect(t, replay, 201)
+	if replay.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatal("not a replay")
+	}
+	if used, _ := meter(t, s.get(usage.Path), "images"); used != 2 {
+		t.Errorf("%d images counted, want 2", used)
+	}
+	expect(t, s.form("POST", "/api/v1/images", "name", "Thrice", "description", "d", "resolution", "256x256"), 429)
+}
+
+// The deployment's defaults apply to accounts without limits of their own;
+// an account's own limit, unlimited included, beats them.
+func TestQuotaDefaults(t *testing.T) {
+	s := newStackWith(t, func(c *app.Config) {
+		c.QuotaDefaults = quota.Limits{quota.Images: quota.Max(1), quota.Words: quota.Max(0)}
+	})
+	image := []string{"name", "x", "description", "d", "resolution", "256x256"}
+	expect(t, s.form("POST", "/api/v1/images", image...), 201)
+	expect(t, s.form("POST", "/api/v1/images", image...), 429)
+	// A words limit of 0 allows no document.
+	r := s.form("POST", "/api/v1/documents", "name", "x", "prompt", "p")
+	expect(t, r, 429)
+	if r.Body["message"] != "The monthly limit of 0 words is reached." {
+		t.Errorf("message %v", r.Body["message"])
+	}
+	r = s.get(usage.Path)
+	if used, limit := meter(t, r, "images"); used != 1 || limit != 1 {
+		t.Errorf("images %d of %d", used, limit)
+	}
+	if _, limit := meter(t, r, "documents"); limit != -1 {
+		t.Errorf("documents limit %d, want null", limit)
+	}
+	s.setLimits("acme", quota.Limits{quota.Images: quota.Unlimited, quota.Words: quota.Max(10)})
+	expect(t, s.form("POST", "/api/v1/images", image...), 201)
+	expect(t, s.form("POST", "/api/v1/documents", "name", "x", "prompt", "p"), 201)
+	if _, limit := meter(t, s.get(usage.Path), "images"); limit != -1 {
+		t.Errorf("own unlimited shows limit %d", limit)
+	}
+}
+
+// 48 clients at once against a limit of 10 create exactly 10 records; the
+// others get the quota's 429.
+func TestQuotaExactUnderConcurrencyThroughTheAPI(t *testing.T) {
+	const clients, limit = 48, 10
+	s := newStack(t)
+	s.setLimits("acme", quota.Limits{quota.Images: quota.Max(limit)})
+	statuses := make(chan int, clients)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Go(func() {
+			form := url.Values{"name": {fmt.Sprint("racer ", i)}, "description": {"d"}, "resolution": {"256x256"}}
+			req, err := http.NewRequest("POST", s.url+"/api/v1/images", strings.NewReader(form.Encode()))
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			req.Header.Set("Authorization", "Bearer "+s.writeKey)
+			req.Header.Set("Content-Type", formType)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			res.Body.Close()
+			statuses <- res.StatusCode
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	count := map[int]int{}
+	for st := range statuses {
+		count[st]++
+	}
+	if count[201] != limit || count[429] != clients-limit {
+		t.Fatalf("statuses %v, want %d × 201 and %d × 429", count, limit, clients-limit)
+	}
+	if r := s.get("/api/v1/images?per_page=100"); num(r.meta()["total"]) != limit || len(r.list()) != limit {
+		t.Errorf("%v images stored, want %d", r.meta()["total"], limit)
+	}
+	if used, _ := meter(t, s.get(usage.Path), "images"); used != limit {
+		t.Errorf("%d counted, want %d", used, limit)
+	}
+}
+
+// A create that DynamoDB fails is not counted, and its retry is counted once.
+func TestQuotaFailedRequestIsNotCounted(t *testing.T) {
+	s, proxy := faultyStack(t, nil)
+	s.setLimits("acme", quota.Limits{quota.Images: quota.Max(1)})
+	image := []string{"name", "x", "description", "d", "resolution", "256x256"}
+	expect(t, s.get(usage.Path), 200) // the key is now cached
+	proxy.set("error")
+	expectUnavailable(t, s.form("POST", "/api/v1/images", image...))
+	proxy.set("")
+	expect(t, s.form("POST", "/api/v1/images", image...), 201)
+	if used, _ := meter(t, s.get(usage.Path), "images"); used != 1 {
+		t.Errorf("%d counted, want 1", used)
+	}
+}

@@ -1,0 +1,37 @@
+// Package usage serves GET /api/v1/usage: what the account has used this
+// month and the limits that apply, read from each resource's counter item
+// (shared/quota says what is kept there).
+package usage
+
+import (
+	"net/http"
+	"time"
+
+	"contentapi/shared/httpapi"
+	"contentapi/shared/quota"
+	"contentapi/shared/store"
+)
+
+// Path is the endpoint's path.
+const Path = "/api/v1/usage"
+
+// Route serves the usage of the kinds the tables count, by the clock now:
+// one strongly consistent read of each table's counter item.
+func Route(tables []*store.Table, now func() time.Time) httpapi.Route {
+	return httpapi.Route{Method: http.MethodGet, Pattern: Path, Handler: func(w http.ResponseWriter, r *http.Request) {
+		p, _ := httpapi.PrincipalFrom(r.Context())
+		period := quota.PeriodOf(now())
+		data := map[string]any{"period": period.String()}
+		for _, t := range tables {
+			meters, err := t.Usage(r.Context(), p.Account, period)
+			if err != nil {
+				httpapi.WriteError(w, r, store.Classify(err))
+				return
+			}
+			for k, m := range meters {
+				data[string(k)] = m
+			}
+		}
+		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": data, "status": http.StatusOK})
+	}}
+}
