@@ -44,7 +44,7 @@ GO_BUILD_LAMBDA = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda
 GO_FILES = $$(find . -name '*.go' -not -path './.cache/*' -not -path './.data/*' -not -path './$(BUILD_DIR)/*' -not -path './.aws-sam/*')
 
 .PHONY: help build $(addprefix build-,$(FUNCTIONS)) dynamodb-local run test lint fmt-check vet \
-	staticcheck cfn-lint openapi-lint redocly generate apikey invoke bench fuzz deploy clean
+	staticcheck cfn-lint openapi-lint redocly generate apikey limits invoke bench fuzz deploy clean
 
 help: ## List the targets.
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -111,6 +111,13 @@ SCOPE ?= read,write
 apikey: ## Create an API key in the local stack: make apikey ACCOUNT=name [SCOPE=read|write|read,write].
 	@test -n "$(ACCOUNT)" || { echo "usage: make apikey ACCOUNT=name [SCOPE=$(SCOPE)]" >&2; exit 2; }
 	$(GO) run ./cmd/apikey create --account '$(ACCOUNT)' --scope '$(SCOPE)'
+
+# An omitted kind keeps its limit; each is a whole number (0 allows none),
+# unlimited, or default (the deployment's).
+limits: ## Set an account's monthly limits in the local stack: make limits ACCOUNT=name [IMAGES=n] [DOCUMENTS=n] [WORDS=n].
+	@test -n "$(ACCOUNT)" || { echo "usage: make limits ACCOUNT=name [IMAGES=n] [DOCUMENTS=n] [WORDS=n] (n: a number, unlimited or default)" >&2; exit 2; }
+	$(GO) run ./cmd/apikey limits --account '$(ACCOUNT)' $(if $(IMAGES),--images '$(IMAGES)') \
+		$(if $(DOCUMENTS),--documents '$(DOCUMENTS)') $(if $(WORDS),--words '$(WORDS)')
 
 invoke: ## Run one event through its function against the local stack: make invoke EVENT=events/images-list.json.
 	@test -n "$(EVENT)" || { echo "usage: make invoke EVENT=events/<file>.json" >&2; exit 2; }

@@ -1,12 +1,17 @@
-// Command apikey creates, lists and revokes API keys, in the local stack's
-// DynamoDB Local or in AWS.
+// Command apikey creates, lists and revokes API keys, and sets accounts'
+// monthly limits, in the local stack's DynamoDB Local or in AWS.
 //
 //	apikey create --account NAME [--scope read|write|read,write] [--expires 720h|2027-01-01T00:00:00Z]
 //	apikey list [--account NAME]
 //	apikey revoke KEY_ID
+//	apikey limits --account NAME [--images N] [--documents N] [--words N]
 //
-// Every command takes --table (default $API_KEYS_TABLE, else ApiKeysTable,
-// the local stack's name) and --endpoint (default $DYNAMODB_ENDPOINT, else
+// The key commands take --table (default $API_KEYS_TABLE, else
+// ApiKeysTable, the local stack's name); limits takes the record tables
+// instead (--images-table, default $IMAGES_TABLE, else ImagesTable, and so
+// for each resource). A limit is a whole number (0 allows none), unlimited,
+// or default (the deployment's); a kind not given keeps its limit. Every
+// command takes --endpoint (default $DYNAMODB_ENDPOINT, else
 // http://127.0.0.1:${DYNAMODB_PORT:-8000}, the local stack). --endpoint aws,
 // or an explicitly empty --endpoint, means AWS itself, through the default
 // credential chain, in --region (default: $AWS_REGION or the profile's).
@@ -32,6 +37,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -39,17 +45,31 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/quota"
 )
 
 const usage = `usage:
   apikey create --account NAME [--scope read|write|read,write] [--expires 720h|2027-01-01T00:00:00Z]
   apikey list [--account NAME]
   apikey revoke KEY_ID
+  apikey limits --account NAME [--images N] [--documents N] [--words N]
+
+limits sets an account's monthly limits and prints them: N is a whole number
+(0 allows none), unlimited, or default (the deployment's); a kind not given
+keeps its limit.
+
+flags of create, list and revoke:
+  --table NAME      keys table (default $API_KEYS_TABLE, else ApiKeysTable)
+
+flags of limits:
+  --images-table NAME, --documents-table NAME
+                    record tables (default $IMAGES_TABLE, else ImagesTable;
+                    $DOCUMENTS_TABLE, else DocumentsTable)
 
 flags of every command:
-  --table NAME      keys table (default $API_KEYS_TABLE, else ApiKeysTable)
   --endpoint URL    DynamoDB endpoint (default $DYNAMODB_ENDPOINT, else
                     http://127.0.0.1:${DYNAMODB_PORT:-8000}); "aws" or "" for AWS itself
   --region NAME     AWS region with --endpoint aws (default $AWS_REGION or the profile's)
@@ -87,6 +107,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		err = list(args, stdout, stderr)
 	case "revoke":
 		err = revoke(args, stdout, stderr)
+	case "limits":
+		err = limits(args, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		err = flag.ErrHelp
 	default:
@@ -107,11 +129,19 @@ type target struct {
 	region   string
 }
 
+// newFlags are the flags of the key commands: the target's and the keys
+// table.
 func newFlags(name string, t *target) *flag.FlagSet {
+	fs := newTargetFlags(name, t)
+	fs.StringVar(&t.table, "table", envOr("API_KEYS_TABLE", "ApiKeysTable"), "keys table")
+	return fs
+}
+
+// newTargetFlags are the flags every command has: where DynamoDB is.
+func newTargetFlags(name string, t *target) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	// Parse errors come back as errors and the usage is printed once, by main.
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&t.table, "table", envOr("API_KEYS_TABLE", "ApiKeysTable"), "keys table")
 	fs.StringVar(&t.endpoint, "endpoint", defaultEndpoint(), `DynamoDB endpoint; "aws" or "" for AWS`)
 	fs.StringVar(&t.region, "region", "", "AWS region, with --endpoint aws")
 	return fs
@@ -165,9 +195,6 @@ func (t target) keys(ctx context.Context, checksum auth.Checksum) (*auth.Keys, e
 	if t.table == "" {
 		return nil, fmt.Errorf("%w: --table is empty", errUsage)
 	}
-	if t.region != "" && !t.aws() {
-		return nil, fmt.Errorf("%w: --region is for --endpoint aws", errUsage)
-	}
 	db, err := t.client(ctx)
 	if err != nil {
 		return nil, err
@@ -205,6 +232,9 @@ func (t target) where() string {
 func (t target) aws() bool { return t.endpoint == "" || t.endpoint == "aws" }
 
 func (t target) client(ctx context.Context) (*dynamodb.Client, error) {
+	if t.region != "" && !t.aws() {
+		return nil, fmt.Errorf("%w: --region is for --endpoint aws", errUsage)
+	}
 	if t.aws() {
 		var opts []func(*config.LoadOptions) error
 		if t.region != "" {
@@ -377,4 +407,80 @@ func revoke(args []string, stdout, _ io.Writer) error {
 	fmt.Fprintf(stdout, "Revoked %s in %s. Warm functions may accept it for up to their cache TTL (AuthCacheSeconds, %s by default).\n",
 		id, t.where(), auth.DefaultCacheTTL)
 	return nil
+}
+
+// limitsUsage is what limits says when a limit does not parse.
+const limitsUsage = "a whole number (0 allows none), unlimited, or default"
+
+func limits(args []string, stdout, stderr io.Writer) error {
+	var t target
+	var account string
+	fs := newTargetFlags("limits", &t)
+	fs.StringVar(&account, "account", "", "account whose limits to set (required)")
+	tables := map[string]*string{}
+	for _, r := range app.Resources {
+		tables[r.Table()] = fs.String(r.Def.Name+"-table", envOr(r.TableEnv(), r.Table()), r.Def.Name+" table")
+	}
+	set, reset := quota.Limits{}, []quota.Kind{}
+	for _, k := range quota.Kinds {
+		fs.Func(string(k), "monthly limit of "+string(k)+": "+limitsUsage, func(v string) error {
+			delete(set, k)
+			reset = slices.DeleteFunc(reset, func(r quota.Kind) bool { return r == k })
+			if v == "default" {
+				reset = append(reset, k)
+				return nil
+			}
+			l, err := quota.ParseLimit(v)
+			if err != nil {
+				return fmt.Errorf("want %s", limitsUsage)
+			}
+			set[k] = l
+			return nil
+		})
+	}
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("%w: limits takes no arguments, got %q", errUsage, pos[0])
+	}
+	if account == "" {
+		return fmt.Errorf("%w: limits needs --account", errUsage)
+	}
+	names := map[string]string{}
+	var where []string
+	for id, name := range tables {
+		if *name == "" {
+			return fmt.Errorf("%w: the table of %s is empty", errUsage, id)
+		}
+		names[id] = *name
+		where = append(where, *name)
+	}
+	slices.Sort(where)
+	ctx := context.Background()
+	db, err := t.client(ctx)
+	if err != nil {
+		return err
+	}
+	own, err := app.SetLimits(ctx, db, names, account, set, reset)
+	if err != nil {
+		return err
+	}
+	place := "at " + t.endpoint
+	if t.aws() {
+		place = "in AWS"
+	}
+	fmt.Fprintf(stderr, "Monthly limits of account %s in tables %s %s (default: the deployment's, for accounts without their own):\n",
+		account, strings.Join(where, ", "), place)
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "KIND\tLIMIT")
+	for _, k := range quota.Kinds {
+		limit := "default"
+		if l, ok := own[k]; ok {
+			limit = l.String()
+		}
+		fmt.Fprintf(w, "%s\t%s\n", k, limit)
+	}
+	return w.Flush()
 }

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/quota"
 )
 
 func TestRunUsageErrors(t *testing.T) {
@@ -41,6 +43,14 @@ func TestRunUsageErrors(t *testing.T) {
 		{"endpoint of another scheme", []string{"list", "--endpoint", "ftp://127.0.0.1:8000"}},
 		{"region without aws", []string{"list", "--region", "us-east-1"}},
 		{"empty table", []string{"list", "--table", ""}},
+		{"limits without account", []string{"limits", "--images", "5"}},
+		{"limits negative", []string{"limits", "--account", "a", "--images", "-1"}},
+		{"limits in words", []string{"limits", "--account", "a", "--words", "lots"}},
+		{"limits fractional", []string{"limits", "--account", "a", "--documents", "2.5"}},
+		{"limits with an argument", []string{"limits", "--account", "a", "extra"}},
+		{"limits with an empty table", []string{"limits", "--account", "a", "--images-table", ""}},
+		{"limits on the keys table", []string{"limits", "--account", "a", "--table", "ApiKeysTable"}},
+		{"limits with region without aws", []string{"limits", "--account", "a", "--region", "us-east-1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -269,6 +279,50 @@ func TestRunAgainstDynamoDBLocal(t *testing.T) {
 	var out bytes.Buffer
 	if err := run([]string{"list", "--account", "other"}, &out, &out); err != nil || strings.Count(out.String(), "\n") != 2 {
 		t.Errorf("list from the environment = %q, %v", out.String(), err)
+	}
+}
+
+// limits sets and prints an account's own limits in the record tables;
+// a kind not given keeps its limit.
+func TestLimitsAgainstDynamoDBLocal(t *testing.T) {
+	env := ddbtest.New(t)
+	at := []string{"--endpoint", env.Endpoint, "--images-table", env.Tables["ImagesTable"], "--documents-table", env.Tables["DocumentsTable"]}
+	limits := func(args ...string) map[string]string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		if err := run(append(append([]string{"limits"}, at...), args...), &out, &errOut); err != nil {
+			t.Fatalf("limits %q: %v\n%s", args, err, errOut.String())
+		}
+		if !strings.Contains(errOut.String(), env.Tables["DocumentsTable"]) {
+			t.Errorf("limits does not say where: %q", errOut.String())
+		}
+		got := map[string]string{}
+		for i, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			if f := strings.Fields(line); i > 0 && len(f) == 2 {
+				got[f[0]] = f[1]
+			}
+		}
+		return got
+	}
+	want := func(got map[string]string, images, documents, words string) {
+		t.Helper()
+		if got["images"] != images || got["documents"] != documents || got["words"] != words {
+			t.Errorf("limits %v, want images %s, documents %s, words %s", got, images, documents, words)
+		}
+	}
+	want(limits("--account", "acme"), "default", "default", "default")
+	want(limits("--account", "acme", "--images", "100", "--words", "50000", "--documents", "500"), "100", "500", "50000")
+	want(limits("--account", "acme", "--images", "0"), "0", "500", "50000")
+	want(limits("--account", "acme", "--documents", "unlimited", "--words", "default"), "0", "unlimited", "default")
+	want(limits("--account", "globex"), "default", "default", "default")
+
+	// What the service then applies: no image, documents without limit.
+	own, err := app.SetLimits(t.Context(), env.Client, env.Tables, "acme", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(own) != 2 || own[quota.Images] != quota.Max(0) || own[quota.Documents] != quota.Unlimited {
+		t.Errorf("stored limits %v", own)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -126,6 +128,37 @@ func TestStack(t *testing.T) {
 		var got events.APIGatewayV2HTTPResponse
 		if err := json.Unmarshal(stdout.Bytes(), &got); err != nil || got.StatusCode != 200 {
 			t.Errorf("invoke printed %s (%v)", stdout.String(), err)
+		}
+	})
+
+	// make -s limits against this stack: the service refuses what the
+	// limits no longer allow, and the usage shows them.
+	t.Run("limits", func(t *testing.T) {
+		if _, err := exec.LookPath("make"); err != nil {
+			t.Skip("make is not installed")
+		}
+		u, err := url.Parse(ddb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("make", "-s", "limits", "ACCOUNT="+LocalAccount, "IMAGES=0", "WORDS=unlimited")
+		cmd.Dir = p.root
+		cmd.Env = append(os.Environ(), "DYNAMODB_PORT="+u.Port(), "DYNAMODB_ENDPOINT=", "IMAGES_TABLE=", "DOCUMENTS_TABLE=")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("make limits: %v\n%s", err, out)
+		}
+		if !regexp.MustCompile(`(?m)^images\s+0$`).Match(out) || !regexp.MustCompile(`(?m)^words\s+unlimited$`).Match(out) {
+			t.Errorf("make limits printed %q", out)
+		}
+		image := url.Values{"name": {"x"}, "description": {"d"}, "resolution": {"256x256"}}.Encode()
+		if resp, body := do("POST", "/api/v1/images", key, image); resp.StatusCode != 429 || body["code"] != "quota_exceeded" {
+			t.Errorf("create past the limit: %d %v", resp.StatusCode, body)
+		}
+		resp, body := do("GET", "/api/v1/usage", key, "")
+		data, _ := body["data"].(map[string]any)
+		if images, _ := data["images"].(map[string]any); resp.StatusCode != 200 || images["limit"] != float64(0) {
+			t.Errorf("usage: %d %v", resp.StatusCode, body)
 		}
 	})
 
