@@ -19,21 +19,23 @@ type Figure struct {
 
 // targets are the issue's, by figure name: the value must be at most this.
 var targets = map[string]float64{
-	"calls_get":            1,
-	"calls_update":         1,
-	"calls_delete":         1,
-	"calls_create":         2,
-	"rru_get":              2,
-	"rru_list_default":     30,
-	"rru_list_filtered":    300,
-	"rru_list_search_name": 300,
-	"rru_list_deep":        600,
-	"calls_auth_warm":      0,
-	"ns_handler_get":       60000,
-	"ns_handler_list":      250000,
-	"bytes_bootstrap":      10000000,
-	"ms_cold_start":        30,
-	"errors_local":         0,
+	"calls_get":    1,
+	"calls_update": 1,
+	"calls_delete": 1,
+	"calls_create": 2,
+	// The monthly limits ride on the create's counter write (issue 12).
+	"calls_create_with_quota": 2,
+	"rru_get":                 2,
+	"rru_list_default":        30,
+	"rru_list_filtered":       300,
+	"rru_list_search_name":    300,
+	"rru_list_deep":           600,
+	"calls_auth_warm":         0,
+	"ns_handler_get":          60000,
+	"ns_handler_list":         250000,
+	"bytes_bootstrap":         10000000,
+	"ms_cold_start":           30,
+	"errors_local":            0,
 }
 
 // Verdict is "pass", "FAIL" or "" (no target).

@@ -147,6 +147,11 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	cold, results, rl := measureOperations(meter, c, s)
+	quotaResults, err := measureQuota(ctx, meter, c, plain, tables)
+	if err != nil {
+		return err
+	}
+	results = append(results, quotaResults...)
 	reportOperations(b, cold, results, rl)
 
 	rep := &report{board: b, Started: started, SeedTime: seedTime, Operations: append([]operationResult{cold}, results...),

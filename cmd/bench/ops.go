@@ -15,6 +15,7 @@ import (
 	"contentapi/shared/fold"
 	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/records"
+	"contentapi/shared/usage"
 )
 
 // client calls a handler the way API Gateway would, with one API key.
@@ -35,7 +36,8 @@ type answer struct {
 
 func (c *client) do(method, path string, form url.Values, header map[string]string) answer {
 	h := c.documents
-	if strings.HasPrefix(path, "/api/v1/images") {
+	// The first resource's function serves the usage too.
+	if strings.HasPrefix(path, "/api/v1/images") || strings.HasPrefix(path, usage.Path) {
 		h = c.images
 	}
 	r := apiRequest(context.Background(), method, "https://api.example.com"+path, c.key, form)
@@ -181,15 +183,7 @@ func measureOperations(m *ddbmeter.Meter, c *client, s *seeded) (cold operationR
 	}
 
 	run := func(op operation) operationResult {
-		var a answer
-		start := time.Now()
-		calls := m.Measure(func() { a = c.do(op.method, op.path, op.form, op.header) })
-		r := operationResult{Op: op, Calls: calls, Totals: ddbmeter.Sum(calls), status: a.status, Took: time.Since(start)}
-		if a.status != op.status {
-			r.Issue = fmt.Sprintf("status %d, want %d: %.200s", a.status, op.status, a.raw)
-		} else if op.check != nil {
-			r.Issue = op.check(a)
-		}
+		r, a := measure(m, c, op)
 		if op.Name == "create" {
 			created = a.id()
 		}
@@ -214,6 +208,20 @@ func measureOperations(m *ddbmeter.Meter, c *client, s *seeded) (cold operationR
 	t := ddbmeter.Sum(calls)
 	rl.Leases, rl.WRU = t.RateLimit, t.RateLimitWRU
 	return cold, results, rl
+}
+
+// measure runs one operation and returns what it cost, and its answer.
+func measure(m *ddbmeter.Meter, c *client, op operation) (operationResult, answer) {
+	var a answer
+	start := time.Now()
+	calls := m.Measure(func() { a = c.do(op.method, op.path, op.form, op.header) })
+	r := operationResult{Op: op, Calls: calls, Totals: ddbmeter.Sum(calls), status: a.status, Took: time.Since(start)}
+	if a.status != op.status {
+		r.Issue = fmt.Sprintf("status %d, want %d: %.200s", a.status, op.status, a.raw)
+	} else if op.check != nil {
+		r.Issue = op.check(a)
+	}
+	return r, a
 }
 
 // rateLimitCost is what the rate limiter's leases cost over many requests.

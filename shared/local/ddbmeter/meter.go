@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -264,10 +265,68 @@ func (m *Meter) initialize(ctx context.Context, in middleware.InitializeInput, n
 		c.Units -= tableFetch
 		c.Corrected = "table fetch DynamoDB Local charged removed"
 	}
+	var refused *types.ConditionalCheckFailedException
+	if c.Write && c.LocalUnits == 0 && errors.As(err, &refused) {
+		// AWS bills a write its condition refused as a write of the item
+		// as it stands, at least one unit; DynamoDB Local's refusal
+		// carries no capacity. The item's size is known when the write
+		// asked for it back (ReturnValuesOnConditionCheckFailure).
+		c.Units = max(1, math.Ceil(float64(itemBytes(refused.Item))/1024))
+		c.Corrected = "a refused conditional write, billed as on AWS"
+	}
 	m.mu.Lock()
 	m.calls = append(m.calls, *c)
 	m.mu.Unlock()
 	return out, md, err
+}
+
+// itemBytes is an item's size as DynamoDB counts it for billing: each
+// attribute's name and value, numbers at about one byte per two digits,
+// documents with their per-element overhead.
+func itemBytes(item map[string]types.AttributeValue) int {
+	n := 0
+	for name, v := range item {
+		n += len(name) + valueBytes(v)
+	}
+	return n
+}
+
+func valueBytes(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return len(v.Value)/2 + 1
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberSS:
+		n := 0
+		for _, s := range v.Value {
+			n += len(s)
+		}
+		return n
+	case *types.AttributeValueMemberNS:
+		n := 0
+		for _, s := range v.Value {
+			n += len(s)/2 + 1
+		}
+		return n
+	case *types.AttributeValueMemberBS:
+		n := 0
+		for _, b := range v.Value {
+			n += len(b)
+		}
+		return n
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += 1 + valueBytes(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		return 3 + itemBytes(v.Value) + len(v.Value)
+	}
+	return 1 // BOOL, NULL
 }
 
 // readsOnlyIndex reports a Query of a local secondary index that asks only
