@@ -224,6 +224,16 @@ func TestGeneratedClient(t *testing.T) {
 		t.Errorf("delete document: %+v", removed.JSON200)
 	}
 
+	// The month's usage, with a read key: the two images and two
+	// documents created above, no limits.
+	used, err := newClient(t, s, doer, s.readKey).GetUsageWithResponse(ctx)
+	status(t, "usage", used.HTTPResponse, err, 200)
+	if u := used.JSON200.Data; u.Images.Used != 2 || u.Documents.Used != 2 || u.Words.Used != 0 || u.Images.Limit != nil || u.Period == "" {
+		t.Errorf("usage: %+v", u)
+	}
+	headUsage, err := c.HeadUsageWithResponse(ctx)
+	status(t, "HEAD usage", headUsage.HTTPResponse, err, 200)
+
 	// The document, without a key.
 	anonymous := newClient(t, s, doer, "")
 	spec, err := anonymous.GetOpenAPIDocumentWithResponse(ctx, nil)
