@@ -123,7 +123,15 @@ func TestQuotaCountsAnIdempotentCreateOnce(t *testing.T) {
 	if used, _ := meter(t, s.get(usage.Path), "images"); used != 2 {
 		t.Errorf("%d images counted, want 2", used)
 	}
-	expect(t, s.form("POST", "/api/v1/images", "name", "Thrice", "description", "d", "resolution", "256x256"), 429)
+	// A refused create keeps no answer for its key: once the limit allows,
+	// the same request with the same key creates.
+	later := once
+	later.body, later.header = "name=Later&description=d&resolution=256x256", map[string]string{"Idempotency-Key": "quota-later"}
+	expect(t, s.do(later), 429)
+	s.setLimits("acme", quota.Limits{quota.Images: quota.Max(3)})
+	if r := s.do(later); r.Status != 201 || r.Header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("the retry once allowed: %d %v", r.Status, r.Header)
+	}
 }
 
 // The deployment's defaults apply to accounts without limits of their own;

@@ -36,7 +36,8 @@ var ErrNoBatchWrite = errors.New("store: import needs a DB with BatchWriteItem")
 // counter update reserves every id, BatchWriteItem writes 25 items per call
 // with several calls in flight, and one more counter update adds the
 // per-scope counts at the end. It is not atomic: on an error some records
-// may be written and not counted.
+// may be written and not counted. It counts no monthly usage: imported
+// records were made before, or elsewhere.
 func (t *Table) Import(ctx context.Context, account string, vs []records.Values) (int64, error) {
 	bw, ok := t.db.(BatchWriter)
 	if !ok {
