@@ -96,13 +96,17 @@ func TestEnvVars(t *testing.T) {
 		"KEY_CHECKSUM_SECRET":   "",   // the public checksum, the demo key's
 		"AUTH_CACHE_SECONDS":    "60", // the parameter's default
 		"RATE_LIMIT_PER_MINUTE": "0",  // off locally, whatever the template's default
-		"LOG_LEVEL":             "info",
-		"GOGC":                  "400",
-		"GOMEMLIMIT":            "200MiB",
-		"DYNAMODB_ENDPOINT":     "http://127.0.0.1:9",
-		"AWS_REGION":            ddblocal.Region,
-		"AWS_ACCESS_KEY_ID":     "local",
-		"AWS_SECRET_ACCESS_KEY": "local",
+		// The monthly limits' defaults too: the local models cost nothing.
+		"DEFAULT_MONTHLY_IMAGES":    "unlimited",
+		"DEFAULT_MONTHLY_DOCUMENTS": "unlimited",
+		"DEFAULT_MONTHLY_WORDS":     "unlimited",
+		"LOG_LEVEL":                 "info",
+		"GOGC":                      "400",
+		"GOMEMLIMIT":                "200MiB",
+		"DYNAMODB_ENDPOINT":         "http://127.0.0.1:9",
+		"AWS_REGION":                ddblocal.Region,
+		"AWS_ACCESS_KEY_ID":         "local",
+		"AWS_SECRET_ACCESS_KEY":     "local",
 	}
 	for _, r := range app.Resources {
 		tables[r.Table()] = r.Def.Name + "-x"
