@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"contentapi/shared/generation"
 	"contentapi/shared/records"
 )
 
@@ -124,7 +125,11 @@ func clientError(err error) *Error {
 		return e
 	}
 	var invalid *records.InvalidError
+	var inFlight *generation.InFlightError
 	switch {
+	case errors.As(err, &inFlight):
+		return Conflict("The record is being generated; try again when its generation has ended.").
+			withHeader("Retry-After", seconds(inFlight.RetryAfter))
 	case errors.As(err, &invalid):
 		return Invalid(invalid.Fields)
 	case errors.Is(err, records.ErrNotFound):
