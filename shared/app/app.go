@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -42,6 +43,8 @@ type App struct {
 	limits httpapi.Limiter    // nil when rate limiting is off
 	idem   *idempotency.Store // nil without an idempotency table
 	logger *slog.Logger
+	// models are built on first use, where generation is on.
+	models func() (models, error)
 }
 
 // FromEnv builds the app from the environment.
@@ -77,6 +80,7 @@ func New(cfg Config, db *dynamodb.Client) *App {
 	if cfg.RateLimitPerMinute > 0 {
 		a.limits = ratelimit.New(db, cfg.KeysTable, cfg.RateLimitPerMinute)
 	}
+	a.models = sync.OnceValues(a.newModels)
 	return a
 }
 
@@ -183,15 +187,27 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 	if table == "" {
 		return nil, fmt.Errorf("%s is not set", res.TableEnv())
 	}
-	routes := crud.New(res.Def, store.New(a.db, table, res.Def), res.Render).Routes()
+	served := crud.New(res.Def, store.New(a.db, table, res.Def), res.Render)
+	if a.cfg.Generation.On {
+		m, err := a.models()
+		if err != nil {
+			return nil, err
+		}
+		g := &crud.Generation{Generator: m.gen, Content: res.Content, Wait: a.cfg.Generation.Wait}
+		if res.Content.Picture {
+			g.PictureURL = m.pics.URL
+		}
+		served.WithGeneration(g)
+	}
+	routes := served.Routes()
 	if res.Function() == Resources[0].Function() {
 		routes = append(routes, httpapi.Route{Method: http.MethodGet, Pattern: openapi.Path, Handler: openapi.Handler()})
 	}
-	return a.handler(routes), nil
+	return a.handler(routes, served.Timeout), nil
 }
 
 // handler puts a function's routes behind the shared middleware.
-func (a *App) handler(routes []httpapi.Route) http.Handler {
+func (a *App) handler(routes []httpapi.Route, timeoutFor func(*http.Request) time.Duration) http.Handler {
 	var h http.Handler = httpapi.NewMux(routes)
 	if a.idem != nil {
 		h = a.idem.Wrap(h)
@@ -203,6 +219,7 @@ func (a *App) handler(routes []httpapi.Route) http.Handler {
 		Classify:    store.Classify,
 		AllowOrigin: a.cfg.AllowOrigin,
 		Timeout:     a.cfg.RequestTimeout,
+		TimeoutFor:  timeoutFor,
 		Logger:      a.logger,
 	})
 }

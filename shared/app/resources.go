@@ -5,6 +5,7 @@ import (
 
 	"contentapi/shared/crud"
 	"contentapi/shared/documents"
+	"contentapi/shared/generator"
 	"contentapi/shared/images"
 	"contentapi/shared/records"
 )
@@ -20,8 +21,8 @@ import (
 // its function in functions/ and its parts of template.yaml and
 // openapi.yaml: README.md, "Adding a resource", lists them.
 var Resources = []Resource{
-	{Def: images.Resource, Render: images.Render},
-	{Def: documents.Resource, Render: documents.Render},
+	{Def: images.Resource, Render: images.Render, Content: generator.Image},
+	{Def: documents.Resource, Render: documents.Render, Content: generator.Document},
 }
 
 // Resource is one resource as the service deploys it. The names of its
@@ -30,6 +31,9 @@ var Resources = []Resource{
 type Resource struct {
 	Def    *records.Resource
 	Render crud.Render
+	// Content is how its records get their content where the deployment
+	// generates.
+	Content *generator.Content
 }
 
 // Function is the logical ID of the resource's function in template.yaml:

@@ -3,13 +3,12 @@
 // same attempt rewrites its own object and never adds a second one, and
 // read through presigned GET URLs, since the bucket is private.
 //
-// It speaks S3's REST API through net/http, each request signed by the
-// SDK's own SigV4 signer and retried by the SDK's standard retryer, rather
-// than through the S3 client: that client adds 1.25 MB to a bootstrap, and
-// the API functions, which store a picture when they generate within the
-// request, have no such room under their 10 MB (BENCHMARKS.md). Four
-// requests are all it takes: PUT, DELETE, DELETE ?tagging and a presigned
-// GET.
+// It speaks S3's REST API through awsenv.Service (the SDK's SigV4 signer
+// and retryer over net/http) rather than through the S3 client: that
+// client adds 1.25 MB to a bootstrap, and the API functions, which store a
+// picture when they generate within the request, have no such room under
+// their 10 MB (BENCHMARKS.md). Four requests are all it takes: PUT,
+// DELETE, DELETE ?tagging and a presigned GET.
 //
 // Orphans: a picture is stored tagged unclaimed (UnclaimedTag). Its
 // record's write-back claims it, and then the generator removes the tag
@@ -19,24 +18,17 @@
 package pictures
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/xml"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 
 	"contentapi/shared/awsenv"
 )
@@ -81,12 +73,8 @@ type Config struct {
 
 // Store reads and writes the pictures; build it once per warm function.
 type Store struct {
-	base    *url.URL // the bucket's URL, without a trailing slash
-	region  string
-	creds   aws.CredentialsProvider
-	signer  *v4.Signer
-	client  *awshttp.BuildableClient
-	retryer aws.Retryer
+	base *url.URL // the bucket's URL, without a trailing slash
+	s3   *awsenv.Service
 }
 
 // New builds the store from the function's environment (see awsenv).
@@ -105,15 +93,10 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{
-		base:   base,
-		region: cfg.Region,
-		creds:  creds,
-		// S3 signs the path as it is sent, not escaped a second time.
-		signer:  v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }),
-		client:  awshttp.NewBuildableClient().WithTimeout(10 * time.Second),
-		retryer: awsenv.Retryer(3, time.Second),
-	}, nil
+	return &Store{base: base, s3: awsenv.NewService(awsenv.ServiceConfig{
+		Name: "s3", Region: cfg.Region, Credentials: creds, S3: true,
+		Retryer: awsenv.Retryer(3, time.Second), Timeout: 10 * time.Second,
+	})}, nil
 }
 
 // bucketURL is the bucket's address: virtual-hosted in AWS, path-style
@@ -154,39 +137,36 @@ func (s *Store) Put(ctx context.Context, name string, png []byte) error {
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256(png)
-	hash := hex.EncodeToString(sum[:])
-	err = s.do(ctx, http.MethodPut, u, png, hash, map[string]string{
-		"Content-Type":  "image/png",
-		"X-Amz-Tagging": UnclaimedTag,
-	})
-	if err != nil {
+	header := http.Header{"Content-Type": {"image/png"}, "X-Amz-Tagging": {UnclaimedTag}}
+	if _, err := s.s3.Do(ctx, http.MethodPut, u, header, png); err != nil {
 		return fmt.Errorf("pictures: put %s: %w", name, err)
 	}
 	return nil
 }
 
 // Keep removes the unclaimed tag: the picture belongs to a record now, and
-// the lifecycle rule leaves it alone.
+// the lifecycle rule leaves it alone. A picture that is gone is no error.
 func (s *Store) Keep(ctx context.Context, name string) error {
-	u, err := s.object(name, "tagging")
-	if err != nil {
-		return err
-	}
-	if err := s.do(ctx, http.MethodDelete, u, nil, emptyHash, nil); err != nil {
-		return fmt.Errorf("pictures: keep %s: %w", name, err)
-	}
-	return nil
+	return s.delete(ctx, name, "tagging")
 }
 
 // Delete removes a picture; one that is not there is no error.
 func (s *Store) Delete(ctx context.Context, name string) error {
-	u, err := s.object(name, "")
+	return s.delete(ctx, name, "")
+}
+
+func (s *Store) delete(ctx context.Context, name, query string) error {
+	u, err := s.object(name, query)
 	if err != nil {
 		return err
 	}
-	if err := s.do(ctx, http.MethodDelete, u, nil, emptyHash, nil); err != nil {
-		return fmt.Errorf("pictures: delete %s: %w", name, err)
+	_, err = s.s3.Do(ctx, http.MethodDelete, u, nil, nil)
+	var missing *awsenv.ResponseError
+	if errors.As(err, &missing) && missing.Status == http.StatusNotFound {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("pictures: delete %s %s: %w", query, name, err)
 	}
 	return nil
 }
@@ -199,93 +179,9 @@ func (s *Store) URL(ctx context.Context, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return "", err
-	}
-	creds, err := s.creds.Retrieve(ctx)
-	if err != nil {
-		return "", fmt.Errorf("pictures: presign %s: %w", name, err)
-	}
-	signed, _, err := s.signer.PresignHTTP(ctx, creds, req, "UNSIGNED-PAYLOAD", "s3", s.region, time.Now())
+	signed, err := s.s3.Presign(ctx, u)
 	if err != nil {
 		return "", fmt.Errorf("pictures: presign %s: %w", name, err)
 	}
 	return signed, nil
-}
-
-// emptyHash is the SHA-256 of an empty payload, as SigV4 wants it said.
-const emptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-
-// do sends one signed request, and again while the SDK's retryer says a
-// failure may pass (5xx, SlowDown, a dropped connection).
-func (s *Store) do(ctx context.Context, method, u string, body []byte, hash string, header map[string]string) error {
-	for attempt := 1; ; attempt++ {
-		err := s.send(ctx, method, u, body, hash, header)
-		if err == nil || attempt >= s.retryer.MaxAttempts() || !s.retryer.IsErrorRetryable(err) {
-			return err
-		}
-		delay, derr := s.retryer.RetryDelay(attempt, err)
-		if derr != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return errors.Join(err, ctx.Err())
-		case <-time.After(delay):
-		}
-	}
-}
-
-func (s *Store) send(ctx context.Context, method, u string, body []byte, hash string, header map[string]string) error {
-	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.ContentLength = int64(len(body))
-	if body == nil {
-		req.Body = http.NoBody
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	req.Header.Set("X-Amz-Content-Sha256", hash)
-	creds, err := s.creds.Retrieve(ctx)
-	if err != nil {
-		return err
-	}
-	if err := s.signer.SignHTTP(ctx, creds, req, hash, "s3", s.region, time.Now()); err != nil {
-		return err
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 300 || (method == http.MethodDelete && resp.StatusCode == http.StatusNotFound) {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		return nil
-	}
-	return responseError(resp)
-}
-
-// Error is an answer of S3 that is not a success.
-type Error struct {
-	Status int
-	Code   string
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("S3 answered %d %s", e.Status, e.Code) }
-
-// HTTPStatusCode and ErrorCode let the SDK's retryer classify the error.
-func (e *Error) HTTPStatusCode() int { return e.Status }
-func (e *Error) ErrorCode() string   { return e.Code }
-
-func responseError(resp *http.Response) error {
-	var body struct {
-		Code string `xml:"Code"`
-	}
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	_ = xml.Unmarshal(raw, &body)
-	return &Error{Status: resp.StatusCode, Code: body.Code}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"contentapi/shared/awsenv"
 	"contentapi/shared/local/s3local"
 	"contentapi/shared/pictures"
 )
@@ -239,7 +240,7 @@ func TestRetriesWhatMayPass(t *testing.T) {
 	defer denied.Close()
 	store, _ = pictures.New(pictures.Config{Bucket: "pictures", Region: "us-east-1", Endpoint: denied.URL, PathStyle: true})
 	calls.Store(0)
-	var s3err *pictures.Error
+	var s3err *awsenv.ResponseError
 	if err := store.Put(context.Background(), name, []byte("png")); !errors.As(err, &s3err) || s3err.Code != "AccessDenied" || calls.Load() != 1 {
 		t.Fatalf("Put refused: %v after %d calls", err, calls.Load())
 	}

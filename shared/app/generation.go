@@ -1,0 +1,98 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"contentapi/shared/bedrock"
+	"contentapi/shared/generator"
+	"contentapi/shared/pictures"
+	"contentapi/shared/store"
+)
+
+// GeneratorFunction is the logical ID in template.yaml of the function fed
+// by the record tables' streams (functions/generator).
+const GeneratorFunction = "GeneratorFunction"
+
+// StreamFunction is the generator function's entry point: exactly what
+// lambda.Start receives.
+type StreamFunction func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
+
+// streamWriteBudget is what the generator function keeps of an
+// invocation's time for the write-back of a generation it runs.
+const streamWriteBudget = 5 * time.Second
+
+// models are what generation is made with, built once per warm function.
+type models struct {
+	gen  *generator.Generator
+	pics *pictures.Store
+}
+
+// newModels builds the models and the bucket of generation.
+func (a *App) newModels() (models, error) {
+	g := a.cfg.Generation
+	client, err := bedrock.New(bedrock.Config{
+		Region: a.cfg.Region, Endpoint: g.BedrockEndpoint,
+		TextModel: g.TextModel, ImageModel: g.ImageModel,
+		MaxAttempts: g.ModelAttempts, MaxBackoff: g.ModelBackoff,
+	})
+	if err != nil {
+		return models{}, err
+	}
+	pics, err := pictures.New(pictures.Config{
+		Bucket: g.Bucket, Region: a.cfg.Region, Endpoint: g.S3Endpoint, PathStyle: g.S3Endpoint != "",
+	})
+	if err != nil {
+		return models{}, err
+	}
+	gen := &generator.Generator{
+		Text: client, Image: client,
+		TextModel: client.TextModel(), ImageModel: client.ImageModel(),
+		Pictures: pics,
+		MaxTries: g.MaxTries, Backoff: g.Backoff,
+		Logger: a.logger,
+	}
+	return models{gen: gen, pics: pics}, nil
+}
+
+// Stream is the generator function's entry point: every resource's table,
+// by the name the configuration gives it.
+func (a *App) Stream() (StreamFunction, error) {
+	if !a.cfg.Generation.On {
+		return nil, errors.New(EnvGeneration + " is off: the generator function has nothing to do")
+	}
+	m, err := a.models()
+	if err != nil {
+		return nil, err
+	}
+	s := &generator.Stream{Generator: m.gen, Targets: map[string]generator.Target{}, WriteBudget: streamWriteBudget}
+	for _, r := range Resources {
+		table := a.cfg.Tables[r.Table()]
+		if table == "" {
+			return nil, fmt.Errorf("%s is not set", r.TableEnv())
+		}
+		s.Targets[table] = generator.Target{Resource: r.Def.Name, Table: store.New(a.db, table, r.Def), Content: r.Content}
+	}
+	return s.Handle, nil
+}
+
+// MustStream is what the generator function's main starts, configured
+// from the environment; a misconfigured function stops here, at init.
+func MustStream(ctx context.Context) StreamFunction {
+	a, err := FromEnv(ctx)
+	var fn StreamFunction
+	if err == nil {
+		fn, err = a.Stream()
+	}
+	if err != nil {
+		slog.Error("configuration", "error", err.Error())
+		os.Exit(1)
+	}
+	return fn
+}
