@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -101,7 +102,9 @@ func shortErr(err error) string {
 type Meter struct {
 	// projected[table][index] is what each local secondary index holds.
 	projected map[string]map[string][]string
-	keysTable string
+	// The tables whose calls are counted apart: key lookups and rate-limit
+	// leases.
+	keysTable, rateLimitTable string
 
 	mu    sync.Mutex
 	calls []Call
@@ -115,7 +118,7 @@ func New(tmpl *sam.Template, names map[string]string) (*Meter, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Meter{projected: map[string]map[string][]string{}, keysTable: names["ApiKeysTable"]}
+	m := &Meter{projected: map[string]map[string][]string{}, keysTable: names["ApiKeysTable"], rateLimitTable: names["RateLimitTable"]}
 	for _, t := range tables {
 		var tableKeys []string
 		for _, k := range t.Input.KeySchema {
@@ -163,20 +166,47 @@ func roundTrip(ctx context.Context, in middleware.DeserializeInput, next middlew
 	return next.HandleDeserialize(ctx, in)
 }
 
-const indexes = types.ReturnConsumedCapacityIndexes
+// field is the named field of the struct v points to (invalid if none):
+// the inputs and outputs of every DynamoDB operation name their table,
+// consistency and consumed capacity alike.
+func field(v any, name string) reflect.Value {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return reflect.Value{}
+	}
+	return rv.Elem().FieldByName(name)
+}
 
 func (m *Meter) initialize(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-	c := &Call{}
+	p := in.Parameters
+	c := &Call{Op: strings.TrimSuffix(reflect.TypeOf(p).Elem().Name(), "Input")}
+	c.Write = strings.Contains(c.Op, "Write") || slices.Contains([]string{"PutItem", "UpdateItem", "DeleteItem"}, c.Op)
+	if f := field(p, "ReturnConsumedCapacity"); f.IsValid() {
+		f.Set(reflect.ValueOf(types.ReturnConsumedCapacityIndexes))
+	}
+	if f := field(p, "TableName"); f.IsValid() {
+		c.Table = aws.ToString(f.Interface().(*string))
+	}
+	if f := field(p, "IndexName"); f.IsValid() {
+		c.Index = aws.ToString(f.Interface().(*string))
+	}
+	if f := field(p, "ConsistentRead"); f.IsValid() && c.Op != "Scan" {
+		c.Eventual = !aws.ToBool(f.Interface().(*bool))
+	}
 	var query *dynamodb.QueryInput
-	switch v := in.Parameters.(type) {
-	case *dynamodb.GetItemInput:
-		c.Op, c.Table = "GetItem", aws.ToString(v.TableName)
-		c.Eventual = !aws.ToBool(v.ConsistentRead)
-		v.ReturnConsumedCapacity = indexes
+	switch v := p.(type) {
+	case *dynamodb.BatchGetItemInput:
+		c.Table = firstKey(v.RequestItems)
+		for _, ka := range v.RequestItems {
+			c.Eventual = c.Eventual || !aws.ToBool(ka.ConsistentRead)
+		}
+	case *dynamodb.BatchWriteItemInput:
+		c.Table = firstKey(v.RequestItems)
+	case *dynamodb.TransactWriteItemsInput:
+		if len(v.TransactItems) > 0 {
+			c.Table = transactTable(v.TransactItems[0])
+		}
 	case *dynamodb.QueryInput:
-		c.Op, c.Table, c.Index = "Query", aws.ToString(v.TableName), aws.ToString(v.IndexName)
-		c.Eventual = !aws.ToBool(v.ConsistentRead)
-		v.ReturnConsumedCapacity = indexes
 		query = v
 		if m.readsOnlyIndex(v) && v.ProjectionExpression != nil {
 			// DynamoDB Local fetches every entry's item from the table when
@@ -190,46 +220,12 @@ func (m *Meter) initialize(ctx context.Context, in middleware.InitializeInput, n
 			in.Parameters = allProjected(v)
 			c.Corrected = "sent as Select=ALL_PROJECTED_ATTRIBUTES, see Method"
 		}
-	case *dynamodb.ScanInput:
-		c.Op, c.Table, c.Index = "Scan", aws.ToString(v.TableName), aws.ToString(v.IndexName)
-		v.ReturnConsumedCapacity = indexes
-	case *dynamodb.BatchGetItemInput:
-		c.Op, c.Table = "BatchGetItem", firstKey(v.RequestItems)
-		for _, ka := range v.RequestItems {
-			c.Eventual = c.Eventual || !aws.ToBool(ka.ConsistentRead)
-		}
-		v.ReturnConsumedCapacity = indexes
-	case *dynamodb.PutItemInput:
-		c.Op, c.Table, c.Write = "PutItem", aws.ToString(v.TableName), true
-		v.ReturnConsumedCapacity = indexes
-	case *dynamodb.UpdateItemInput:
-		c.Op, c.Table, c.Write = "UpdateItem", aws.ToString(v.TableName), true
-		v.ReturnConsumedCapacity = indexes
-	case *dynamodb.DeleteItemInput:
-		c.Op, c.Table, c.Write = "DeleteItem", aws.ToString(v.TableName), true
-		v.ReturnConsumedCapacity = indexes
-	case *dynamodb.BatchWriteItemInput:
-		c.Op, c.Table, c.Write = "BatchWriteItem", firstKey(v.RequestItems), true
-		v.ReturnConsumedCapacity = indexes
-	case *dynamodb.TransactWriteItemsInput:
-		c.Op, c.Write = "TransactWriteItems", true
-		if len(v.TransactItems) > 0 {
-			c.Table = transactTable(v.TransactItems[0])
-		}
-		v.ReturnConsumedCapacity = indexes
-	case *dynamodb.TransactGetItemsInput:
-		c.Op = "TransactGetItems"
-		v.ReturnConsumedCapacity = indexes
-	default:
-		c.Op = fmt.Sprintf("%T", v)
 	}
-	if c.Table == m.keysTable {
-		switch c.Op {
-		case "GetItem":
-			c.Purpose = "auth"
-		case "UpdateItem":
-			c.Purpose = "ratelimit"
-		}
+	switch {
+	case c.Table == m.keysTable && c.Op == "GetItem":
+		c.Purpose = "auth"
+	case c.Table == m.rateLimitTable && c.Op == "UpdateItem":
+		c.Purpose = "ratelimit"
 	}
 	ctx = context.WithValue(ctx, callKey{}, c)
 	var out middleware.InitializeOutput
@@ -245,27 +241,15 @@ func (m *Meter) initialize(ctx context.Context, in middleware.InitializeInput, n
 	}
 	c.Err = err
 	var ccs []types.ConsumedCapacity
-	switch r := out.Result.(type) {
-	case *dynamodb.GetItemOutput:
-		ccs = one(r.ConsumedCapacity)
-	case *dynamodb.QueryOutput:
-		ccs = one(r.ConsumedCapacity)
-	case *dynamodb.ScanOutput:
-		ccs = one(r.ConsumedCapacity)
-	case *dynamodb.BatchGetItemOutput:
-		ccs = r.ConsumedCapacity
-	case *dynamodb.PutItemOutput:
-		ccs = one(r.ConsumedCapacity)
-	case *dynamodb.UpdateItemOutput:
-		ccs = one(r.ConsumedCapacity)
-	case *dynamodb.DeleteItemOutput:
-		ccs = one(r.ConsumedCapacity)
-	case *dynamodb.BatchWriteItemOutput:
-		ccs = r.ConsumedCapacity
-	case *dynamodb.TransactWriteItemsOutput:
-		ccs = r.ConsumedCapacity
-	case *dynamodb.TransactGetItemsOutput:
-		ccs = r.ConsumedCapacity
+	if f := field(out.Result, "ConsumedCapacity"); f.IsValid() {
+		switch v := f.Interface().(type) {
+		case *types.ConsumedCapacity:
+			if v != nil {
+				ccs = []types.ConsumedCapacity{*v}
+			}
+		case []types.ConsumedCapacity:
+			ccs = v
+		}
 	}
 	var tableFetch float64
 	for _, cc := range ccs {
@@ -449,13 +433,6 @@ func isNameChar(b byte) bool {
 	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
 
-func one(cc *types.ConsumedCapacity) []types.ConsumedCapacity {
-	if cc == nil {
-		return nil
-	}
-	return []types.ConsumedCapacity{*cc}
-}
-
 func firstKey[V any](m map[string]V) string {
 	var keys []string
 	for k := range m {
@@ -493,6 +470,15 @@ func (m *Meter) Measure(f func()) []Call {
 	return calls
 }
 
+// Ops names the calls' operations, in order: "Query", "UpdateItem".
+func Ops(calls []Call) []string {
+	ops := make([]string, len(calls))
+	for i, c := range calls {
+		ops[i] = c.Op
+	}
+	return ops
+}
+
 // Totals sums calls: round trips, and billed units (reads and writes apart).
 // Rate-limit leases are counted apart: they are amortized over many
 // requests (see RateLimit).
@@ -500,12 +486,9 @@ type Totals struct {
 	RoundTrips   int
 	Reads        float64
 	Writes       float64
-	LocalReads   float64
-	LocalWrites  float64
 	Auth         int // key lookups
 	RateLimit    int // rate-limit leases
 	RateLimitWRU float64
-	HasCorrected bool
 }
 
 func Sum(calls []Call) Totals {
@@ -522,13 +505,8 @@ func Sum(calls []Call) Totals {
 		t.RoundTrips += c.RoundTrips
 		if c.Write {
 			t.Writes += c.Units
-			t.LocalWrites += c.LocalUnits
 		} else {
 			t.Reads += c.Units
-			t.LocalReads += c.LocalUnits
-		}
-		if c.Corrected != "" {
-			t.HasCorrected = true
 		}
 	}
 	return t
