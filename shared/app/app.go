@@ -189,7 +189,7 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 	}
 	served := crud.New(res.Def, store.New(a.db, table, res.Def), res.Render)
 	if a.cfg.Generation.On {
-		m, err := a.models()
+		m, err := a.generating(res)
 		if err != nil {
 			return nil, err
 		}

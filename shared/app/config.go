@@ -62,7 +62,8 @@ type Generation struct {
 	// Wait is how long create and regenerate wait for content unless the
 	// request's Prefer says otherwise; 0 answers at once.
 	Wait time.Duration
-	// Bucket keeps the pictures.
+	// Bucket keeps the pictures; needed by a function that serves or
+	// generates a resource with pictures.
 	Bucket string
 	// BedrockEndpoint and S3Endpoint are set only for local stand-ins
 	// (the local S3 is addressed path-style).
@@ -166,7 +167,7 @@ func (e *envReader) generation() Generation {
 		TextModel:       e.required(EnvTextModel),
 		ImageModel:      e.required(EnvImageModel),
 		Wait:            e.seconds(EnvGenerationWait, 25, 0, maxWaitSeconds),
-		Bucket:          e.required(EnvPicturesBucket),
+		Bucket:          os.Getenv(EnvPicturesBucket),
 		BedrockEndpoint: e.endpoint(EnvBedrockEndpoint),
 		S3Endpoint:      e.endpoint(EnvS3Endpoint),
 	}

@@ -45,20 +45,35 @@ func (a *App) newModels() (models, error) {
 	if err != nil {
 		return models{}, err
 	}
-	pics, err := pictures.New(pictures.Config{
-		Bucket: g.Bucket, Region: a.cfg.Region, Endpoint: g.S3Endpoint, PathStyle: g.S3Endpoint != "",
-	})
-	if err != nil {
-		return models{}, err
+	var pics *pictures.Store
+	if g.Bucket != "" {
+		pics, err = pictures.New(pictures.Config{
+			Bucket: g.Bucket, Region: a.cfg.Region, Endpoint: g.S3Endpoint, PathStyle: g.S3Endpoint != "",
+		})
+		if err != nil {
+			return models{}, err
+		}
 	}
 	gen := &generator.Generator{
 		Text: client, Image: client,
 		TextModel: client.TextModel(), ImageModel: client.ImageModel(),
-		Pictures: pics,
 		MaxTries: g.MaxTries, Backoff: g.Backoff,
 		Logger: a.logger,
 	}
+	if pics != nil {
+		gen.Pictures = pics
+	}
 	return models{gen: gen, pics: pics}, nil
+}
+
+// generating is the generation of a resource's records, with the models
+// built: a resource with pictures needs the bucket.
+func (a *App) generating(r Resource) (models, error) {
+	m, err := a.models()
+	if err == nil && r.Content.Picture && m.pics == nil {
+		err = fmt.Errorf("%s is not set: %s generate pictures", EnvPicturesBucket, r.Def.Name)
+	}
+	return m, err
 }
 
 // Stream is the generator function's entry point: every resource's table,
@@ -67,12 +82,13 @@ func (a *App) Stream() (StreamFunction, error) {
 	if !a.cfg.Generation.On {
 		return nil, errors.New(EnvGeneration + " is off: the generator function has nothing to do")
 	}
-	m, err := a.models()
-	if err != nil {
-		return nil, err
-	}
-	s := &generator.Stream{Generator: m.gen, Targets: map[string]generator.Target{}, WriteBudget: streamWriteBudget}
+	s := &generator.Stream{Targets: map[string]generator.Target{}, WriteBudget: streamWriteBudget}
 	for _, r := range Resources {
+		m, err := a.generating(r)
+		if err != nil {
+			return nil, err
+		}
+		s.Generator = m.gen
 		table := a.cfg.Tables[r.Table()]
 		if table == "" {
 			return nil, fmt.Errorf("%s is not set", r.TableEnv())

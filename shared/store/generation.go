@@ -166,8 +166,7 @@ func (t *Table) Regenerate(ctx context.Context, account string, old Item, v reco
 			ExpressionAttributeValues:           u.values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}},
-		t.count(account, from, -1),
-		t.count(account, to, 1),
+		t.moveCount(account, from, to),
 	})
 	if item, failed := conditionFailedItem(err, 0); failed {
 		return t.regenerateFailure(item, gen)
@@ -238,6 +237,19 @@ func (t *Table) updateFailure(err error) error {
 		}
 	}
 	return conditionFailure(err)
+}
+
+// moveCount is the transaction step that counts a record under another
+// scope: one update of the counter item (a transaction may touch an item
+// once).
+func (t *Table) moveCount(account string, from, to int64) types.TransactWriteItem {
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName:                 &t.name,
+		Key:                       key(account, counterID),
+		UpdateExpression:          ptr("ADD #from :minus, #to :plus"),
+		ExpressionAttributeNames:  map[string]string{"#from": countAttr(from), "#to": countAttr(to)},
+		ExpressionAttributeValues: Item{":minus": num(-1), ":plus": num(1)},
+	}}
 }
 
 // scopeOfItem is the scope a stored record is counted under.
