@@ -224,6 +224,8 @@ func TestGeneratedClient(t *testing.T) {
 		t.Errorf("delete document: %+v", removed.JSON200)
 	}
 
+	regenerateThroughTheClient(t, doer)
+
 	// The document, without a key.
 	anonymous := newClient(t, s, doer, "")
 	spec, err := anonymous.GetOpenAPIDocumentWithResponse(ctx, nil)

@@ -57,8 +57,10 @@ type Config struct {
 // Generation configures content generation.
 type Generation struct {
 	On bool
-	// TextModel and ImageModel are Bedrock model or inference profile ids.
+	// TextModel and ImageModel are Bedrock model or inference profile ids,
+	// called in Region (the function's own unless BEDROCK_REGION says).
 	TextModel, ImageModel string
+	Region                string
 	// Wait is how long create and regenerate wait for content unless the
 	// request's Prefer says otherwise; 0 answers at once.
 	Wait time.Duration
@@ -99,6 +101,7 @@ const (
 	EnvGenerationWait  = "GENERATION_WAIT_SECONDS"
 	EnvPicturesBucket  = "PICTURES_BUCKET"
 	EnvBedrockEndpoint = "BEDROCK_ENDPOINT"
+	EnvBedrockRegion   = "BEDROCK_REGION"
 	EnvS3Endpoint      = "S3_ENDPOINT"
 )
 
@@ -166,6 +169,7 @@ func (e *envReader) generation() Generation {
 		On:              true,
 		TextModel:       e.required(EnvTextModel),
 		ImageModel:      e.required(EnvImageModel),
+		Region:          e.match(EnvBedrockRegion, os.Getenv(EnvRegion), region, "an AWS region such as us-west-2"),
 		Wait:            e.seconds(EnvGenerationWait, 25, 0, maxWaitSeconds),
 		Bucket:          os.Getenv(EnvPicturesBucket),
 		BedrockEndpoint: e.endpoint(EnvBedrockEndpoint),

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,7 +39,7 @@ type models struct {
 func (a *App) newModels() (models, error) {
 	g := a.cfg.Generation
 	client, err := bedrock.New(bedrock.Config{
-		Region: a.cfg.Region, Endpoint: g.BedrockEndpoint,
+		Region: cmp.Or(g.Region, a.cfg.Region), Endpoint: g.BedrockEndpoint,
 		TextModel: g.TextModel, ImageModel: g.ImageModel,
 		MaxAttempts: g.ModelAttempts, MaxBackoff: g.ModelBackoff,
 	})

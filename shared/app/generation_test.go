@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"contentapi/client"
 	"contentapi/shared/app"
 	"contentapi/shared/local/bedrockstandin"
 	"contentapi/shared/local/genstack"
@@ -623,4 +625,72 @@ func stringAV(s string) *types.AttributeValueMemberS { return &types.AttributeVa
 
 func numberAV(n int64) *types.AttributeValueMemberN {
 	return &types.AttributeValueMemberN{Value: fmt.Sprint(n)}
+}
+
+// regenerateThroughTheClient drives regenerate, where the deployment
+// generates, through the generated client and doer (which checks every
+// exchange against the document).
+func regenerateThroughTheClient(t *testing.T, doer *checkingDoer) {
+	t.Helper()
+	g := newGenStack(t, genOptions{noStream: true})
+	c := newClient(t, g.stack, doer, g.writeKey)
+	ctx := context.Background()
+	img, err := c.CreateImageWithResponse(ctx, nil, client.ImageCreate{Name: "Cliff", Description: "A lighthouse", Resolution: client.N256x256})
+	status(t, "create an image that generates", img.HTTPResponse, err, 201)
+	if gen := img.JSON201.Data.Generation; gen == nil || gen.Status != client.Done || img.JSON201.Data.Url == nil {
+		t.Fatalf("created: %s", img.Body)
+	}
+	again, err := c.RegenerateImageWithResponse(ctx, img.JSON201.Data.Id, nil, client.ImageRegenerate{Resolution: ptr(client.N512x512)})
+	status(t, "regenerate an image", again.HTTPResponse, err, 200)
+	if d := again.JSON200.Data; d.Resolution != client.N512x512 || d.Generation.Status != client.Done {
+		t.Errorf("regenerated image: %s", again.Body)
+	}
+	doc, err := c.CreateDocumentWithResponse(ctx, nil, client.DocumentCreate{Name: "Launch", Prompt: "Announce it"})
+	status(t, "create a document that generates", doc.HTTPResponse, err, 201)
+	later, err := c.RegenerateDocumentWithResponse(ctx, doc.JSON201.Data.Id, &client.RegenerateDocumentParams{Prefer: ptr("respond-async")},
+		client.DocumentRegenerate{TemplateId: ptr(33)})
+	status(t, "regenerate a document, answered at once", later.HTTPResponse, err, 202)
+	if d := later.JSON202.Data; d.TemplateId != 33 || d.Generation.Status != client.Pending {
+		t.Errorf("regenerating document: %s", later.Body)
+	}
+	busy, err := c.RegenerateDocumentWithResponse(ctx, doc.JSON201.Data.Id, nil, client.DocumentRegenerate{})
+	status(t, "regenerate while generating", busy.HTTPResponse, err, 409)
+}
+
+// The answers of generation, each state and each refusal, match the
+// document.
+func TestOpenAPIConformanceGeneration(t *testing.T) {
+	g := newGenStack(t, genOptions{noStream: true, slow: time.Second})
+	c := newConformance(t, g.stack)
+	w := g.writeKey
+	prefer := func(p string) map[string]string { return map[string]string{"Prefer": p} }
+
+	img := c.form(201, "POST", "/api/v1/images", w, "name", "Cliff", "description", "A lighthouse", "resolution", "256x256", "filter", "sepia")
+	c.call(201, request{method: "POST", path: "/api/v1/images", key: w, contentType: formType,
+		body: "name=Later&description=d&resolution=512x512", header: prefer("respond-async")})
+	c.call(201, request{method: "POST", path: "/api/v1/images", key: w, contentType: formType,
+		body: "name=Slow&description=d+[standin:slow]&resolution=512x512", header: prefer("wait=1")})
+	c.form(201, "POST", "/api/v1/images", w, "name", "Filtered", "description", "d [standin:filter]", "resolution", "256x256")
+	c.get(200, "/api/v1/images", w)
+	item := fmt.Sprintf("/api/v1/images/%v", img.data()["id"])
+	c.get(200, item, w)
+	c.call(200, request{method: "POST", path: item + "/regenerate", key: w, contentType: "application/json", body: `{"medium":"ink"}`})
+	c.call(202, request{method: "POST", path: item + "/regenerate", key: w, header: prefer("respond-async")})
+	c.call(409, request{method: "POST", path: item + "/regenerate", key: w})
+	c.form(422, "POST", "/api/v1/images/1/regenerate", w, "resolution", "2048x2048")
+	c.form(422, "POST", "/api/v1/images/1/regenerate", w, "name", "Not an input")
+	c.form(404, "POST", "/api/v1/images/999/regenerate", w)
+	c.form(403, "POST", item+"/regenerate", g.readKey)
+
+	doc := c.form(201, "POST", "/api/v1/documents", w, "name", "Doc", "prompt", "Coffee")
+	dItem := fmt.Sprintf("/api/v1/documents/%v", doc.data()["id"])
+	c.call(202, request{method: "POST", path: dItem + "/regenerate", key: w, contentType: formType, body: "template_id=33", header: prefer("respond-async")})
+	c.json(409, "PUT", dItem, w, `{"result":"Mine"}`)
+	c.get(200, "/api/v1/documents?template_id=33", w)
+	c.get(200, dItem, w)
+	for _, op := range []string{"POST /api/v1/images/{id}/regenerate", "POST /api/v1/documents/{id}/regenerate"} {
+		if !slices.ContainsFunc(c.statuses(op), func(s int) bool { return s < 300 }) {
+			t.Errorf("%s never succeeded: %v", op, c.statuses(op))
+		}
+	}
 }

@@ -74,7 +74,8 @@ func TestTemplateAPIFunctionsWaitForGeneration(t *testing.T) {
 		}
 		env := f.Env()
 		if !reflect.DeepEqual(env[app.EnvGeneration], map[string]any{"Ref": "Generation"}) ||
-			!reflect.DeepEqual(env[app.EnvGenerationWait], map[string]any{"Ref": "GenerationWaitSeconds"}) {
+			!reflect.DeepEqual(env[app.EnvGenerationWait], map[string]any{"Ref": "GenerationWaitSeconds"}) ||
+			!reflect.DeepEqual(env[app.EnvBedrockRegion], map[string]any{"Ref": "BedrockRegion"}) {
 			t.Errorf("%s: %s = %v, %s = %v", f.LogicalID, app.EnvGeneration, env[app.EnvGeneration], app.EnvGenerationWait, env[app.EnvGenerationWait])
 		}
 		for _, name := range []string{app.EnvTextModel, app.EnvImageModel} {
@@ -125,7 +126,7 @@ func grants(t *testing.T, f sam.Function, condition string) []string {
 func models(model string) []string {
 	profile := model + "Profile"
 	return []string{
-		"bedrock:InvokeModel on arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/${" + profile + "}.${" + model + "} if " + model + "ViaProfile",
+		"bedrock:InvokeModel on arn:${AWS::Partition}:bedrock:${BedrockRegion}:${AWS::AccountId}:inference-profile/${" + profile + "}.${" + model + "} if " + model + "ViaProfile",
 		"bedrock:InvokeModel on arn:${AWS::Partition}:bedrock:*::foundation-model/${" + model + "}",
 	}
 }

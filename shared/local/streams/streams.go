@@ -353,4 +353,3 @@ func attribute(v types.AttributeValue) events.DynamoDBAttributeValue {
 	}
 	return events.NewNullAttribute()
 }
-
