@@ -40,10 +40,25 @@ type Options struct {
 
 // Stack is the running parts.
 type Stack struct {
-	// Bedrock is nil when the real one is called.
+	// Bedrock is nil when the real one is called, and both are nil for a
+	// stack attached to parts another process runs.
 	Bedrock *bedrockstandin.Server
 	S3      *s3local.Server
-	region  string
+	// s3URL and bedrockURL are where the parts answer ("" for the real
+	// Bedrock).
+	s3URL, bedrockURL string
+	region            string
+}
+
+// Attach is the configuration of parts that another process started (the
+// local stack, for make invoke) at these addresses; with realBedrock the
+// stand-in's address is not used.
+func Attach(s3Addr, bedrockAddr string, realBedrock bool, region string) *Stack {
+	s := &Stack{s3URL: "http://" + s3Addr, region: region}
+	if !realBedrock {
+		s.bedrockURL = "http://" + bedrockAddr
+	}
+	return s
 }
 
 // Start starts the parts; Close stops them.
@@ -53,6 +68,7 @@ func Start(opts Options) (*Stack, error) {
 	if s.S3, err = s3local.Start(s3local.Options{Addr: opts.S3Addr, Bucket: Bucket}); err != nil {
 		return nil, err
 	}
+	s.s3URL = s.S3.URL()
 	if opts.RealBedrock {
 		if os.Getenv("AWS_ACCESS_KEY_ID") == "" {
 			s.Close()
@@ -64,6 +80,7 @@ func Start(opts Options) (*Stack, error) {
 		s.Close()
 		return nil, err
 	}
+	s.bedrockURL = s.Bedrock.URL()
 	return s, nil
 }
 
@@ -80,12 +97,12 @@ func (s *Stack) Close() {
 // Generation is the app's generation configuration for these parts.
 func (s *Stack) Generation() app.Generation {
 	g := app.Generation{
-		On: true, Wait: 25 * time.Second, Bucket: Bucket, S3Endpoint: s.S3.URL(),
-		TextModel: bedrock.DefaultTextModel, ImageModel: bedrock.DefaultImageModel,
+		On: true, Wait: 25 * time.Second, Bucket: Bucket, S3Endpoint: s.s3URL,
+		TextModel: bedrock.DefaultTextModel, ImageModel: bedrock.DefaultImageModel, Region: s.region,
 	}
-	if s.Bedrock != nil {
+	if s.bedrockURL != "" {
 		g.TextModel, g.ImageModel = bedrockstandin.TextModel, bedrockstandin.ImageModel
-		g.BedrockEndpoint = s.Bedrock.URL()
+		g.BedrockEndpoint = s.bedrockURL
 	}
 	return g
 }
@@ -97,19 +114,20 @@ func (s *Stack) Env() map[string]string {
 		app.EnvGeneration: "on", app.EnvTextModel: g.TextModel, app.EnvImageModel: g.ImageModel,
 		app.EnvPicturesBucket: g.Bucket, app.EnvS3Endpoint: g.S3Endpoint, app.EnvBedrockEndpoint: g.BedrockEndpoint,
 	}
-	if s.region != "" {
-		env[app.EnvRegion] = s.region
+	if g.BedrockEndpoint == "" && s.region != "" {
+		env[app.EnvBedrockRegion] = s.region
 	}
 	return env
 }
 
 // Banner names the parts, the stand-in as what it is.
 func (s *Stack) Banner() string {
-	bedrockLine := "Amazon Bedrock (real, " + s.region + "): models " + bedrock.DefaultTextModel + ", " + bedrock.DefaultImageModel
+	bedrockLine := "Amazon Bedrock itself, in " + s.region + ", with your credentials: " + bedrock.DefaultTextModel + ", " + bedrock.DefaultImageModel
 	if s.Bedrock != nil {
-		bedrockLine = s.Bedrock.String() + "; records name its models " + bedrockstandin.TextModel + ", " + bedrockstandin.ImageModel
+		bedrockLine = s.Bedrock.String() + "; records name its models " + bedrockstandin.TextModel + " and " +
+			bedrockstandin.ImageModel + " (BEDROCK=aws make run calls the real one)"
 	}
-	return fmt.Sprintf("S3 (local):      %s  (bucket %s; pictures in memory)\nBedrock:         %s", s.S3.URL(), Bucket, bedrockLine)
+	return fmt.Sprintf("S3 (local):      %s  (bucket %s; pictures in memory)\nBedrock:         %s", s.s3URL, Bucket, bedrockLine)
 }
 
 // Deliver runs the template's stream mappings of the generator function
