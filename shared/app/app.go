@@ -188,7 +188,7 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 		return nil, fmt.Errorf("%s is not set", res.TableEnv())
 	}
 	served := crud.New(res.Def, store.New(a.db, table, res.Def), res.Render)
-	if a.cfg.Generation.On {
+	if a.cfg.Generation.On && res.Content != nil {
 		m, err := a.generating(res)
 		if err != nil {
 			return nil, err

@@ -85,6 +85,9 @@ func (a *App) Stream() (StreamFunction, error) {
 	}
 	s := &generator.Stream{Targets: map[string]generator.Target{}, WriteBudget: streamWriteBudget}
 	for _, r := range Resources {
+		if r.Content == nil {
+			continue // its records get no content
+		}
 		m, err := a.generating(r)
 		if err != nil {
 			return nil, err
