@@ -261,35 +261,9 @@ func TestTemplateStreamMappings(t *testing.T) {
 	}
 }
 
-// image is a stored record as its stream shows it.
-func streamImage(t *testing.T, item store.Item) map[string]events.DynamoDBAttributeValue {
-	t.Helper()
-	out := map[string]events.DynamoDBAttributeValue{}
-	for k, v := range item {
-		out[k] = eventValue(t, v)
-	}
-	return out
-}
-
-func eventValue(t *testing.T, v types.AttributeValue) events.DynamoDBAttributeValue {
-	switch x := v.(type) {
-	case *types.AttributeValueMemberS:
-		return events.NewStringAttribute(x.Value)
-	case *types.AttributeValueMemberN:
-		return events.NewNumberAttribute(x.Value)
-	case *types.AttributeValueMemberBOOL:
-		return events.NewBooleanAttribute(x.Value)
-	case *types.AttributeValueMemberNULL:
-		return events.NewNullAttribute()
-	case *types.AttributeValueMemberM:
-		m := map[string]events.DynamoDBAttributeValue{}
-		for k, e := range x.Value {
-			m[k] = eventValue(t, e)
-		}
-		return events.NewMapAttribute(m)
-	}
-	t.Fatalf("no stream form for %T", v)
-	return events.DynamoDBAttributeValue{}
+// streamImage is a stored record as its stream shows it.
+func streamImage(_ *testing.T, item store.Item) map[string]events.DynamoDBAttributeValue {
+	return streams.Image(item)
 }
 
 // record is a stored record with a generation state, and maybe a result.
