@@ -153,7 +153,7 @@ func (res *Resource) regenerate(w http.ResponseWriter, r *http.Request) error {
 	if res.gen == nil {
 		return httpapi.NotFound()
 	}
-	id, version, err := target(r)
+	id, err := recordID(r)
 	if err != nil {
 		return err
 	}
@@ -176,9 +176,6 @@ func (res *Resource) regenerate(w http.ResponseWriter, r *http.Request) error {
 		}
 		if old == nil {
 			return records.ErrNotFound
-		}
-		if stored, _ := store.IntAttr(old, store.AttrVersion); version > 0 && stored != version {
-			return records.ErrVersionMismatch
 		}
 		if err := res.table.InFlight(old); err != nil {
 			return err
