@@ -73,3 +73,16 @@ func TestDomainKnowsNoHTTP(t *testing.T) {
 		}
 	}
 }
+
+// The functions call S3 and Bedrock Runtime through awsenv.Service, not
+// through the SDK's clients for them, which would take a bootstrap past
+// its 10 MB (awsenv/service.go gives the figures).
+func TestFunctionsLinkNoHeavyClients(t *testing.T) {
+	for pkg, imports := range deps(t, "./functions/...") {
+		for _, imp := range imports {
+			if imp == "github.com/aws/aws-sdk-go-v2/service/s3" || imp == "github.com/aws/aws-sdk-go-v2/service/bedrockruntime" {
+				t.Errorf("%s links %s", pkg, imp)
+			}
+		}
+	}
+}

@@ -3839,7 +3839,7 @@ type Document struct {
 	Creativity Creativity `json:"creativity"`
 	Favorite   bool       `json:"favorite"`
 
-	// Generation The text's generation (planned); null where the deployment does not generate.
+	// Generation The text's generation; null where the deployment does not generate.
 	Generation *Generation `json:"generation"`
 	Id         int64       `json:"id"`
 
@@ -4023,7 +4023,7 @@ type FilterFilter = Filter
 // FilterInput A filter; white space around it is trimmed.
 type FilterInput = Filter
 
-// Generation Where the record's content generation stands (planned). A record never stays `pending`
+// Generation Where the record's content generation stands. A record never stays `pending`
 // or `running` for more than 15 minutes: past that it reads as `failed` with code `timeout`.
 //
 // Examples: {"error":null,"finished_at":"2026-11-21T16:48:36.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":388,"status":"done"}
@@ -4080,7 +4080,7 @@ type Image struct {
 	// Filter One of the 3 filters, or null.
 	Filter *ImageFilter `json:"filter"`
 
-	// Generation The picture's generation (planned); null where the deployment does not generate.
+	// Generation The picture's generation; null where the deployment does not generate.
 	Generation *Generation `json:"generation"`
 	Id         int64       `json:"id"`
 
@@ -4773,7 +4773,7 @@ type CreateDocumentParams struct {
 	// an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
-	// Prefer How long the request may wait for generation (RFC 7240; planned): `respond-async`
+	// Prefer How long the request may wait for generation (RFC 7240): `respond-async`
 	// answers at once, `wait=N` waits at most N seconds (1 to 25; more counts as 25). Other
 	// preferences, and values that do not parse, are ignored. The answer names what it applied
 	// in `Preference-Applied`.
@@ -5037,7 +5037,7 @@ type RegenerateDocumentParams struct {
 	// an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
-	// Prefer How long the request may wait for generation (RFC 7240; planned): `respond-async`
+	// Prefer How long the request may wait for generation (RFC 7240): `respond-async`
 	// answers at once, `wait=N` waits at most N seconds (1 to 25; more counts as 25). Other
 	// preferences, and values that do not parse, are ignored. The answer names what it applied
 	// in `Preference-Applied`.
@@ -5209,7 +5209,7 @@ type CreateImageParams struct {
 	// an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
-	// Prefer How long the request may wait for generation (RFC 7240; planned): `respond-async`
+	// Prefer How long the request may wait for generation (RFC 7240): `respond-async`
 	// answers at once, `wait=N` waits at most N seconds (1 to 25; more counts as 25). Other
 	// preferences, and values that do not parse, are ignored. The answer names what it applied
 	// in `Preference-Applied`.
@@ -5473,7 +5473,7 @@ type RegenerateImageParams struct {
 	// an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
-	// Prefer How long the request may wait for generation (RFC 7240; planned): `respond-async`
+	// Prefer How long the request may wait for generation (RFC 7240): `respond-async`
 	// answers at once, `wait=N` waits at most N seconds (1 to 25; more counts as 25). Other
 	// preferences, and values that do not parse, are ignored. The answer names what it applied
 	// in `Preference-Applied`.
@@ -5885,7 +5885,7 @@ type ClientInterface interface {
 	// CreateDocumentWithBody Create a document
 	//
 	// Creates a document record with the account's next id; `favorite` starts false. Where the
-	// deployment generates text (planned), the answer comes when the text is done or the wait is
+	// deployment generates text, the answer comes when the text is done or the wait is
 	// over (`Prefer`), and shows the record's `generation` state then; until then `result` is
 	// null and `words` 0. A create that the month's document or words quota no longer allows is
 	// 429 with `code: quota_exceeded` and creates nothing.
@@ -5898,7 +5898,7 @@ type ClientInterface interface {
 	// CreateDocument Create a document
 	//
 	// Creates a document record with the account's next id; `favorite` starts false. Where the
-	// deployment generates text (planned), the answer comes when the text is done or the wait is
+	// deployment generates text, the answer comes when the text is done or the wait is
 	// over (`Prefer`), and shows the record's `generation` state then; until then `result` is
 	// null and `words` 0. A create that the month's document or words quota no longer allows is
 	// 429 with `code: quota_exceeded` and creates nothing.
@@ -5911,7 +5911,7 @@ type ClientInterface interface {
 	// CreateDocumentWithFormdataBody Create a document
 	//
 	// Creates a document record with the account's next id; `favorite` starts false. Where the
-	// deployment generates text (planned), the answer comes when the text is done or the wait is
+	// deployment generates text, the answer comes when the text is done or the wait is
 	// over (`Prefer`), and shows the record's `generation` state then; until then `result` is
 	// null and `words` 0. A create that the month's document or words quota no longer allows is
 	// 429 with `code: quota_exceeded` and creates nothing.
@@ -5974,7 +5974,7 @@ type ClientInterface interface {
 	//
 	// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
 	// at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-	// document's generation is pending or running (planned) is 409: a generation never
+	// document's generation is pending or running is 409: a generation never
 	// overwrites what a user wrote.
 	//
 	// Takes any type of body and a specified content type.
@@ -5986,7 +5986,7 @@ type ClientInterface interface {
 	//
 	// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
 	// at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-	// document's generation is pending or running (planned) is 409: a generation never
+	// document's generation is pending or running is 409: a generation never
 	// overwrites what a user wrote.
 	//
 	// Takes a body of the `application/json` content type.
@@ -5998,7 +5998,7 @@ type ClientInterface interface {
 	//
 	// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
 	// at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-	// document's generation is pending or running (planned) is 409: a generation never
+	// document's generation is pending or running is 409: a generation never
 	// overwrites what a user wrote.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
@@ -6067,7 +6067,7 @@ type ClientInterface interface {
 	// CreateImageWithBody Create an image
 	//
 	// Creates an image record with the account's next id; `favorite` starts false. Where the
-	// deployment generates pictures (planned), the answer comes when the picture is done or the
+	// deployment generates pictures, the answer comes when the picture is done or the
 	// wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
 	// stay null until a picture exists. A create that the month's image quota no longer allows
 	// is 429 with `code: quota_exceeded` and creates nothing.
@@ -6080,7 +6080,7 @@ type ClientInterface interface {
 	// CreateImage Create an image
 	//
 	// Creates an image record with the account's next id; `favorite` starts false. Where the
-	// deployment generates pictures (planned), the answer comes when the picture is done or the
+	// deployment generates pictures, the answer comes when the picture is done or the
 	// wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
 	// stay null until a picture exists. A create that the month's image quota no longer allows
 	// is 429 with `code: quota_exceeded` and creates nothing.
@@ -6093,7 +6093,7 @@ type ClientInterface interface {
 	// CreateImageWithFormdataBody Create an image
 	//
 	// Creates an image record with the account's next id; `favorite` starts false. Where the
-	// deployment generates pictures (planned), the answer comes when the picture is done or the
+	// deployment generates pictures, the answer comes when the picture is done or the
 	// wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
 	// stay null until a picture exists. A create that the month's image quota no longer allows
 	// is 429 with `code: quota_exceeded` and creates nothing.
@@ -6113,7 +6113,7 @@ type ClientInterface interface {
 
 	// GetImage Get an image
 	//
-	// The image, with its `ETag`. A picture's `url` (planned) is presigned afresh on every read
+	// The image, with its `ETag`. A picture's `url` is presigned afresh on every read
 	// and valid for one hour.
 	//
 	// Corresponds with GET /api/v1/images/{id} (the `GetImage` operationId).
@@ -6294,7 +6294,7 @@ func (c *Client) HeadDocuments(ctx context.Context, params *HeadDocumentsParams,
 // CreateDocumentWithBody Create a document
 //
 // Creates a document record with the account's next id; `favorite` starts false. Where the
-// deployment generates text (planned), the answer comes when the text is done or the wait is
+// deployment generates text, the answer comes when the text is done or the wait is
 // over (`Prefer`), and shows the record's `generation` state then; until then `result` is
 // null and `words` 0. A create that the month's document or words quota no longer allows is
 // 429 with `code: quota_exceeded` and creates nothing.
@@ -6317,7 +6317,7 @@ func (c *Client) CreateDocumentWithBody(ctx context.Context, params *CreateDocum
 // CreateDocument Create a document
 //
 // Creates a document record with the account's next id; `favorite` starts false. Where the
-// deployment generates text (planned), the answer comes when the text is done or the wait is
+// deployment generates text, the answer comes when the text is done or the wait is
 // over (`Prefer`), and shows the record's `generation` state then; until then `result` is
 // null and `words` 0. A create that the month's document or words quota no longer allows is
 // 429 with `code: quota_exceeded` and creates nothing.
@@ -6340,7 +6340,7 @@ func (c *Client) CreateDocument(ctx context.Context, params *CreateDocumentParam
 // CreateDocumentWithFormdataBody Create a document
 //
 // Creates a document record with the account's next id; `favorite` starts false. Where the
-// deployment generates text (planned), the answer comes when the text is done or the wait is
+// deployment generates text, the answer comes when the text is done or the wait is
 // over (`Prefer`), and shows the record's `generation` state then; until then `result` is
 // null and `words` 0. A create that the month's document or words quota no longer allows is
 // 429 with `code: quota_exceeded` and creates nothing.
@@ -6473,7 +6473,7 @@ func (c *Client) PatchDocumentWithFormdataBody(ctx context.Context, id Id, param
 //
 // A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
 // at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-// document's generation is pending or running (planned) is 409: a generation never
+// document's generation is pending or running is 409: a generation never
 // overwrites what a user wrote.
 //
 // Takes any type of body and a specified content type.
@@ -6495,7 +6495,7 @@ func (c *Client) UpdateDocumentWithBody(ctx context.Context, id Id, params *Upda
 //
 // A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
 // at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-// document's generation is pending or running (planned) is 409: a generation never
+// document's generation is pending or running is 409: a generation never
 // overwrites what a user wrote.
 //
 // Takes a body of the `application/json` content type.
@@ -6517,7 +6517,7 @@ func (c *Client) UpdateDocument(ctx context.Context, id Id, params *UpdateDocume
 //
 // A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
 // at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-// document's generation is pending or running (planned) is 409: a generation never
+// document's generation is pending or running is 409: a generation never
 // overwrites what a user wrote.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
@@ -6646,7 +6646,7 @@ func (c *Client) HeadImages(ctx context.Context, params *HeadImagesParams, reqEd
 // CreateImageWithBody Create an image
 //
 // Creates an image record with the account's next id; `favorite` starts false. Where the
-// deployment generates pictures (planned), the answer comes when the picture is done or the
+// deployment generates pictures, the answer comes when the picture is done or the
 // wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
 // stay null until a picture exists. A create that the month's image quota no longer allows
 // is 429 with `code: quota_exceeded` and creates nothing.
@@ -6669,7 +6669,7 @@ func (c *Client) CreateImageWithBody(ctx context.Context, params *CreateImagePar
 // CreateImage Create an image
 //
 // Creates an image record with the account's next id; `favorite` starts false. Where the
-// deployment generates pictures (planned), the answer comes when the picture is done or the
+// deployment generates pictures, the answer comes when the picture is done or the
 // wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
 // stay null until a picture exists. A create that the month's image quota no longer allows
 // is 429 with `code: quota_exceeded` and creates nothing.
@@ -6692,7 +6692,7 @@ func (c *Client) CreateImage(ctx context.Context, params *CreateImageParams, bod
 // CreateImageWithFormdataBody Create an image
 //
 // Creates an image record with the account's next id; `favorite` starts false. Where the
-// deployment generates pictures (planned), the answer comes when the picture is done or the
+// deployment generates pictures, the answer comes when the picture is done or the
 // wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
 // stay null until a picture exists. A create that the month's image quota no longer allows
 // is 429 with `code: quota_exceeded` and creates nothing.
@@ -6732,7 +6732,7 @@ func (c *Client) DeleteImage(ctx context.Context, id Id, params *DeleteImagePara
 
 // GetImage Get an image
 //
-// The image, with its `ETag`. A picture's `url` (planned) is presigned afresh on every read
+// The image, with its `ETag`. A picture's `url` is presigned afresh on every read
 // and valid for one hour.
 //
 // Corresponds with GET /api/v1/images/{id} (the `GetImage` operationId).
@@ -8874,7 +8874,7 @@ type ClientWithResponsesInterface interface {
 	// CreateDocumentWithBodyWithResponse Create a document
 	//
 	// Creates a document record with the account's next id; `favorite` starts false. Where the
-	// deployment generates text (planned), the answer comes when the text is done or the wait is
+	// deployment generates text, the answer comes when the text is done or the wait is
 	// over (`Prefer`), and shows the record's `generation` state then; until then `result` is
 	// null and `words` 0. A create that the month's document or words quota no longer allows is
 	// 429 with `code: quota_exceeded` and creates nothing.
@@ -8887,7 +8887,7 @@ type ClientWithResponsesInterface interface {
 	// CreateDocumentWithResponse Create a document
 	//
 	// Creates a document record with the account's next id; `favorite` starts false. Where the
-	// deployment generates text (planned), the answer comes when the text is done or the wait is
+	// deployment generates text, the answer comes when the text is done or the wait is
 	// over (`Prefer`), and shows the record's `generation` state then; until then `result` is
 	// null and `words` 0. A create that the month's document or words quota no longer allows is
 	// 429 with `code: quota_exceeded` and creates nothing.
@@ -8900,7 +8900,7 @@ type ClientWithResponsesInterface interface {
 	// CreateDocumentWithFormdataBodyWithResponse Create a document
 	//
 	// Creates a document record with the account's next id; `favorite` starts false. Where the
-	// deployment generates text (planned), the answer comes when the text is done or the wait is
+	// deployment generates text, the answer comes when the text is done or the wait is
 	// over (`Prefer`), and shows the record's `generation` state then; until then `result` is
 	// null and `words` 0. A create that the month's document or words quota no longer allows is
 	// 429 with `code: quota_exceeded` and creates nothing.
@@ -8969,7 +8969,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
 	// at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-	// document's generation is pending or running (planned) is 409: a generation never
+	// document's generation is pending or running is 409: a generation never
 	// overwrites what a user wrote.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -8981,7 +8981,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
 	// at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-	// document's generation is pending or running (planned) is 409: a generation never
+	// document's generation is pending or running is 409: a generation never
 	// overwrites what a user wrote.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -8993,7 +8993,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
 	// at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-	// document's generation is pending or running (planned) is 409: a generation never
+	// document's generation is pending or running is 409: a generation never
 	// overwrites what a user wrote.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
@@ -9066,7 +9066,7 @@ type ClientWithResponsesInterface interface {
 	// CreateImageWithBodyWithResponse Create an image
 	//
 	// Creates an image record with the account's next id; `favorite` starts false. Where the
-	// deployment generates pictures (planned), the answer comes when the picture is done or the
+	// deployment generates pictures, the answer comes when the picture is done or the
 	// wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
 	// stay null until a picture exists. A create that the month's image quota no longer allows
 	// is 429 with `code: quota_exceeded` and creates nothing.
@@ -9079,7 +9079,7 @@ type ClientWithResponsesInterface interface {
 	// CreateImageWithResponse Create an image
 	//
 	// Creates an image record with the account's next id; `favorite` starts false. Where the
-	// deployment generates pictures (planned), the answer comes when the picture is done or the
+	// deployment generates pictures, the answer comes when the picture is done or the
 	// wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
 	// stay null until a picture exists. A create that the month's image quota no longer allows
 	// is 429 with `code: quota_exceeded` and creates nothing.
@@ -9092,7 +9092,7 @@ type ClientWithResponsesInterface interface {
 	// CreateImageWithFormdataBodyWithResponse Create an image
 	//
 	// Creates an image record with the account's next id; `favorite` starts false. Where the
-	// deployment generates pictures (planned), the answer comes when the picture is done or the
+	// deployment generates pictures, the answer comes when the picture is done or the
 	// wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
 	// stay null until a picture exists. A create that the month's image quota no longer allows
 	// is 429 with `code: quota_exceeded` and creates nothing.
@@ -9114,7 +9114,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetImageWithResponse Get an image
 	//
-	// The image, with its `ETag`. A picture's `url` (planned) is presigned afresh on every read
+	// The image, with its `ETag`. A picture's `url` is presigned afresh on every read
 	// and valid for one hour.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -12371,7 +12371,7 @@ func (c *ClientWithResponses) HeadDocumentsWithResponse(ctx context.Context, par
 // CreateDocumentWithBodyWithResponse Create a document
 //
 // Creates a document record with the account's next id; `favorite` starts false. Where the
-// deployment generates text (planned), the answer comes when the text is done or the wait is
+// deployment generates text, the answer comes when the text is done or the wait is
 // over (`Prefer`), and shows the record's `generation` state then; until then `result` is
 // null and `words` 0. A create that the month's document or words quota no longer allows is
 // 429 with `code: quota_exceeded` and creates nothing.
@@ -12390,7 +12390,7 @@ func (c *ClientWithResponses) CreateDocumentWithBodyWithResponse(ctx context.Con
 // CreateDocumentWithResponse Create a document
 //
 // Creates a document record with the account's next id; `favorite` starts false. Where the
-// deployment generates text (planned), the answer comes when the text is done or the wait is
+// deployment generates text, the answer comes when the text is done or the wait is
 // over (`Prefer`), and shows the record's `generation` state then; until then `result` is
 // null and `words` 0. A create that the month's document or words quota no longer allows is
 // 429 with `code: quota_exceeded` and creates nothing.
@@ -12409,7 +12409,7 @@ func (c *ClientWithResponses) CreateDocumentWithResponse(ctx context.Context, pa
 // CreateDocumentWithFormdataBodyWithResponse Create a document
 //
 // Creates a document record with the account's next id; `favorite` starts false. Where the
-// deployment generates text (planned), the answer comes when the text is done or the wait is
+// deployment generates text, the answer comes when the text is done or the wait is
 // over (`Prefer`), and shows the record's `generation` state then; until then `result` is
 // null and `words` 0. A create that the month's document or words quota no longer allows is
 // 429 with `code: quota_exceeded` and creates nothing.
@@ -12520,7 +12520,7 @@ func (c *ClientWithResponses) PatchDocumentWithFormdataBodyWithResponse(ctx cont
 //
 // A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
 // at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-// document's generation is pending or running (planned) is 409: a generation never
+// document's generation is pending or running is 409: a generation never
 // overwrites what a user wrote.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -12538,7 +12538,7 @@ func (c *ClientWithResponses) UpdateDocumentWithBodyWithResponse(ctx context.Con
 //
 // A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
 // at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-// document's generation is pending or running (planned) is 409: a generation never
+// document's generation is pending or running is 409: a generation never
 // overwrites what a user wrote.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -12556,7 +12556,7 @@ func (c *ClientWithResponses) UpdateDocumentWithResponse(ctx context.Context, id
 //
 // A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
 // at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-// document's generation is pending or running (planned) is 409: a generation never
+// document's generation is pending or running is 409: a generation never
 // overwrites what a user wrote.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
@@ -12665,7 +12665,7 @@ func (c *ClientWithResponses) HeadImagesWithResponse(ctx context.Context, params
 // CreateImageWithBodyWithResponse Create an image
 //
 // Creates an image record with the account's next id; `favorite` starts false. Where the
-// deployment generates pictures (planned), the answer comes when the picture is done or the
+// deployment generates pictures, the answer comes when the picture is done or the
 // wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
 // stay null until a picture exists. A create that the month's image quota no longer allows
 // is 429 with `code: quota_exceeded` and creates nothing.
@@ -12684,7 +12684,7 @@ func (c *ClientWithResponses) CreateImageWithBodyWithResponse(ctx context.Contex
 // CreateImageWithResponse Create an image
 //
 // Creates an image record with the account's next id; `favorite` starts false. Where the
-// deployment generates pictures (planned), the answer comes when the picture is done or the
+// deployment generates pictures, the answer comes when the picture is done or the
 // wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
 // stay null until a picture exists. A create that the month's image quota no longer allows
 // is 429 with `code: quota_exceeded` and creates nothing.
@@ -12703,7 +12703,7 @@ func (c *ClientWithResponses) CreateImageWithResponse(ctx context.Context, param
 // CreateImageWithFormdataBodyWithResponse Create an image
 //
 // Creates an image record with the account's next id; `favorite` starts false. Where the
-// deployment generates pictures (planned), the answer comes when the picture is done or the
+// deployment generates pictures, the answer comes when the picture is done or the
 // wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
 // stay null until a picture exists. A create that the month's image quota no longer allows
 // is 429 with `code: quota_exceeded` and creates nothing.
@@ -12737,7 +12737,7 @@ func (c *ClientWithResponses) DeleteImageWithResponse(ctx context.Context, id Id
 
 // GetImageWithResponse Get an image
 //
-// The image, with its `ETag`. A picture's `url` (planned) is presigned afresh on every read
+// The image, with its `ETag`. A picture's `url` is presigned afresh on every read
 // and valid for one hour.
 //
 // Returns a wrapper object for the known response body format(s).

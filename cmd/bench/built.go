@@ -163,6 +163,9 @@ type handlerProfile struct {
 // the template's variables pointed at DynamoDB Local.
 func lambdaEnv(tmpl *sam.Template, endpoint string, tables map[string]string, taskRoot string) []string {
 	vars := ddblocal.EnvVars(tmpl, endpoint, tables)
+	for k, v := range generationEnv {
+		vars[k] = v
+	}
 	vars["AWS_DEFAULT_REGION"] = vars["AWS_REGION"]
 	vars["AWS_LAMBDA_FUNCTION_NAME"] = "contentapi-DocumentsFunction"
 	vars["AWS_LAMBDA_FUNCTION_VERSION"] = "$LATEST"

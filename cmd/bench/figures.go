@@ -35,7 +35,11 @@ var targets = map[string]float64{
 	"ns_handler_list":         250000,
 	"bytes_bootstrap":         10000000,
 	"ms_cold_start":           30,
-	"errors_local":            0,
+
+	"bytes_bootstrap_images":    10000000,
+	"bytes_bootstrap_generator": 10000000,
+	"ms_cold_start_generator":   30,
+	"errors_local":              0,
 }
 
 // Verdict is "pass", "FAIL" or "" (no target).

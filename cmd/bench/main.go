@@ -33,6 +33,7 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/genstack"
 	"contentapi/shared/local/sam"
 )
 
@@ -88,8 +89,10 @@ func run(ctx context.Context, o options) error {
 	// Builds run while DynamoDB Local starts and the account is seeded:
 	// nothing timed runs meanwhile.
 	var builds *artifacts
+	var genBuilt *genBuilds
 	if !o.quick {
 		builds = startBuilds(ctx, root, work)
+		genBuilt = startGenerationBuilds(ctx, root, work)
 	}
 
 	logf("starting DynamoDB Local")
@@ -123,13 +126,24 @@ func run(ctx context.Context, o options) error {
 	})
 	// The functions' own configuration: template.yaml's environment (rate
 	// limit, auth cache, idempotency table...) pointed at these tables.
+	// Generation's local parts: the functions generate, as deployed.
+	parts, err := genstack.Start(genstack.Options{})
+	if err != nil {
+		return err
+	}
+	defer parts.Close()
+	generationEnv = parts.Env()
 	for k, v := range ddblocal.EnvVars(tmpl, srv.Endpoint(), tables) {
+		os.Setenv(k, v)
+	}
+	for k, v := range generationEnv {
 		os.Setenv(k, v)
 	}
 	cfg, err := app.ConfigFromEnv()
 	if err != nil {
 		return err
 	}
+
 	cfg.LogOutput = io.Discard // the figures own stdout
 	// Local stacks run without rate limits; the bench measures what a
 	// deployment pays, so it uses the template's default limit.
@@ -138,7 +152,11 @@ func run(ctx context.Context, o options) error {
 	}
 	// Long enough for the slowest lists on DynamoDB Local (see Method).
 	cfg.RequestTimeout = 2 * time.Minute
-	a := app.New(cfg, metered)
+	// The operations below measure storage; with generation on, a create
+	// also writes its content back, measured apart (generation.go).
+	storageOnly := cfg
+	storageOnly.Generation = app.Generation{}
+	a := app.New(storageOnly, metered)
 	c := &client{key: key}
 	if c.documents, err = a.Handler("documents"); err != nil {
 		return err
@@ -156,6 +174,9 @@ func run(ctx context.Context, o options) error {
 
 	rep := &report{board: b, Started: started, SeedTime: seedTime, Operations: append([]operationResult{cold}, results...),
 		RateLimit: rl, RateLimitPerMinute: cfg.RateLimitPerMinute, LoadAvg: [2]string{startLoad}}
+	if err := measureGeneration(ctx, b, meter, metered, plain, cfg, parts, tmpl, srv.Endpoint(), tables, genBuilt); err != nil {
+		return err
+	}
 	if !o.quick {
 		if err := measureBuilt(ctx, b, builds, tmpl, srv.Endpoint(), tables, s, key, rep); err != nil {
 			return err

@@ -113,6 +113,8 @@ func (r *report) write(path string) error {
 		"benchCount":         func() int { return benchCount },
 		"benchTime":          func() string { return benchTime },
 		"coldStartRuns":      func() int { return coldStartRuns },
+		"genDocRuns":         func() int { return documentRuns },
+		"genImageRuns":       func() int { return imageRuns },
 		"lambdaBuildFlags":   func() []string { return lambdaBuildFlags },
 		"loadMix":            func() []loadShare { return loadMix },
 		"handlerFailure":     r.handlerFailure,

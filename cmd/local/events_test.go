@@ -9,18 +9,26 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
+	"contentapi/shared/generation"
+	"contentapi/shared/generator"
 	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/gateway"
+	"contentapi/shared/local/genstack"
 	"contentapi/shared/local/sam"
+	"contentapi/shared/store"
 )
 
 // expected is the status each event in events/ must get when the files run
@@ -41,21 +49,55 @@ var expected = map[string]int{
 	"documents-delete.json": http.StatusOK,
 }
 
+// expectedStream is, for each DynamoDB stream event in events/, the
+// generation status its records end with once the generator function has
+// taken the event.
+var expectedStream = map[string]string{
+	"generator-document-pending.json": "done",
+}
+
 type eventFile struct {
 	name string
 	ev   events.APIGatewayV2HTTPRequest
 }
 
-// loadEvents reads every event in events/ (all *.json but env.json).
-func loadEvents(t *testing.T, root string) []eventFile {
+type streamFile struct {
+	name string
+	ev   events.DynamoDBEvent
+}
+
+// eventPaths are the events in events/ (all *.json but env.json).
+func eventPaths(t *testing.T, root string) []string {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join(root, "events", "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return slices.DeleteFunc(paths, func(p string) bool { return filepath.Base(p) == "env.json" })
+}
+
+// loadStreamEvents reads the DynamoDB stream events of events/.
+func loadStreamEvents(t *testing.T, root string) []streamFile {
+	t.Helper()
+	var files []streamFile
+	for _, p := range eventPaths(t, root) {
+		ev, ok, err := readStreamEvent(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			files = append(files, streamFile{filepath.Base(p), ev})
+		}
+	}
+	return files
+}
+
+// loadEvents reads the API Gateway events of events/.
+func loadEvents(t *testing.T, root string) []eventFile {
+	t.Helper()
 	var files []eventFile
-	for _, p := range paths {
-		if filepath.Base(p) == "env.json" {
+	for _, p := range eventPaths(t, root) {
+		if _, stream, _ := readStreamEvent(p); stream {
 			continue
 		}
 		ev, err := readEvent(p)
@@ -110,16 +152,8 @@ func TestEvents(t *testing.T) {
 	}
 	sort.SliceStable(files, func(i, j int) bool { return eventPhase(files[i].ev) < eventPhase(files[j].ev) })
 
-	env := ddbtest.New(t)
-	env.Setenv(t)
-	// A cold DynamoDB Local on a loaded machine can be slow at first; the
-	// statuses are what this test checks.
-	t.Setenv(app.EnvRequestTimeout, "60")
+	a, env := eventsApp(t)
 	ctx := context.Background()
-	a, err := app.FromEnv(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := auth.NewKeys(env.Client, os.Getenv(app.EnvKeysTable), auth.PublicChecksum).Import(ctx, auth.DemoKey, auth.DemoAccount, readWrite); err != nil {
 		t.Fatal(err)
 	}
@@ -143,6 +177,94 @@ func TestEvents(t *testing.T) {
 			}
 			if want := expected[f.name]; resp.StatusCode != want || body.Status != want {
 				t.Errorf("status %d (body says %d), want %d: %s", resp.StatusCode, body.Status, want, resp.Body)
+			}
+		})
+	}
+}
+
+// eventsApp is the app as make run configures it, on fresh tables, with
+// generation's local parts.
+func eventsApp(t *testing.T) (*app.App, *ddbtest.Env) {
+	t.Helper()
+	env := ddbtest.New(t)
+	env.Setenv(t)
+	parts, err := genstack.Start(genstack.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(parts.Close)
+	for k, v := range parts.Env() {
+		t.Setenv(k, v)
+	}
+	// A cold DynamoDB Local on a loaded machine can be slow at first; the
+	// statuses are what this test checks.
+	t.Setenv(app.EnvRequestTimeout, "60")
+	a, err := app.FromEnv(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, env
+}
+
+// TestStreamEvents runs every DynamoDB stream event in events/ through the
+// generator function's real entry point. Each record's new image is first
+// stored, as the stream shows what the table holds, with its times moved
+// to now: the 15-minute rule would otherwise end it as timed out.
+func TestStreamEvents(t *testing.T) {
+	p, err := loadProject()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := loadStreamEvents(t, p.root)
+	for _, f := range files {
+		if _, ok := expectedStream[f.name]; !ok {
+			t.Errorf("events/%s has no expected outcome in events_test.go", f.name)
+		}
+	}
+	if len(files) != len(expectedStream) {
+		t.Errorf("%d stream events in events/, %d expected", len(files), len(expectedStream))
+	}
+	a, env := eventsApp(t)
+	fn, err := a.Stream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	now := generation.FormatTime(time.Now())
+	for _, f := range files {
+		t.Run(f.name, func(t *testing.T) {
+			var keys []store.Item
+			for i, rec := range f.ev.Records {
+				_, afterTable, _ := strings.Cut(rec.EventSourceArn, ":table/")
+				logical, _, _ := strings.Cut(afterTable, "/")
+				table, ok := env.Tables[logical]
+				if !ok {
+					t.Fatalf("%s names table %s, which the template does not have", f.name, logical)
+				}
+				f.ev.Records[i].EventSourceArn = strings.Replace(rec.EventSourceArn, ":table/"+logical+"/", ":table/"+table+"/", 1)
+				gen := rec.Change.NewImage["generation"].Map()
+				gen["requested_at"] = events.NewStringAttribute(now)
+				item := generator.Item(rec.Change.NewImage)
+				if _, err := env.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
+					t.Fatal(err)
+				}
+				keys = append(keys, store.Item{"account": item["account"], "id": item["id"], "table": &types.AttributeValueMemberS{Value: table}})
+			}
+			resp, err := fn(ctx, f.ev)
+			if err != nil || len(resp.BatchItemFailures) != 0 {
+				t.Fatalf("%s: %+v, %v", app.GeneratorFunction, resp, err)
+			}
+			for _, k := range keys {
+				table := k["table"].(*types.AttributeValueMemberS).Value
+				out, err := env.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+					Key: store.Item{"account": k["account"], "id": k["id"]}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := store.StateOf(out.Item)
+				if err != nil || s == nil || string(s.Status) != expectedStream[f.name] || out.Item["result"] == nil {
+					t.Errorf("after the event: %+v (%v), result %v", s, err, out.Item["result"])
+				}
 			}
 		})
 	}

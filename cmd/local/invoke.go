@@ -13,24 +13,18 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/genstack"
 	"contentapi/shared/local/sam"
 )
 
-// invoke runs the event in file through the function its route belongs to,
-// against the running local stack, and prints the response: `sam local
-// invoke -e` without Docker.
+// invoke runs the event in file through the function it is for, against
+// the running local stack, and prints the response: `sam local invoke -e`
+// without Docker. An API Gateway event goes to the function its route
+// belongs to; a DynamoDB stream event to the generator function.
 func invoke(ctx context.Context, file string, stdout, stderr io.Writer) error {
 	p, err := loadProject()
 	if err != nil {
 		return err
-	}
-	ev, err := readEvent(file)
-	if err != nil {
-		return err
-	}
-	function, err := functionFor(p.tmpl, ev)
-	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
 	}
 	endpoint, err := dynamoDBEndpoint()
 	if err != nil {
@@ -39,13 +33,42 @@ func invoke(ctx context.Context, file string, stdout, stderr io.Writer) error {
 	if err := ping(ctx, endpoint); err != nil {
 		return fmt.Errorf("no DynamoDB Local answers on %s (%v): start the local stack with `make run` first", endpoint, err)
 	}
+	gen, err := genConfigFromEnv()
+	if err != nil {
+		return err
+	}
+	// The stack's S3 and Bedrock stand-in, at the ports make run gave them.
+	parts := genstack.Attach(addr(gen.S3Port), addr(gen.BedrockPort), gen.RealBedrock, gen.BedrockRegion)
 	tables := localTables(p.tmpl)
-	if err := setEnv(ddblocal.EnvVars(p.tmpl, endpoint, tables), tables); err != nil {
+	if err := setEnv(withGeneration(ddblocal.EnvVars(p.tmpl, endpoint, tables), parts.Env(), gen.RealBedrock), tables); err != nil {
 		return err
 	}
 	a, err := app.FromEnv(ctx)
 	if err != nil {
 		return err
+	}
+	if stream, ok, err := readStreamEvent(file); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		fn, err := a.Stream()
+		if err != nil {
+			return err
+		}
+		resp, err := fn(ctx, stream)
+		if err != nil {
+			return fmt.Errorf("%s returned an error (the mapping would retry the batch): %w", app.GeneratorFunction, err)
+		}
+		fmt.Fprintf(stderr, "%s: %d records, %d failed\n", app.GeneratorFunction, len(stream.Records), len(resp.BatchItemFailures))
+		return printJSON(stdout, resp)
+	}
+	ev, err := readEvent(file)
+	if err != nil {
+		return err
+	}
+	function, err := functionFor(p.tmpl, ev)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
 	}
 	fns, err := a.Functions()
 	if err != nil {
@@ -56,9 +79,26 @@ func invoke(ctx context.Context, file string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s returned an error (API Gateway would answer 500): %w", function, err)
 	}
 	fmt.Fprintf(stderr, "%s %s -> %d\n", function, ev.RouteKey, resp.StatusCode)
-	enc := json.NewEncoder(stdout)
+	return printJSON(stdout, resp)
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(resp)
+	return enc.Encode(v)
+}
+
+// readStreamEvent reads file as a DynamoDB stream event; ok is false for
+// any other kind of event.
+func readStreamEvent(file string) (ev events.DynamoDBEvent, ok bool, err error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return ev, false, err
+	}
+	if err := json.Unmarshal(b, &ev); err != nil || len(ev.Records) == 0 || ev.Records[0].EventSource != "aws:dynamodb" {
+		return events.DynamoDBEvent{}, false, nil
+	}
+	return ev, true, nil
 }
 
 func readEvent(file string) (events.APIGatewayV2HTTPRequest, error) {

@@ -89,6 +89,12 @@ func loadProject() (*project, error) {
 	return &project{root: filepath.Dir(path), tmpl: tmpl}, nil
 }
 
+// forced are the variables setEnv sets whatever the developer exported.
+var forced = map[string]bool{
+	app.EnvEndpoint: true, app.EnvKeyChecksum: true,
+	app.EnvBedrockEndpoint: true, app.EnvS3Endpoint: true, app.EnvPicturesBucket: true,
+}
+
 // setEnv puts the functions' configuration into this process's environment,
 // where app.FromEnv reads it. The wiring (endpoint, table names, region,
 // credentials, and no checksum secret, so the demo key works even in a shell
@@ -101,7 +107,7 @@ func setEnv(vars map[string]string, tables map[string]string) error {
 	}
 	for k, v := range vars {
 		exported := os.Getenv(k) != ""
-		if exported && !wiring[v] && k != app.EnvEndpoint && k != app.EnvKeyChecksum && !strings.HasPrefix(k, "AWS_") {
+		if exported && !wiring[v] && !forced[k] && !strings.HasPrefix(k, "AWS_") {
 			continue
 		}
 		if err := os.Setenv(k, v); err != nil {

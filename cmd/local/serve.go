@@ -18,6 +18,7 @@ import (
 	"contentapi/shared/auth"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/gateway"
+	"contentapi/shared/local/genstack"
 )
 
 // LocalAccount owns the key serve creates at every start.
@@ -37,6 +38,7 @@ type stackConfig struct {
 	// time to step through a handler in a debugger, or for a machine too
 	// loaded to answer in 10 s.
 	FunctionTimeout time.Duration
+	Generation      genConfig
 }
 
 // configFromEnv is the configuration of `make run`: $PORT or 3000,
@@ -60,7 +62,8 @@ func configFromEnv(root string) (stackConfig, error) {
 			return c, fmt.Errorf("FUNCTION_TIMEOUT=%q is not a positive duration such as 5m", v)
 		}
 	}
-	return c, nil
+	c.Generation, err = genConfigFromEnv()
+	return c, err
 }
 
 // serve runs the local stack until ctx is done (Ctrl-C).
@@ -115,7 +118,12 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	if err := setEnv(ddblocal.EnvVars(p.tmpl, db.Endpoint(), tables), tables); err != nil {
+	parts, genEnv, err := startGeneration(cfg.Generation)
+	if err != nil {
+		return err
+	}
+	defer parts.Close()
+	if err := setEnv(withGeneration(ddblocal.EnvVars(p.tmpl, db.Endpoint(), tables), genEnv, cfg.Generation.RealBedrock), tables); err != nil {
 		return err
 	}
 	a, err := app.FromEnv(ctx)
@@ -125,6 +133,18 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	fns, err := a.Functions()
 	if err != nil {
 		return err
+	}
+	// The generator function, fed by the tables' streams as the template's
+	// event source mappings feed it in AWS (unless the developer exported
+	// GENERATION=off).
+	if os.Getenv(app.EnvGeneration) == "on" {
+		stream, err := a.Stream()
+		if err != nil {
+			return err
+		}
+		if _, err := genstack.Deliver(ctx, client, db.Endpoint(), p.tmpl, tables, stream, newLogger(stderr)); err != nil {
+			return err
+		}
 	}
 	gw, err := gateway.NewGateway(p.tmpl, fns, newLogger(stderr))
 	if err != nil {
@@ -149,6 +169,8 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	fmt.Fprintf(stdout, `
 Local API:       %[1]s/api/v1/  (routes from template.yaml)
 DynamoDB Local:  %[2]s  (data in %[3]s)
+%[9]s
+Generator:       the tables' streams, filtered as template.yaml says, to GeneratorFunction
 
 A new API key for account %[4]q (read, write), key id %[5]s; shown only now:
 
@@ -160,9 +182,9 @@ A new API key for account %[4]q (read, write), key id %[5]s; shown only now:
 The demo key (account %[7]q), used by events/ and docs, works too:
   %[8]s
 
-Ctrl-C stops both.
+Ctrl-C stops them all.
 
-`, base, db.Endpoint(), cfg.DataDir, LocalAccount, info.KeyID, key, auth.DemoAccount, auth.DemoKey)
+`, base, db.Endpoint(), cfg.DataDir, LocalAccount, info.KeyID, key, auth.DemoAccount, auth.DemoKey, parts.Banner())
 
 	srv := &http.Server{
 		Handler:           gw,

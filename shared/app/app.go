@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -43,6 +44,8 @@ type App struct {
 	limits httpapi.Limiter    // nil when rate limiting is off
 	idem   *idempotency.Store // nil without an idempotency table
 	logger *slog.Logger
+	// models are built on first use, where generation is on.
+	models func() (models, error)
 }
 
 // FromEnv builds the app from the environment.
@@ -78,6 +81,7 @@ func New(cfg Config, db *dynamodb.Client) *App {
 	if cfg.RateLimitPerMinute > 0 {
 		a.limits = ratelimit.New(db, cfg.RateLimitTable, cfg.RateLimitPerMinute)
 	}
+	a.models = sync.OnceValues(a.newModels)
 	return a
 }
 
@@ -185,7 +189,19 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	routes := crud.New(res.Def, table, res.Render).Routes()
+	served := crud.New(res.Def, table, res.Render)
+	if a.cfg.Generation.On && res.Content != nil {
+		m, err := a.generating(res)
+		if err != nil {
+			return nil, err
+		}
+		g := &crud.Generation{Generator: m.gen, Content: res.Content, Wait: a.cfg.Generation.Wait}
+		if res.Content.Picture {
+			g.PictureURL = m.pics.URL
+		}
+		served.WithGeneration(g)
+	}
+	routes := served.Routes()
 	if res.Function() == Resources[0].Function() {
 		var tables []*store.Table
 		for _, r := range Resources {
@@ -199,7 +215,7 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 			httpapi.Route{Method: http.MethodGet, Pattern: openapi.Path, Handler: openapi.Handler()},
 			usage.Route(tables, time.Now))
 	}
-	return a.handler(routes), nil
+	return a.handler(routes, served.Timeout), nil
 }
 
 // table is the store of a resource's table, counting under the
@@ -215,7 +231,7 @@ func (a *App) table(res Resource) (*store.Table, error) {
 }
 
 // handler puts a function's routes behind the shared middleware.
-func (a *App) handler(routes []httpapi.Route) http.Handler {
+func (a *App) handler(routes []httpapi.Route, timeoutFor func(*http.Request) time.Duration) http.Handler {
 	var h http.Handler = httpapi.NewMux(routes)
 	if a.idem != nil {
 		h = a.idem.Wrap(h)
@@ -227,6 +243,7 @@ func (a *App) handler(routes []httpapi.Route) http.Handler {
 		Classify:    store.Classify,
 		AllowOrigin: a.cfg.AllowOrigin,
 		Timeout:     a.cfg.RequestTimeout,
+		TimeoutFor:  timeoutFor,
 		Logger:      a.logger,
 	})
 }

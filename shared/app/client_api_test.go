@@ -234,6 +234,8 @@ func TestGeneratedClient(t *testing.T) {
 	headUsage, err := c.HeadUsageWithResponse(ctx)
 	status(t, "HEAD usage", headUsage.HTTPResponse, err, 200)
 
+	regenerateThroughTheClient(t, doer)
+
 	// The document, without a key.
 	anonymous := newClient(t, s, doer, "")
 	spec, err := anonymous.GetOpenAPIDocumentWithResponse(ctx, nil)

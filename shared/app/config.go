@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"contentapi/shared/auth"
+	"contentapi/shared/httpapi"
 	"contentapi/shared/quota"
 )
 
@@ -52,6 +53,35 @@ type Config struct {
 	// LogOutput receives the JSON log lines; nil means standard output,
 	// which Lambda sends to CloudWatch.
 	LogOutput io.Writer
+	// Generation is how records get their content; off unless GENERATION
+	// is on.
+	Generation Generation
+}
+
+// Generation configures content generation.
+type Generation struct {
+	On bool
+	// TextModel and ImageModel are Bedrock model or inference profile ids,
+	// called in Region (the function's own unless BEDROCK_REGION says).
+	TextModel, ImageModel string
+	Region                string
+	// Wait is how long create and regenerate wait for content unless the
+	// request's Prefer says otherwise; 0 answers at once.
+	Wait time.Duration
+	// Bucket keeps the pictures; needed by a function that serves or
+	// generates a resource with pictures.
+	Bucket string
+	// BedrockEndpoint and S3Endpoint are set only for local stand-ins
+	// (the local S3 is addressed path-style).
+	BedrockEndpoint, S3Endpoint string
+	// ModelAttempts and ModelBackoff bound the model client's retries of
+	// one call; MaxTries and Backoff the queue's retries of a generation
+	// that failed for a reason that may pass. Zero values take the
+	// defaults; tests shorten them.
+	ModelAttempts int
+	ModelBackoff  time.Duration
+	MaxTries      int
+	Backoff       func(tries int) time.Duration
 }
 
 // Environment variable names; template.yaml sets them (a test holds it).
@@ -68,6 +98,15 @@ const (
 	EnvRequestTimeout = "REQUEST_TIMEOUT_SECONDS"
 	EnvAllowOrigin    = "CORS_ALLOW_ORIGIN"
 	EnvLogLevel       = "LOG_LEVEL"
+
+	EnvGeneration      = "GENERATION"
+	EnvTextModel       = "TEXT_MODEL"
+	EnvImageModel      = "IMAGE_MODEL"
+	EnvGenerationWait  = "GENERATION_WAIT_SECONDS"
+	EnvPicturesBucket  = "PICTURES_BUCKET"
+	EnvBedrockEndpoint = "BEDROCK_ENDPOINT"
+	EnvBedrockRegion   = "BEDROCK_REGION"
+	EnvS3Endpoint      = "S3_ENDPOINT"
 )
 
 // EnvDefaultMonthly is the variable of the deployment's monthly limit of a
@@ -116,6 +155,7 @@ func ConfigFromEnv() (Config, error) {
 	if c.RateLimitPerMinute > 0 && c.RateLimitTable == "" {
 		env.errs = append(env.errs, fmt.Errorf("%s is set but %s is not", EnvRateLimit, EnvRateLimitTable))
 	}
+	c.Generation = env.generation()
 	if v := os.Getenv(EnvLogLevel); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			env.fail(EnvLogLevel, v, "one of debug, info, warn, error")
@@ -125,6 +165,41 @@ func ConfigFromEnv() (Config, error) {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// generation reads the generation settings: with GENERATION=on, the
+// models and the bucket must be named.
+func (e *envReader) generation() Generation {
+	switch v := os.Getenv(EnvGeneration); v {
+	case "", "off":
+		return Generation{}
+	case "on":
+	default:
+		e.fail(EnvGeneration, v, "on or off")
+		return Generation{}
+	}
+	g := Generation{
+		On:              true,
+		TextModel:       e.required(EnvTextModel),
+		ImageModel:      e.required(EnvImageModel),
+		Region:          e.match(EnvBedrockRegion, os.Getenv(EnvRegion), region, "an AWS region such as us-west-2"),
+		Wait:            e.seconds(EnvGenerationWait, 25, 0, maxWaitSeconds),
+		Bucket:          os.Getenv(EnvPicturesBucket),
+		BedrockEndpoint: e.endpoint(EnvBedrockEndpoint),
+		S3Endpoint:      e.endpoint(EnvS3Endpoint),
+	}
+	return g
+}
+
+// maxWaitSeconds is the longest wait a request may have.
+const maxWaitSeconds = int(httpapi.MaxWait / time.Second)
+
+func (e *envReader) required(name string) string {
+	v := os.Getenv(name)
+	if v == "" {
+		e.errs = append(e.errs, fmt.Errorf("%s is not set", name))
+	}
+	return v
 }
 
 // envReader reads variables and collects what is wrong with them.

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,65 @@ func configVars() []string {
 	for _, k := range quota.Kinds {
 		vars = append(vars, app.EnvDefaultMonthly(k))
 	}
-	return vars
+	return append(vars, app.EnvGeneration, app.EnvTextModel, app.EnvImageModel, app.EnvBedrockRegion,
+		app.EnvGenerationWait, app.EnvPicturesBucket, app.EnvBedrockEndpoint, app.EnvS3Endpoint)
+}
+
+// Generation is off unless GENERATION=on says so, and then needs its models.
+func TestGenerationConfig(t *testing.T) {
+	on := map[string]string{app.EnvKeysTable: "keys", app.EnvGeneration: "on", app.EnvTextModel: "t", app.EnvImageModel: "i"}
+	with := func(extra ...string) map[string]string {
+		env := map[string]string{}
+		for k, v := range on {
+			env[k] = v
+		}
+		for i := 0; i+1 < len(extra); i += 2 {
+			env[extra[i]] = extra[i+1]
+		}
+		return env
+	}
+	testCases := []struct {
+		name  string
+		env   map[string]string
+		want  app.Generation
+		named []string
+	}{
+		{"off when unset", map[string]string{app.EnvKeysTable: "keys", app.EnvTextModel: "t"}, app.Generation{}, nil},
+		{"off", with(app.EnvGeneration, "off"), app.Generation{}, nil},
+		{"on, with the defaults", on, app.Generation{On: true, TextModel: "t", ImageModel: "i", Wait: 25 * time.Second}, nil},
+		{"on, every variable", with(app.EnvRegion, "eu-west-1", app.EnvBedrockRegion, "us-west-2", app.EnvGenerationWait, "0",
+			app.EnvPicturesBucket, "pics", app.EnvBedrockEndpoint, "http://127.0.0.1:8002", app.EnvS3Endpoint, "http://127.0.0.1:8001"),
+			app.Generation{On: true, TextModel: "t", ImageModel: "i", Region: "us-west-2", Bucket: "pics",
+				BedrockEndpoint: "http://127.0.0.1:8002", S3Endpoint: "http://127.0.0.1:8001"}, nil},
+		{"a word other than on or off", with(app.EnvGeneration, "yes"), app.Generation{}, []string{app.EnvGeneration}},
+		{"on without its models", map[string]string{app.EnvKeysTable: "keys", app.EnvGeneration: "on"}, app.Generation{},
+			[]string{app.EnvTextModel, app.EnvImageModel}},
+		{"a wait past 25 s", with(app.EnvGenerationWait, "26"), app.Generation{}, []string{app.EnvGenerationWait}},
+		{"a bad region and endpoint", with(app.EnvBedrockRegion, "west", app.EnvS3Endpoint, "127.0.0.1:8001"), app.Generation{},
+			[]string{app.EnvBedrockRegion, app.EnvS3Endpoint}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			setConfigEnv(t, tc.env)
+			c, err := app.ConfigFromEnv()
+			if len(tc.named) > 0 {
+				for _, name := range tc.named {
+					if err == nil || !strings.Contains(err.Error(), name) {
+						t.Errorf("error %v does not name %s", err, name)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := c.Generation
+			got.Backoff = nil
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("generation %+v, want %+v", got, tc.want)
+			}
+		})
+	}
 }
 
 func setConfigEnv(t *testing.T, env map[string]string) {

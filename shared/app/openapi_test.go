@@ -708,6 +708,9 @@ func TestOpenAPIConformance(t *testing.T) {
 		if op == "GET "+openapi.Path {
 			continue // TestOpenAPIServedWithoutKey
 		}
+		if strings.HasSuffix(op, "/regenerate") {
+			continue // TestOpenAPIConformanceGeneration: this stack does not generate
+		}
 		ok := slices.ContainsFunc(c.statuses(op), func(s int) bool { return s < 300 })
 		if !ok {
 			t.Errorf("%s never succeeded: %v", op, c.statuses(op))

@@ -5,6 +5,7 @@ import (
 
 	"contentapi/shared/crud"
 	"contentapi/shared/documents"
+	"contentapi/shared/generator"
 	"contentapi/shared/images"
 	"contentapi/shared/quota"
 	"contentapi/shared/records"
@@ -21,8 +22,10 @@ import (
 // its function in functions/ and its parts of template.yaml and
 // openapi.yaml: README.md, "Adding a resource", lists them.
 var Resources = []Resource{
-	{Def: images.Resource, Render: images.Render, Quota: quota.Policy{Counts: quota.Images}},
-	{Def: documents.Resource, Render: documents.Render, Quota: quota.Policy{Counts: quota.Documents, Checks: []quota.Kind{quota.Words}}},
+	{Def: images.Resource, Render: images.Render, Content: generator.Image,
+		Quota: quota.Policy{Counts: quota.Images}},
+	{Def: documents.Resource, Render: documents.Render, Content: generator.Document,
+		Quota: quota.Policy{Counts: quota.Documents, Checks: []quota.Kind{quota.Words}}},
 }
 
 // Resource is one resource as the service deploys it. The names of its
@@ -31,9 +34,12 @@ var Resources = []Resource{
 type Resource struct {
 	Def    *records.Resource
 	Render crud.Render
-	// Quota is what the resource's creates count against the account's
-	// monthly limits (the app adds the deployment's defaults). Its kinds'
-	// usage and limits live in the resource's table.
+	// Content is how its records get their content where the deployment
+	// generates.
+	Content *generator.Content
+	// Quota is what the resource's creates and regenerates count against
+	// the account's monthly limits (the app adds the deployment's
+	// defaults). Its kinds' usage and limits live in the resource's table.
 	Quota quota.Policy
 }
 

@@ -3,14 +3,28 @@ package bedrock_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"contentapi/shared/bedrock"
 	"contentapi/shared/generation"
@@ -271,5 +285,115 @@ func TestUnsupportedSizeIsRefused(t *testing.T) {
 	_, err := c.Image(context.Background(), generation.ImageRequest{Prompt: "A lighthouse", Width: 256, Height: 256})
 	if got := codeOf(t, err); got != generation.Internal {
 		t.Fatalf("code = %s, want internal", got)
+	}
+}
+
+// exchange is one request as the recorder saw it.
+type exchange struct {
+	method, path, contentType, accept string
+	body                              any
+}
+
+// recorder forwards to the stand-in and keeps what it was sent.
+func recorder(t *testing.T, target string) (*httptest.Server, *[]exchange) {
+	t.Helper()
+	u, _ := url.Parse(target)
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	var mu sync.Mutex
+	var seen []exchange
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+		var body any
+		if err := json.Unmarshal(raw, &body); err != nil {
+			t.Errorf("a body that is not JSON: %q", raw)
+		}
+		mu.Lock()
+		seen = append(seen, exchange{r.Method, r.URL.EscapedPath(), r.Header.Get("Content-Type"), r.Header.Get("Accept"), body})
+		mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &seen
+}
+
+// This client speaks Bedrock Runtime's protocol as AWS's own SDK client
+// does: given the same request, the SDK's bedrockruntime client sends the
+// same method, path, headers and body, and reads the same answer from the
+// stand-in.
+func TestSameWireAsTheSDK(t *testing.T) {
+	standin, err := bedrockstandin.Start(bedrockstandin.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { standin.Close() })
+	for _, imageModel := range []string{"amazon.nova-canvas-v1:0", bedrock.DefaultImageModel} {
+		t.Run(imageModel, func(t *testing.T) {
+			rec, seen := recorder(t, standin.URL())
+			ours := client(t, rec.URL, imageModel)
+			sdk := bedrockruntime.New(bedrockruntime.Options{
+				Region: "us-east-1", BaseEndpoint: aws.String(rec.URL),
+				Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+			})
+			ctx := context.Background()
+
+			req := tweetRequest(t, "Our new espresso machine")
+			got, err := ours.Text(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := sdk.Converse(ctx, &bedrockruntime.ConverseInput{
+				ModelId: aws.String(bedrock.DefaultTextModel),
+				System:  []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: req.System}},
+				Messages: []types.Message{{
+					Role:    types.ConversationRoleUser,
+					Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: req.Prompt}},
+				}},
+				InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(req.MaxTokens), Temperature: aws.Float32(req.Temperature)},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg := want.Output.(*types.ConverseOutputMemberMessage).Value
+			if text := msg.Content[0].(*types.ContentBlockMemberText).Value; text != got.Text ||
+				int64(*want.Usage.InputTokens) != got.InputTokens || int64(*want.Usage.OutputTokens) != got.OutputTokens {
+				t.Fatalf("the SDK read %q (%d, %d), this client %q (%d, %d)", text, *want.Usage.InputTokens, *want.Usage.OutputTokens,
+					got.Text, got.InputTokens, got.OutputTokens)
+			}
+
+			ireq, _ := prompts.Image("A lighthouse at dusk", "", "", "512x512", "a1")
+			img, err := ours.Image(ctx, ireq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := (*seen)[len(*seen)-1].body
+			raw, _ := json.Marshal(body)
+			out, err := sdk.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{
+				ModelId: aws.String(imageModel), Body: raw,
+				ContentType: aws.String("application/json"), Accept: aws.String("application/json"),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var answer struct{ Images []string }
+			if err := json.Unmarshal(out.Body, &answer); err != nil || len(answer.Images) != 1 {
+				t.Fatalf("InvokeModel answer: %v", err)
+			}
+			if sdkImage, _ := base64.StdEncoding.DecodeString(answer.Images[0]); !bytes.Equal(sdkImage, img.Image) {
+				t.Fatal("the SDK and this client got different pictures for one request")
+			}
+
+			if len(*seen) != 4 {
+				t.Fatalf("%d requests", len(*seen))
+			}
+			// Converse, then InvokeModel: this client's request, then the SDK's.
+			for i := 0; i < 4; i += 2 {
+				o, s := (*seen)[i], (*seen)[i+1]
+				if o.method != s.method || o.path != s.path || o.contentType != s.contentType || o.accept != s.accept ||
+					!reflect.DeepEqual(o.body, s.body) {
+					t.Errorf("this client sent\n  %+v\nthe SDK\n  %+v", o, s)
+				}
+			}
+		})
 	}
 }

@@ -14,14 +14,17 @@ import (
 	"contentapi/shared/store"
 )
 
-// Render turns a stored item into the record's JSON shape.
-type Render func(store.Item) (any, error)
+// Render turns a stored item into the record's JSON shape as it reads in
+// a view.
+type Render func(store.Item, records.View) (any, error)
 
 // Resource serves one resource.
 type Resource struct {
 	def    *records.Resource
 	table  *store.Table
 	render Render
+	// gen is nil when the deployment does not generate content.
+	gen *Generation
 }
 
 // New serves def, stored in table, shown through render.
@@ -41,6 +44,7 @@ func (res *Resource) Routes() []httpapi.Route {
 		{Method: http.MethodPut, Pattern: item, Handler: res.handle(res.update)},
 		{Method: http.MethodPatch, Pattern: item, Handler: res.handle(res.update)},
 		{Method: http.MethodDelete, Pattern: item, Handler: res.handle(res.delete)},
+		{Method: http.MethodPost, Pattern: item + "/regenerate", Handler: res.handle(res.regenerate)},
 	}
 }
 
@@ -87,8 +91,8 @@ func account(r *http.Request) string {
 }
 
 // single answers with one record and its ETag.
-func (res *Resource) single(w http.ResponseWriter, status int, item store.Item) error {
-	body, err := res.render(item)
+func (res *Resource) single(w http.ResponseWriter, r *http.Request, status int, item store.Item) error {
+	body, err := res.render(item, res.view(r))
 	if err != nil {
 		return err
 	}
@@ -114,9 +118,11 @@ func (res *Resource) get(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	return res.single(w, http.StatusOK, item)
+	return res.single(w, r, http.StatusOK, item)
 }
 
+// create stores the record and, where the deployment generates, requests
+// its generation and waits for it as the request prefers (generate.go).
 func (res *Resource) create(w http.ResponseWriter, r *http.Request) error {
 	in, err := httpapi.ParseBody(r)
 	if err != nil {
@@ -126,13 +132,15 @@ func (res *Resource) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	item, err := res.table.Create(r.Context(), account(r), v)
+	plan := res.plan(r)
+	item, err := res.table.Create(r.Context(), account(r), v, plan.state)
 	if err != nil {
 		return err
 	}
+	item = res.await(w, r, plan, item)
 	id, _ := store.IntAttr(item, store.AttrID)
 	w.Header().Set("Location", baseURL(r)+"/api/v1/"+res.def.Name+"/"+strconv.FormatInt(id, 10))
-	return res.single(w, http.StatusCreated, item)
+	return res.single(w, r, http.StatusCreated, item)
 }
 
 func (res *Resource) update(w http.ResponseWriter, r *http.Request) error {
@@ -152,7 +160,7 @@ func (res *Resource) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return res.single(w, http.StatusOK, item)
+	return res.single(w, r, http.StatusOK, item)
 }
 
 func (res *Resource) delete(w http.ResponseWriter, r *http.Request) error {

@@ -34,8 +34,9 @@ func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	data := make([]any, 0, len(page.Items))
+	view := res.view(r)
 	for _, item := range page.Items {
-		body, err := res.render(item)
+		body, err := res.render(item, view)
 		if err != nil {
 			return err
 		}

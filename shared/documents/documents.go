@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
+	"contentapi/shared/generation"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
@@ -20,16 +21,17 @@ var Resource = &records.Resource{
 	Object: "document",
 	Fields: []records.Field{
 		{Name: "name", Kind: records.Text{Min: 1, Max: 128}, Required: true, Create: true, Update: true},
-		{Name: "prompt", Kind: records.Text{Min: 1, Max: 2048}, Required: true, Create: true},
-		{Name: "creativity", Kind: records.Choice{0, 0.25, 0.5, 0.75, 1}, Default: 0.5, Create: true},
-		{Name: "template_id", Kind: templateKind, Default: int64(FreestyleID), Create: true},
+		{Name: "prompt", Kind: records.Text{Min: 1, Max: 2048}, Required: true, Create: true, Regenerate: true},
+		{Name: "creativity", Kind: records.Choice{0, 0.25, 0.5, 0.75, 1}, Default: 0.5, Create: true, Regenerate: true},
+		{Name: "template_id", Kind: templateKind, Default: int64(FreestyleID), Create: true, Regenerate: true},
 		{Name: "result", Kind: records.Text{Min: 1, Max: 20480}, Update: true},
 		{Name: "favorite", Kind: records.Bool{}, Update: true},
 	},
-	Scope:    &records.Scope{Field: "template_id", Default: FreestyleID, Kind: templateKind},
-	Filters:  []records.Filter{{Param: "favorite", Kind: records.Bool{}}},
-	SearchBy: []string{"name", "result"},
-	Derive:   deriveWords,
+	Scope:     &records.Scope{Field: "template_id", Default: FreestyleID, Kind: templateKind},
+	Filters:   []records.Filter{{Param: "favorite", Kind: records.Bool{}}},
+	SearchBy:  []string{"name", "result"},
+	Derive:    deriveWords,
+	Generated: "result",
 }
 
 // deriveWords keeps words in step with result: set on create (0, no result
@@ -55,25 +57,27 @@ type Template struct {
 
 // Document is a document as the API shows it.
 type Document struct {
-	ID         int64    `json:"id" dynamodbav:"id"`
-	Name       string   `json:"name" dynamodbav:"name"`
-	Prompt     string   `json:"prompt" dynamodbav:"prompt"`
-	Creativity float64  `json:"creativity" dynamodbav:"creativity"`
-	TemplateID int64    `json:"template_id" dynamodbav:"template_id"`
-	Template   Template `json:"template" dynamodbav:"-"`
-	Result     *string  `json:"result" dynamodbav:"result"`
-	Words      int64    `json:"words" dynamodbav:"words"`
-	Favorite   bool     `json:"favorite" dynamodbav:"favorite"`
-	CreatedAt  string   `json:"created_at" dynamodbav:"created_at"`
-	UpdatedAt  string   `json:"updated_at" dynamodbav:"updated_at"`
+	ID         int64             `json:"id" dynamodbav:"id"`
+	Name       string            `json:"name" dynamodbav:"name"`
+	Prompt     string            `json:"prompt" dynamodbav:"prompt"`
+	Creativity float64           `json:"creativity" dynamodbav:"creativity"`
+	TemplateID int64             `json:"template_id" dynamodbav:"template_id"`
+	Template   Template          `json:"template" dynamodbav:"-"`
+	Result     *string           `json:"result" dynamodbav:"result"`
+	Words      int64             `json:"words" dynamodbav:"words"`
+	Favorite   bool              `json:"favorite" dynamodbav:"favorite"`
+	Generation *generation.State `json:"generation" dynamodbav:"generation"`
+	CreatedAt  string            `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt  string            `json:"updated_at" dynamodbav:"updated_at"`
 }
 
-// Render turns a stored item into its JSON shape.
-func Render(item store.Item) (any, error) {
+// Render turns a stored item into its JSON shape as it reads in view.
+func Render(item store.Item, view records.View) (any, error) {
 	var d Document
 	if err := attributevalue.UnmarshalMap(item, &d); err != nil {
 		return nil, err
 	}
+	d.Generation = view.State(d.Generation)
 	d.Template = Template{ID: d.TemplateID}
 	if d.TemplateID > 0 && d.TemplateID < int64(len(Templates)) {
 		d.Template.Name = Templates[d.TemplateID]

@@ -48,7 +48,7 @@ func TestTemplates(t *testing.T) {
 		}
 		doc, err := Render(map[string]types.AttributeValue{
 			"id": &types.AttributeValueMemberN{Value: "1"}, "template_id": &types.AttributeValueMemberN{Value: strconv.Itoa(id)},
-		})
+		}, records.View{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -62,6 +62,9 @@ type State struct {
 	RequestedAt string `json:"-" dynamodbav:"requested_at"`
 	// StartedAt is when a generator took the attempt up; empty while pending.
 	StartedAt string `json:"-" dynamodbav:"started_at,omitempty"`
+	// Tries counts the tries that failed for a reason that may pass
+	// (throttling, a model unavailable or too slow) and were queued again.
+	Tries int `json:"-" dynamodbav:"tries,omitempty"`
 }
 
 // Usage is what a finished generation consumed; images have no tokens.
@@ -80,6 +83,26 @@ func Request(model string, now time.Time) State {
 // Start is the state once a generator has taken the attempt up.
 func (s State) Start(now time.Time) State {
 	s.Status, s.StartedAt = Running, FormatTime(now)
+	return s
+}
+
+// Claim is the state once a generator has taken a pending attempt up: it
+// runs under a new attempt of its own, so that of two deliveries of the
+// same pending state only the one whose claim landed may write back.
+func (s State) Claim(now time.Time) State {
+	s.Attempt = NewAttempt()
+	return s.Start(now)
+}
+
+// Requeue hands the generation back to the queue: pending under a new
+// attempt, so that whoever held the old one can no longer write. The
+// request time stays, so the 15-minute clock keeps running across tries;
+// retry counts the try as one that failed for a reason that may pass.
+func (s State) Requeue(retry bool) State {
+	s.Status, s.Attempt, s.StartedAt = Pending, NewAttempt(), ""
+	if retry {
+		s.Tries++
+	}
 	return s
 }
 
@@ -138,6 +161,32 @@ func (s State) At(now time.Time) State {
 func (s State) InFlight(now time.Time) bool {
 	return !s.At(now).Status.Ended()
 }
+
+// RetryAfter is when a request that conflicts with the generation in
+// flight at now may succeed: the typical length of a generation, and never
+// past the deadline, when the record reads as failed.
+func (s State) RetryAfter(now time.Time) time.Duration {
+	const typical = 10 * time.Second
+	left := s.Deadline().Sub(now)
+	if left <= 0 || left > typical {
+		return typical
+	}
+	return left
+}
+
+// ErrSuperseded is a write of an attempt that no longer owns the record:
+// another attempt took it over, it was regenerated or deleted, or its
+// deadline passed. Whatever the attempt made must be thrown away.
+var ErrSuperseded = errors.New("generation: the attempt no longer owns the record")
+
+// InFlightError refuses a request that would overwrite a generation still
+// under way (a regenerate, an edit of the generated field).
+type InFlightError struct {
+	// RetryAfter is when trying again makes sense.
+	RetryAfter time.Duration
+}
+
+func (e *InFlightError) Error() string { return "generation: the record is being generated" }
 
 // NewAttempt returns a fresh attempt id: 128 random bits in hex.
 func NewAttempt() string {

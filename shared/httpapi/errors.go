@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"contentapi/shared/generation"
 	"contentapi/shared/records"
 )
 
@@ -140,7 +141,11 @@ func clientError(err error) *Error {
 	}
 	var invalid *records.InvalidError
 	var quota *records.QuotaError
+	var inFlight *generation.InFlightError
 	switch {
+	case errors.As(err, &inFlight):
+		return Conflict("The record is being generated; try again when its generation has ended.").
+			withHeader("Retry-After", seconds(inFlight.RetryAfter))
 	case errors.As(err, &invalid):
 		return Invalid(invalid.Fields)
 	case errors.As(err, &quota):

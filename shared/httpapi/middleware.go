@@ -33,6 +33,9 @@ type Config struct {
 	Classify func(error) error
 	// Timeout bounds each request's work (its context deadline); 0 = none.
 	Timeout time.Duration
+	// TimeoutFor, when set, may give a request longer than Timeout: one
+	// that waits for generation.
+	TimeoutFor func(*http.Request) time.Duration
 	// AllowOrigin is the CORS origin, "*" unless configured.
 	AllowOrigin string
 	Logger      *slog.Logger
@@ -128,9 +131,13 @@ func observe(cfg Config, next http.Handler) http.Handler {
 		id := gatewayRequestID(r.Context())
 		ri := &requestInfo{id: id, logger: cfg.Logger.With("request_id", id)}
 		ctx := context.WithValue(r.Context(), requestInfoKey{}, ri)
-		if cfg.Timeout > 0 {
+		timeout := cfg.Timeout
+		if cfg.TimeoutFor != nil {
+			timeout = max(timeout, cfg.TimeoutFor(r))
+		}
+		if timeout > 0 {
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, cfg.Timeout)
+			ctx, cancel = context.WithTimeout(ctx, timeout)
 			defer cancel()
 		}
 		r = r.WithContext(ctx)
@@ -166,8 +173,8 @@ func gatewayRequestID(ctx context.Context) string {
 
 // Headers a browser client may read, and may send, across origins.
 const (
-	exposedHeaders = "X-Request-Id, ETag, Location, Link, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
-	allowedHeaders = "Authorization, Content-Type, Accept, Idempotency-Key, If-Match, If-None-Match"
+	exposedHeaders = "X-Request-Id, ETag, Location, Link, Retry-After, Preference-Applied, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
+	allowedHeaders = "Authorization, Content-Type, Accept, Idempotency-Key, If-Match, If-None-Match, Prefer"
 	allowedMethods = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
 )
 

@@ -5,6 +5,7 @@ package images
 import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
+	"contentapi/shared/generation"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
@@ -24,11 +25,11 @@ var Resource = &records.Resource{
 	Object: "image",
 	Fields: []records.Field{
 		{Name: "name", Kind: records.Text{Min: 1, Max: 128}, Required: true, Create: true, Update: true},
-		{Name: "description", Kind: records.Text{Min: 1, Max: 2048}, Required: true, Create: true},
-		{Name: "resolution", Kind: Resolutions, Required: true, Create: true},
-		{Name: "style", Kind: Styles, Create: true},
-		{Name: "medium", Kind: Media, Create: true},
-		{Name: "filter", Kind: Filters, Create: true},
+		{Name: "description", Kind: records.Text{Min: 1, Max: 2048}, Required: true, Create: true, Regenerate: true},
+		{Name: "resolution", Kind: Resolutions, Required: true, Create: true, Regenerate: true},
+		{Name: "style", Kind: Styles, Create: true, Regenerate: true},
+		{Name: "medium", Kind: Media, Create: true, Regenerate: true},
+		{Name: "filter", Kind: Filters, Create: true, Regenerate: true},
 		{Name: "favorite", Kind: records.Bool{}, Update: true},
 	},
 	Filters: []records.Filter{
@@ -38,7 +39,8 @@ var Resource = &records.Resource{
 		{Param: "filter", Kind: Filters},
 		{Param: "favorite", Kind: records.Bool{}},
 	},
-	SearchBy: []string{"name"},
+	SearchBy:  []string{"name"},
+	Generated: "result",
 }
 
 // Image is an image as the API shows it.
@@ -51,17 +53,23 @@ type Image struct {
 	Medium      *string `json:"medium" dynamodbav:"medium"`
 	Filter      *string `json:"filter" dynamodbav:"filter"`
 	Favorite    bool    `json:"favorite" dynamodbav:"favorite"`
-	// Result is the stored file name of the generated picture; this API
-	// stores records only, so it stays null until a generator sets it.
-	Result    *string `json:"result" dynamodbav:"result"`
-	URL       *string `json:"url" dynamodbav:"url"`
-	CreatedAt string  `json:"created_at" dynamodbav:"created_at"`
-	UpdatedAt string  `json:"updated_at" dynamodbav:"updated_at"`
+	// Result is the stored file name of the generated picture, null until
+	// one exists; URL links it, presigned afresh on every read.
+	Result     *string           `json:"result" dynamodbav:"result"`
+	URL        *string           `json:"url" dynamodbav:"-"`
+	Generation *generation.State `json:"generation" dynamodbav:"generation"`
+	CreatedAt  string            `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt  string            `json:"updated_at" dynamodbav:"updated_at"`
 }
 
-// Render turns a stored item into its JSON shape.
-func Render(item store.Item) (any, error) {
+// Render turns a stored item into its JSON shape as it reads in view.
+func Render(item store.Item, view records.View) (any, error) {
 	var img Image
-	err := attributevalue.UnmarshalMap(item, &img)
+	if err := attributevalue.UnmarshalMap(item, &img); err != nil {
+		return nil, err
+	}
+	img.Generation = view.State(img.Generation)
+	var err error
+	img.URL, err = view.URL(img.Result)
 	return img, err
 }

@@ -2,28 +2,43 @@
 // record and generation attempt, named so that a repeated delivery of the
 // same attempt rewrites its own object and never adds a second one, and
 // read through presigned GET URLs, since the bucket is private.
+//
+// It speaks S3's REST API through awsenv.Service (the SDK's SigV4 signer
+// and retryer over net/http) rather than through the S3 client: that
+// client adds 1.25 MB to a bootstrap, and the API functions, which store a
+// picture when they generate within the request, have no such room under
+// their 10 MB (BENCHMARKS.md). Four requests are all it takes: PUT,
+// DELETE, DELETE ?tagging and a presigned GET.
+//
+// Orphans: a picture is stored tagged unclaimed (UnclaimedTag). Its
+// record's write-back claims it, and then the generator removes the tag
+// (Keep); a bucket lifecycle rule expires what stays tagged, so a picture
+// whose write-back lost and whose delete failed, or whose writer died in
+// between, does not stay forever.
 package pictures
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"contentapi/shared/awsenv"
 )
 
 // URLExpiry is how long a picture's URL works.
 const URLExpiry = time.Hour
+
+// UnclaimedTag is the object tag (key=value) of a picture no record has
+// claimed yet; template.yaml's lifecycle rule expires objects carrying it.
+const UnclaimedTag = "generation=unclaimed"
 
 // Name is the file name of the picture of one generation attempt of a
 // record: the same for every delivery of that attempt, another for every
@@ -58,9 +73,8 @@ type Config struct {
 
 // Store reads and writes the pictures; build it once per warm function.
 type Store struct {
-	client  *s3.Client
-	presign *s3.PresignClient
-	bucket  string
+	base *url.URL // the bucket's URL, without a trailing slash
+	s3   *awsenv.Service
 }
 
 // New builds the store from the function's environment (see awsenv).
@@ -68,50 +82,91 @@ func New(cfg Config) (*Store, error) {
 	if cfg.Bucket == "" {
 		return nil, errors.New("pictures: no bucket")
 	}
+	if cfg.Region == "" {
+		return nil, errors.New("pictures: no region")
+	}
 	creds, err := awsenv.Credentials(cfg.Endpoint != "")
 	if err != nil {
 		return nil, fmt.Errorf("pictures: %w", err)
 	}
-	opts := s3.Options{
-		Region:       cfg.Region,
-		Credentials:  creds,
-		HTTPClient:   awshttp.NewBuildableClient().WithTimeout(10 * time.Second),
-		Retryer:      awsenv.Retryer(3, time.Second),
-		UsePathStyle: cfg.PathStyle,
+	base, err := bucketURL(cfg)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Endpoint != "" {
-		opts.BaseEndpoint = aws.String(cfg.Endpoint)
-	}
-	client := s3.New(opts)
-	return &Store{client: client, presign: s3.NewPresignClient(client), bucket: cfg.Bucket}, nil
+	return &Store{base: base, s3: awsenv.NewService(awsenv.ServiceConfig{
+		Name: "s3", Region: cfg.Region, Credentials: creds, S3: true,
+		Retryer: awsenv.Retryer(3, time.Second), Timeout: 10 * time.Second,
+	})}, nil
 }
 
-// Put stores a PNG under name, replacing what the name held.
-func (s *Store) Put(ctx context.Context, name string, png []byte) error {
-	if !IsName(name) {
-		return fmt.Errorf("%w: %q", ErrName, name)
+// bucketURL is the bucket's address: virtual-hosted in AWS, path-style
+// on a local server.
+func bucketURL(cfg Config) (*url.URL, error) {
+	endpoint := cfg.Endpoint
+	if endpoint == "" {
+		endpoint = "https://s3." + cfg.Region + ".amazonaws.com"
 	}
-	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
-		Bucket:        aws.String(s.bucket),
-		Key:           aws.String(name),
-		Body:          bytes.NewReader(png),
-		ContentLength: aws.Int64(int64(len(png))),
-		ContentType:   aws.String("image/png"),
-	})
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("pictures: endpoint %q is not an http(s) URL", endpoint)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	if cfg.PathStyle {
+		u.Path += "/" + cfg.Bucket
+	} else {
+		u.Host = cfg.Bucket + "." + u.Host
+	}
+	return u, nil
+}
+
+// object is the URL of a picture, with a query ("tagging") or none.
+func (s *Store) object(name, query string) (string, error) {
+	if !IsName(name) {
+		return "", fmt.Errorf("%w: %q", ErrName, name)
+	}
+	u := *s.base
+	u.Path += "/" + name
+	u.RawQuery = query
+	return u.String(), nil
+}
+
+// Put stores a PNG under name, replacing what the name held, tagged
+// unclaimed until Keep.
+func (s *Store) Put(ctx context.Context, name string, png []byte) error {
+	u, err := s.object(name, "")
 	if err != nil {
+		return err
+	}
+	header := http.Header{"Content-Type": {"image/png"}, "X-Amz-Tagging": {UnclaimedTag}}
+	if _, err := s.s3.Do(ctx, http.MethodPut, u, header, png); err != nil {
 		return fmt.Errorf("pictures: put %s: %w", name, err)
 	}
 	return nil
 }
 
+// Keep removes the unclaimed tag: the picture belongs to a record now, and
+// the lifecycle rule leaves it alone. A picture that is gone is no error.
+func (s *Store) Keep(ctx context.Context, name string) error {
+	return s.delete(ctx, name, "tagging")
+}
+
 // Delete removes a picture; one that is not there is no error.
 func (s *Store) Delete(ctx context.Context, name string) error {
-	if !IsName(name) {
-		return fmt.Errorf("%w: %q", ErrName, name)
-	}
-	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(name)})
+	return s.delete(ctx, name, "")
+}
+
+func (s *Store) delete(ctx context.Context, name, query string) error {
+	u, err := s.object(name, query)
 	if err != nil {
-		return fmt.Errorf("pictures: delete %s: %w", name, err)
+		return err
+	}
+	_, err = s.s3.Do(ctx, http.MethodDelete, u, nil, nil)
+	var missing *awsenv.ResponseError
+	if errors.As(err, &missing) && missing.Status == http.StatusNotFound {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("pictures: delete %s %s: %w", query, name, err)
 	}
 	return nil
 }
@@ -120,13 +175,13 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 // computed, not fetched: no call to S3. (With a function role's temporary
 // credentials, the URL stops working when they expire, if that is sooner.)
 func (s *Store) URL(ctx context.Context, name string) (string, error) {
-	if !IsName(name) {
-		return "", fmt.Errorf("%w: %q", ErrName, name)
+	u, err := s.object(name, "X-Amz-Expires="+strconv.Itoa(int(URLExpiry/time.Second)))
+	if err != nil {
+		return "", err
 	}
-	req, err := s.presign.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(name)},
-		s3.WithPresignExpires(URLExpiry))
+	signed, err := s.s3.Presign(ctx, u)
 	if err != nil {
 		return "", fmt.Errorf("pictures: presign %s: %w", name, err)
 	}
-	return req.URL, nil
+	return signed, nil
 }

@@ -6,7 +6,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"contentapi/shared/awsenv"
 	"contentapi/shared/local/s3local"
 	"contentapi/shared/pictures"
 )
@@ -84,6 +89,20 @@ func count(t *testing.T, raw *s3.Client) int {
 	return len(out.Contents)
 }
 
+// tags reads an object's tags with the SDK, as key=value pairs.
+func tags(t *testing.T, raw *s3.Client, name string) string {
+	t.Helper()
+	out, err := raw.GetObjectTagging(context.Background(), &s3.GetObjectTaggingInput{Bucket: aws.String("pictures"), Key: aws.String(name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pairs []string
+	for _, tg := range out.TagSet {
+		pairs = append(pairs, aws.ToString(tg.Key)+"="+aws.ToString(tg.Value))
+	}
+	return strings.Join(pairs, "&")
+}
+
 func TestPutURLDelete(t *testing.T) {
 	store, raw, _ := setup(t)
 	ctx := context.Background()
@@ -99,6 +118,18 @@ func TestPutURLDelete(t *testing.T) {
 	}
 	if n := count(t, raw); n != 1 {
 		t.Fatalf("%d objects after two deliveries of one attempt", n)
+	}
+
+	// Stored unclaimed, so that the lifecycle rule would expire it; Keep
+	// claims it for a record.
+	if got := tags(t, raw, name); got != "generation=unclaimed" {
+		t.Fatalf("tags after Put: %q", got)
+	}
+	if err := store.Keep(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	if got := tags(t, raw, name); got != "" {
+		t.Fatalf("tags after Keep: %q", got)
 	}
 
 	u, err := store.URL(ctx, name)
@@ -156,6 +187,9 @@ func TestNamesNotMadeByNameAreRefused(t *testing.T) {
 		if err := store.Delete(ctx, bad); !errors.Is(err, pictures.ErrName) {
 			t.Errorf("Delete(%q) = %v", bad, err)
 		}
+		if err := store.Keep(ctx, bad); !errors.Is(err, pictures.ErrName) {
+			t.Errorf("Keep(%q) = %v", bad, err)
+		}
 		if _, err := store.URL(ctx, bad); !errors.Is(err, pictures.ErrName) {
 			t.Errorf("URL(%q) = %v", bad, err)
 		}
@@ -165,5 +199,77 @@ func TestNamesNotMadeByNameAreRefused(t *testing.T) {
 	}
 	if _, err := pictures.New(pictures.Config{Region: "us-east-1"}); err == nil {
 		t.Fatal("a store without a bucket")
+	}
+}
+
+// S3's throttling and 5xx answers are tried again, as the SDK's client
+// would; a refusal is not.
+func TestRetriesWhatMayPass(t *testing.T) {
+	_, raw, srv := setup(t)
+	target, _ := url.Parse(srv.URL())
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var calls, failures atomic.Int32
+	failures.Store(2)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if failures.Add(-1) >= 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	store, err := pictures.New(pictures.Config{Bucket: "pictures", Region: "us-east-1", Endpoint: front.URL, PathStyle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := pictures.Name("acme", "images", 9, "a1")
+	if err := store.Put(context.Background(), name, []byte("png")); err != nil {
+		t.Fatalf("Put through two SlowDowns: %v", err)
+	}
+	if calls.Load() != 3 || count(t, raw) != 1 {
+		t.Fatalf("%d calls, %d objects", calls.Load(), count(t, raw))
+	}
+
+	denied := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, `<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`)
+	}))
+	defer denied.Close()
+	store, _ = pictures.New(pictures.Config{Bucket: "pictures", Region: "us-east-1", Endpoint: denied.URL, PathStyle: true})
+	calls.Store(0)
+	var s3err *awsenv.ResponseError
+	if err := store.Put(context.Background(), name, []byte("png")); !errors.As(err, &s3err) || s3err.Code != "AccessDenied" || calls.Load() != 1 {
+		t.Fatalf("Put refused: %v after %d calls", err, calls.Load())
+	}
+}
+
+// In AWS the bucket is addressed virtual-hosted, and a URL signed with a
+// function role's temporary credentials carries their session token.
+func TestAWSAddressing(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_SESSION_TOKEN", "session-token")
+	store, err := pictures.New(pictures.Config{Bucket: "contentapi-pictures", Region: "us-west-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := pictures.Name("acme", "images", 7, "a1")
+	u, err := store.URL(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, _ := url.Parse(u)
+	q := parsed.Query()
+	if parsed.Scheme != "https" || parsed.Host != "contentapi-pictures.s3.us-west-2.amazonaws.com" || parsed.Path != "/"+name ||
+		q.Get("X-Amz-Security-Token") != "session-token" || q.Get("X-Amz-Expires") != "3600" ||
+		!strings.HasPrefix(q.Get("X-Amz-Credential"), "AKIDEXAMPLE/") || !strings.Contains(q.Get("X-Amz-Credential"), "/us-west-2/s3/aws4_request") {
+		t.Fatalf("URL %s", u)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	if _, err := pictures.New(pictures.Config{Bucket: "b", Region: "us-west-2"}); err == nil {
+		t.Fatal("a store in AWS without credentials")
 	}
 }

@@ -14,8 +14,9 @@ type Field struct {
 	// Required on create; optional fields not sent take Default (nil: null).
 	Required bool
 	Default  any
-	// Create and Update tell which operations take the field.
-	Create, Update bool
+	// Create and Update tell which operations take the field; Regenerate
+	// that a regenerate may change it (an input of generation).
+	Create, Update, Regenerate bool
 }
 
 // Filter is a list query parameter that selects records by equality on a
@@ -41,6 +42,9 @@ type Resource struct {
 	SearchBy []string
 	// Derive adds attributes computed from the sent ones (words from result).
 	Derive func(Values)
+	// Generated is the field generation writes ("result"): an update of it
+	// waits until the record's generation has ended.
+	Generated string
 }
 
 // Scope is the integer field that partitions a resource's lists.
@@ -120,6 +124,34 @@ func (r *Resource) ValidateUpdate(in input.Fields) (Values, error) {
 	}
 	if r.Derive != nil {
 		r.Derive(out)
+	}
+	return out, nil
+}
+
+// ValidateRegenerate checks the new inputs of a regenerate: only fields
+// that are inputs of generation, each validated as on create, none
+// required (a field not given keeps its value; no body at all regenerates
+// from the current inputs).
+func (r *Resource) ValidateRegenerate(in input.Fields) (Values, error) {
+	errs := inputErrors(in)
+	out := Values{}
+	for _, f := range r.Fields {
+		if !f.Regenerate {
+			continue
+		}
+		v, given := present(in, f.Name)
+		if !given {
+			continue
+		}
+		if val, msg := f.Kind.parse(f.Name, v); msg != "" {
+			errs.add(f.Name, msg)
+		} else {
+			out[f.Name] = val
+		}
+	}
+	r.refuseUnknown(in, errs, func(f Field) bool { return f.Regenerate })
+	if err := errs.err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -82,7 +82,7 @@ func (t *Table) Import(ctx context.Context, account string, vs []records.Values)
 	var batch []types.WriteRequest
 	for i, v := range vs {
 		counts[t.scopeOf(v)]++
-		batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: t.newItem(account, first+int64(i), v)}})
+		batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: t.newItem(account, first+int64(i), v, nil)}})
 		if len(batch) == maxBatchWrite || i == len(vs)-1 {
 			batches <- batch
 			batch = nil

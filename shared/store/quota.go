@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"contentapi/shared/generation"
 	"contentapi/shared/quota"
 )
 
@@ -47,24 +48,53 @@ func (t *Table) counterWrite(ctx context.Context, account string, charge quota.C
 }
 
 // uncharge gives back the usage a create counted when its record was not
-// written. A transaction that DynamoDB cancelled wrote nothing; after any
-// other failure (a timeout among them) the record may exist, and a strongly
-// consistent read decides. When even that fails the usage stays counted:
-// one create too many in the month, never one too few.
+// written.
 func (t *Table) uncharge(ctx context.Context, account string, id int64, charge quota.Charge, cause error) {
+	t.refundUnlessLanded(ctx, account, id, charge, cause, func(item Item) bool { return item != nil })
+}
+
+// RefundRegenerate gives back what Spend counted for a regenerate whose
+// write of the new generation (attempt) did not land, cause being the
+// write's error.
+func (t *Table) RefundRegenerate(ctx context.Context, account string, id int64, attempt string, charge quota.Charge, cause error) {
+	t.refundUnlessLanded(ctx, account, id, charge, cause, func(item Item) bool {
+		s, err := StateOf(item)
+		return err != nil || s != nil && s.Attempt == attempt
+	})
+}
+
+// refundUnlessLanded gives charge back unless the write it paid for, which
+// failed with cause, landed after all. A write DynamoDB refused (a failed
+// condition, a cancelled transaction, the domain's errors made of them)
+// wrote nothing; after any other failure (a timeout among them) it may
+// have, and a strongly consistent read of the record decides with landed.
+// When even that read fails the usage stays counted: one too many in the
+// month, never one too few. It runs even when the request's own deadline
+// has passed: a write that failed for being slow must not stay counted for
+// that.
+func (t *Table) refundUnlessLanded(ctx context.Context, account string, id int64, charge quota.Charge, cause error, landed func(Item) bool) {
 	if !t.Quota.Counting() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), compensationTimeout)
 	defer cancel()
-	var cancelled *types.TransactionCanceledException
-	if !errors.As(cause, &cancelled) {
+	if !refused(cause) {
 		item, err := t.Get(ctx, account, id)
-		if err != nil || item != nil {
+		if err != nil || landed(item) {
 			return
 		}
 	}
 	_ = t.Refund(ctx, account, charge)
+}
+
+// refused reports an error by which DynamoDB refused a write, so that it
+// wrote nothing.
+func refused(err error) bool {
+	var cancelled *types.TransactionCanceledException
+	var ccf *types.ConditionalCheckFailedException
+	var inFlight *generation.InFlightError
+	return errors.As(err, &cancelled) || errors.As(err, &ccf) || errors.As(err, &inFlight) ||
+		errors.Is(err, ErrNotFound) || errors.Is(err, ErrVersionMismatch)
 }
 
 // Spend counts one generation that writes no new record, a regenerate,
@@ -74,7 +104,8 @@ func (t *Table) uncharge(ctx context.Context, account string, id int64, charge q
 // charge back with Refund.
 //
 // The regenerate operation calls it after its checks that read (the record
-// exists, no generation is under way) and before it writes the record.
+// exists, no generation is under way) and before it writes the record, and
+// RefundRegenerate when that write fails.
 func (t *Table) Spend(ctx context.Context, account string) (quota.Charge, error) {
 	charge := t.Quota.Generation(t.Now())
 	if !t.Quota.Counting() {

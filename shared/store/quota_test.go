@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/documents"
+	"contentapi/shared/generation"
 	"contentapi/shared/images"
 	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/quota"
@@ -102,11 +103,11 @@ func TestQuotaRefusesPastTheLimit(t *testing.T) {
 	e := newQuotaEnv(t, nil, nil)
 	setLimits(t, e.img, "acme", quota.Limits{quota.Images: quota.Max(3)})
 	for i := range 3 {
-		if _, err := e.img.Create(ctx, "acme", image(fmt.Sprint("pic ", i))); err != nil {
+		if _, err := e.img.Create(ctx, "acme", image(fmt.Sprint("pic ", i)), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err := e.img.Create(ctx, "acme", image("one too many"))
+	_, err := e.img.Create(ctx, "acme", image("one too many"), nil)
 	qe := quotaError(t, err, "images", 3)
 	// 2026-11-14 09:30 to 2026-12-01 00:00.
 	if want := 16*24*time.Hour + 14*time.Hour + 30*time.Minute; qe.RetryAfter != want {
@@ -119,12 +120,12 @@ func TestQuotaRefusesPastTheLimit(t *testing.T) {
 		t.Errorf("%d images stored, want 3", n)
 	}
 	// Another account is not limited by acme's limit.
-	if _, err := e.img.Create(ctx, "globex", image("elsewhere")); err != nil {
+	if _, err := e.img.Create(ctx, "globex", image("elsewhere"), nil); err != nil {
 		t.Fatal(err)
 	}
 	// Raised, the limit allows again, and the refused create used no id.
 	setLimits(t, e.img, "acme", quota.Limits{quota.Images: quota.Max(4)})
-	item, err := e.img.Create(ctx, "acme", image("allowed now"))
+	item, err := e.img.Create(ctx, "acme", image("allowed now"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,10 +140,10 @@ func TestQuotaLimitsAndDefaults(t *testing.T) {
 	e := newQuotaEnv(t, quota.Limits{quota.Images: quota.Max(1), quota.Documents: quota.Max(0)}, nil)
 	try := func(tbl *store.Table, account string) error {
 		if tbl == e.img {
-			_, err := tbl.Create(ctx, account, image("x"))
+			_, err := tbl.Create(ctx, account, image("x"), nil)
 			return err
 		}
-		_, err := tbl.Create(ctx, account, document("x", 1))
+		_, err := tbl.Create(ctx, account, document("x", 1), nil)
 		return err
 	}
 
@@ -206,19 +207,19 @@ func TestQuotaLimitsAndDefaults(t *testing.T) {
 func TestQuotaWords(t *testing.T) {
 	ctx := context.Background()
 	e := newQuotaEnv(t, quota.Limits{quota.Words: quota.Max(1000)}, nil)
-	if _, err := e.doc.Create(ctx, "acme", document("first", 1)); err != nil {
+	if _, err := e.doc.Create(ctx, "acme", document("first", 1), nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.doc.CountUsage(ctx, "acme", quota.Words, 999); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.doc.Create(ctx, "acme", document("second", 1)); err != nil {
+	if _, err := e.doc.Create(ctx, "acme", document("second", 1), nil); err != nil {
 		t.Fatalf("999 of 1000 words: %v", err)
 	}
 	if err := e.doc.CountUsage(ctx, "acme", quota.Words, 700); err != nil {
 		t.Fatalf("a generation past the limit: %v", err)
 	}
-	_, err := e.doc.Create(ctx, "acme", document("third", 4))
+	_, err := e.doc.Create(ctx, "acme", document("third", 4), nil)
 	quotaError(t, err, "words", 1000)
 	if m := e.usage(t, e.doc, "acme"); m[quota.Words].Used != 1699 || m[quota.Documents].Used != 2 {
 		t.Errorf("usage %+v", m)
@@ -237,11 +238,11 @@ func TestQuotaMonthBoundary(t *testing.T) {
 	// 23:59:59.5 UTC on Nov 30 is already December in Tokyo.
 	e.set(time.Date(2026, 11, 30, 23, 59, 59, 500_000_000, time.UTC).In(time.FixedZone("JST", 9*3600)))
 	for range 2 {
-		if _, err := e.img.Create(ctx, "acme", image("november")); err != nil {
+		if _, err := e.img.Create(ctx, "acme", image("november"), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err := e.img.Create(ctx, "acme", image("too many"))
+	_, err := e.img.Create(ctx, "acme", image("too many"), nil)
 	if qe := quotaError(t, err, "images", 2); qe.RetryAfter != 500*time.Millisecond {
 		t.Errorf("RetryAfter %v at the month's last second", qe.RetryAfter)
 	}
@@ -254,7 +255,7 @@ func TestQuotaMonthBoundary(t *testing.T) {
 	if got := e.usage(t, e.img, "acme")[quota.Images]; got.Used != 0 {
 		t.Errorf("December starts with %d used", got.Used)
 	}
-	if _, err := e.img.Create(ctx, "acme", image("december")); err != nil {
+	if _, err := e.img.Create(ctx, "acme", image("december"), nil); err != nil {
 		t.Fatalf("first of the month: %v", err)
 	}
 	item := e.counter(t, e.img, "acme")
@@ -286,7 +287,7 @@ func TestQuotaExactUnderConcurrency(t *testing.T) {
 	errs := make(chan error, clients)
 	for i := range clients {
 		wg.Go(func() {
-			_, err := e.doc.Create(ctx, "acme", document(fmt.Sprint("doc ", i), int64(1+i%3)))
+			_, err := e.doc.Create(ctx, "acme", document(fmt.Sprint("doc ", i), int64(1+i%3)), nil)
 			var qe *records.QuotaError
 			switch {
 			case err == nil:
@@ -347,7 +348,7 @@ func TestQuotaFailedCreatesAreNotCounted(t *testing.T) {
 	e := newQuotaEnv(t, nil, db)
 	db.Client = e.env.Client
 	setLimits(t, e.img, "acme", quota.Limits{quota.Images: quota.Max(5)})
-	if _, err := e.img.Create(ctx, "acme", image("one")); err != nil {
+	if _, err := e.img.Create(ctx, "acme", image("one"), nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -358,12 +359,12 @@ func TestQuotaFailedCreatesAreNotCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cancelled *types.TransactionCanceledException
-	if _, err := e.img.Create(ctx, "acme", image("collides")); !errors.As(err, &cancelled) {
+	if _, err := e.img.Create(ctx, "acme", image("collides"), nil); !errors.As(err, &cancelled) {
 		t.Fatalf("create onto a taken id: %v", err)
 	}
 	// The transaction never reaches DynamoDB.
 	db.mode.Store("before")
-	if _, err := e.img.Create(ctx, "acme", image("lost")); !errors.Is(err, errLost) {
+	if _, err := e.img.Create(ctx, "acme", image("lost"), nil); !errors.Is(err, errLost) {
 		t.Fatalf("create: %v", err)
 	}
 	if used := e.usage(t, e.img, "acme")[quota.Images].Used; used != 1 {
@@ -371,7 +372,7 @@ func TestQuotaFailedCreatesAreNotCounted(t *testing.T) {
 	}
 	// DynamoDB wrote the record, the answer was lost: it counts.
 	db.mode.Store("after")
-	if _, err := e.img.Create(ctx, "acme", image("written")); !errors.Is(err, errLost) {
+	if _, err := e.img.Create(ctx, "acme", image("written"), nil); !errors.Is(err, errLost) {
 		t.Fatalf("create: %v", err)
 	}
 	db.mode.Store("")
@@ -385,7 +386,7 @@ func TestQuotaSpendAndRefund(t *testing.T) {
 	ctx := context.Background()
 	e := newQuotaEnv(t, nil, nil)
 	setLimits(t, e.img, "acme", quota.Limits{quota.Images: quota.Max(2)})
-	if _, err := e.img.Create(ctx, "acme", image("one")); err != nil {
+	if _, err := e.img.Create(ctx, "acme", image("one"), nil); err != nil {
 		t.Fatal(err)
 	}
 	charge, err := e.img.Spend(ctx, "acme")
@@ -408,5 +409,39 @@ func TestQuotaSpendAndRefund(t *testing.T) {
 	}
 	if n := total(t, e.img, "acme", 0); n != 1 {
 		t.Errorf("spending created records: %d", n)
+	}
+}
+
+// A regenerate's charge is given back when its write did not land: for
+// sure after DynamoDB refused it, else when the record does not carry its
+// attempt.
+func TestQuotaRefundRegenerate(t *testing.T) {
+	ctx := context.Background()
+	e := newQuotaEnv(t, nil, nil)
+	created := generation.Request("model", *e.now.Load())
+	if _, err := e.img.Create(ctx, "acme", image("one"), &created); err != nil {
+		t.Fatal(err)
+	}
+	used := func() int64 { return e.usage(t, e.img, "acme")[quota.Images].Used }
+	for _, tc := range []struct {
+		name    string
+		attempt string
+		cause   error
+		refund  bool
+	}{
+		{"refused", "other", store.ErrVersionMismatch, true},
+		{"in flight", "other", &generation.InFlightError{}, true},
+		{"lost, and written", created.Attempt, errLost, false},
+		{"lost, not written", "other", errLost, true},
+	} {
+		charge, err := e.img.Spend(ctx, "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := used()
+		e.img.RefundRegenerate(ctx, "acme", 1, tc.attempt, charge, tc.cause)
+		if given := before - used(); given != map[bool]int64{true: 1, false: 0}[tc.refund] {
+			t.Errorf("%s: %d given back", tc.name, given)
+		}
 	}
 }

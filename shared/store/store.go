@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/fold"
+	"contentapi/shared/generation"
 	"contentapi/shared/quota"
 	"contentapi/shared/records"
 )
@@ -156,10 +157,13 @@ func marshalValues(v records.Values, into Item) {
 }
 
 // newItem is the item Create writes for a record with the given id.
-func (t *Table) newItem(account string, id int64, v records.Values) Item {
+func (t *Table) newItem(account string, id int64, v records.Values, gen *generation.State) Item {
 	now := t.timestamp()
 	item := key(account, id)
 	marshalValues(v, item)
+	if gen != nil {
+		item[AttrGeneration] = marshalState(*gen)
+	}
 	name, _ := v["name"].(string)
 	item[AttrIDKey] = num(idKey(t.scopeOf(v), id))
 	item[AttrNameKey] = str(nameKey(name, id))
@@ -176,14 +180,15 @@ func (t *Table) newItem(account string, id int64, v records.Values) Item {
 // Create stores a new record and returns it. Two round trips: the counter
 // hands out the id and counts the month's usage (refused with a
 // *records.QuotaError when the account's limits allow no more), then one
-// transaction writes the record and counts it.
-func (t *Table) Create(ctx context.Context, account string, v records.Values) (Item, error) {
+// transaction writes the record and counts it. gen, when generation is on,
+// is the record's generation as requested.
+func (t *Table) Create(ctx context.Context, account string, v records.Values, gen *generation.State) (Item, error) {
 	charge := t.Quota.Generation(t.Now())
 	id, err := t.allocateID(ctx, account, charge)
 	if err != nil {
 		return nil, err
 	}
-	item := t.newItem(account, id, v)
+	item := t.newItem(account, id, v, gen)
 	err = t.transact(ctx, []types.TransactWriteItem{
 		{Put: &types.Put{
 			TableName:           &t.name,
@@ -268,6 +273,7 @@ func (t *Table) Update(ctx context.Context, account string, id int64, v records.
 		cond += " AND #version = :expected"
 		values[":expected"] = num(ifVersion)
 	}
+	cond = t.guardGenerated(v, cond, names, values)
 	out, err := t.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           &t.name,
 		Key:                                 key(account, id),
@@ -279,7 +285,7 @@ func (t *Table) Update(ctx context.Context, account string, id int64, v records.
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if err != nil {
-		return nil, conditionFailure(err)
+		return nil, t.updateFailure(err)
 	}
 	return out.Attributes, nil
 }

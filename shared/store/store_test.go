@@ -61,7 +61,7 @@ func list(t *testing.T, tbl *store.Table, account string, q records.ListQuery) s
 func TestLifecycle(t *testing.T) {
 	ctx := context.Background()
 	img, _ := tables(t)
-	item, err := img.Create(ctx, "acme", image("Sunset"))
+	item, err := img.Create(ctx, "acme", image("Sunset"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("after delete: %+v", p)
 	}
 	// Ids are never reused.
-	item, _ = img.Create(ctx, "acme", image("Again"))
+	item, _ = img.Create(ctx, "acme", image("Again"), nil)
 	if id, _ := store.IntAttr(item, store.AttrID); id != 2 {
 		t.Fatalf("id after delete %d", id)
 	}
@@ -124,7 +124,7 @@ func TestConcurrentCreatesAndDeletes(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			item, err := img.Create(ctx, "acme", image(fmt.Sprintf("img %d", i)))
+			item, err := img.Create(ctx, "acme", image(fmt.Sprintf("img %d", i)), nil)
 			if err != nil {
 				errs <- err
 				return
@@ -185,7 +185,7 @@ func TestListOrderFiltersAndPages(t *testing.T) {
 		if i%3 == 0 {
 			style = "anime"
 		}
-		if _, err := img.Create(ctx, "acme", image(name, "style", style)); err != nil {
+		if _, err := img.Create(ctx, "acme", image(name, "style", style), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -231,7 +231,7 @@ func TestDocumentScopes(t *testing.T) {
 	ctx := context.Background()
 	_, doc := tables(t)
 	for i, tpl := range []int64{1, 5, 1, 5, 52} {
-		if _, err := doc.Create(ctx, "acme", document(fmt.Sprintf("doc %d", i+1), tpl)); err != nil {
+		if _, err := doc.Create(ctx, "acme", document(fmt.Sprintf("doc %d", i+1), tpl), nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -46,7 +46,7 @@ func TestUsageByTheMonth(t *testing.T) {
 		return body.Data
 	}
 	ctx := t.Context()
-	if _, err := img.Create(ctx, "acme", records.Values{"name": "x", "description": "d", "resolution": "256x256"}); err != nil {
+	if _, err := img.Create(ctx, "acme", records.Values{"name": "x", "description": "d", "resolution": "256x256"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := doc.CountUsage(ctx, "acme", quota.Words, 1234); err != nil {

@@ -107,6 +107,14 @@ func TestEnvVars(t *testing.T) {
 		"AWS_REGION":                ddblocal.Region,
 		"AWS_ACCESS_KEY_ID":         "local",
 		"AWS_SECRET_ACCESS_KEY":     "local",
+		// Generation's parameters; its models, when called through a
+		// profile, and its bucket are conditions' values the local stack
+		// sets itself (genstack).
+		"GENERATION":              "on",
+		"BEDROCK_REGION":          "us-west-2",
+		"GENERATION_WAIT_SECONDS": "25",
+		"BEDROCK_ENDPOINT":        "",
+		"S3_ENDPOINT":             "",
 	}
 	for _, r := range app.Resources {
 		tables[r.Table()] = r.Def.Name + "-x"

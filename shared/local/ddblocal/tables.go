@@ -68,6 +68,9 @@ func CreateTables(ctx context.Context, client *dynamodb.Client, tmpl *sam.Templa
 			if err := checkSchema(ctx, client, &in); err != nil {
 				return nil, err
 			}
+			if err := enableStream(ctx, client, &in); err != nil {
+				return nil, err
+			}
 		case err != nil:
 			return nil, fmt.Errorf("ddblocal: create table %s: %w", name, err)
 		}
@@ -79,6 +82,26 @@ func CreateTables(ctx context.Context, client *dynamodb.Client, tmpl *sam.Templa
 		names[t.LogicalID] = name
 	}
 	return names, nil
+}
+
+// enableStream turns on the stream the template gives a table that was
+// created without one (a .data database from before the template had it).
+func enableStream(ctx context.Context, client *dynamodb.Client, want *dynamodb.CreateTableInput) error {
+	if want.StreamSpecification == nil {
+		return nil
+	}
+	d, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: want.TableName})
+	if err != nil {
+		return fmt.Errorf("ddblocal: describe table %s: %w", aws.ToString(want.TableName), err)
+	}
+	if s := d.Table.StreamSpecification; s != nil && aws.ToBool(s.StreamEnabled) && s.StreamViewType == want.StreamSpecification.StreamViewType {
+		return nil
+	}
+	_, err = client.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: want.TableName, StreamSpecification: want.StreamSpecification})
+	if err != nil {
+		return fmt.Errorf("ddblocal: enable the stream of %s: %w", aws.ToString(want.TableName), err)
+	}
+	return nil
 }
 
 func enableTTL(ctx context.Context, client *dynamodb.Client, table, attr string) error {

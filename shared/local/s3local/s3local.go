@@ -1,7 +1,8 @@
 // Package s3local is an S3 server for the local stack and tests, in
 // process, on 127.0.0.1 (gofakes3, in memory). It serves path-style URLs,
 // so the presigned GET URLs the service hands out open in curl and a
-// browser; like S3 it refuses them once they expire.
+// browser; like S3 it refuses them once they expire. It keeps object tags,
+// which gofakes3 does not (tagging.go).
 package s3local
 
 import (
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -46,7 +48,8 @@ func Start(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("s3local: %w", err)
 	}
 	s := &Server{url: "http://" + ln.Addr().String(), bucket: opts.Bucket}
-	s.srv = &http.Server{Handler: expiring(gofakes3.New(backend).Server()), ReadHeaderTimeout: 10 * time.Second}
+	objects := &tagging{next: gofakes3.New(backend).Server(), tags: map[string]url.Values{}}
+	s.srv = &http.Server{Handler: expiring(objects), ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln)
 	return s, nil
 }

@@ -140,6 +140,10 @@ type Statement struct {
 	Effect    string
 	Actions   []string
 	Resources []ARN
+	// Condition names the template condition the statement's policy is
+	// granted under (an Fn::If with AWS::NoValue as its other branch); ""
+	// for always.
+	Condition string
 }
 
 // ARN is a statement's resource. Most are built from a template resource:
@@ -151,6 +155,9 @@ type ARN struct {
 	Attribute string
 	Suffix    string
 	Literal   string
+	// Condition names the template condition the resource is listed under
+	// (an Fn::If with AWS::NoValue as its other branch); "" for always.
+	Condition string
 }
 
 func (a ARN) String() string {
@@ -165,9 +172,11 @@ func (a ARN) String() string {
 }
 
 // Statements returns the statements of the function's inline policies.
-// SAM policy templates, managed policies and conditions are errors: this
-// project grants only explicit actions on explicit tables, and a test that
-// checks that must not skip over something it cannot read.
+// SAM policy templates and managed policies are errors: this project
+// grants only explicit actions on explicit resources, and a test that
+// checks that must not skip over something it cannot read. A policy may be
+// granted under a condition, !If [Cond, policy, !Ref AWS::NoValue]; its
+// statements then carry the condition.
 func (f Function) Statements() ([]Statement, error) {
 	var policies []any
 	switch p := f.Properties["Policies"].(type) {
@@ -180,6 +189,10 @@ func (f Function) Statements() ([]Statement, error) {
 	}
 	var out []Statement
 	for i, p := range policies {
+		cond, p, err := conditional(p)
+		if err != nil {
+			return nil, fmt.Errorf("sam: %s: policy %d: %w", f.LogicalID, i, err)
+		}
 		doc, ok := p.(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("sam: %s: policy %d is a managed policy (%v), not an inline statement list", f.LogicalID, i, p)
@@ -197,8 +210,47 @@ func (f Function) Statements() ([]Statement, error) {
 			if err != nil {
 				return nil, fmt.Errorf("sam: %s: policy %d statement %d: %w", f.LogicalID, i, j, err)
 			}
+			st.Condition = cond
 			out = append(out, st)
 		}
+	}
+	return out, nil
+}
+
+// conditional takes apart !If [Cond, value, !Ref AWS::NoValue]: the
+// condition and the value. Anything else is returned as it is, under no
+// condition; an If whose other branch is a value is an error, since one
+// branch or the other would be granted.
+func conditional(v any) (string, any, error) {
+	name, arg, ok := Intrinsic(v)
+	if !ok || name != "Fn::If" {
+		return "", v, nil
+	}
+	l, ok := arg.([]any)
+	if !ok || len(l) != 3 {
+		return "", nil, fmt.Errorf("malformed Fn::If %v", arg)
+	}
+	cond, _ := l[0].(string)
+	if n, a, _ := Intrinsic(l[2]); cond == "" || n != "Ref" || a != "AWS::NoValue" {
+		return "", nil, fmt.Errorf("Fn::If %v: the else branch must be AWS::NoValue", l)
+	}
+	return cond, l[1], nil
+}
+
+// ParseStatements reads the statements of a policy document (as an
+// AWS::IAM::Policy or a bucket policy holds it).
+func ParseStatements(doc map[string]any) ([]Statement, error) {
+	list, ok := doc["Statement"].([]any)
+	if !ok {
+		return nil, errors.New("sam: a policy document without a Statement list")
+	}
+	var out []Statement
+	for i, s := range list {
+		st, err := parseStatement(s)
+		if err != nil {
+			return nil, fmt.Errorf("sam: statement %d: %w", i, err)
+		}
+		out = append(out, st)
 	}
 	return out, nil
 }
@@ -227,10 +279,15 @@ func parseStatement(v any) (Statement, error) {
 		st.Actions = append(st.Actions, s)
 	}
 	for _, r := range listOf(m["Resource"]) {
+		cond, r, err := conditional(r)
+		if err != nil {
+			return Statement{}, err
+		}
 		arn, err := parseARN(r)
 		if err != nil {
 			return Statement{}, err
 		}
+		arn.Condition = cond
 		st.Resources = append(st.Resources, arn)
 	}
 	if len(st.Actions) == 0 || len(st.Resources) == 0 {

@@ -41,6 +41,8 @@ type Parameter struct {
 	Type          string
 	Default       any // nil when the parameter has no default
 	AllowedValues []any
+	// MinValue and MaxValue bound a Number; nil when unbounded.
+	MinValue, MaxValue any
 }
 
 // Resource is one entry of the Resources section.
@@ -138,7 +140,7 @@ func (t *Template) fill(root map[string]any) error {
 		fill func(name string, body map[string]any) error
 	}{
 		{"Parameters", func(name string, body map[string]any) error {
-			p := Parameter{Default: body["Default"]}
+			p := Parameter{Default: body["Default"], MinValue: body["MinValue"], MaxValue: body["MaxValue"]}
 			p.Type, _ = body["Type"].(string)
 			p.AllowedValues, _ = body["AllowedValues"].([]any)
 			t.Parameters[name] = p

@@ -1,0 +1,17 @@
+// Command generator is the GeneratorFunction: it takes the record tables'
+// DynamoDB Streams (filtered by template.yaml to what needs it) and makes
+// records' content, keeps their pictures and deletes the ones no record
+// owns. See shared/generator.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"contentapi/shared/app"
+)
+
+func main() {
+	lambda.Start(app.MustStream(context.Background()))
+}

@@ -1,0 +1,117 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"contentapi/shared/bedrock"
+	"contentapi/shared/generator"
+	"contentapi/shared/pictures"
+)
+
+// GeneratorFunction is the logical ID in template.yaml of the function fed
+// by the record tables' streams (functions/generator).
+const GeneratorFunction = "GeneratorFunction"
+
+// StreamFunction is the generator function's entry point: exactly what
+// lambda.Start receives.
+type StreamFunction func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
+
+// streamWriteBudget is what the generator function keeps of an
+// invocation's time for the write-back of a generation it runs.
+const streamWriteBudget = 5 * time.Second
+
+// models are what generation is made with, built once per warm function.
+type models struct {
+	gen  *generator.Generator
+	pics *pictures.Store
+}
+
+// newModels builds the models and the bucket of generation.
+func (a *App) newModels() (models, error) {
+	g := a.cfg.Generation
+	client, err := bedrock.New(bedrock.Config{
+		Region: cmp.Or(g.Region, a.cfg.Region), Endpoint: g.BedrockEndpoint,
+		TextModel: g.TextModel, ImageModel: g.ImageModel,
+		MaxAttempts: g.ModelAttempts, MaxBackoff: g.ModelBackoff,
+	})
+	if err != nil {
+		return models{}, err
+	}
+	var pics *pictures.Store
+	if g.Bucket != "" {
+		pics, err = pictures.New(pictures.Config{
+			Bucket: g.Bucket, Region: a.cfg.Region, Endpoint: g.S3Endpoint, PathStyle: g.S3Endpoint != "",
+		})
+		if err != nil {
+			return models{}, err
+		}
+	}
+	gen := &generator.Generator{
+		Text: client, Image: client,
+		TextModel: client.TextModel(), ImageModel: client.ImageModel(),
+		MaxTries: g.MaxTries, Backoff: g.Backoff,
+		Logger: a.logger,
+	}
+	if pics != nil {
+		gen.Pictures = pics
+	}
+	return models{gen: gen, pics: pics}, nil
+}
+
+// generating is the generation of a resource's records, with the models
+// built: a resource with pictures needs the bucket.
+func (a *App) generating(r Resource) (models, error) {
+	m, err := a.models()
+	if err == nil && r.Content.Picture && m.pics == nil {
+		err = fmt.Errorf("%s is not set: %s generate pictures", EnvPicturesBucket, r.Def.Name)
+	}
+	return m, err
+}
+
+// Stream is the generator function's entry point: every resource's table,
+// by the name the configuration gives it.
+func (a *App) Stream() (StreamFunction, error) {
+	if !a.cfg.Generation.On {
+		return nil, errors.New(EnvGeneration + " is off: the generator function has nothing to do")
+	}
+	s := &generator.Stream{Targets: map[string]generator.Target{}, WriteBudget: streamWriteBudget}
+	for _, r := range Resources {
+		if r.Content == nil {
+			continue // its records get no content
+		}
+		m, err := a.generating(r)
+		if err != nil {
+			return nil, err
+		}
+		s.Generator = m.gen
+		table, err := a.table(r)
+		if err != nil {
+			return nil, err
+		}
+		s.Targets[table.Name()] = generator.Target{Resource: r.Def.Name, Table: table, Content: r.Content}
+	}
+	return s.Handle, nil
+}
+
+// MustStream is what the generator function's main starts, configured
+// from the environment; a misconfigured function stops here, at init.
+func MustStream(ctx context.Context) StreamFunction {
+	a, err := FromEnv(ctx)
+	var fn StreamFunction
+	if err == nil {
+		fn, err = a.Stream()
+	}
+	if err != nil {
+		slog.Error("configuration", "error", err.Error())
+		os.Exit(1)
+	}
+	return fn
+}

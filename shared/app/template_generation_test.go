@@ -1,0 +1,412 @@
+package app_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"contentapi/shared/app"
+	"contentapi/shared/bedrock"
+	"contentapi/shared/crud"
+	"contentapi/shared/generation"
+	"contentapi/shared/httpapi"
+	"contentapi/shared/local/sam"
+	"contentapi/shared/local/streams"
+	"contentapi/shared/pictures"
+	"contentapi/shared/store"
+)
+
+// generationOn is the template's condition for everything generation
+// adds: off, the stack has none of it.
+const generationOn = "GenerationOn"
+
+// The template's parameters say what the code defaults to.
+func TestTemplateGenerationParameters(t *testing.T) {
+	tmpl := loadTemplate(t)
+	p := tmpl.Parameters
+	if g := p["Generation"]; g.Default != "on" || !reflect.DeepEqual(g.AllowedValues, []any{"on", "off"}) {
+		t.Errorf("Generation = %+v", g)
+	}
+	for _, m := range []struct{ model, profile, want string }{
+		{"TextModel", "TextModelProfile", bedrock.DefaultTextModel},
+		{"ImageModel", "ImageModelProfile", bedrock.DefaultImageModel},
+	} {
+		called := p[m.model].Default.(string)
+		if prefix, _ := p[m.profile].Default.(string); prefix != "" {
+			called = prefix + "." + called
+		}
+		if called != m.want {
+			t.Errorf("%s and %s call %s by default, the code %s", m.model, m.profile, called, m.want)
+		}
+	}
+	wait := p["GenerationWaitSeconds"]
+	if wait.Default != 25 || wait.MinValue != 0 || wait.MaxValue != int(httpapi.MaxWait/time.Second) {
+		t.Errorf("GenerationWaitSeconds = %+v, want 25 within 0-%v", wait, httpapi.MaxWait)
+	}
+	if _, ok := p["GeneratorReservedConcurrency"]; !ok {
+		t.Error("no GeneratorReservedConcurrency parameter")
+	}
+}
+
+// The API functions wait up to the longest wait, then write back or hand
+// over, within their timeout and the HTTP API's 30 s; they are given the
+// models, and the images function the bucket.
+func TestTemplateAPIFunctionsWaitForGeneration(t *testing.T) {
+	tmpl := loadTemplate(t)
+	for _, res := range app.Resources {
+		f, err := tmpl.Function(res.Function())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if to := f.Timeout(); to < httpapi.MaxWait+crud.WriteBudget+time.Second || to >= 30*time.Second {
+			t.Errorf("%s timeout %v: a request may wait %v and write back for %v, within the HTTP API's 30 s",
+				f.LogicalID, to, httpapi.MaxWait, crud.WriteBudget)
+		}
+		env := f.Env()
+		if !reflect.DeepEqual(env[app.EnvGeneration], map[string]any{"Ref": "Generation"}) ||
+			!reflect.DeepEqual(env[app.EnvGenerationWait], map[string]any{"Ref": "GenerationWaitSeconds"}) ||
+			!reflect.DeepEqual(env[app.EnvBedrockRegion], map[string]any{"Ref": "BedrockRegion"}) {
+			t.Errorf("%s: %s = %v, %s = %v", f.LogicalID, app.EnvGeneration, env[app.EnvGeneration], app.EnvGenerationWait, env[app.EnvGenerationWait])
+		}
+		for _, name := range []string{app.EnvTextModel, app.EnvImageModel} {
+			if fn, _, _ := sam.Intrinsic(env[name]); fn != "Fn::If" {
+				t.Errorf("%s: %s = %v", f.LogicalID, name, env[name])
+			}
+		}
+		bucket := env[app.EnvPicturesBucket]
+		if res.Content.Picture != (bucket != nil) {
+			t.Errorf("%s: %s = %v; only a function with pictures needs the bucket", f.LogicalID, app.EnvPicturesBucket, bucket)
+		}
+	}
+}
+
+// grants is what a function's statements allow, as "action on resource"
+// lines, of the statements under one condition ("" for unconditional).
+func grants(t *testing.T, f sam.Function, condition string) []string {
+	t.Helper()
+	statements, err := f.Statements()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, st := range statements {
+		if st.Condition != condition {
+			continue
+		}
+		if st.Effect != "Allow" {
+			t.Errorf("%s has a %s statement", f.LogicalID, st.Effect)
+		}
+		for _, a := range st.Actions {
+			if strings.Contains(a, "*") {
+				t.Errorf("%s: wildcard action %s", f.LogicalID, a)
+			}
+			for _, r := range st.Resources {
+				line := a + " on " + r.String()
+				if r.Condition != "" {
+					line += " if " + r.Condition
+				}
+				out = append(out, line)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func models(model string) []string {
+	profile := model + "Profile"
+	return []string{
+		"bedrock:InvokeModel on arn:${AWS::Partition}:bedrock:${BedrockRegion}:${AWS::AccountId}:inference-profile/${" + profile + "}.${" + model + "} if " + model + "ViaProfile",
+		"bedrock:InvokeModel on arn:${AWS::Partition}:bedrock:*::foundation-model/${" + model + "}",
+	}
+}
+
+func on(resource string, actions ...string) []string {
+	var out []string
+	for _, a := range actions {
+		out = append(out, a+" on "+resource)
+	}
+	return out
+}
+
+func sorted(parts ...[]string) []string {
+	out := slices.Concat(parts...)
+	sort.Strings(out)
+	return out
+}
+
+// Least privilege: each function may invoke only the model it calls (a
+// profile's foundation model in any of its regions, and the profile itself
+// when the model is called through one) and touch only the bucket's
+// objects, only while generation is on.
+func TestTemplateGenerationPolicies(t *testing.T) {
+	tmpl := loadTemplate(t)
+	images, _ := tmpl.Function("ImagesFunction")
+	documents, _ := tmpl.Function("DocumentsFunction")
+	generator, err := tmpl.Function(app.GeneratorFunction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket := "PicturesBucket.Arn/*"
+	testCases := []struct {
+		fn        sam.Function
+		condition string
+		want      []string
+	}{
+		{images, generationOn, sorted(models("ImageModel"),
+			on(bucket, "s3:DeleteObject", "s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"))},
+		{documents, generationOn, sorted(models("TextModel"))},
+		{generator, "", sorted(models("TextModel"), models("ImageModel"),
+			on(bucket, "s3:DeleteObject", "s3:DeleteObjectTagging", "s3:PutObject", "s3:PutObjectTagging"),
+			on("ImagesTable.Arn", "dynamodb:UpdateItem"), on("DocumentsTable.Arn", "dynamodb:UpdateItem"),
+			on("ImagesTable.StreamArn", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
+			on("DocumentsTable.StreamArn", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
+			on("GenerationFailures.Arn", "sqs:SendMessage"))},
+	}
+	for _, tc := range testCases {
+		if got := grants(t, tc.fn, tc.condition); !slices.Equal(got, tc.want) {
+			t.Errorf("%s grants\n  %s\nwant\n  %s", tc.fn.LogicalID, strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+		}
+	}
+}
+
+// The generator function exists only while generation is on, is built
+// like the others, and serves every resource's table.
+func TestTemplateGeneratorFunction(t *testing.T) {
+	tmpl := loadTemplate(t)
+	f, err := tmpl.Function(app.GeneratorFunction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tmpl.Resources[app.GeneratorFunction].Condition != generationOn || f.Metadata["BuildMethod"] != "makefile" {
+		t.Errorf("GeneratorFunction: condition %q, build %v", tmpl.Resources[app.GeneratorFunction].Condition, f.Metadata["BuildMethod"])
+	}
+	path, _ := sam.Find()
+	if _, err := os.Stat(filepath.Join(filepath.Dir(path), "functions", "generator", "main.go")); err != nil {
+		t.Error(err)
+	}
+	// Room for a picture and for backing off a throttled model.
+	if to := f.Timeout(); to < time.Minute || to > 15*time.Minute {
+		t.Errorf("GeneratorFunction timeout %v", to)
+	}
+	env := f.Env()
+	for _, res := range app.Resources {
+		if !reflect.DeepEqual(env[res.TableEnv()], map[string]any{"Ref": res.Table()}) {
+			t.Errorf("GeneratorFunction: %s = %v", res.TableEnv(), env[res.TableEnv()])
+		}
+	}
+	if !reflect.DeepEqual(env[app.EnvPicturesBucket], map[string]any{"Ref": "PicturesBucket"}) {
+		t.Errorf("GeneratorFunction: %s = %v", app.EnvPicturesBucket, env[app.EnvPicturesBucket])
+	}
+	if reserved := fmt.Sprint(f.Properties["ReservedConcurrentExecutions"]); !strings.Contains(reserved, "GeneratorReservedConcurrency") {
+		t.Errorf("GeneratorFunction reserves %v", reserved)
+	}
+}
+
+// The streams: every record table has one, with old and new images, and
+// one mapping to the generator, which retries a bounded number of times,
+// reports partial failures, splits failed batches and ends with the
+// failures queue.
+func TestTemplateStreamMappings(t *testing.T) {
+	tmpl := loadTemplate(t)
+	tables, err := tmpl.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mappings, err := tmpl.StreamMappings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTable := map[string]sam.StreamMapping{}
+	for _, m := range mappings {
+		if _, dup := byTable[m.Table]; dup {
+			t.Errorf("two mappings read %s", m.Table)
+		}
+		byTable[m.Table] = m
+	}
+	for _, res := range app.Resources {
+		for _, tbl := range tables {
+			if tbl.LogicalID == res.Table() {
+				if s := tbl.Input.StreamSpecification; s == nil || s.StreamViewType != types.StreamViewTypeNewAndOldImages {
+					t.Errorf("%s stream %+v, want NEW_AND_OLD_IMAGES", tbl.LogicalID, s)
+				}
+			}
+		}
+		m, ok := byTable[res.Table()]
+		if !ok {
+			t.Errorf("no mapping reads %s", res.Table())
+			continue
+		}
+		if m.Function != app.GeneratorFunction || m.Condition != generationOn || m.OnFailure != "GenerationFailures" ||
+			!m.BisectBatchOnFunctionError || !slices.Equal(m.FunctionResponseTypes, []string{"ReportBatchItemFailures"}) ||
+			m.MaximumRetryAttempts < 1 || m.MaximumRetryAttempts > 10 || m.BatchSize < 1 || m.StartingPosition != "TRIM_HORIZON" ||
+			m.MaximumRecordAgeInSeconds < int(generation.MaxDuration/time.Second) {
+			t.Errorf("%s: %+v", m.LogicalID, m)
+		}
+	}
+	for _, id := range []string{"GenerationFailures", "PicturesBucket", "PicturesBucketPolicy", "GeneratorLogGroup"} {
+		if c := tmpl.Resources[id].Condition; c != generationOn {
+			t.Errorf("%s has condition %q, want %s", id, c, generationOn)
+		}
+	}
+}
+
+// streamImage is a stored record as its stream shows it.
+func streamImage(_ *testing.T, item store.Item) map[string]events.DynamoDBAttributeValue {
+	return streams.Image(item)
+}
+
+// record is a stored record with a generation state, and maybe a result.
+func record(t *testing.T, s *generation.State, result string) store.Item {
+	t.Helper()
+	item := store.Item{
+		store.AttrAccount: &types.AttributeValueMemberS{Value: "acme"},
+		store.AttrID:      &types.AttributeValueMemberN{Value: "7"},
+	}
+	if s != nil {
+		av, err := attributevalue.Marshal(*s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		item[store.AttrGeneration] = av
+	}
+	if result != "" {
+		item["result"] = &types.AttributeValueMemberS{Value: result}
+	}
+	return item
+}
+
+// The filters pass exactly what the generator acts on, as the template
+// writes them and as Lambda and the local stack apply them: a record left
+// waiting (pending), and for pictures a write-back (running to done) and
+// a deleted record's picture; not the steps the generator takes itself
+// (claims, hand-overs aside), nor users' edits.
+func TestTemplateStreamFilters(t *testing.T) {
+	tmpl := loadTemplate(t)
+	mappings, err := tmpl.StreamMappings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	pending := generation.Request("m", now)
+	running := pending.Start(now)
+	done := running.Finish("m", generation.Usage{}, now)
+	failed := running.Fail(generation.NewError(generation.Throttled), now)
+	handedOver := running.Requeue(false)
+	picture := pictures.Name("acme", "images", 7, running.Attempt)
+	old := pictures.Name("acme", "images", 7, "an earlier attempt")
+
+	testCases := []struct {
+		name     string
+		event    string
+		old, new store.Item
+		pictures bool // passes for a resource with pictures
+		text     bool // passes for one without
+	}{
+		{"a create that leaves it pending", "INSERT", nil, record(t, &pending, ""), true, true},
+		{"a create that generates in the request", "INSERT", nil, record(t, &running, ""), false, false},
+		{"a record of a stack without generation", "INSERT", nil, record(t, nil, ""), false, false},
+		{"a hand-over to the queue", "MODIFY", record(t, &running, ""), record(t, &handedOver, ""), true, true},
+		{"a regenerate that leaves it pending", "MODIFY", record(t, &done, old), record(t, &pending, old), true, true},
+		{"a claim", "MODIFY", record(t, &pending, ""), record(t, &running, ""), false, false},
+		{"a write-back", "MODIFY", record(t, &running, old), record(t, &done, picture), true, false},
+		{"a failure", "MODIFY", record(t, &running, old), record(t, &failed, old), false, false},
+		{"a user's edit", "MODIFY", record(t, &done, picture), record(t, &done, picture), false, false},
+		{"a delete with a picture", "REMOVE", record(t, &done, picture), nil, true, false},
+		{"a delete without one", "REMOVE", record(t, &failed, ""), nil, false, false},
+	}
+	for _, m := range mappings {
+		f, err := streams.ParseFilter(m.Filters)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := resourceOfTable(t, m.Table)
+		for _, tc := range testCases {
+			rec := events.DynamoDBEventRecord{EventName: tc.event, Change: events.DynamoDBStreamRecord{
+				OldImage: imageOrNil(t, tc.old), NewImage: imageOrNil(t, tc.new),
+			}}
+			want := tc.text
+			if res.Content.Picture {
+				want = tc.pictures
+			}
+			if got := f.Match(rec); got != want {
+				t.Errorf("%s, %s: passes %v, want %v", m.LogicalID, tc.name, got, want)
+			}
+		}
+	}
+}
+
+func imageOrNil(t *testing.T, item store.Item) map[string]events.DynamoDBAttributeValue {
+	if item == nil {
+		return nil
+	}
+	return streamImage(t, item)
+}
+
+func resourceOfTable(t *testing.T, table string) app.Resource {
+	for _, r := range app.Resources {
+		if r.Table() == table {
+			return r
+		}
+	}
+	t.Fatalf("no resource has the table %s", table)
+	return app.Resource{}
+}
+
+// The bucket is private, encrypted and TLS only, and expires the pictures
+// no record claimed.
+func TestTemplatePicturesBucket(t *testing.T) {
+	tmpl := loadTemplate(t)
+	b := tmpl.Resources["PicturesBucket"]
+	if b.Type != "AWS::S3::Bucket" || b.DeletionPolicy != "Retain" {
+		t.Fatalf("PicturesBucket = %+v", b)
+	}
+	block, _ := b.Properties["PublicAccessBlockConfiguration"].(map[string]any)
+	for _, k := range []string{"BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets"} {
+		if block[k] != true {
+			t.Errorf("PublicAccessBlockConfiguration.%s = %v", k, block[k])
+		}
+	}
+	if b.Properties["BucketEncryption"] == nil {
+		t.Error("no BucketEncryption")
+	}
+	key, value, _ := strings.Cut(pictures.UnclaimedTag, "=")
+	rules, _ := b.Properties["LifecycleConfiguration"].(map[string]any)["Rules"].([]any)
+	expires := false
+	for _, r := range rules {
+		rule := r.(map[string]any)
+		tags, _ := rule["TagFilters"].([]any)
+		if rule["Status"] == "Enabled" && len(tags) == 1 && reflect.DeepEqual(tags[0], map[string]any{"Key": key, "Value": value}) {
+			days, _ := rule["ExpirationInDays"].(int)
+			expires = days > 0
+		}
+	}
+	if !expires {
+		t.Errorf("no enabled rule expires objects tagged %s: %v", pictures.UnclaimedTag, rules)
+	}
+	policy := tmpl.Resources["PicturesBucketPolicy"]
+	statements, _ := policy.Properties["PolicyDocument"].(map[string]any)["Statement"].([]any)
+	tlsOnly := false
+	for _, s := range statements {
+		st := s.(map[string]any)
+		cond, _ := st["Condition"].(map[string]any)["Bool"].(map[string]any)
+		resources, _ := st["Resource"].([]any)
+		if st["Effect"] == "Deny" && st["Principal"] == "*" && st["Action"] == "s3:*" && cond["aws:SecureTransport"] == "false" &&
+			len(resources) == 2 {
+			tlsOnly = true
+		}
+	}
+	if !tlsOnly || !reflect.DeepEqual(policy.Properties["Bucket"], map[string]any{"Ref": "PicturesBucket"}) {
+		t.Errorf("PicturesBucketPolicy does not deny plain HTTP on the bucket and its objects: %v", policy.Properties)
+	}
+}

@@ -1,0 +1,218 @@
+// Package generator makes a record's content and writes it back: a
+// document's text from the text model, an image's picture from the image
+// model, scaled and filtered to the record and stored in the bucket. Both
+// places that generate run it: the API functions within a request that
+// waits, and the generator function on the tables' streams (stream.go).
+//
+// Exactly one attempt writes a record: whoever generates holds the
+// record's current attempt (running), and every write-back is conditional
+// on it (store.Table.Transition). A write that lost (the record was
+// deleted, regenerated, or taken over) throws away what it made.
+package generator
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"contentapi/shared/generation"
+	"contentapi/shared/quota"
+	"contentapi/shared/records"
+	"contentapi/shared/store"
+)
+
+// Pictures is where pictures are kept (pictures.Store).
+type Pictures interface {
+	Put(ctx context.Context, name string, png []byte) error
+	Keep(ctx context.Context, name string) error
+	Delete(ctx context.Context, name string) error
+}
+
+// Generator holds the models and the bucket; build it once per warm
+// function.
+type Generator struct {
+	Text  generation.TextModel
+	Image generation.ImageModel
+	// TextModel and ImageModel are the configured model ids, recorded on a
+	// record when its generation is requested.
+	TextModel, ImageModel string
+	Pictures              Pictures
+	// MaxTries is how often a generation that failed for a reason that
+	// may pass (throttling, an unavailable or slow model) goes back to the
+	// queue before the record fails with that reason.
+	MaxTries int
+	// Backoff is how long a generator waits before it takes up a
+	// generation that has failed tries times.
+	Backoff func(tries int) time.Duration
+	Logger  *slog.Logger
+	Now     func() time.Time
+}
+
+// DefaultMaxTries is MaxTries unless set.
+const DefaultMaxTries = 3
+
+// DefaultBackoff grows fourfold from 2 s, with jitter: 2, 8, 32 s. The
+// model client has already retried each call a few times within seconds,
+// so a try that still failed meets a model busy for longer.
+func DefaultBackoff(tries int) time.Duration {
+	if tries <= 0 {
+		return 0
+	}
+	d := 2 * time.Second << (2 * min(tries-1, 4))
+	return d/2 + rand.N(d/2)
+}
+
+func (g *Generator) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
+}
+
+func (g *Generator) logger() *slog.Logger {
+	if g.Logger != nil {
+		return g.Logger
+	}
+	return slog.Default()
+}
+
+func (g *Generator) maxTries() int {
+	if g.MaxTries > 0 {
+		return g.MaxTries
+	}
+	return DefaultMaxTries
+}
+
+func (g *Generator) backoff(tries int) time.Duration {
+	if g.Backoff != nil {
+		return g.Backoff(tries)
+	}
+	return DefaultBackoff(tries)
+}
+
+// Model is the id of the model that makes c's content.
+func (g *Generator) Model(c *Content) string {
+	if c.Picture {
+		return g.ImageModel
+	}
+	return g.TextModel
+}
+
+// Record is a record whose generation the caller holds.
+type Record struct {
+	// Resource names the record's resource ("images"), as picture names do.
+	Resource string
+	Account  string
+	ID       int64
+	// Item is the record as stored: the inputs of its generation.
+	Item store.Item
+	// State is the generation the caller holds: running, under its
+	// attempt.
+	State generation.State
+}
+
+// Job is one generation to run and write back.
+type Job struct {
+	Table   *store.Table
+	Content *Content
+	Record
+	// Deadline ends the generation itself; the write-back then has until
+	// the context's own deadline.
+	Deadline time.Time
+	// HandOver: running out of time hands the generation to the queue as
+	// it is (a request that waited as long as it would). Otherwise it
+	// counts as a try that timed out.
+	HandOver bool
+}
+
+// Run generates the job's content and writes the outcome back: the
+// content (done), a failure, or the generation handed back to the queue
+// (pending under a new attempt) when it ran out of time or failed for a
+// reason that may pass. It returns the record as written; nil, and no
+// error, when the attempt had lost the record, and then whatever it made
+// is deleted. An error is a write-back that failed: its outcome is
+// unknown, and the 15-minute rule ends the record if nothing else does.
+func (g *Generator) Run(ctx context.Context, job Job) (store.Item, error) {
+	genCtx, cancel := context.WithDeadline(ctx, job.Deadline)
+	out, err := job.Content.make(genCtx, g, job.Record)
+	outOfTime := genCtx.Err() == context.DeadlineExceeded && ctx.Err() == nil
+	cancel()
+
+	s := job.State
+	var to generation.State
+	var cause *generation.Error
+	switch {
+	case err == nil:
+		to = s.Finish(out.Model, out.Usage, g.now())
+	case outOfTime && job.HandOver:
+		to = s.Requeue(false)
+	default:
+		cause = generation.ErrorOf(err)
+		if outOfTime {
+			cause = generation.Wrap(generation.Timeout, err)
+		}
+		if cause.Code.Retryable() && s.Tries < g.maxTries() {
+			to = s.Requeue(true)
+		} else {
+			to = s.Fail(cause, g.now())
+		}
+	}
+	item, werr := job.Table.Transition(ctx, job.Account, job.ID, s.Attempt, generation.Running, to, out.Fields)
+	log := g.logger().With("resource", job.Resource, "account", job.Account, "id", job.ID,
+		"attempt", s.Attempt, "outcome", string(to.Status))
+	if cause != nil {
+		log = log.With("code", string(cause.Code), "cause", cause.Error(), "tries", to.Tries)
+	}
+	switch {
+	case errors.Is(werr, generation.ErrSuperseded):
+		log.Info("generation lost its record; its content is thrown away")
+		g.discard(ctx, out.Picture)
+		return nil, nil
+	case werr != nil:
+		// The write may have landed; a picture it names must stay (the
+		// lifecycle rule takes it if it did not).
+		log.Error("generation write-back failed", "error", werr.Error())
+		return nil, werr
+	}
+	if to.Status == generation.Pending {
+		log.Info("generation handed to the queue")
+	} else {
+		log.Info("generation ended")
+	}
+	if to.Status == generation.Done && out.Words > 0 {
+		// Counted once the content is the record's, whatever the limit: a
+		// generation that ends past it is kept, and the next create or
+		// regenerate is refused. Only the attempt whose write-back landed
+		// gets here, so each generation counts once.
+		if err := job.Table.CountUsage(ctx, job.Account, quota.Words, out.Words); err != nil {
+			log.Error("words generated not counted", "words", out.Words, "error", err.Error())
+		}
+	}
+	return item, nil
+}
+
+// discard deletes a picture nobody will own.
+func (g *Generator) discard(ctx context.Context, name string) {
+	if name == "" || g.Pictures == nil {
+		return
+	}
+	if err := g.Pictures.Delete(ctx, name); err != nil {
+		// Still tagged unclaimed: the lifecycle rule takes it.
+		g.logger().Warn("picture of a lost generation not deleted", "picture", name, "error", err.Error())
+	}
+}
+
+// Output is what a generation made.
+type Output struct {
+	// Fields are the record's generated fields (result, words).
+	Fields records.Values
+	// Model is the model that answered.
+	Model string
+	Usage generation.Usage
+	// Picture is the name of the picture stored, "" for text.
+	Picture string
+	// Words is what a text counts against the account's monthly words.
+	Words int64
+}

@@ -1,0 +1,37 @@
+package generator
+
+import (
+	"testing"
+	"time"
+)
+
+func TestDefaultBackoff(t *testing.T) {
+	for _, tc := range []struct {
+		tries    int
+		min, max time.Duration
+	}{
+		{0, 0, 0},
+		{1, time.Second, 2 * time.Second},
+		{2, 4 * time.Second, 8 * time.Second},
+		{3, 16 * time.Second, 32 * time.Second},
+		{9, 256 * time.Second, 512 * time.Second},
+	} {
+		for range 50 {
+			if d := DefaultBackoff(tc.tries); d < tc.min || d > tc.max {
+				t.Fatalf("DefaultBackoff(%d) = %v, want %v to %v", tc.tries, d, tc.min, tc.max)
+			}
+		}
+	}
+}
+
+func TestTableName(t *testing.T) {
+	for arn, want := range map[string]string{
+		"arn:aws:dynamodb:us-east-1:123456789012:table/contentapi-ImagesTable-1X2Y/stream/2026-11-21T16:48:30.000": "contentapi-ImagesTable-1X2Y",
+		"arn:aws:dynamodb:ddblocal:000000000000:table/DocumentsTable/stream/2026-11-21T16:48:30.000":               "DocumentsTable",
+		"arn:aws:sqs:us-east-1:123456789012:queue":                                                                 "",
+	} {
+		if got := tableName(arn); got != want {
+			t.Errorf("tableName(%s) = %q, want %q", arn, got, want)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package generator
+
+import (
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"contentapi/shared/store"
+)
+
+// Item is a stream image as the store reads items: the stream's event
+// types are aws-lambda-go's, the store's the SDK's.
+func Item(image map[string]events.DynamoDBAttributeValue) store.Item {
+	if image == nil {
+		return nil
+	}
+	item := make(store.Item, len(image))
+	for k, v := range image {
+		item[k] = attributeValue(v)
+	}
+	return item
+}
+
+func attributeValue(v events.DynamoDBAttributeValue) types.AttributeValue {
+	switch v.DataType() {
+	case events.DataTypeString:
+		return &types.AttributeValueMemberS{Value: v.String()}
+	case events.DataTypeNumber:
+		return &types.AttributeValueMemberN{Value: v.Number()}
+	case events.DataTypeBoolean:
+		return &types.AttributeValueMemberBOOL{Value: v.Boolean()}
+	case events.DataTypeBinary:
+		return &types.AttributeValueMemberB{Value: v.Binary()}
+	case events.DataTypeStringSet:
+		return &types.AttributeValueMemberSS{Value: v.StringSet()}
+	case events.DataTypeNumberSet:
+		return &types.AttributeValueMemberNS{Value: v.NumberSet()}
+	case events.DataTypeBinarySet:
+		return &types.AttributeValueMemberBS{Value: v.BinarySet()}
+	case events.DataTypeList:
+		list := v.List()
+		out := make([]types.AttributeValue, len(list))
+		for i, e := range list {
+			out[i] = attributeValue(e)
+		}
+		return &types.AttributeValueMemberL{Value: out}
+	case events.DataTypeMap:
+		return &types.AttributeValueMemberM{Value: Item(v.Map())}
+	}
+	return &types.AttributeValueMemberNULL{Value: true}
+}
+
+func stringAttr(item store.Item, name string) string {
+	if s, ok := item[name].(*types.AttributeValueMemberS); ok {
+		return s.Value
+	}
+	return ""
+}

@@ -1,0 +1,190 @@
+package generator
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"contentapi/shared/generation"
+	"contentapi/shared/pictures"
+	"contentapi/shared/store"
+)
+
+// Target is a record table whose stream the generator takes.
+type Target struct {
+	// Resource names the table's resource ("images").
+	Resource string
+	Table    *store.Table
+	Content  *Content
+}
+
+// Stream is the generator function: it takes batches of the record
+// tables' stream events, which template.yaml's filters narrow to three
+// kinds:
+//
+//   - a record waiting for generation (pending): claim it under a new
+//     attempt, generate, write back;
+//   - an image whose write-back landed (running to done): keep its picture
+//     (see pictures) and delete the one it replaced;
+//   - an image deleted: delete its picture.
+//
+// Delivery is at least once and a batch may be delivered again whole: a
+// duplicate claim loses to the first (the attempt it names is gone), and
+// the pictures' steps can be repeated.
+type Stream struct {
+	Generator *Generator
+	// Targets by table name.
+	Targets map[string]Target
+	// WriteBudget is kept back from the invocation's deadline for the
+	// write-back.
+	WriteBudget time.Duration
+}
+
+// Handle is the generator function's entry point. A record that could not
+// be handled for now (DynamoDB or S3 failing) is reported as a batch item
+// failure, so the event source mapping delivers it again; a generation
+// that failed is no such failure: it is written to its record.
+func (s *Stream) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	failed := make([]bool, len(ev.Records))
+	var wg sync.WaitGroup
+	for i, rec := range ev.Records {
+		wg.Go(func() {
+			if err := s.record(ctx, rec); err != nil {
+				s.Generator.logger().Error("stream record not handled", "event_id", rec.EventID,
+					"table", tableName(rec.EventSourceArn), "error", err.Error())
+				failed[i] = true
+			}
+		})
+	}
+	wg.Wait()
+	var resp events.DynamoDBEventResponse
+	for i, rec := range ev.Records {
+		if failed[i] {
+			resp.BatchItemFailures = append(resp.BatchItemFailures,
+				events.DynamoDBBatchItemFailure{ItemIdentifier: rec.Change.SequenceNumber})
+		}
+	}
+	return resp, nil
+}
+
+func (s *Stream) record(ctx context.Context, rec events.DynamoDBEventRecord) error {
+	target, ok := s.Targets[tableName(rec.EventSourceArn)]
+	if !ok {
+		s.Generator.logger().Warn("stream event of a table the generator does not serve", "source", rec.EventSourceArn)
+		return nil
+	}
+	newItem, oldItem := Item(rec.Change.NewImage), Item(rec.Change.OldImage)
+	if rec.EventName == string(events.DynamoDBOperationTypeRemove) {
+		return s.removed(ctx, target, oldItem)
+	}
+	now, err := store.StateOf(newItem)
+	if err != nil || now == nil {
+		return err
+	}
+	switch {
+	case now.Status == generation.Pending:
+		return s.pending(ctx, target, newItem, *now)
+	case now.Status == generation.Done && target.Content.Picture:
+		if before, _ := store.StateOf(oldItem); before != nil && before.Status == generation.Running {
+			return s.committed(ctx, newItem, oldItem)
+		}
+	}
+	return nil
+}
+
+// pending claims a record waiting for generation and runs it. A state
+// that failed tries before is taken up after its backoff.
+func (s *Stream) pending(ctx context.Context, target Target, item store.Item, state generation.State) error {
+	g := s.Generator
+	account, id, ok := keyOf(item)
+	if !ok {
+		return errors.New("generator: a stream image without a record key")
+	}
+	if state.Tries > 0 {
+		if err := sleep(ctx, g.backoff(state.Tries)); err != nil {
+			return err
+		}
+	}
+	if !state.InFlight(g.now()) {
+		return nil // past its deadline: it reads as failed already
+	}
+	claim := state.Claim(g.now())
+	current, err := target.Table.Transition(ctx, account, id, state.Attempt, generation.Pending, claim, nil)
+	if errors.Is(err, generation.ErrSuperseded) {
+		return nil // a duplicate delivery, or the record moved on since
+	}
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	if d, ok := ctx.Deadline(); ok {
+		deadline = d.Add(-s.WriteBudget)
+	}
+	_, err = g.Run(ctx, Job{
+		Table:    target.Table,
+		Content:  target.Content,
+		Record:   Record{Resource: target.Resource, Account: account, ID: id, Item: current, State: claim},
+		Deadline: deadline,
+	})
+	return err
+}
+
+// committed keeps the picture a write-back put on a record and deletes
+// the one it replaced.
+func (s *Stream) committed(ctx context.Context, newItem, oldItem store.Item) error {
+	name, before := resultOf(newItem), resultOf(oldItem)
+	if pictures.IsName(name) {
+		if err := s.Generator.Pictures.Keep(ctx, name); err != nil {
+			return err
+		}
+	}
+	if pictures.IsName(before) && before != name {
+		return s.Generator.Pictures.Delete(ctx, before)
+	}
+	return nil
+}
+
+// removed deletes a deleted record's picture.
+func (s *Stream) removed(ctx context.Context, target Target, oldItem store.Item) error {
+	if name := resultOf(oldItem); target.Content.Picture && pictures.IsName(name) {
+		return s.Generator.Pictures.Delete(ctx, name)
+	}
+	return nil
+}
+
+func keyOf(item store.Item) (string, int64, bool) {
+	account := stringAttr(item, store.AttrAccount)
+	id, ok := store.IntAttr(item, store.AttrID)
+	return account, id, ok && account != ""
+}
+
+func resultOf(item store.Item) string { return stringAttr(item, "result") }
+
+// tableName is the table of a stream's ARN:
+// arn:aws:dynamodb:region:account:table/NAME/stream/LABEL.
+func tableName(arn string) string {
+	_, rest, ok := strings.Cut(arn, ":table/")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return name
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,47 @@
+package streams
+
+import (
+	"github.com/aws/aws-lambda-go/events"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Image is an item as a stream record shows it, for events built by hand
+// (tests, the bench): the inverse of generator.Item.
+func Image(item map[string]ddbtypes.AttributeValue) map[string]events.DynamoDBAttributeValue {
+	if item == nil {
+		return nil
+	}
+	out := make(map[string]events.DynamoDBAttributeValue, len(item))
+	for k, v := range item {
+		out[k] = itemValue(v)
+	}
+	return out
+}
+
+func itemValue(v ddbtypes.AttributeValue) events.DynamoDBAttributeValue {
+	switch x := v.(type) {
+	case *ddbtypes.AttributeValueMemberS:
+		return events.NewStringAttribute(x.Value)
+	case *ddbtypes.AttributeValueMemberN:
+		return events.NewNumberAttribute(x.Value)
+	case *ddbtypes.AttributeValueMemberBOOL:
+		return events.NewBooleanAttribute(x.Value)
+	case *ddbtypes.AttributeValueMemberB:
+		return events.NewBinaryAttribute(x.Value)
+	case *ddbtypes.AttributeValueMemberSS:
+		return events.NewStringSetAttribute(x.Value)
+	case *ddbtypes.AttributeValueMemberNS:
+		return events.NewNumberSetAttribute(x.Value)
+	case *ddbtypes.AttributeValueMemberBS:
+		return events.NewBinarySetAttribute(x.Value)
+	case *ddbtypes.AttributeValueMemberL:
+		list := make([]events.DynamoDBAttributeValue, len(x.Value))
+		for i, e := range x.Value {
+			list[i] = itemValue(e)
+		}
+		return events.NewListAttribute(list)
+	case *ddbtypes.AttributeValueMemberM:
+		return events.NewMapAttribute(Image(x.Value))
+	}
+	return events.NewNullAttribute()
+}

@@ -1,0 +1,355 @@
+// Package streams is Lambda's DynamoDB event source mapping on this
+// machine: it reads DynamoDB Local's table streams and delivers
+// events.DynamoDBEvent batches to a function's entry point, filtered,
+// batched and retried as the template's AWS::Lambda::EventSourceMapping
+// says (sam.StreamMapping): batch size, filter criteria, partial batch
+// failures retried from the first failed record, bisection of a batch the
+// function failed, bounded retries, and then the on-failure destination,
+// which here is a log line and a count.
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"contentapi/shared/local/sam"
+)
+
+// Handler is a stream function's entry point, as lambda.Start takes it.
+type Handler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
+
+// Mapping is one table's stream delivered to a handler.
+type Mapping struct {
+	// Table is the table's name.
+	Table   string
+	Filter  *Filter
+	Handler Handler
+	// Batch is the most records per delivery; MaxRetries how often a
+	// failed batch is delivered again before it goes to the on-failure
+	// destination; Bisect splits a batch the function failed.
+	Batch      int
+	MaxRetries int
+	Bisect     bool
+	// FromStart reads the stream from its oldest record (TRIM_HORIZON)
+	// rather than from now (LATEST).
+	FromStart bool
+}
+
+// FromTemplate is the mapping the template declares for a table (by
+// logical ID), delivered to handler, under the table's name here.
+func FromTemplate(m sam.StreamMapping, table string, handler Handler) (Mapping, error) {
+	f, err := ParseFilter(m.Filters)
+	if err != nil {
+		return Mapping{}, fmt.Errorf("%s: %w", m.LogicalID, err)
+	}
+	batch := m.BatchSize
+	if batch == 0 {
+		batch = 100 // Lambda's default for streams
+	}
+	retries := m.MaximumRetryAttempts
+	if retries < 0 {
+		retries = 10 // -1 is "until the record expires"; a local run stops sooner
+	}
+	return Mapping{
+		Table: table, Filter: f, Handler: handler, Batch: batch, MaxRetries: retries,
+		Bisect: m.BisectBatchOnFunctionError, FromStart: m.StartingPosition == "TRIM_HORIZON",
+	}, nil
+}
+
+// Poller runs mappings until its context ends.
+type Poller struct {
+	db      *dynamodb.Client
+	streams *dynamodbstreams.Client
+	logger  *slog.Logger
+	// Interval is the pause after a read that found nothing (Lambda reads
+	// a shard four times a second).
+	Interval time.Duration
+
+	delivered, failed atomic.Int64
+}
+
+// New polls the streams of the tables db holds.
+func New(db *dynamodb.Client, endpoint string, logger *slog.Logger) *Poller {
+	streams := dynamodbstreams.New(dynamodbstreams.Options{
+		Region: db.Options().Region, Credentials: db.Options().Credentials,
+		BaseEndpoint: aws.String(endpoint), HTTPClient: db.Options().HTTPClient,
+	})
+	return &Poller{db: db, streams: streams, logger: logger, Interval: 250 * time.Millisecond}
+}
+
+// Delivered is how many records the handlers have taken; Failed how many
+// went to the on-failure destination after their retries.
+func (p *Poller) Delivered() int64 { return p.delivered.Load() }
+func (p *Poller) Failed() int64    { return p.failed.Load() }
+
+// Run polls every mapping until ctx ends.
+func (p *Poller) Run(ctx context.Context, mappings ...Mapping) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(mappings))
+	for i, m := range mappings {
+		wg.Go(func() { errs[i] = p.table(ctx, m) })
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil
+	}
+	return errors.Join(errs...)
+}
+
+// table follows one table's stream: its shards as they appear, each read
+// after its parent is done, as Lambda reads them.
+func (p *Poller) table(ctx context.Context, m Mapping) error {
+	d, err := p.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(m.Table)})
+	if err != nil {
+		return fmt.Errorf("streams: %s: %w", m.Table, err)
+	}
+	arn := aws.ToString(d.Table.LatestStreamArn)
+	if arn == "" {
+		return fmt.Errorf("streams: table %s has no stream", m.Table)
+	}
+	done := map[string]chan struct{}{}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	first := true
+	for {
+		out, err := p.streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)})
+		if err != nil && ctx.Err() == nil {
+			p.logger.Warn("streams: describe stream", "table", m.Table, "error", err.Error())
+		}
+		if err == nil {
+			for _, shard := range out.StreamDescription.Shards {
+				id := aws.ToString(shard.ShardId)
+				if _, known := done[id]; known {
+					continue
+				}
+				finished := make(chan struct{})
+				done[id] = finished
+				parent := done[aws.ToString(shard.ParentShardId)]
+				// Shards there at the start are read from where the
+				// mapping starts; shards that appear later, from their
+				// beginning.
+				fromStart := m.FromStart || !first
+				wg.Go(func() {
+					defer close(finished)
+					if parent != nil {
+						select {
+						case <-parent:
+						case <-ctx.Done():
+							return
+						}
+					}
+					p.shard(ctx, m, arn, id, fromStart)
+				})
+			}
+			first = false
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
+func (p *Poller) shard(ctx context.Context, m Mapping, arn, shard string, fromStart bool) {
+	kind := types.ShardIteratorTypeLatest
+	if fromStart {
+		kind = types.ShardIteratorTypeTrimHorizon
+	}
+	var last string // the sequence number of the last record read
+	iterator, err := p.iterator(ctx, arn, shard, kind, last)
+	for err == nil && iterator != nil && ctx.Err() == nil {
+		out, gerr := p.streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iterator})
+		var trimmed *types.TrimmedDataAccessException
+		var expired *types.ExpiredIteratorException
+		switch {
+		case errors.As(gerr, &trimmed) || errors.As(gerr, &expired):
+			// DynamoDB Local answers this for a trim-horizon iterator taken
+			// while the shard was empty; take one again, after what was
+			// read.
+			sleep(ctx, p.Interval)
+			iterator, err = p.iterator(ctx, arn, shard, kind, last)
+			continue
+		case gerr != nil:
+			if ctx.Err() == nil {
+				p.logger.Warn("streams: get records", "table", m.Table, "shard", shard, "error", gerr.Error())
+				sleep(ctx, time.Second)
+			}
+			continue
+		}
+		var batch []events.DynamoDBEventRecord
+		for _, r := range out.Records {
+			if rec := eventRecord(r, arn); m.Filter.Match(rec) {
+				batch = append(batch, rec)
+			}
+			last = aws.ToString(r.Dynamodb.SequenceNumber)
+		}
+		for len(batch) > 0 {
+			n := min(m.Batch, len(batch))
+			p.deliver(ctx, m, batch[:n], 0)
+			batch = batch[n:]
+		}
+		iterator = out.NextShardIterator
+		if len(out.Records) == 0 {
+			sleep(ctx, p.Interval)
+		}
+	}
+	if err != nil && ctx.Err() == nil {
+		p.logger.Warn("streams: shard iterator", "table", m.Table, "shard", shard, "error", err.Error())
+	}
+}
+
+// iterator starts reading a shard where kind says, or after the record
+// last read.
+func (p *Poller) iterator(ctx context.Context, arn, shard string, kind types.ShardIteratorType, last string) (*string, error) {
+	in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: aws.String(shard), ShardIteratorType: kind}
+	if last != "" {
+		in.ShardIteratorType, in.SequenceNumber = types.ShardIteratorTypeAfterSequenceNumber, aws.String(last)
+	}
+	out, err := p.streams.GetShardIterator(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return out.ShardIterator, nil
+}
+
+// deliver hands a batch to the handler until it succeeds, its retries are
+// spent, or (bisecting) its halves are delivered on their own.
+func (p *Poller) deliver(ctx context.Context, m Mapping, batch []events.DynamoDBEventRecord, tries int) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		resp, err := m.Handler(ctx, events.DynamoDBEvent{Records: batch})
+		if err == nil && len(resp.BatchItemFailures) == 0 {
+			p.delivered.Add(int64(len(batch)))
+			return
+		}
+		tries++
+		if tries > m.MaxRetries {
+			p.toDestination(m, batch, err)
+			return
+		}
+		if err != nil && m.Bisect && len(batch) > 1 {
+			half := len(batch) / 2
+			p.deliver(ctx, m, batch[:half], tries)
+			p.deliver(ctx, m, batch[half:], tries)
+			return
+		}
+		if err == nil {
+			// Lambda checkpoints before the first failed record and
+			// delivers the rest of the batch again from there.
+			first := len(batch)
+			for _, f := range resp.BatchItemFailures {
+				if i := slices.IndexFunc(batch, func(r events.DynamoDBEventRecord) bool {
+					return r.Change.SequenceNumber == f.ItemIdentifier
+				}); i >= 0 && i < first {
+					first = i
+				}
+			}
+			if first == len(batch) {
+				first = 0 // an identifier of no record: the whole batch failed
+			}
+			p.delivered.Add(int64(first))
+			batch = batch[first:]
+		}
+		sleep(ctx, backoff)
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+func (p *Poller) toDestination(m Mapping, batch []events.DynamoDBEventRecord, err error) {
+	p.failed.Add(int64(len(batch)))
+	msg := "the function reported them failed"
+	if err != nil {
+		msg = err.Error()
+	}
+	p.logger.Error("streams: records sent to the on-failure destination after their retries",
+		"table", m.Table, "records", len(batch),
+		"first_sequence", batch[0].Change.SequenceNumber, "last_sequence", batch[len(batch)-1].Change.SequenceNumber,
+		"error", msg)
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// eventRecord is a stream record as Lambda delivers it.
+func eventRecord(r types.Record, streamARN string) events.DynamoDBEventRecord {
+	rec := events.DynamoDBEventRecord{
+		AWSRegion:      aws.ToString(r.AwsRegion),
+		EventID:        aws.ToString(r.EventID),
+		EventName:      string(r.EventName),
+		EventSource:    aws.ToString(r.EventSource),
+		EventVersion:   aws.ToString(r.EventVersion),
+		EventSourceArn: streamARN,
+	}
+	if c := r.Dynamodb; c != nil {
+		rec.Change = events.DynamoDBStreamRecord{
+			Keys:           image(c.Keys),
+			NewImage:       image(c.NewImage),
+			OldImage:       image(c.OldImage),
+			SequenceNumber: aws.ToString(c.SequenceNumber),
+			SizeBytes:      aws.ToInt64(c.SizeBytes),
+			StreamViewType: string(c.StreamViewType),
+		}
+		if t := c.ApproximateCreationDateTime; t != nil {
+			rec.Change.ApproximateCreationDateTime = events.SecondsEpochTime{Time: *t}
+		}
+	}
+	return rec
+}
+
+func image(m map[string]types.AttributeValue) map[string]events.DynamoDBAttributeValue {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]events.DynamoDBAttributeValue, len(m))
+	for k, v := range m {
+		out[k] = attribute(v)
+	}
+	return out
+}
+
+func attribute(v types.AttributeValue) events.DynamoDBAttributeValue {
+	switch x := v.(type) {
+	case *types.AttributeValueMemberS:
+		return events.NewStringAttribute(x.Value)
+	case *types.AttributeValueMemberN:
+		return events.NewNumberAttribute(x.Value)
+	case *types.AttributeValueMemberBOOL:
+		return events.NewBooleanAttribute(x.Value)
+	case *types.AttributeValueMemberB:
+		return events.NewBinaryAttribute(x.Value)
+	case *types.AttributeValueMemberSS:
+		return events.NewStringSetAttribute(x.Value)
+	case *types.AttributeValueMemberNS:
+		return events.NewNumberSetAttribute(x.Value)
+	case *types.AttributeValueMemberBS:
+		return events.NewBinarySetAttribute(x.Value)
+	case *types.AttributeValueMemberL:
+		list := make([]events.DynamoDBAttributeValue, len(x.Value))
+		for i, e := range x.Value {
+			list[i] = attribute(e)
+		}
+		return events.NewListAttribute(list)
+	case *types.AttributeValueMemberM:
+		return events.NewMapAttribute(image(x.Value))
+	}
+	return events.NewNullAttribute()
+}
