@@ -5,8 +5,7 @@ package documents
 import (
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-
+	"contentapi/shared/codec"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
@@ -71,7 +70,7 @@ type Document struct {
 // Render turns a stored item into its JSON shape.
 func Render(item store.Item) (any, error) {
 	var d Document
-	if err := attributevalue.UnmarshalMap(item, &d); err != nil {
+	if err := codec.UnmarshalItem(item, &d); err != nil {
 		return nil, err
 	}
 	d.Template = Template{ID: d.TemplateID}

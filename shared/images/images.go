@@ -3,8 +3,7 @@
 package images
 
 import (
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-
+	"contentapi/shared/codec"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
@@ -62,6 +61,6 @@ type Image struct {
 // Render turns a stored item into its JSON shape.
 func Render(item store.Item) (any, error) {
 	var img Image
-	err := attributevalue.UnmarshalMap(item, &img)
+	err := codec.UnmarshalItem(item, &img)
 	return img, err
 }
