@@ -200,7 +200,7 @@ func seedAccount(ctx context.Context, db *dynamodb.Client, tables map[string]str
 	if err != nil {
 		return nil, "", 0, err
 	}
-	key, _, err := auth.NewKeys(db, tables["ApiKeysTable"]).Create(ctx, account, []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
+	key, _, err := auth.NewKeys(db, tables["ApiKeysTable"], auth.PublicChecksum).Create(ctx, account, []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
 	logf("seeded in %s", time.Since(start).Round(100*time.Millisecond))
 	return s, key, time.Since(start), err
 }

@@ -120,7 +120,7 @@ func TestEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := auth.NewKeys(env.Client, os.Getenv(app.EnvKeysTable)).Import(ctx, auth.DemoKey, auth.DemoAccount, readWrite); err != nil {
+	if err := auth.NewKeys(env.Client, os.Getenv(app.EnvKeysTable), auth.PublicChecksum).Import(ctx, auth.DemoKey, auth.DemoAccount, readWrite); err != nil {
 		t.Fatal(err)
 	}
 	fns, err := a.Functions()
@@ -284,6 +284,12 @@ func TestEnvJSON(t *testing.T) {
 		}
 		if vars[app.EnvEndpoint] != "http://host.docker.internal:8000" {
 			t.Errorf("%s.%s = %q", f.LogicalID, app.EnvEndpoint, vars[app.EnvEndpoint])
+		}
+		// Unset, sam local would hand the function the template's
+		// unresolved secret reference as a secret, and the demo key in the
+		// events would fail its checksum.
+		if secret, ok := vars[app.EnvKeyChecksum]; !ok || secret != "" {
+			t.Errorf("%s.%s must be set, and empty", f.LogicalID, app.EnvKeyChecksum)
 		}
 	}
 	for id := range env {

@@ -68,14 +68,14 @@ func New(cfg Config, db *dynamodb.Client) *App {
 	a := &App{
 		cfg:    cfg,
 		db:     db,
-		auth:   auth.NewAuthenticator(db, cfg.KeysTable, cfg.AuthCacheTTL),
+		auth:   auth.NewAuthenticator(db, cfg.KeysTable, cfg.AuthCacheTTL, cfg.KeyChecksum),
 		logger: logger,
 	}
 	if cfg.IdempotencyTable != "" {
 		a.idem = idempotency.New(db, cfg.IdempotencyTable, store.Classify)
 	}
 	if cfg.RateLimitPerMinute > 0 {
-		a.limits = ratelimit.New(db, cfg.KeysTable, cfg.RateLimitPerMinute)
+		a.limits = ratelimit.New(db, cfg.RateLimitTable, cfg.RateLimitPerMinute)
 	}
 	return a
 }

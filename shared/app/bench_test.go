@@ -222,6 +222,7 @@ func benchFunction(b *testing.B) app.Function {
 		Region:             "us-east-1",
 		Tables:             map[string]string{"DocumentsTable": benchDocsTable},
 		KeysTable:          benchKeysTable,
+		RateLimitTable:     "RateLimitTable",
 		IdempotencyTable:   "IdempotencyTable",
 		AuthCacheTTL:       auth.DefaultCacheTTL,
 		RateLimitPerMinute: 600,

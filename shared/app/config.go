@@ -9,7 +9,10 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
+
+	"contentapi/shared/auth"
 )
 
 // Config is the service's configuration, read from the environment that
@@ -22,6 +25,13 @@ type Config struct {
 	// template.yaml ("ImagesTable"); a function is given only its own.
 	Tables    map[string]string
 	KeysTable string
+	// RateLimitTable holds the per-key rate-limit counters; it is needed
+	// only when RateLimitPerMinute is set.
+	RateLimitTable string
+	// KeyChecksum is what a well-formed key's checksum must be: keyed by
+	// the template's secret in AWS, so forged keys cost no read; the public
+	// CRC-32 (the zero value) locally.
+	KeyChecksum auth.Checksum
 	// IdempotencyTable keeps Idempotency-Key answers; without it the header
 	// is not honoured.
 	IdempotencyTable string
@@ -46,6 +56,8 @@ const (
 	EnvRegion         = "AWS_REGION"
 	EnvEndpoint       = "DYNAMODB_ENDPOINT"
 	EnvKeysTable      = "API_KEYS_TABLE"
+	EnvRateLimitTable = "RATE_LIMIT_TABLE"
+	EnvKeyChecksum    = "KEY_CHECKSUM_SECRET"
 	EnvIdempotency    = "IDEMPOTENCY_TABLE"
 	EnvAuthCache      = "AUTH_CACHE_SECONDS"
 	EnvRateLimit      = "RATE_LIMIT_PER_MINUTE"
@@ -74,6 +86,8 @@ func ConfigFromEnv() (Config, error) {
 		DynamoDBEndpoint: env.endpoint(EnvEndpoint),
 		Tables:           map[string]string{},
 		KeysTable:        env.table(EnvKeysTable, true),
+		RateLimitTable:   env.table(EnvRateLimitTable, false),
+		KeyChecksum:      env.checksum(EnvKeyChecksum),
 		IdempotencyTable: env.table(EnvIdempotency, false),
 		AuthCacheTTL:     env.seconds(EnvAuthCache, 60, 0, maxAuthCacheSeconds),
 		RequestTimeout:   env.seconds(EnvRequestTimeout, 8, 1, maxRequestTimeoutSeconds),
@@ -85,6 +99,9 @@ func ConfigFromEnv() (Config, error) {
 		if name := env.table(r.TableEnv(), false); name != "" {
 			c.Tables[r.Table()] = name
 		}
+	}
+	if c.RateLimitPerMinute > 0 && c.RateLimitTable == "" {
+		env.errs = append(env.errs, fmt.Errorf("%s is set but %s is not", EnvRateLimit, EnvRateLimitTable))
 	}
 	if v := os.Getenv(EnvLogLevel); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
@@ -161,6 +178,23 @@ func (e *envReader) endpoint(name string) string {
 		e.fail(name, v, "an http or https URL such as http://127.0.0.1:8000")
 	}
 	return v
+}
+
+// checksum is the keys' checksum for the secret in name; unset is the
+// public one. Errors never show the value: it is a secret.
+func (e *envReader) checksum(name string) auth.Checksum {
+	v := os.Getenv(name)
+	if strings.HasPrefix(v, "{{resolve:") {
+		// What sam local passes when events/env.json does not set it:
+		// taken as the secret, it would refuse every key.
+		e.errs = append(e.errs, fmt.Errorf("%s is an unresolved CloudFormation reference; set it to empty for local runs", name))
+		return auth.Checksum{}
+	}
+	c, err := auth.NewChecksum(v)
+	if err != nil {
+		e.errs = append(e.errs, fmt.Errorf("%s: %w", name, err))
+	}
+	return c
 }
 
 // origin is "*" (the default) or one origin, scheme://host[:port]: the

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"contentapi/shared/app"
+	"contentapi/shared/auth"
 )
 
 // configVars are every variable ConfigFromEnv reads; each test case starts
 // from all of them unset, so the machine's own environment plays no part.
 func configVars() []string {
-	vars := []string{app.EnvRegion, app.EnvEndpoint, app.EnvKeysTable, app.EnvIdempotency, app.EnvAuthCache,
-		app.EnvRateLimit, app.EnvRequestTimeout, app.EnvAllowOrigin, app.EnvLogLevel}
+	vars := []string{app.EnvRegion, app.EnvEndpoint, app.EnvKeysTable, app.EnvRateLimitTable, app.EnvKeyChecksum,
+		app.EnvIdempotency, app.EnvAuthCache, app.EnvRateLimit, app.EnvRequestTimeout, app.EnvAllowOrigin, app.EnvLogLevel}
 	for _, r := range app.Resources {
 		vars = append(vars, r.TableEnv())
 	}
@@ -40,12 +41,14 @@ func TestConfigFromEnv(t *testing.T) {
 		{"defaults", map[string]string{app.EnvKeysTable: "keys"}, func(t *testing.T, c app.Config) {
 			if c.Region != "us-east-1" || c.AuthCacheTTL != time.Minute || c.RequestTimeout != 8*time.Second ||
 				c.RateLimitPerMinute != 0 || c.AllowOrigin != "*" || c.LogLevel != slog.LevelInfo ||
-				c.DynamoDBEndpoint != "" || c.IdempotencyTable != "" || len(c.Tables) != 0 {
+				c.DynamoDBEndpoint != "" || c.IdempotencyTable != "" || len(c.Tables) != 0 ||
+				c.RateLimitTable != "" || c.KeyChecksum.Keyed() {
 				t.Errorf("defaults: %+v", c)
 			}
 		}},
 		{"every variable set", map[string]string{
 			app.EnvRegion: "eu-central-2", app.EnvEndpoint: "http://127.0.0.1:8000", app.EnvKeysTable: "keys",
+			app.EnvRateLimitTable: "counters-1", app.EnvKeyChecksum: strings.Repeat("s", auth.MinSecretLen),
 			app.EnvIdempotency: "idem-1", app.EnvAuthCache: "0", app.EnvRequestTimeout: "900",
 			app.EnvRateLimit: "600", app.EnvAllowOrigin: "https://app.example.com:8443", app.EnvLogLevel: "warn",
 			first.TableEnv(): "stack-Table.1",
@@ -53,7 +56,8 @@ func TestConfigFromEnv(t *testing.T) {
 			if c.Region != "eu-central-2" || c.DynamoDBEndpoint != "http://127.0.0.1:8000" || c.KeysTable != "keys" ||
 				c.IdempotencyTable != "idem-1" || c.AuthCacheTTL != 0 || c.RequestTimeout != 900*time.Second ||
 				c.RateLimitPerMinute != 600 || c.AllowOrigin != "https://app.example.com:8443" || c.LogLevel != slog.LevelWarn ||
-				c.Tables[first.Table()] != "stack-Table.1" || len(c.Tables) != 1 {
+				c.Tables[first.Table()] != "stack-Table.1" || len(c.Tables) != 1 ||
+				c.RateLimitTable != "counters-1" || !c.KeyChecksum.Keyed() {
 				t.Errorf("config: %+v", c)
 			}
 		}},
@@ -99,6 +103,11 @@ func TestConfigFromEnvRefuses(t *testing.T) {
 		{"origin with a header in it", map[string]string{app.EnvAllowOrigin: "https://a.example.com\r\nSet-Cookie: x=1"}, []string{app.EnvAllowOrigin}},
 		{"idempotency table name", map[string]string{app.EnvIdempotency: "x"}, []string{app.EnvIdempotency}},
 		{"resource table name", map[string]string{first.TableEnv(): "a table"}, []string{first.TableEnv()}},
+		{"rate limit without its table", map[string]string{app.EnvRateLimit: "600"}, []string{app.EnvRateLimitTable}},
+		// Either would refuse every key, quietly, as 401s.
+		{"checksum secret too short", map[string]string{app.EnvKeyChecksum: "short-secret"}, []string{app.EnvKeyChecksum}},
+		{"checksum secret unresolved by sam local", map[string]string{app.EnvKeyChecksum: "{{resolve:secretsmanager:KeyChecksumSecret:SecretString}}"},
+			[]string{app.EnvKeyChecksum}},
 		{"several at once", map[string]string{app.EnvAuthCache: "abc", app.EnvRequestTimeout: "-5"},
 			[]string{app.EnvAuthCache, app.EnvRequestTimeout}},
 	}
@@ -120,6 +129,9 @@ func TestConfigFromEnvRefuses(t *testing.T) {
 				if !strings.Contains(err.Error(), name) {
 					t.Errorf("error %q does not name %s", err, name)
 				}
+			}
+			if secret := tc.env[app.EnvKeyChecksum]; secret != "" && strings.Contains(err.Error(), secret) {
+				t.Errorf("error %q shows the checksum secret", err)
 			}
 		})
 	}

@@ -40,6 +40,7 @@ func newStackWith(t testing.TB, configure func(*app.Config)) *stack {
 		DynamoDBEndpoint: env.Endpoint,
 		Tables:           env.Tables,
 		KeysTable:        env.Tables["ApiKeysTable"],
+		RateLimitTable:   env.Tables["RateLimitTable"],
 		IdempotencyTable: env.Tables["IdempotencyTable"],
 		AuthCacheTTL:     time.Minute,
 		RequestTimeout:   30 * time.Second, // roomy for a loaded CI machine; faults_test sets its own
@@ -56,7 +57,7 @@ func newStackWith(t testing.TB, configure func(*app.Config)) *stack {
 	}
 	a := app.New(cfg, db)
 	s := &stack{t: t, env: env, app: a}
-	keys := auth.NewKeys(env.Client, cfg.KeysTable)
+	keys := auth.NewKeys(env.Client, cfg.KeysTable, cfg.KeyChecksum)
 	create := func(account string, scopes ...auth.Scope) string {
 		key, _, err := keys.Create(context.Background(), account, scopes, time.Time{})
 		if err != nil {

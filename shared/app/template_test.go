@@ -13,8 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/app"
+	"contentapi/shared/auth"
 	"contentapi/shared/crud"
 	"contentapi/shared/local/sam"
+	"contentapi/shared/ratelimit"
 	"contentapi/shared/store"
 )
 
@@ -86,8 +88,17 @@ func TestTemplateTablesMatchTheStore(t *testing.T) {
 			}
 		}
 	}
-	if got := keySchema(byID["ApiKeysTable"].Input.KeySchema); got != "key_hash HASH" || byID["ApiKeysTable"].TTLAttribute != "ttl" {
-		t.Errorf("ApiKeysTable keys %s ttl %q", got, byID["ApiKeysTable"].TTLAttribute)
+	keysTable := byID["ApiKeysTable"]
+	if got := keySchema(keysTable.Input.KeySchema); got != "key_hash HASH" || keysTable.TTLAttribute != "" {
+		t.Errorf("ApiKeysTable keys %s ttl %q", got, keysTable.TTLAttribute)
+	}
+	// Revoke finds a key by its id through this index: keys only, no scan.
+	if gsis := keysTable.Input.GlobalSecondaryIndexes; len(gsis) != 1 || *gsis[0].IndexName != auth.IndexByKeyID ||
+		keySchema(gsis[0].KeySchema) != "key_id HASH" || gsis[0].Projection.ProjectionType != types.ProjectionTypeKeysOnly {
+		t.Errorf("ApiKeysTable indexes %+v, want %s on key_id, keys only", gsis, auth.IndexByKeyID)
+	}
+	if got := keySchema(byID["RateLimitTable"].Input.KeySchema); got != ratelimit.AttrWindow+" HASH" || byID["RateLimitTable"].TTLAttribute != "ttl" {
+		t.Errorf("RateLimitTable keys %s ttl %q", got, byID["RateLimitTable"].TTLAttribute)
 	}
 	if got := keySchema(byID["IdempotencyTable"].Input.KeySchema); got != "idempotency_key HASH" || byID["IdempotencyTable"].TTLAttribute != "ttl" {
 		t.Errorf("IdempotencyTable keys %s ttl %q", got, byID["IdempotencyTable"].TTLAttribute)
@@ -139,9 +150,12 @@ func TestTemplateRoutesMatchTheCode(t *testing.T) {
 }
 
 // Each function gets the environment the app reads, and only its own table.
+// Least privilege: a function may read keys but never write them (a bug
+// could otherwise revoke, restore or move a key); it writes only its own
+// table, the rate-limit counters and idempotency records.
 func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 	tmpl := loadTemplate(t)
-	common := []string{app.EnvEndpoint, app.EnvKeysTable, app.EnvIdempotency, app.EnvAuthCache, app.EnvRateLimit, app.EnvLogLevel}
+	common := []string{app.EnvEndpoint, app.EnvKeysTable, app.EnvRateLimitTable, app.EnvKeyChecksum, app.EnvIdempotency, app.EnvAuthCache, app.EnvRateLimit, app.EnvLogLevel}
 	for _, res := range app.Resources {
 		fn := res.Function()
 		f, err := tmpl.Function(fn)
@@ -175,7 +189,8 @@ func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 		want := map[string][]string{
 			table:              {"BatchGetItem", "ConditionCheckItem", "DeleteItem", "GetItem", "PutItem", "Query", "UpdateItem"},
 			table + "/index/*": {"BatchGetItem", "ConditionCheckItem", "DeleteItem", "GetItem", "PutItem", "Query", "UpdateItem"},
-			"ApiKeysTable":     {"GetItem", "UpdateItem"},
+			"ApiKeysTable":     {"GetItem"},
+			"RateLimitTable":   {"UpdateItem"},
 			"IdempotencyTable": {"DeleteItem", "PutItem", "UpdateItem"},
 		}
 		got := map[string][]string{}
@@ -205,6 +220,32 @@ func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 		if len(got) != len(want) {
 			t.Errorf("%s has access to %v, want %v", fn, keys(got), keys(want))
 		}
+		if actions := got["ApiKeysTable"]; len(actions) != 1 || actions[0] != "GetItem" {
+			t.Errorf("%s may %v on the keys table; it must only read it", fn, actions)
+		}
+		checkChecksumSecret(t, tmpl, fn, f.Env()[app.EnvKeyChecksum])
+	}
+}
+
+// The functions get the keys' checksum secret from a secret the stack
+// generates, long enough for auth.NewChecksum and kept with the keys.
+func checkChecksumSecret(t *testing.T, tmpl *sam.Template, fn string, v any) {
+	t.Helper()
+	name, arg, _ := sam.Intrinsic(v)
+	ref, _ := arg.(string)
+	const prefix, suffix = "{{resolve:secretsmanager:${", "}:SecretString}}"
+	if name != "Fn::Sub" || !strings.HasPrefix(ref, prefix) || !strings.HasSuffix(ref, suffix) {
+		t.Errorf("%s.%s = %v, want a secretsmanager dynamic reference", fn, app.EnvKeyChecksum, v)
+		return
+	}
+	id := strings.TrimSuffix(strings.TrimPrefix(ref, prefix), suffix)
+	secret := tmpl.Resources[id]
+	length, _ := secret.Properties["GenerateSecretString"].(map[string]any)["PasswordLength"].(int)
+	if secret.Type != "AWS::SecretsManager::Secret" || length < auth.MinSecretLen || secret.DeletionPolicy != "Retain" {
+		t.Errorf("%s: secret %s is %+v; want a generated secret of at least %d characters, retained like the keys", fn, id, secret, auth.MinSecretLen)
+	}
+	if out := tmpl.Outputs["KeyChecksumSecretArn"]; !reflect.DeepEqual(out["Value"], map[string]any{"Ref": id}) {
+		t.Errorf("output KeyChecksumSecretArn = %v: the apikey command needs the secret's ARN", out)
 	}
 }
 

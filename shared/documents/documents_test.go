@@ -81,7 +81,7 @@ func TestDefaults(t *testing.T) {
 
 func TestCreativitySpellings(t *testing.T) {
 	for spelling, want := range map[string]float64{
-		"0": 0, "0.0": 0, "0.25": 0.25, ".25": 0.25, "0.5": 0.5, ".5": 0.5, "0.50": 0.5, "5e-1": 0.5,
+		"0": 0, "0.0": 0, "0.25": 0.25, ".25": 0.25, "0.5": 0.5, ".5": 0.5, "0.50": 0.5,
 		"0.75": 0.75, "1": 1, "1.0": 1, "1.00": 1, "+1": 1,
 	} {
 		v, err := create("creativity", spelling)
@@ -89,12 +89,17 @@ func TestCreativitySpellings(t *testing.T) {
 			t.Errorf("creativity=%s: %v %v", spelling, v["creativity"], err)
 		}
 	}
-	in := form("name", "n", "prompt", "p", "creativity", "")
-	in.Values["creativity"] = input.Value{Text: "0.75", Kind: input.KindNumber}
-	if v, err := Resource.ValidateCreate(in); err != nil || v["creativity"] != 0.75 {
-		t.Errorf("JSON number 0.75: %v %v", v, err)
+	// A JSON number counts by its value, however written.
+	for text, want := range map[string]float64{"0.75": 0.75, "5e-1": 0.5, "7.5E-1": 0.75, "-0": 0, "1.000": 1} {
+		in := form("name", "n", "prompt", "p", "creativity", "")
+		in.Values["creativity"] = input.Value{Text: text, Kind: input.KindNumber}
+		if v, err := Resource.ValidateCreate(in); err != nil || v["creativity"] != want {
+			t.Errorf("JSON number %s: %v %v", text, v, err)
+		}
 	}
-	for _, bad := range []string{"0.3", "2", "1.01", "abc", "0x1p-1", "NaN", "Inf", "1,0", "true"} {
+	// Text takes plain decimals only: an exponent would make the spellings
+	// of a value more than a pattern can say.
+	for _, bad := range []string{"0.3", "2", "1.01", "abc", "0x1p-1", "NaN", "Inf", "1,0", "true", "5e-1", "."} {
 		only422(t, errOf(create("creativity", bad)), "creativity")
 	}
 }

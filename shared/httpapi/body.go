@@ -55,7 +55,7 @@ func ParseBody(r *http.Request) (input.Fields, error) {
 	switch {
 	case mediaType == "application/x-www-form-urlencoded":
 		return parseForm(raw)
-	case mediaType == "application/json" || strings.HasSuffix(mediaType, "+json"):
+	case mediaType == "application/json":
 		return parseJSON(raw)
 	case mediaType == "multipart/form-data":
 		return parseMultipart(raw, params["boundary"])

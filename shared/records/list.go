@@ -3,7 +3,6 @@ package records
 import (
 	"fmt"
 	"slices"
-	"strconv"
 
 	"contentapi/shared/fold"
 	"contentapi/shared/input"
@@ -12,8 +11,10 @@ import (
 // Allowed values of the list parameters, from the original app.
 var (
 	perPages = []int{10, 25, 50, 100}
-	sortBys  = Enum{"id", "name"}
-	sorts    = Enum{"desc", "asc"}
+	// perPage reads per_page as page does: digits only, no sign.
+	perPage = Int{Min: 1, Max: 100}
+	sortBys = Enum{"id", "name"}
+	sorts   = Enum{"desc", "asc"}
 )
 
 // MaxPage bounds page so offsets stay far from overflow; any page past the
@@ -96,12 +97,11 @@ func (r *Resource) ParseList(q input.Params) (ListQuery, error) {
 	if v, ok := parse("sort", sorts); ok {
 		lq.Desc = v.(string) == "desc"
 	}
-	if v, ok := get("per_page"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || !slices.Contains(perPages, n) {
-			errs.add("per_page", "The selected per page is invalid.")
-		} else {
+	if v, ok := parse("per_page", perPage); ok {
+		if n := int(v.(int64)); slices.Contains(perPages, n) {
 			lq.PerPage = n
+		} else {
+			errs.add("per_page", "The selected per page is invalid.")
 		}
 	}
 	if v, ok := parse("page", Int{Min: 1, Max: MaxPage}); ok {

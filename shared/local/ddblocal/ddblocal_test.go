@@ -88,10 +88,12 @@ func projectTemplate(t *testing.T) *sam.Template {
 
 func TestEnvVars(t *testing.T) {
 	tmpl := projectTemplate(t)
-	tables := map[string]string{"ApiKeysTable": "keys-x", "IdempotencyTable": "idem-x"}
+	tables := map[string]string{"ApiKeysTable": "keys-x", "IdempotencyTable": "idem-x", "RateLimitTable": "rl-x"}
 	want := map[string]string{
 		"API_KEYS_TABLE":        "keys-x",
+		"RATE_LIMIT_TABLE":      "rl-x",
 		"IDEMPOTENCY_TABLE":     "idem-x",
+		"KEY_CHECKSUM_SECRET":   "",   // the public checksum, the demo key's
 		"AUTH_CACHE_SECONDS":    "60", // the parameter's default
 		"RATE_LIMIT_PER_MINUTE": "0",  // off locally, whatever the template's default
 		"LOG_LEVEL":             "info",

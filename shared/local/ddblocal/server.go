@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -82,6 +83,11 @@ func moduleRoot() (string, error) {
 type Options struct {
 	// Port to listen on; 0 picks a free one.
 	Port int
+	// Addrs are the IP addresses to listen on: 127.0.0.1 when empty. The
+	// first is the one Endpoint names. Every interface (0.0.0.0, ::) is
+	// refused: DynamoDB Local takes any credentials, so whoever reaches it
+	// can read and change every table.
+	Addrs []string
 	// DataDir keeps the data across restarts; "" keeps it in memory only.
 	DataDir string
 	// Log receives DynamoDB Local's own output; nil discards it (the last
@@ -92,7 +98,8 @@ type Options struct {
 // Server is a running DynamoDB Local.
 //
 // DynamoDB Local has no option to choose its listen address (see its
-// -help): it listens on every interface. Endpoint always names 127.0.0.1.
+// -help) and on its own listens on every interface; Start runs it through
+// a launcher (LoopbackDynamoDBLocal.java) that binds it to Options.Addrs.
 type Server struct {
 	endpoint string
 	cmd      *exec.Cmd
@@ -112,6 +119,19 @@ const startTimeout = 60 * time.Second
 // which takes DynamoDB Local with it.
 func Start(ctx context.Context, opts Options) (*Server, error) {
 	jar, err := JarPath()
+	if err != nil {
+		return nil, err
+	}
+	if len(opts.Addrs) == 0 {
+		opts.Addrs = []string{"127.0.0.1"}
+	}
+	for _, a := range opts.Addrs {
+		ip := net.ParseIP(a)
+		if ip == nil || ip.IsUnspecified() {
+			return nil, fmt.Errorf("ddblocal: listen address %q: want one IP address of this machine, not every interface", a)
+		}
+	}
+	classes, err := launcher(ctx, jar)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +156,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 				return nil, err
 			}
 		}
-		s, err := start(ctx, jar, port, opts)
+		s, err := start(ctx, jar, classes, port, opts)
 		if err == nil || i == attempts || ctx.Err() != nil || !errors.Is(err, errExited) {
 			return s, err
 		}
@@ -145,11 +165,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 
 var errExited = errors.New("DynamoDB Local exited")
 
-func start(ctx context.Context, jar string, port int, opts Options) (*Server, error) {
+func start(ctx context.Context, jar, classes string, port int, opts Options) (*Server, error) {
 	dir := filepath.Dir(jar)
 	args := []string{
 		"-Djava.library.path=" + filepath.Join(dir, "DynamoDBLocal_lib"),
-		"-jar", jar,
+		// The jar's manifest brings DynamoDB Local's own libraries.
+		"-cp", classes + string(os.PathListSeparator) + jar,
+		launcherClass, strings.Join(opts.Addrs, ","),
 		"-port", strconv.Itoa(port),
 		// Every client sees the same tables, whatever credentials and
 		// region it signs with.
@@ -172,7 +194,7 @@ func start(ctx context.Context, jar string, port int, opts Options) (*Server, er
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = sysProcAttr()
 	s := &Server{
-		endpoint: "http://127.0.0.1:" + strconv.Itoa(port),
+		endpoint: "http://" + net.JoinHostPort(opts.Addrs[0], strconv.Itoa(port)),
 		cmd:      cmd,
 		out:      out,
 		exited:   make(chan struct{}),

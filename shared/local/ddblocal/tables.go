@@ -179,6 +179,9 @@ func EnvVars(tmpl *sam.Template, endpoint string, tables map[string]string) map[
 	// locally they stay off unless the developer exports
 	// RATE_LIMIT_PER_MINUTE, which the local stack keeps.
 	env["RATE_LIMIT_PER_MINUTE"] = "0"
+	// The template's checksum secret exists only in AWS: locally keys carry
+	// the public checksum, which the demo key and events/ have.
+	env["KEY_CHECKSUM_SECRET"] = ""
 	env["DYNAMODB_ENDPOINT"] = endpoint
 	env["AWS_REGION"] = Region
 	env["AWS_ACCESS_KEY_ID"] = "local"

@@ -102,7 +102,9 @@ func shortErr(err error) string {
 type Meter struct {
 	// projected[table][index] is what each local secondary index holds.
 	projected map[string]map[string][]string
-	keysTable string
+	// The tables whose calls are counted apart: key lookups and rate-limit
+	// leases.
+	keysTable, rateLimitTable string
 
 	mu    sync.Mutex
 	calls []Call
@@ -116,7 +118,7 @@ func New(tmpl *sam.Template, names map[string]string) (*Meter, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Meter{projected: map[string]map[string][]string{}, keysTable: names["ApiKeysTable"]}
+	m := &Meter{projected: map[string]map[string][]string{}, keysTable: names["ApiKeysTable"], rateLimitTable: names["RateLimitTable"]}
 	for _, t := range tables {
 		var tableKeys []string
 		for _, k := range t.Input.KeySchema {
@@ -219,8 +221,11 @@ func (m *Meter) initialize(ctx context.Context, in middleware.InitializeInput, n
 			c.Corrected = "sent as Select=ALL_PROJECTED_ATTRIBUTES, see Method"
 		}
 	}
-	if c.Table == m.keysTable {
-		c.Purpose = map[string]string{"GetItem": "auth", "UpdateItem": "ratelimit"}[c.Op]
+	switch {
+	case c.Table == m.keysTable && c.Op == "GetItem":
+		c.Purpose = "auth"
+	case c.Table == m.rateLimitTable && c.Op == "UpdateItem":
+		c.Purpose = "ratelimit"
 	}
 	ctx = context.WithValue(ctx, callKey{}, c)
 	var out middleware.InitializeOutput
@@ -463,6 +468,15 @@ func (m *Meter) Measure(f func()) []Call {
 	calls := m.calls
 	m.calls = nil
 	return calls
+}
+
+// Ops names the calls' operations, in order: "Query", "UpdateItem".
+func Ops(calls []Call) []string {
+	ops := make([]string, len(calls))
+	for i, c := range calls {
+		ops[i] = c.Op
+	}
+	return ops
 }
 
 // Totals sums calls: round trips, and billed units (reads and writes apart).

@@ -78,7 +78,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	requestID := g.RequestID()
 	status, route := g.serve(w, r, requestID)
-	g.Log.Info("request", "method", r.Method, "path", r.URL.RequestURI(), "status", status,
+	// The path only: a query string holds search terms, and in a log
+	// they outlive the request.
+	g.Log.Info("request", "method", r.Method, "path", r.URL.EscapedPath(), "status", status,
 		"route", route, "requestId", requestID, "ms", time.Since(start).Milliseconds())
 }
 

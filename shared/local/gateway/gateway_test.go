@@ -338,3 +338,23 @@ func TestRequestIDShape(t *testing.T) {
 func get(path string) func() *http.Request {
 	return func() *http.Request { return httptest.NewRequest("GET", path, nil) }
 }
+
+// The access log names the path but not the query string: search terms
+// and the like do not belong in logs.
+func TestAccessLogLeavesQueryOut(t *testing.T) {
+	var logs bytes.Buffer
+	g := testGateway(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		return events.APIGatewayV2HTTPResponse{StatusCode: 200, Body: "{}"}, nil
+	})
+	g.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	for _, target := range []string{"/items/7?search=needle&page=2", "/nowhere/x?search=needle"} {
+		g.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", target, nil))
+	}
+	out := logs.String()
+	if !strings.Contains(out, "path=/items/7 ") || !strings.Contains(out, "path=/nowhere/x ") {
+		t.Errorf("the access log lacks the paths:\n%s", out)
+	}
+	if strings.Contains(out, "needle") || strings.Contains(out, "?") {
+		t.Errorf("the access log carries a query string:\n%s", out)
+	}
+}

@@ -42,6 +42,8 @@ func New(doc []byte) (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
+	relaxPlanned(t)
+	registerFormDecoder.Do(func() { openapi3filter.RegisterBodyDecoder(formType, formDecoder) })
 	router, err := gorillamux.NewRouter(t)
 	if err != nil {
 		return nil, fmt.Errorf("router: %w", err)
@@ -126,25 +128,12 @@ func (v *Validator) validateSchemaExamples() error {
 }
 
 // Operations lists the document's operations as "METHOD /path/{param}",
-// sorted.
-func (v *Validator) Operations() []string {
-	var ops []string
-	for path, item := range v.doc.Paths.Map() {
-		for method := range item.Operations() {
-			ops = append(ops, method+" "+path)
-		}
-	}
-	slices.Sort(ops)
-	return ops
-}
+// sorted, but for those marked x-planned (PlannedOperations).
+func (v *Validator) Operations() []string { return v.operations(false) }
 
 // Operation names the document's operation that serves method and target
-// (the path with its query string), as Operations lists it; HEAD is served
-// by GET.
+// (the path with its query string), as Operations lists it.
 func (v *Validator) Operation(method, target string) (string, error) {
-	if method == http.MethodHead {
-		method = http.MethodGet
-	}
 	req, err := newRequest(method, target, nil, nil)
 	if err != nil {
 		return "", err
@@ -156,11 +145,18 @@ func (v *Validator) Operation(method, target string) (string, error) {
 	return route.Method + " " + route.Path, nil
 }
 
-// ValidateRequest checks a request the server accepted against the
-// document: path and query parameters, headers, the bearer key's presence
-// and the body. target is the path with its query string.
+// ValidateRequest checks a request against the document: path and query
+// parameters, headers, the bearer key's presence and the body. target is
+// the path with its query string. Header values are taken as HTTP defines
+// them, without the white space around them.
 func (v *Validator) ValidateRequest(method, target string, header http.Header, body []byte) error {
-	req, err := newRequest(method, target, header, body)
+	trimmed := http.Header{}
+	for k, vs := range header {
+		for _, s := range vs {
+			trimmed.Add(k, strings.Trim(s, " \t"))
+		}
+	}
+	req, err := newRequest(method, target, trimmed, body)
 	if err != nil {
 		return err
 	}
@@ -201,16 +197,18 @@ func bearerOnly(_ context.Context, in *openapi3filter.AuthenticationInput) error
 // its query string) against the document: that its status is documented
 // for the operation, its headers (required ones present, every value
 // valid, and no header of the API's own that the document does not
-// declare for that answer), its Content-Type and its body.
+// declare for that answer), its Content-Type and its body, which must not
+// hold a property the document marks x-planned.
 //
 // A request outside the document's operations may only have the answers
 // the document describes for it: 404 for an unknown path, 405 for a method
 // the path does not take, and those that come before routing (401, 429,
-// 500, 503). OPTIONS is the CORS preflight, 204 without a body; HEAD is
-// checked as GET without a body.
+// 500, 503). OPTIONS is the CORS preflight, 204 without a body on any
+// path; on a listed path, its headers are checked too.
 func (v *Validator) ValidateResponse(method, target string, status int, header http.Header, body []byte) error {
 	where := fmt.Sprintf("%s %s -> %d", method, target, status)
-	if method == http.MethodOptions {
+	if _, err := v.Operation(method, target); err != nil && method == http.MethodOptions {
+		// The preflight of a path the document does not list.
 		if status != http.StatusNoContent || len(body) > 0 {
 			return fmt.Errorf("%s: a preflight answers 204 without a body", where)
 		}
@@ -221,6 +219,11 @@ func (v *Validator) ValidateResponse(method, target string, status int, header h
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	errs := v.checkResponse(route, ref, method, header, body)
+	if media := ref.Value.Content.Get("application/json"); len(errs) == 0 && status < 300 && media != nil {
+		if fields := plannedServed(media.Schema, body); len(fields) > 0 {
+			errs = append(errs, plannedError(fields))
+		}
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s: answer does not match the document:\n%w", where, errors.Join(errs...))
 	}
@@ -228,13 +231,10 @@ func (v *Validator) ValidateResponse(method, target string, status int, header h
 }
 
 // response finds what the document says a request may be answered with
-// status.
+// status: the status itself, or its range ("4XX"). An operation's default
+// answer does not count: every status the service gives must be listed.
 func (v *Validator) response(method, target string, status int) (*routers.Route, *openapi3.ResponseRef, error) {
-	lookup := method
-	if method == http.MethodHead {
-		lookup = http.MethodGet
-	}
-	req, err := newRequest(lookup, target, nil, nil)
+	req, err := newRequest(method, target, nil, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -257,7 +257,7 @@ func (v *Validator) response(method, target string, status int) (*routers.Route,
 	}
 	ref := route.Operation.Responses.Status(status)
 	if ref == nil {
-		ref = route.Operation.Responses.Default()
+		ref = route.Operation.Responses.Value(fmt.Sprintf("%dXX", status/100))
 	}
 	if ref == nil || ref.Value == nil {
 		return nil, nil, fmt.Errorf("status %d is not documented for %s %s", status, route.Method, route.Path)

@@ -51,7 +51,25 @@ func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
 			header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "ETag", `"1.1"`,
 				"Access-Control-Allow-Origin", "*", "Vary", "Origin"), image, ""},
 		{"HEAD", "HEAD", "/api/v1/images/1", 200, header("X-Request-Id", "r1", "ETag", `"1.1"`), "", ""},
+		{"HEAD without ETag", "HEAD", "/api/v1/images/1", 200, header("X-Request-Id", "r1"), "", "ETag"},
+		{"HEAD 404", "HEAD", "/api/v1/images/9", 404, header("X-Request-Id", "r1"), "", ""},
+		{"HEAD 401", "HEAD", "/api/v1/images", 401, header("X-Request-Id", "r1", "WWW-Authenticate", "Bearer"), "", ""},
+		{"HEAD 418", "HEAD", "/api/v1/images", 418, header("X-Request-Id", "r1"), "", ""},
+		{"HEAD 304 of a list", "HEAD", "/api/v1/images", 304, header("X-Request-Id", "r1"), "", "not documented"},
+		{"planned field served", "GET", "/api/v1/images/1", 200, ok,
+			strings.Replace(image, `"url":null`, `"url":null,"generation":null`, 1), "remove the mark"},
+		{"planned meta served", "GET", "/api/v1/images", 200,
+			header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "Link", `<http://h/x?page=1>; rel="first", <http://h/x?page=1>; rel="last"`),
+			`{"data":[],"links":{"first":"http://h/x?page=1","last":"http://h/x?page=1","prev":null,"next":null},` +
+				`"meta":{"current_page":1,"from":null,"last_page":1,"path":"http://h/x","per_page":10,"to":null,"total":0,"total_estimated":false,"partial":false},"status":200}`,
+			"meta.partial, meta.total_estimated"},
+		{"planned field in an error", "POST", "/api/v1/images", 422, header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1"),
+			`{"message":{"generation":["The generation field is prohibited."]},"errors":{"generation":["The generation field is prohibited."]},"status":422}`, ""},
 		{"preflight", "OPTIONS", "/api/v1/anything", 204, header(), "", ""},
+		{"preflight of a listed path", "OPTIONS", "/api/v1/images/1", 204, header("X-Request-Id", "r1", "Allow", "GET, POST",
+			"Access-Control-Allow-Methods", "GET, POST", "Access-Control-Allow-Headers", "Authorization", "Access-Control-Max-Age", "86400"), "", ""},
+		{"preflight without its methods", "OPTIONS", "/api/v1/images/1", 204, header("X-Request-Id", "r1", "Allow", "GET, POST",
+			"Access-Control-Allow-Headers", "Authorization", "Access-Control-Max-Age", "86400"), "", "Access-Control-Allow-Methods"},
 		{"extra field", "GET", "/api/v1/images/1", 200, ok, strings.Replace(image, `"url":null`, `"url":null,"x":1`, 1), "additional properties"},
 		{"missing field", "GET", "/api/v1/images/1", 200, ok, strings.Replace(image, `"url":null,`, ``, 1), "url"},
 		{"bad enum", "GET", "/api/v1/images/1", 200, ok, strings.Replace(image, `"medium":"ink"`, `"medium":"oil"`, 1), "medium"},
@@ -67,6 +85,10 @@ func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
 		{"charset missing", "GET", "/api/v1/images/1", 200,
 			header("Content-Type", "application/json", "X-Request-Id", "r1", "ETag", `"1.1"`), image, "Content-Type"},
 		{"undocumented status", "GET", "/api/v1/images/1", 418, ok, `{"message":"x","status":418}`, "not documented"},
+		{"quota", "POST", "/api/v1/documents", 429, header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "Retry-After", "3600"),
+			`{"message":"The monthly limit of 500 documents is reached.","code":"quota_exceeded","status":429}`, ""},
+		{"quota on a read", "GET", "/api/v1/documents", 429, header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "Retry-After", "3600"),
+			`{"message":"The monthly limit of 500 documents is reached.","code":"quota_exceeded","status":429}`, "message"},
 		{"304", "GET", "/api/v1/images/1", 304, header("X-Request-Id", "r1", "ETag", `"1.1"`), "", ""},
 		{"304 without ETag", "GET", "/api/v1/images/1", 304, header("X-Request-Id", "r1"), "", "ETag"},
 		{"304 with a body", "GET", "/api/v1/images/1", 304, ok, image, "no body"},
@@ -152,12 +174,20 @@ func TestOpenAPIValidatorOperations(t *testing.T) {
 	if !slices.IsSorted(ops) || !slices.Contains(ops, "DELETE /api/v1/documents/{id}") || !slices.Contains(ops, "GET /api/v1/openapi.json") {
 		t.Fatalf("operations: %v", ops)
 	}
+	want := []string{"GET /api/v1/usage", "HEAD /api/v1/usage", "POST /api/v1/documents/{id}/regenerate", "POST /api/v1/images/{id}/regenerate"}
+	if planned := v.PlannedOperations(); !slices.Equal(planned, want) {
+		t.Errorf("planned operations: %v, want %v", planned, want)
+	}
 	for target, want := range map[string]string{
-		"/api/v1/images/12?x=1": "GET /api/v1/images/{id}",
-		"/api/v1/openapi.json":  "GET /api/v1/openapi.json",
+		"GET /api/v1/images/12?x=1":        "GET /api/v1/images/{id}",
+		"HEAD /api/v1/images/12":           "HEAD /api/v1/images/{id}",
+		"GET /api/v1/openapi.json":         "GET /api/v1/openapi.json",
+		"OPTIONS /api/v1/usage":            "OPTIONS /api/v1/usage",
+		"POST /api/v1/images/1/regenerate": "POST /api/v1/images/{id}/regenerate",
 	} {
-		if got, err := v.Operation("GET", target); err != nil || got != want {
-			t.Errorf("Operation(GET %s) = %q, %v; want %q", target, got, err, want)
+		method, target, _ := strings.Cut(target, " ")
+		if got, err := v.Operation(method, target); err != nil || got != want {
+			t.Errorf("Operation(%s %s) = %q, %v; want %q", method, target, got, err, want)
 		}
 	}
 	if _, err := v.Operation("GET", "/api/v1/nothing"); err == nil {
@@ -174,12 +204,13 @@ func TestOpenAPIValidatorDocument(t *testing.T) {
 	}
 	doc := string(openapi.Document())
 	for name, edit := range map[string][2]string{
-		"wrong type":      {`"favorite":{"type":"boolean"}`, `"favorite":{"type":"bool"}`},
-		"bad example":     {`"style":"digital_art"`, `"style":"oil"`},
-		"no description":  {`"description":"The image is gone.",`, ``},
-		"not 3.1":         {`"openapi":"3.1.0"`, `"openapi":"3.0.3"`},
-		"broken ref":      {`"#/components/schemas/ImageList"`, `"#/components/schemas/ImageLis"`},
-		"bad enum member": {`"enum":[10,25,50,100],"default":10`, `"enum":[10,25,50,100],"default":7`},
+		"wrong type":     {`"favorite":{"type":"boolean"}`, `"favorite":{"type":"bool"}`},
+		"bad example":    {`"style":"digital_art"`, `"style":"oil"`},
+		"no description": {`"description":"The image and its picture are gone (or, for a repeated ` + "`Idempotency-Key`" + `, the first delete's answer replayed).",`, ``},
+		"not 3.1":        {`"openapi":"3.1.0"`, `"openapi":"3.0.3"`},
+		"broken ref":     {`"#/components/schemas/ImageList"`, `"#/components/schemas/ImageLis"`},
+		"bad default":    {`"pattern":"^(?:0*(?:10|25|50|100))?$","x-go-type":"int","default":"10"`, `"pattern":"^(?:0*(?:10|25|50|100))?$","x-go-type":"int","default":"7"`},
+		"bad pattern":    {`"pattern":"^[1-9][0-9]{0,11}$"`, `"pattern":"^[1-9][0-9]{0,1001}$"`},
 	} {
 		if !strings.Contains(doc, edit[0]) {
 			t.Fatalf("%s: the document no longer holds %s", name, edit[0])

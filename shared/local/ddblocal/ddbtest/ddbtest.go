@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/local/sam"
 )
 
@@ -51,6 +52,18 @@ func (e *Env) Setenv(t testing.TB) {
 	for k, v := range e.Vars() {
 		t.Setenv(k, v)
 	}
+}
+
+// Metered is a client on e's tables whose calls the returned meter records:
+// a test holds code to the DynamoDB calls it makes, on DynamoDB Local itself
+// (see ddbmeter.Meter.Measure).
+func (e *Env) Metered(t testing.TB) (*dynamodb.Client, *ddbmeter.Meter) {
+	t.Helper()
+	m, err := ddbmeter.New(e.tmpl, e.Tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dynamodb.New(e.Client.Options(), m.Options), m
 }
 
 var shared struct {
