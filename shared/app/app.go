@@ -115,6 +115,9 @@ func NewDynamoDB(_ context.Context, cfg Config) (*dynamodb.Client, error) {
 		// own error bodies; AWS's are right and stay checked.
 		opts.DisableValidateResponseChecksum = true
 	}
+	if err := forLambda(&opts); err != nil {
+		return nil, err
+	}
 	return dynamodb.New(opts), nil
 }
 

@@ -1,0 +1,79 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	smithyendpoints "github.com/aws/smithy-go/endpoints"
+	"github.com/aws/smithy-go/middleware"
+)
+
+// forLambda trims the SDK's per-call work to what a function needs; the
+// default client does all of this on every call, and a Lambda function
+// pays for it in its duration.
+//
+// The endpoint is resolved once, at init, by the SDK's own rules, and then
+// served as it is: the rules depend only on the region and the configured
+// endpoint, never on a call (the tables are named, not given as ARNs, and
+// account-based endpoints are off, as the environment's credentials carry
+// no account).
+//
+// The middlewares taken out each add a header or bookkeeping that serve no
+// purpose here: an invocation id and a user agent string built per call
+// (the default Go user agent goes instead), the recursion-detection header
+// (for Lambda's loop detection, which does not follow DynamoDB calls), the
+// response time kept for clock-skew correction (Lambda's clock is kept in
+// time), the raw response kept for callers that never read it, and steps
+// that pass through unless features the functions never turn on are
+// (endpoint discovery, interceptors, request logging, plain HTTP). Retries,
+// signing, the CRC32 check of each answer and the request id in errors stay.
+func forLambda(o *dynamodb.Options) error {
+	o.AccountIDEndpointMode = aws.AccountIDEndpointModeDisabled
+	ep, err := dynamodb.NewDefaultEndpointResolverV2().ResolveEndpoint(context.Background(), dynamodb.EndpointParameters{
+		Region:                aws.String(o.Region),
+		Endpoint:              o.BaseEndpoint,
+		UseDualStack:          aws.Bool(false),
+		UseFIPS:               aws.Bool(false),
+		AccountIdEndpointMode: aws.String(string(aws.AccountIDEndpointModeDisabled)),
+	})
+	if err != nil {
+		return fmt.Errorf("DynamoDB endpoint of %s: %w", o.Region, err)
+	}
+	o.EndpointResolverV2 = staticEndpoint{ep}
+	o.APIOptions = append(o.APIOptions, removeMiddlewares)
+	return nil
+}
+
+type staticEndpoint struct{ ep smithyendpoints.Endpoint }
+
+func (s staticEndpoint) ResolveEndpoint(context.Context, dynamodb.EndpointParameters) (smithyendpoints.Endpoint, error) {
+	return s.ep, nil
+}
+
+// unneededMiddlewares are the IDs forLambda takes out, by step.
+var unneededMiddlewares = struct{ build, finalize, deserialize []string }{
+	build:       []string{"ClientRequestID", "UserAgent", "RecursionDetection"},
+	finalize:    []string{"InterceptBeforeRetryLoop", "InterceptAttempt", "DiscoverEndpoint", "disableHTTPS"},
+	deserialize: []string{"AddRawResponseToMetadata", "RecordResponseTiming", "RequestResponseLogger"},
+}
+
+func removeMiddlewares(s *middleware.Stack) error {
+	for _, id := range unneededMiddlewares.build {
+		if _, err := s.Build.Remove(id); err != nil {
+			return fmt.Errorf("build step: %w", err)
+		}
+	}
+	for _, id := range unneededMiddlewares.finalize {
+		if _, err := s.Finalize.Remove(id); err != nil {
+			return fmt.Errorf("finalize step: %w", err)
+		}
+	}
+	for _, id := range unneededMiddlewares.deserialize {
+		if _, err := s.Deserialize.Remove(id); err != nil {
+			return fmt.Errorf("deserialize step: %w", err)
+		}
+	}
+	return nil
+}
