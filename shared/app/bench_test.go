@@ -51,8 +51,8 @@ const (
 // documents and the counter item) with fixed bodies, as DynamoDB sends
 // them: JSON 1.0 with an X-Amz-Crc32 header.
 type cannedDynamoDB struct {
-	keyItem, document, query, batch, lease cannedBody
-	keysTable                              []byte
+	keyItem, document, query, batch, lease, empty cannedBody
+	keysTable                                     []byte
 }
 
 type cannedBody struct {
@@ -85,6 +85,9 @@ func (c *cannedDynamoDB) RoundTrip(r *http.Request) (*http.Response, error) {
 		out = c.query
 	case "BatchGetItem":
 		out = c.batch
+	case "PutItem":
+		// benchKey stores its key.
+		out = c.empty
 	case "UpdateItem":
 		// The rate limiter's lease of a block of the key's minute.
 		out = c.lease
@@ -179,6 +182,7 @@ func newCannedDynamoDB() *cannedDynamoDB {
 			"LastEvaluatedKey": av{"account": avS(benchAccount), "id": avN(benchFirstID - 9), "id_key": avN(1_000_000_000_000 + benchFirstID - 9)}}),
 		batch: newCannedBody(av{"Responses": av{benchDocsTable: page}, "UnprocessedKeys": av{}}),
 		lease: newCannedBody(av{"Attributes": av{"used": avN(12)}}),
+		empty: newCannedBody(av{}),
 	}
 }
 
@@ -206,7 +210,8 @@ func setBenchCredentials(b *testing.B) {
 
 // benchFunction is the documents function's entry point as
 // functions/documents builds it, configured as template.yaml deploys it
-// (rate limit 600/min, 60 s key cache, idempotency table), on
+// (keyed key checksum, rate limit 600/min, 60 s key cache, idempotency
+// table), on
 // benchDynamoDB. The app logs one JSON access
 // line per request, as in Lambda; here to /dev/null, so the logging is
 // timed but not shown.
@@ -219,6 +224,7 @@ func benchFunction(b *testing.B) app.Function {
 	}
 	b.Cleanup(func() { devNull.Close() })
 	a := app.New(app.Config{
+		KeyChecksum:        benchChecksum(b),
 		Region:             "us-east-1",
 		Tables:             map[string]string{"DocumentsTable": benchDocsTable},
 		KeysTable:          benchKeysTable,
@@ -238,12 +244,33 @@ func benchFunction(b *testing.B) app.Function {
 	return fn
 }
 
-// benchEvent is what API Gateway HTTP API sends for a GET.
-func benchEvent(path, query, routeKey string) events.APIGatewayV2HTTPRequest {
+// benchChecksum is a keyed checksum, as every deployed stack has (the
+// template's KeyChecksumSecret): each request's key is checked with an
+// HMAC before the cache is asked.
+func benchChecksum(b *testing.B) auth.Checksum {
+	c, err := auth.NewChecksum(strings.Repeat("bench-checksum-secret-", 3))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// benchKey is a key made with benchChecksum.
+func benchKey(b *testing.B) string {
+	key, _, err := auth.NewKeys(benchDynamoDB(b), benchKeysTable, benchChecksum(b)).
+		Create(context.Background(), benchAccount, []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return key
+}
+
+// benchEvent is what API Gateway HTTP API sends for a GET with key.
+func benchEvent(key, path, query, routeKey string) events.APIGatewayV2HTTPRequest {
 	headers := map[string]string{
 		"accept":            "application/json",
 		"accept-encoding":   "gzip, deflate, br",
-		"authorization":     "Bearer " + auth.DemoKey,
+		"authorization":     "Bearer " + key,
 		"content-length":    "0",
 		"host":              "r3pmxmplak.execute-api.us-east-1.amazonaws.com",
 		"user-agent":        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
@@ -309,14 +336,14 @@ func benchHandler(b *testing.B, ev events.APIGatewayV2HTTPRequest, want string) 
 // ~5.5 KB document.
 func BenchmarkDocumentsGet(b *testing.B) {
 	id := strconv.Itoa(benchFirstID)
-	benchHandler(b, benchEvent("/api/v1/documents/"+id, "", "GET /api/v1/documents/{id}"), `"id":`+id)
+	benchHandler(b, benchEvent(benchKey(b), "/api/v1/documents/"+id, "", "GET /api/v1/documents/{id}"), `"id":`+id)
 }
 
 // BenchmarkDocumentsList: GET /api/v1/documents (page 1, per_page 10, id
 // desc): one Query of ten index entries, one BatchGetItem of ten ~5.5 KB
 // documents and the counter item.
 func BenchmarkDocumentsList(b *testing.B) {
-	benchHandler(b, benchEvent("/api/v1/documents", "", "GET /api/v1/documents"), `"total":6012`)
+	benchHandler(b, benchEvent(benchKey(b), "/api/v1/documents", "", "GET /api/v1/documents"), `"total":6012`)
 }
 
 // The SDK benchmarks are the floor under the handler benchmarks: the bare
