@@ -2,7 +2,9 @@ package codec
 
 import (
 	"encoding/binary"
+	"slices"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // appendString writes s as a JSON string exactly as encoding/json does
@@ -10,34 +12,29 @@ import (
 // \f, \n, \r, \t or \u00XX, invalid UTF-8 as \ufffd, and U+2028 and U+2029
 // as \u2028 and \u2029 (JavaScript takes them for line ends).
 //
-// Generated text is long and almost all plain: s is copied a run at a time
-// and the copy checked eight bytes at once, so the common bytes cost a few
-// instructions per word instead of a test each.
+// Generated text is long and almost all plain, so s is read eight bytes at
+// a time and copied a run at a time: the common bytes cost a few
+// instructions per word, where encoding/json tests each one.
 func appendString(b []byte, s string) []byte {
+	// The bytes of s, read in place: nothing writes through this view.
+	p := unsafe.Slice(unsafe.StringData(s), len(s))
+	b = slices.Grow(b, len(s)+2)
 	b = append(b, '"')
-	for len(s) > 0 {
-		n := min(len(s), runLength)
-		start := len(b)
-		b = append(b, s[:n]...)
-		clean := plainPrefix(b[start:])
-		if clean == n {
-			s = s[n:]
-			continue
+	start := 0
+	for i := 0; ; {
+		i += plainPrefix(p[i:])
+		if i == len(p) {
+			break
 		}
-		// Drop the copy from the first byte that needs care on, and write
-		// that character the way encoding/json does.
-		b = b[:start+clean]
-		s = s[clean:]
+		b = append(b, s[start:i]...)
 		var size int
-		b, size = appendSpecial(b, s)
-		s = s[size:]
+		b, size = appendSpecial(b, s[i:])
+		i += size
+		start = i
 	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
 }
-
-// runLength bounds how much is copied ahead of a check: a string full of
-// escapes copies at most this much in vain per escape.
-const runLength = 256
 
 const (
 	lows  = 0x0101010101010101
@@ -51,10 +48,11 @@ func plainPrefix(p []byte) int {
 	for i < len(p) {
 		for i+8 <= len(p) {
 			x := binary.LittleEndian.Uint64(p[i:])
-			// Flags, in the high bit of each byte, bytes below 0x20, equal
-			// to '"' or '\', or non-ASCII; a flag may also spill into the
-			// bytes above a flagged one, which only sends them the slow way.
-			special := ((x - lows*0x20) | hasZero(x^(lows*'"')) | hasZero(x^(lows*'\\')) | x) & highs
+			// The high bit of a byte is set when the byte is below 0x20,
+			// '"', '\' or not ASCII (then it is set in x itself). A borrow
+			// may also set it in bytes above one that is, which only sends
+			// them the slow way.
+			special := ((x - lows*0x20) | ((x ^ lows*'"') - lows) | ((x ^ lows*'\\') - lows) | x) & highs
 			if special != 0 {
 				break
 			}
@@ -64,31 +62,29 @@ func plainPrefix(p []byte) int {
 			return i
 		}
 		c := p[i]
-		if c < utf8.RuneSelf {
-			if c < 0x20 || c == '"' || c == '\\' {
+		switch {
+		case c < 0x20 || c == '"' || c == '\\':
+			return i
+		case c < utf8.RuneSelf:
+			i++
+		case c >= 0xC2 && c < 0xE0 && i+1 < len(p) && p[i+1]&0xC0 == 0x80:
+			// Two bytes, the most common: accents. Never U+2028 or U+2029.
+			i += 2
+		default:
+			r, size := utf8.DecodeRune(p[i:])
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
 				return i
 			}
-			i++
-			continue
+			i += size
 		}
-		// Invalid UTF-8 stops here, and so does a character cut by the
-		// run's end, which appendSpecial then sees whole.
-		r, size := utf8.DecodeRune(p[i:])
-		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-			return i
-		}
-		i += size
 	}
 	return i
 }
 
-func hasZero(x uint64) uint64 { return (x - lows) & ^x }
-
 const hex = "0123456789abcdef"
 
 // appendSpecial writes the first character of s, one plainPrefix stopped
-// at (or a plain one cut by a run's end), and returns how many bytes of s
-// it took.
+// at, and returns how many bytes of s it took.
 func appendSpecial(b []byte, s string) ([]byte, int) {
 	c := s[0]
 	if c < utf8.RuneSelf {
@@ -106,17 +102,12 @@ func appendSpecial(b []byte, s string) ([]byte, int) {
 		case '\t':
 			return append(b, '\\', 't'), 1
 		}
-		if c < 0x20 {
-			return append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF]), 1
-		}
-		return append(b, c), 1
+		return append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF]), 1
 	}
 	r, size := utf8.DecodeRuneInString(s)
-	switch {
-	case r == utf8.RuneError && size == 1:
+	if r == utf8.RuneError && size == 1 {
 		return append(b, `\ufffd`...), 1
-	case r == '\u2028' || r == '\u2029':
-		return append(b, '\\', 'u', '2', '0', '2', hex[r&0xF]), size
 	}
-	return append(b, s[:size]...), size
+	// U+2028 or U+2029.
+	return append(b, '\\', 'u', '2', '0', '2', hex[r&0xF]), size
 }

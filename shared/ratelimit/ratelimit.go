@@ -62,6 +62,8 @@ type Limiter struct {
 	table string
 	limit int64
 	block int64
+	// limitText is limit as its header says it.
+	limitText string
 	// Now is the clock; tests may set it.
 	Now func() time.Time
 
@@ -83,7 +85,7 @@ type lease struct {
 // template's RateLimitTable).
 func New(db DB, table string, limit int) *Limiter {
 	return &Limiter{
-		db: db, table: table, limit: int64(limit),
+		db: db, table: table, limit: int64(limit), limitText: strconv.Itoa(limit),
 		block:  max(1, int64(limit)/leasesPerWindow),
 		Now:    time.Now,
 		leases: map[string]*lease{},
@@ -195,12 +197,14 @@ func (l *Limiter) lease(ctx context.Context, keyID string, w, reset int64) (used
 	return l.limit, 0, nil
 }
 
+// headers are X-RateLimit-Limit, -Remaining and -Reset, keyed as
+// http.Header.Set would key them.
 func (l *Limiter) headers(remaining, reset int64) http.Header {
-	h := http.Header{}
-	h.Set("X-RateLimit-Limit", strconv.FormatInt(l.limit, 10))
-	h.Set("X-RateLimit-Remaining", strconv.FormatInt(max(0, remaining), 10))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset, 10))
-	return h
+	return http.Header{
+		"X-Ratelimit-Limit":     {l.limitText},
+		"X-Ratelimit-Remaining": {strconv.FormatInt(max(0, remaining), 10)},
+		"X-Ratelimit-Reset":     {strconv.FormatInt(reset, 10)},
+	}
 }
 
 func num(n int64) *types.AttributeValueMemberN {
