@@ -46,17 +46,15 @@ const (
 func plainPrefix(p []byte) int {
 	i := 0
 	for i < len(p) {
-		for i+8 <= len(p) {
-			x := binary.LittleEndian.Uint64(p[i:])
-			// The high bit of a byte is set when the byte is below 0x20,
-			// '"', '\' or not ASCII (then it is set in x itself). A borrow
-			// may also set it in bytes above one that is, which only sends
-			// them the slow way.
-			special := ((x - lows*0x20) | ((x ^ lows*'"') - lows) | ((x ^ lows*'\\') - lows) | x) & highs
-			if special != 0 {
+		for ; i+16 <= len(p); i += 16 {
+			if special(binary.LittleEndian.Uint64(p[i:]))|special(binary.LittleEndian.Uint64(p[i+8:])) != 0 {
 				break
 			}
-			i += 8
+		}
+		for ; i+8 <= len(p); i += 8 {
+			if special(binary.LittleEndian.Uint64(p[i:])) != 0 {
+				break
+			}
 		}
 		if i == len(p) {
 			return i
@@ -79,6 +77,13 @@ func plainPrefix(p []byte) int {
 		}
 	}
 	return i
+}
+
+// special has the high bit of a byte of x set when the byte is below 0x20,
+// '"', '\' or not ASCII (then it is set in x itself). A borrow may also
+// set it in bytes above one that is, which only sends them the slow way.
+func special(x uint64) uint64 {
+	return ((x - lows*0x20) | ((x ^ lows*'"') - lows) | ((x ^ lows*'\\') - lows) | x) & highs
 }
 
 const hex = "0123456789abcdef"
