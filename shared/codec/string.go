@@ -46,16 +46,16 @@ const (
 func plainPrefix(p []byte) int {
 	i := 0
 	for i < len(p) {
-		for ; i+16 <= len(p); i += 16 {
-			if special(binary.LittleEndian.Uint64(p[i:]))|special(binary.LittleEndian.Uint64(p[i+8:])) != 0 {
-				break
-			}
+		// Eight bytes at a time, sixteen while there are: the window q
+		// keeps bounds checks out of the loop.
+		q := p[i:]
+		for len(q) >= 16 && special(binary.LittleEndian.Uint64(q[:8]))|special(binary.LittleEndian.Uint64(q[8:16])) == 0 {
+			q = q[16:]
 		}
-		for ; i+8 <= len(p); i += 8 {
-			if special(binary.LittleEndian.Uint64(p[i:])) != 0 {
-				break
-			}
+		for len(q) >= 8 && special(binary.LittleEndian.Uint64(q[:8])) == 0 {
+			q = q[8:]
 		}
+		i = len(p) - len(q)
 		if i == len(p) {
 			return i
 		}
