@@ -25,10 +25,14 @@ import (
 // (the default Go user agent goes instead), the recursion-detection header
 // (for Lambda's loop detection, which does not follow DynamoDB calls), the
 // response time kept for clock-skew correction (Lambda's clock is kept in
-// time), the raw response kept for callers that never read it, and steps
-// that pass through unless features the functions never turn on are
-// (endpoint discovery, interceptors, request logging, plain HTTP). Retries,
-// signing, the CRC32 check of each answer and the request id in errors stay.
+// time), the raw response kept for callers that never read it, a check of
+// inputs that the store builds and DynamoDB checks again, and steps that
+// pass through unless features the functions never turn on are (legacy
+// endpoint resolvers, endpoint discovery, interceptors, request logging,
+// plain HTTP). Retries, signing, the CRC32 check of each answer and the
+// request id in errors stay. (The SDK's deserializers of this version read
+// a body without looking at the CRC32 check's verdict, with or without
+// this trimming: a default client takes a corrupted answer too.)
 func forLambda(o *dynamodb.Options) error {
 	o.AccountIDEndpointMode = aws.AccountIDEndpointModeDisabled
 	ep, err := dynamodb.NewDefaultEndpointResolverV2().ResolveEndpoint(context.Background(), dynamodb.EndpointParameters{
@@ -52,28 +56,32 @@ func (s staticEndpoint) ResolveEndpoint(context.Context, dynamodb.EndpointParame
 	return s.ep, nil
 }
 
-// unneededMiddlewares are the IDs forLambda takes out, by step.
-var unneededMiddlewares = struct{ build, finalize, deserialize []string }{
+// unneededMiddlewares are the IDs forLambda takes out, by step. An
+// operation whose stack lacks one (not every operation validates input or
+// discovers endpoints) simply runs without it.
+var unneededMiddlewares = struct{ initialize, serialize, build, finalize, deserialize []string }{
+	initialize:  []string{"OperationInputValidation"},
+	serialize:   []string{"ResolveEndpoint"},
 	build:       []string{"ClientRequestID", "UserAgent", "RecursionDetection"},
 	finalize:    []string{"InterceptBeforeRetryLoop", "InterceptAttempt", "DiscoverEndpoint", "disableHTTPS"},
 	deserialize: []string{"AddRawResponseToMetadata", "RecordResponseTiming", "RequestResponseLogger"},
 }
 
 func removeMiddlewares(s *middleware.Stack) error {
+	for _, id := range unneededMiddlewares.initialize {
+		_, _ = s.Initialize.Remove(id)
+	}
+	for _, id := range unneededMiddlewares.serialize {
+		_, _ = s.Serialize.Remove(id)
+	}
 	for _, id := range unneededMiddlewares.build {
-		if _, err := s.Build.Remove(id); err != nil {
-			return fmt.Errorf("build step: %w", err)
-		}
+		_, _ = s.Build.Remove(id)
 	}
 	for _, id := range unneededMiddlewares.finalize {
-		if _, err := s.Finalize.Remove(id); err != nil {
-			return fmt.Errorf("finalize step: %w", err)
-		}
+		_, _ = s.Finalize.Remove(id)
 	}
 	for _, id := range unneededMiddlewares.deserialize {
-		if _, err := s.Deserialize.Remove(id); err != nil {
-			return fmt.Errorf("deserialize step: %w", err)
-		}
+		_, _ = s.Deserialize.Remove(id)
 	}
 	return nil
 }
