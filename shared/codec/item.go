@@ -272,3 +272,11 @@ func typeError(av types.AttributeValue, v reflect.Value) error {
 func overflow(n string, v reflect.Value) error {
 	return &attributevalue.UnmarshalTypeError{Value: "number overflow, " + n, Type: v.Type()}
 }
+
+// ItemPlanned returns nil when items are decoded into t (a struct type) by
+// a plan of its own, else why t is left to attributevalue: still right,
+// but slower.
+func ItemPlanned(t reflect.Type) error {
+	_, err := newItemPlan(t, map[reflect.Type]bool{})
+	return err
+}

@@ -354,3 +354,10 @@ func appendFloat(b []byte, f float64, bits int) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// JSONPlanned returns nil when values of t are written by a plan of their
+// own, else why t is left to encoding/json: still right, but slower.
+func JSONPlanned(t reflect.Type) error {
+	_, err := newJSONPlan(t, map[reflect.Type]bool{})
+	return err
+}
