@@ -163,6 +163,11 @@ func run(ctx context.Context, o options) error {
 			}
 		}
 	}
+	mem, err := memoryMB(tmpl)
+	if err != nil {
+		return err
+	}
+	rep.Costs = costs(b, rep.Operations, mem)
 	rep.Elapsed = time.Since(started)
 	rep.LoadAvg[1] = loadAverage()
 	if o.out != "" {

@@ -36,6 +36,7 @@ type report struct {
 	BenchEnv, BenchLines   []string
 	Profiles               []handlerProfile
 	Ratios                 []benchRatios
+	Costs                  *costModel
 	Load                   *loadResult
 	Machine, DynamoDBLocal string
 	LoadClients            int
@@ -108,6 +109,7 @@ func (r *report) write(path string) error {
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
 		"val":       func(name string) string { return formatValue(r.board.get(name).Value) },
 		"num":       formatValue,
+		"dollars":   dollars,
 		"hasPrefix": strings.HasPrefix,
 		"hasSuffix": strings.HasSuffix,
 		"contains":  strings.Contains,
@@ -143,6 +145,18 @@ func (r *report) write(path string) error {
 		return err
 	}
 	return os.WriteFile(path, out.Bytes(), 0o644)
+}
+
+// dollars writes an amount with the cents that matter: two decimals, more
+// for amounts below a dollar.
+func dollars(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.3f", v)
 }
 
 // benchLines keeps the lines of go test -bench output a reader needs.
