@@ -291,15 +291,15 @@ type profileShare struct {
 // against each sample's stack (a sample counts in the first part it
 // matches). A CPU profile keeps only the innermost 64 frames, less than
 // the SDK's middleware stack, so SDK samples are known by the SDK's own
-// frames rather than by the call into it; rendering goes first since its
-// attributevalue package is the SDK's too.
+// frames rather than by the call into it; rendering goes first since it
+// may fall back to attributevalue, which is the SDK's too.
 var profileParts = []struct{ what, match string }{
-	{"item to record (Render, attributevalue)", `(documents|images)\.Render$`},
+	{"item to record (Render, shared/codec)", `(documents|images)\.Render$`},
 	{"AWS SDK (serialize, sign, retry, deserialize; the canned transport included)", `^github\.com/aws/(aws-sdk-go-v2/(aws|service)/|smithy-go/)`},
 	{"garbage collector, in the background", `^runtime\.gcBgMarkWorker$`},
 	{"JSON answer (httpapi.WriteJSON)", `httpapi\.WriteJSON$`},
 	{"API Gateway adapter: event to http.Request", `EventToRequestWithContext$`},
-	{"API Gateway adapter: response to event", `(ProxyResponseWriterV2|GetAPIGatewayV2Response)`},
+	{"response to event (shared/app's writer)", `^contentapi/shared/app\.\(\*response\)\.`},
 	{"access log (log/slog)", `^log/slog\.`},
 	{"rate limiter (in memory)", `^contentapi/shared/ratelimit\.`},
 	{"auth (cached key)", `^contentapi/shared/auth\.`},
