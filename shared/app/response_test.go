@@ -2,7 +2,9 @@ package app
 
 import (
 	"net/http"
+	"net/url"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -101,5 +103,21 @@ func FuzzResponse(f *testing.F) {
 				}
 			}
 		})
+	})
+}
+
+// What plainURL passes without parsing, url.Parse takes.
+func FuzzPlainURL(f *testing.F) {
+	f.Add("r3pmxmplak.execute-api.us-east-1.amazonaws.com", "/api/v1/documents/9990", "search=caf%C3%A9&page=2")
+	f.Add("api.example.com", "/api/v1/images/%zz", "a=%")
+	f.Add("bad host", "/x", "")
+	f.Add("h", "/a b", "q=\x7f")
+	f.Fuzz(func(t *testing.T, host, path, query string) {
+		if !plainURL(host, path, query) {
+			return
+		}
+		if _, err := url.Parse("https://" + host + "/" + strings.TrimPrefix(path, "/") + "?" + query); err != nil {
+			t.Fatalf("plain, yet url.Parse fails: %v", err)
+		}
 	})
 }
