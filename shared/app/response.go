@@ -21,11 +21,10 @@ type response struct {
 	header http.Header
 	status int
 	// text is the body when written at once; body gathers further writes.
-	text        string
-	body        []byte
-	writes      int
-	textIsUTF8  bool
-	textIsValid bool
+	text       string
+	body       []byte
+	writes     int
+	textIsUTF8 bool
 }
 
 // statusUnset is the adapter's status until one is written.

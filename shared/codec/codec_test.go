@@ -40,7 +40,7 @@ type record struct {
 	Untagged string   // named Untagged in both
 	Omitted  string   `json:"omitted,omitempty" dynamodbav:"omitted"`
 	Link     *string  `json:"link,omitempty"`
-	Odd      string   `json:"odd\\name"` // an invalid JSON name: the Go name stands
+	Odd      string   `json:"cost€"` // a name encoding/json refuses: the Go name stands
 	Tags     []string `json:"tags" dynamodbav:"-"`
 	unseen   string
 }
@@ -179,13 +179,13 @@ func TestItem(t *testing.T) {
 
 // A value decoded fills only what it names; the rest keeps its zero value.
 func TestItemDecodes(t *testing.T) {
-	var r record
+	r := record{unseen: "kept"}
 	err := codec.UnmarshalItem(map[string]types.AttributeValue{
 		"id":     &types.AttributeValueMemberN{Value: "42"},
 		"result": &types.AttributeValueMemberS{Value: "done"},
 		"nested": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"status": &types.AttributeValueMemberS{Value: "running"}}},
 	}, &r)
-	if err != nil || r.ID != 42 || r.Result == nil || *r.Result != "done" || r.Nested == nil || r.Nested.Status != "running" || r.Name != "" {
+	if err != nil || r.ID != 42 || r.Result == nil || *r.Result != "done" || r.Nested == nil || r.Nested.Status != "running" || r.Name != "" || r.unseen != "kept" {
 		t.Fatalf("decoded %+v, %v", r, err)
 	}
 }
