@@ -111,9 +111,6 @@ func NewDynamoDB(_ context.Context, cfg Config) (*dynamodb.Client, error) {
 	}
 	if cfg.DynamoDBEndpoint != "" {
 		opts.BaseEndpoint = aws.String(cfg.DynamoDBEndpoint)
-		// DynamoDB Local sends CRC32 headers that do not match some of its
-		// own error bodies; AWS's are right and stay checked.
-		opts.DisableValidateResponseChecksum = true
 	}
 	if err := forLambda(&opts); err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -27,12 +28,16 @@ type fakeDynamoDB struct {
 type fakeAnswer struct {
 	status int
 	body   string
+	badCRC bool
 }
 
 func (f *fakeDynamoDB) RoundTrip(r *http.Request) (*http.Response, error) {
 	f.requests = append(f.requests, r)
 	a := f.answers[min(len(f.requests), len(f.answers))-1]
 	crc := crc32.ChecksumIEEE([]byte(a.body))
+	if a.badCRC {
+		crc++
+	}
 	h := http.Header{"Content-Type": {"application/x-amz-json-1.0"}, "X-Amz-Crc32": {strconv.FormatUint(uint64(crc), 10)}}
 	return &http.Response{StatusCode: a.status, Header: h, Body: io.NopCloser(bytes.NewReader([]byte(a.body))),
 		ContentLength: int64(len(a.body)), Request: r}, nil
@@ -102,4 +107,17 @@ func TestDynamoDBClientForLambda(t *testing.T) {
 			t.Fatalf("after a throttle: %v, %d requests", err, len(fake.requests))
 		}
 	})
+}
+
+// The SDK in go.mod takes an answer whose X-Amz-Crc32 does not match its
+// body, in its default configuration: the functions' client does not pay
+// for the check (lambdasdk.go). When this fails, the SDK heeds the check:
+// drop DisableValidateResponseChecksum from forLambda.
+func TestSDKIgnoresResponseCRC32(t *testing.T) {
+	fake := &fakeDynamoDB{answers: []fakeAnswer{{status: 200, body: `{"Item":{"id":{"N":"7"}}}`, badCRC: true}}}
+	db := dynamodb.New(dynamodb.Options{Region: "eu-west-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", ""),
+		HTTPClient: &http.Client{Transport: fake}})
+	if out, err := getItem(db); err != nil || len(out.Item) != 1 {
+		t.Fatalf("the SDK now refuses a corrupted answer (%v): let the functions' client check CRC32 again", err)
+	}
 }
