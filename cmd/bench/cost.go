@@ -9,9 +9,9 @@ import (
 	"contentapi/shared/prompts"
 )
 
-// prices are AWS list prices, on demand, in US East (N. Virginia), in US
-// dollars, as read on pricesRead from the sources the report names.
-var prices = struct {
+// priceList holds AWS list prices, on demand, in US East (N. Virginia), in
+// US dollars.
+type priceList struct {
 	// HTTPAPI per million requests (the first 300 million a month).
 	HTTPAPI float64
 	// LambdaRequests per million; LambdaARMGBSecond per GB-second of
@@ -29,7 +29,10 @@ var prices = struct {
 	// DataOut per GB from API Gateway to the internet (the first 10 TB a
 	// month).
 	DataOut float64
-}{
+}
+
+// prices are as read on pricesRead from the sources the report names.
+var prices = priceList{
 	HTTPAPI:        1.00,
 	LambdaRequests: 0.20, LambdaARMGBSecond: 0.0000133334,
 	DynamoDBRead: 0.125, DynamoDBWrite: 0.625,
@@ -60,7 +63,7 @@ const (
 
 // costRow is what a million requests of one operation cost, in dollars.
 type costRow struct {
-	Op, What                                 string
+	Op                                       string
 	Calls, RRU, WRU, Ms, Bytes               float64
 	Gateway, DataOut, Lambda, DynamoDB, Rest float64
 	Total                                    float64
@@ -76,7 +79,7 @@ type costModel struct {
 	LambdaPerSecondPerM   float64
 	CPUScale              float64
 	Missing               string
-	Prices                any
+	Prices                priceList
 	PricesRead            string
 	RoundTripMs           int
 	TokensPerSecond       int
@@ -131,8 +134,8 @@ func costs(b *board, ops []operationResult, memory int) *costModel {
 	gb := float64(memory) / 1024
 	m.CPUScale = float64(vCPUMemoryMB) / float64(memory)
 	m.LambdaPerSecondPerM = gb * prices.LambdaARMGBSecond * 1e6
-	row := func(op, what string, calls, rru, wru, answer, cpuNs, waitSeconds, rest float64) costRow {
-		r := costRow{Op: op, What: what, Calls: calls + val("calls_ratelimit_per_request"), RRU: rru,
+	row := func(op string, calls, rru, wru, answer, cpuNs, waitSeconds, rest float64) costRow {
+		r := costRow{Op: op, Calls: calls + val("calls_ratelimit_per_request"), RRU: rru,
 			WRU: wru + val("wru_ratelimit_per_request"), Bytes: answer, Rest: rest}
 		r.Ms = math.Ceil(r.Calls*dynamoDBRoundTripMs + cpuNs/1e6*m.CPUScale + waitSeconds*1000)
 		r.Gateway = prices.HTTPAPI
@@ -146,11 +149,11 @@ func costs(b *board, ops []operationResult, memory int) *costModel {
 	// The writes have no handler benchmark: a get's CPU time stands in
 	// (one record in, one out); their calls dominate their duration.
 	m.Rows = []costRow{
-		row("get", "GET a document", val("calls_get"), val("rru_get"), 0, bytes("get"), get, 0, 0),
-		row("list", "GET a page of 10 documents", val("calls_list_default"), val("rru_list_default"), 0, bytes("list_default"), list, 0, 0),
-		row("create", "POST a document", val("calls_create"), 0, val("wru_create"), bytes("create"), get, 0, 0),
-		row("update", "PUT a document", val("calls_update"), 0, val("wru_update"), bytes("update"), get, 0, 0),
-		row("delete", "DELETE a document", val("calls_delete"), 0, val("wru_delete"), bytes("delete"), get, 0, 0),
+		row("get", val("calls_get"), val("rru_get"), 0, bytes("get"), get, 0, 0),
+		row("list", val("calls_list_default"), val("rru_list_default"), 0, bytes("list_default"), list, 0, 0),
+		row("create", val("calls_create"), 0, val("wru_create"), bytes("create"), get, 0, 0),
+		row("update", val("calls_update"), 0, val("wru_update"), bytes("update"), get, 0, 0),
+		row("delete", val("calls_delete"), 0, val("wru_delete"), bytes("delete"), get, 0, 0),
 	}
 	if req, err := prompts.Document(documents.FreestyleID, createPrompt, 0.75); err == nil {
 		m.InputTokens = (len(req.System) + len(req.Prompt)) / charsPerToken
@@ -158,9 +161,9 @@ func costs(b *board, ops []operationResult, memory int) *costModel {
 		m.TextSeconds = float64(m.OutputTokens) / textTokensPerSecond
 		text := float64(m.InputTokens)*prices.TextInput + float64(m.OutputTokens)*prices.TextOutput
 		// The generated text is written back with one UpdateItem of the
-		// ~5 KB result (update_result).
-		// The answer then holds the result: as large as a get's.
-		m.Rows = append(m.Rows, row("create, text generated", "POST a document, waiting for "+prices.TextModel,
+		// ~5 KB result (update_result), and the answer holds it: as large
+		// as a get's.
+		m.Rows = append(m.Rows, row("create, text generated",
 			val("calls_create")+val("calls_update_result"), 0, val("wru_create")+val("wru_update_result"), bytes("get"), get, m.TextSeconds, text))
 	} else if m.Missing == "" {
 		m.Missing = "the Freestyle template's prompt: " + err.Error()
@@ -168,7 +171,7 @@ func costs(b *board, ops []operationResult, memory int) *costModel {
 	// A picture: the model's price, one S3 PUT, and the file name written
 	// back with one UpdateItem (counted as update_result's, an upper bound).
 	picture := prices.Picture*1e6 + prices.S3Put*1e3
-	m.Rows = append(m.Rows, row("create image, picture generated", "POST an image, waiting for "+prices.ImageModel,
+	m.Rows = append(m.Rows, row("create image, picture generated",
 		val("calls_create_image")+val("calls_update_result"), 0, val("wru_create_image")+val("wru_update_result"), bytes("create_image"), get, pictureSeconds, picture))
 	return m
 }
