@@ -18,7 +18,7 @@ import (
 func recordTypes(t testing.TB) []reflect.Type {
 	var types []reflect.Type
 	for _, r := range app.Resources {
-		v, err := r.Render(store.Item{})
+		v, err := r.Render(store.Item{}, records.View{})
 		if err != nil {
 			t.Fatalf("%s: rendering an empty item: %v", r.Def.Name, err)
 		}
