@@ -69,7 +69,8 @@ func measureBuilt(ctx context.Context, b *board, a *artifacts, tmpl *sam.Templat
 	}
 
 	if err := a.errs["app.test"]; err != nil {
-		b.missing(err.Error(), "ns_handler_get", "allocs_handler_get", "ns_handler_list", "allocs_handler_list")
+		b.missing(err.Error(), "ns_handler_get", "allocs_handler_get", "ns_handler_list", "allocs_handler_list",
+			"ratio_handler_get", "ratio_handler_list")
 		return nil
 	}
 	logf("handler benchmarks")
@@ -81,24 +82,12 @@ func measureBuilt(ctx context.Context, b *board, a *artifacts, tmpl *sam.Templat
 			rep.BenchEnv = append(rep.BenchEnv, k+"="+v)
 		}
 	}
-	results, raw, err := runBenchmarks(ctx, a.appTest, rep.BenchEnv)
+	rounds, raw, err := runBenchmarks(ctx, a.appTest, rep.BenchEnv)
 	rep.BenchLines = benchLines(raw)
 	if err != nil {
 		return err
 	}
-	for _, x := range []struct{ bench, figure string }{
-		{"BenchmarkDocumentsGet", "handler_get"},
-		{"BenchmarkDocumentsList", "handler_list"},
-		{"BenchmarkSDKGetItem", "sdk_getitem"},
-	} {
-		r, ok := results[x.bench]
-		if !ok {
-			b.missing("no result", "ns_"+x.figure)
-			continue
-		}
-		b.add(Figure{Name: "ns_" + x.figure, Value: slices.Min(r.ns), Unit: "ns"})
-		b.add(Figure{Name: "allocs_" + x.figure, Value: r.allocs, Unit: "allocs"})
-	}
+	reportBenchmarks(b, rounds, rep)
 	logf("profiling the handler benchmarks")
 	for _, bench := range []string{"BenchmarkDocumentsGet", "BenchmarkDocumentsList"} {
 		prof, err := profileHandler(ctx, a.appTest, bench, filepath.Dir(a.appTest), rep.BenchEnv)
@@ -184,38 +173,102 @@ func lambdaEnv(tmpl *sam.Template, endpoint string, tables map[string]string, ta
 	return env
 }
 
+// benchResult is one run of one benchmark.
 type benchResult struct {
-	ns     []float64
-	allocs float64
+	ns, allocs float64
 }
 
-// benchCount runs of benchTime each: the figure is the fastest, since a
-// busy machine only ever adds time.
+// benchRound is one run of every handler benchmark, back to back, by
+// benchmark name.
+type benchRound map[string]benchResult
+
+// benchCount rounds of benchTime each: each ns figure is the fastest of its
+// runs, since a busy machine only ever adds time, and so is each ratio the
+// ratio of the fastest runs: the round by round ratios, measured moments
+// apart, still swing with what else the machine does.
 const (
-	benchCount = 5
+	benchCount = 7
 	benchTime  = "1s"
 )
 
+// handlerBenchmarks are the benchmarks behind the handler figures, in the
+// order each round runs them; floor names the SDK benchmark a handler's
+// ratio divides by.
+var handlerBenchmarks = []struct{ bench, figure, floor string }{
+	{"BenchmarkDocumentsGet", "handler_get", "BenchmarkSDKGetItem"},
+	{"BenchmarkSDKGetItem", "sdk_getitem", ""},
+	{"BenchmarkDocumentsList", "handler_list", "BenchmarkSDKListCalls"},
+	{"BenchmarkSDKListCalls", "sdk_list_calls", ""},
+}
+
 var benchLine = regexp.MustCompile(`(?m)^(Benchmark\w+)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op.*\s([\d.]+) allocs/op`)
 
-func runBenchmarks(ctx context.Context, testBinary string, env []string) (map[string]*benchResult, string, error) {
-	out, err := runBench(ctx, testBinary, env, "-test.bench", "^Benchmark(DocumentsGet|DocumentsList|SDKGetItem)$",
-		"-test.benchmem", "-test.count", strconv.Itoa(benchCount), "-test.benchtime", benchTime)
-	if err != nil {
-		return nil, out, err
+// runBenchmarks runs benchCount rounds of the handler benchmarks; a round
+// is one process running each once, so a handler and its floor see the
+// machine in the same state.
+func runBenchmarks(ctx context.Context, testBinary string, env []string) ([]benchRound, string, error) {
+	names := make([]string, len(handlerBenchmarks))
+	for i, h := range handlerBenchmarks {
+		names[i] = strings.TrimPrefix(h.bench, "Benchmark")
 	}
-	results := map[string]*benchResult{}
-	for _, m := range benchLine.FindAllStringSubmatch(out, -1) {
-		r := results[m[1]]
-		if r == nil {
-			r = &benchResult{}
-			results[m[1]] = r
+	var rounds []benchRound
+	var all strings.Builder
+	for range benchCount {
+		out, err := runBench(ctx, testBinary, env, "-test.bench", "^Benchmark("+strings.Join(names, "|")+")$",
+			"-test.benchmem", "-test.count", "1", "-test.benchtime", benchTime)
+		all.WriteString(out)
+		if err != nil {
+			return nil, all.String(), err
 		}
-		ns, _ := strconv.ParseFloat(m[2], 64)
-		r.ns = append(r.ns, ns)
-		r.allocs, _ = strconv.ParseFloat(m[3], 64)
+		round := benchRound{}
+		for _, m := range benchLine.FindAllStringSubmatch(out, -1) {
+			ns, _ := strconv.ParseFloat(m[2], 64)
+			allocs, _ := strconv.ParseFloat(m[3], 64)
+			round[m[1]] = benchResult{ns: ns, allocs: allocs}
+		}
+		rounds = append(rounds, round)
 	}
-	return results, out, nil
+	return rounds, all.String(), nil
+}
+
+// reportBenchmarks adds the handler figures: for each benchmark its
+// fastest time and its allocations, and for each handler its ratio to the
+// SDK calls under it.
+func reportBenchmarks(b *board, rounds []benchRound, rep *report) {
+	for _, h := range handlerBenchmarks {
+		var ns, ratios []float64
+		var allocs float64
+		for _, round := range rounds {
+			r, ok := round[h.bench]
+			if !ok {
+				continue
+			}
+			ns, allocs = append(ns, r.ns), r.allocs
+			if floor, ok := round[h.floor]; ok && floor.ns > 0 {
+				ratios = append(ratios, r.ns/floor.ns)
+			}
+		}
+		if len(ns) == 0 {
+			b.missing("no result", "ns_"+h.figure, "allocs_"+h.figure)
+			continue
+		}
+		b.add(Figure{Name: "ns_" + h.figure, Value: slices.Min(ns), Unit: "ns"})
+		b.add(Figure{Name: "allocs_" + h.figure, Value: allocs, Unit: "allocs"})
+		if h.floor != "" {
+			var floor []float64
+			for _, round := range rounds {
+				if r, ok := round[h.floor]; ok {
+					floor = append(floor, r.ns)
+				}
+			}
+			if len(floor) == 0 {
+				b.missing("no result for "+h.floor, "ratio_"+h.figure)
+				continue
+			}
+			rep.Ratios = append(rep.Ratios, benchRatios{Figure: "ratio_" + h.figure, Rounds: ratios})
+			b.add(Figure{Name: "ratio_" + h.figure, Value: slices.Min(ns) / slices.Min(floor), Unit: "x"})
+		}
+	}
 }
 
 // runBench runs benchmarks of the test binary (args say which and how) with
@@ -240,15 +293,15 @@ type profileShare struct {
 // against each sample's stack (a sample counts in the first part it
 // matches). A CPU profile keeps only the innermost 64 frames, less than
 // the SDK's middleware stack, so SDK samples are known by the SDK's own
-// frames rather than by the call into it; rendering goes first since its
-// attributevalue package is the SDK's too.
+// frames rather than by the call into it; rendering goes first since it
+// may fall back to attributevalue, which is the SDK's too.
 var profileParts = []struct{ what, match string }{
-	{"item to record (Render, attributevalue)", `(documents|images)\.Render$`},
+	{"item to record (Render, shared/codec)", `(documents|images)\.Render$`},
 	{"AWS SDK (serialize, sign, retry, deserialize; the canned transport included)", `^github\.com/aws/(aws-sdk-go-v2/(aws|service)/|smithy-go/)`},
 	{"garbage collector, in the background", `^runtime\.gcBgMarkWorker$`},
 	{"JSON answer (httpapi.WriteJSON)", `httpapi\.WriteJSON$`},
 	{"API Gateway adapter: event to http.Request", `EventToRequestWithContext$`},
-	{"API Gateway adapter: response to event", `(ProxyResponseWriterV2|GetAPIGatewayV2Response)`},
+	{"response to event (shared/app's writer)", `^contentapi/shared/app\.\(\*response\)\.`},
 	{"access log (log/slog)", `^log/slog\.`},
 	{"rate limiter (in memory)", `^contentapi/shared/ratelimit\.`},
 	{"auth (cached key)", `^contentapi/shared/auth\.`},

@@ -18,6 +18,13 @@ import (
 	"contentapi/shared/usage"
 )
 
+// The created records' prompt and description; the cost table asks what
+// generating from them would cost.
+const (
+	createPrompt      = "Write a short press release about the opening of our café in Zürich."
+	createDescription = "A small café terrace in Zürich at dusk, string lights, people at wooden tables."
+)
+
 // client calls a handler the way API Gateway would, with one API key.
 type client struct {
 	documents, images http.Handler
@@ -103,6 +110,8 @@ type operationResult struct {
 	status int
 	Issue  string
 	Took   time.Duration // on DynamoDB Local, through the handler
+	// Bytes is the answer's body, as it leaves API Gateway.
+	Bytes int
 }
 
 // measureOperations runs each operation once through the real handlers
@@ -167,7 +176,10 @@ func measureOperations(m *ddbmeter.Meter, c *client, s *seeded) (cold operationR
 			}},
 		{Name: "create", What: "POST /api/v1/documents (form: name, prompt, creativity)",
 			method: "POST", path: "/api/v1/documents", status: 201,
-			form: url.Values{"name": {"Café opening: press release"}, "prompt": {"Write a short press release about the opening of our café in Zürich."}, "creativity": {"0.75"}}},
+			form: url.Values{"name": {"Café opening: press release"}, "prompt": {createPrompt}, "creativity": {"0.75"}}},
+		{Name: "create_image", What: "POST /api/v1/images (form: name, description, resolution, style)",
+			method: "POST", path: "/api/v1/images", status: 201,
+			form: url.Values{"name": {"Café terrace at dusk"}, "description": {createDescription}, "resolution": {"1024x1024"}, "style": {"photography"}}},
 		{Name: "create_idempotent", What: "POST /api/v1/documents with an Idempotency-Key header",
 			method: "POST", path: "/api/v1/documents", status: 201, header: map[string]string{"Idempotency-Key": "bench-3f1c9a7e-create"},
 			form: url.Values{"name": {"Newsletter: spring collection"}, "prompt": {"Write a newsletter about our spring collection."}}},
@@ -215,7 +227,7 @@ func measure(m *ddbmeter.Meter, c *client, op operation) (operationResult, answe
 	var a answer
 	start := time.Now()
 	calls := m.Measure(func() { a = c.do(op.method, op.path, op.form, op.header) })
-	r := operationResult{Op: op, Calls: calls, Totals: ddbmeter.Sum(calls), status: a.status, Took: time.Since(start)}
+	r := operationResult{Op: op, Calls: calls, Totals: ddbmeter.Sum(calls), status: a.status, Took: time.Since(start), Bytes: len(a.raw)}
 	if a.status != op.status {
 		r.Issue = fmt.Sprintf("status %d, want %d: %.200s", a.status, op.status, a.raw)
 	} else if op.check != nil {

@@ -35,31 +35,40 @@ type report struct {
 	ColdStarts             []runtimeapi.Run
 	BenchEnv, BenchLines   []string
 	Profiles               []handlerProfile
+	Ratios                 []benchRatios
+	Costs                  *costModel
 	Load                   *loadResult
 	Machine, DynamoDBLocal string
 	LoadClients            int
 	Figures, Failing       []Figure
 }
 
+// benchRatios are a handler's ratios to its SDK floor, one per round.
+type benchRatios struct {
+	Figure string
+	Rounds []float64
+}
+
 // handlerFailure is what the report says of a handler benchmark over its
 // target, from its profile: the SDK's and the collector's shares, what the
 // SDK's share comes to, and our own parts by size.
 type handlerFailure struct {
-	Name, Calls string
-	Profile     *profileSummary
+	Calls, Handler, Floor string
+	Profile               *profileSummary
 }
 
 type profileSummary struct {
-	SDK, GC, SDKNanos float64
-	Ours              []string
+	SDK, GC float64
+	Ours    []string
 }
 
 func (r *report) handlerFailure(f Figure) handlerFailure {
-	bench, calls := "BenchmarkDocumentsGet", "one GetItem of a 5.5 KB document"
-	if f.Name == "ns_handler_list" {
-		bench, calls = "BenchmarkDocumentsList", "a Query and a BatchGetItem of ten 5.5 KB documents"
+	h := handlerFailure{Calls: "one GetItem of a 5.5 KB document", Handler: "ns_handler_get", Floor: "ns_sdk_getitem"}
+	bench := "BenchmarkDocumentsGet"
+	if f.Name == "ratio_handler_list" {
+		h = handlerFailure{Calls: "a Query and a BatchGetItem of ten 5.5 KB documents", Handler: "ns_handler_list", Floor: "ns_sdk_list_calls"}
+		bench = "BenchmarkDocumentsList"
 	}
-	h := handlerFailure{Name: f.Name, Calls: calls}
 	i := slices.IndexFunc(r.Profiles, func(p handlerProfile) bool { return p.Bench == bench })
 	if i < 0 {
 		return h
@@ -79,7 +88,6 @@ func (r *report) handlerFailure(f Figure) handlerFailure {
 			}
 		}
 	}
-	h.Profile.SDKNanos = float64(int(f.Value*h.Profile.SDK/100/1000)) * 1000
 	slices.SortFunc(ours, func(a, b profileShare) int { return int(b.Percent*100 - a.Percent*100) })
 	for _, s := range ours {
 		h.Profile.Ours = append(h.Profile.Ours, fmt.Sprintf("%s %.0f%%", s.What, s.Percent))
@@ -101,6 +109,7 @@ func (r *report) write(path string) error {
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
 		"val":       func(name string) string { return formatValue(r.board.get(name).Value) },
 		"num":       formatValue,
+		"dollars":   dollars,
 		"hasPrefix": strings.HasPrefix,
 		"hasSuffix": strings.HasSuffix,
 		"contains":  strings.Contains,
@@ -138,6 +147,18 @@ func (r *report) write(path string) error {
 		return err
 	}
 	return os.WriteFile(path, out.Bytes(), 0o644)
+}
+
+// dollars writes an amount with the cents that matter: two decimals, more
+// for amounts below a dollar.
+func dollars(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.3f", v)
 }
 
 // benchLines keeps the lines of go test -bench output a reader needs.

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"strings"
@@ -53,6 +54,9 @@ const DemoAccount = "demo"
 // compute; see [NewChecksum] for the keyed one the deployed stack uses.
 type Checksum struct {
 	secret []byte // nil: public CRC-32; else the HMAC-SHA256 key
+	// mac is an HMAC keyed with secret and never written to: each sum
+	// clones it, which spares keying one per request.
+	mac hash.Cloner
 }
 
 // PublicChecksum is the CRC-32 checksum: the local stack's, and DemoKey's.
@@ -77,7 +81,11 @@ func NewChecksum(secret string) (Checksum, error) {
 	if len(secret) < MinSecretLen {
 		return Checksum{}, fmt.Errorf("auth: the key checksum secret is %d bytes, want at least %d", len(secret), MinSecretLen)
 	}
-	return Checksum{secret: []byte(secret)}, nil
+	mac, ok := hmac.New(sha256.New, []byte(secret)).(hash.Cloner)
+	if !ok {
+		return Checksum{}, errors.New("auth: HMAC-SHA256 cannot be cloned")
+	}
+	return Checksum{secret: []byte(secret), mac: mac}, nil
 }
 
 // Keyed reports whether only holders of the secret can compute c.
@@ -115,10 +123,16 @@ func (c Checksum) sum(payload string) string {
 	if c.secret == nil {
 		n = uint64(crc32.ChecksumIEEE([]byte(payload)))
 	} else {
-		mac := hmac.New(sha256.New, c.secret)
+		var mac hash.Hash
+		if clone, err := c.mac.Clone(); err == nil {
+			mac = clone
+		} else {
+			mac = hmac.New(sha256.New, c.secret) // does not happen with SHA-256
+		}
 		mac.Write([]byte(payload))
+		var sum [sha256.Size]byte
 		// 64 bits reduced modulo 62^6: the bias is below 2^-28.
-		n = binary.BigEndian.Uint64(mac.Sum(nil)) % checksumSpace
+		n = binary.BigEndian.Uint64(mac.Sum(sum[:0])) % checksumSpace
 	}
 	var b [checksumLen]byte
 	for i := checksumLen - 1; i >= 0; i-- {

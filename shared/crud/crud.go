@@ -5,7 +5,6 @@ package crud
 
 import (
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -58,14 +57,14 @@ func (res *Resource) handle(op func(http.ResponseWriter, *http.Request) error) h
 	}
 }
 
-// validID is a positive integer written plainly: no sign, no leading zero.
-var validID = regexp.MustCompile(`^[1-9][0-9]{0,11}$`)
+// maxIDDigits bounds an id's length: ids stay below store's scope stride.
+const maxIDDigits = 12
 
 // recordID reads the {id} of the path; anything but a plain positive
 // integer is a record that does not exist.
 func recordID(r *http.Request) (int64, error) {
 	s := r.PathValue("id")
-	if !validID.MatchString(s) {
+	if !plainPositive(s) {
 		return 0, httpapi.NotFound()
 	}
 	id, err := strconv.ParseInt(s, 10, 64)
@@ -73,6 +72,20 @@ func recordID(r *http.Request) (int64, error) {
 		return 0, httpapi.NotFound()
 	}
 	return id, nil
+}
+
+// plainPositive reports whether s is a positive integer written plainly,
+// of at most maxIDDigits digits: no sign, no leading zero.
+func plainPositive(s string) bool {
+	if s == "" || len(s) > maxIDDigits || s[0] == '0' {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // target is the record a write names, and the version If-Match requires

@@ -5,8 +5,7 @@ package documents
 import (
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-
+	"contentapi/shared/codec"
 	"contentapi/shared/generation"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
@@ -74,7 +73,7 @@ type Document struct {
 // Render turns a stored item into its JSON shape as it reads in view.
 func Render(item store.Item, view records.View) (any, error) {
 	var d Document
-	if err := attributevalue.UnmarshalMap(item, &d); err != nil {
+	if err := codec.UnmarshalItem(item, &d); err != nil {
 		return nil, err
 	}
 	d.Generation = view.State(d.Generation)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
@@ -47,9 +48,21 @@ type Limiter interface {
 	Allow(ctx context.Context, p auth.Principal) (http.Header, error)
 }
 
+// requestInfo is what the middleware knows of a request, kept in its
+// context under one key: its id, and once authenticated, its caller.
 type requestInfo struct {
-	id string
-	// logger carries the request id, and the account once authenticated.
+	id   string
+	base *slog.Logger
+	// principal is set by authenticate, before any handler runs.
+	principal     auth.Principal
+	authenticated bool
+	// rec is the response writer the access log reads the status from;
+	// kept here to make one allocation of the two.
+	rec statusRecorder
+
+	mu sync.Mutex
+	// logger is base with the request's id and account, made when first
+	// asked for: most requests log only their access line.
 	logger *slog.Logger
 }
 
@@ -60,12 +73,35 @@ func info(ctx context.Context) *requestInfo {
 	return ri
 }
 
-// Logger returns the request's logger, carrying its request id.
+// Logger returns the request's logger, carrying its request id and, once
+// authenticated, its account.
 func Logger(ctx context.Context) *slog.Logger {
-	if ri := info(ctx); ri != nil {
-		return ri.logger
+	ri := info(ctx)
+	if ri == nil {
+		return slog.Default()
 	}
-	return slog.Default()
+	ri.mu.Lock()
+	defer ri.mu.Unlock()
+	if ri.logger == nil {
+		ri.logger = ri.base.With(ri.attrs()...)
+	}
+	return ri.logger
+}
+
+// attrs are what every log line of the request carries.
+func (ri *requestInfo) attrs() []any {
+	if ri.authenticated {
+		return []any{slog.String("request_id", ri.id), slog.String("account", ri.principal.Account)}
+	}
+	return []any{slog.String("request_id", ri.id)}
+}
+
+// authenticate records the request's caller.
+func (ri *requestInfo) authenticate(p auth.Principal) {
+	ri.mu.Lock()
+	defer ri.mu.Unlock()
+	ri.principal, ri.authenticated = p, true
+	ri.logger = nil // made again with the account
 }
 
 // RequestID returns the gateway's id of the request.
@@ -80,12 +116,15 @@ type principalKey struct{}
 
 // PrincipalFrom returns the authenticated caller of the request.
 func PrincipalFrom(ctx context.Context) (auth.Principal, bool) {
+	if ri := info(ctx); ri != nil && ri.authenticated {
+		return ri.principal, true
+	}
 	p, ok := ctx.Value(principalKey{}).(auth.Principal)
 	return p, ok
 }
 
-// WithPrincipal is how the auth middleware, and tests of handlers, attach
-// the caller to a request context.
+// WithPrincipal attaches the caller to a request context, for tests of
+// handlers that run without the middleware.
 func WithPrincipal(ctx context.Context, p auth.Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, p)
 }
@@ -125,11 +164,22 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	return s.ResponseWriter.Write(b)
 }
 
+// WriteText passes a body vouched valid UTF-8 on as such, where the
+// writer beneath takes it.
+func (s *statusRecorder) WriteText(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	if tw, ok := s.ResponseWriter.(TextWriter); ok {
+		return tw.WriteText(b)
+	}
+	return s.ResponseWriter.Write(b)
+}
+
 func observe(cfg Config, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		id := gatewayRequestID(r.Context())
-		ri := &requestInfo{id: id, logger: cfg.Logger.With("request_id", id)}
+		ri := &requestInfo{id: gatewayRequestID(r.Context()), base: cfg.Logger}
 		ctx := context.WithValue(r.Context(), requestInfoKey{}, ri)
 		timeout := cfg.Timeout
 		if cfg.TimeoutFor != nil {
@@ -141,25 +191,43 @@ func observe(cfg Config, next http.Handler) http.Handler {
 			defer cancel()
 		}
 		r = r.WithContext(ctx)
-		w.Header().Set("X-Request-Id", id)
-		rec := &statusRecorder{ResponseWriter: w}
+		w.Header()["X-Request-Id"] = []string{ri.id}
+		ri.rec.ResponseWriter = w
+		rec := &ri.rec
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				ri.logger.Error("panic", "panic", v)
+				Logger(ctx).Error("panic", "panic", v)
 				if rec.status == 0 {
 					WriteError(rec, r, errors.New("panic"))
 				}
 			}
-			// The query string is left out: search text is the client's data.
-			ri.logger.Info("request",
-				"method", r.Method, "path", r.URL.Path, "status", rec.status,
-				"latency_ms", float64(time.Since(start).Microseconds())/1000)
+			logAccess(ctx, cfg.Logger, ri, r, start)
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// logAccess writes the request's access line: one record handed straight
+// to the handler, which is all a line needs (slog's Logger would also look
+// up the caller's source line, unused here).
+func logAccess(ctx context.Context, logger *slog.Logger, ri *requestInfo, r *http.Request, start time.Time) {
+	h := logger.Handler()
+	if !h.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	now := time.Now()
+	rec := slog.NewRecord(now, slog.LevelInfo, "request", 0)
+	rec.AddAttrs(slog.String("request_id", ri.id))
+	if ri.authenticated {
+		rec.AddAttrs(slog.String("account", ri.principal.Account))
+	}
+	// The query string is left out: search text is the client's data.
+	rec.AddAttrs(slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", ri.rec.status),
+		slog.Float64("latency_ms", float64(now.Sub(start).Microseconds())/1000))
+	_ = h.Handle(ctx, rec)
 }
 
 func gatewayRequestID(ctx context.Context) string {
@@ -179,10 +247,14 @@ const (
 )
 
 func cors(cfg Config, next http.Handler) http.Handler {
+	// Every answer carries these; the values are shared by all of them, as
+	// nothing edits a header's values in place (Set and Add replace or
+	// copy them).
+	allowOrigin, exposed := []string{cfg.AllowOrigin}, []string{exposedHeaders}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Access-Control-Allow-Origin", cfg.AllowOrigin)
-		h.Set("Access-Control-Expose-Headers", exposedHeaders)
+		h["Access-Control-Allow-Origin"] = allowOrigin
+		h["Access-Control-Expose-Headers"] = exposed
 		if cfg.AllowOrigin != "*" {
 			h.Add("Vary", "Origin")
 		}
@@ -218,8 +290,11 @@ func authenticate(cfg Config, next http.Handler) http.Handler {
 			WriteError(w, r, cfg.Classify(err))
 			return
 		}
-		if ri := info(r.Context()); ri != nil {
-			ri.logger = ri.logger.With("account", p.Account)
+		ri := info(r.Context())
+		if ri != nil {
+			ri.authenticate(p)
+		} else {
+			r = r.WithContext(WithPrincipal(r.Context(), p))
 		}
 		if cfg.Limiter != nil {
 			headers, err := cfg.Limiter.Allow(r.Context(), p)
@@ -235,7 +310,7 @@ func authenticate(cfg Config, next http.Handler) http.Handler {
 			WriteError(w, r, Forbidden("This API key is read-only."))
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+		next.ServeHTTP(w, r)
 	})
 }
 

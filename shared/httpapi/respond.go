@@ -1,34 +1,60 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
+
+	"contentapi/shared/codec"
 )
 
 // ContentType is the only type this API answers with.
 const ContentType = "application/json; charset=utf-8"
 
-// WriteJSON writes v as the response body with the given status. The Lambda
-// adapter needs an explicit Content-Type, so it is always set here.
+// WriteJSON writes v as the response body with the given status, as
+// encoding/json would with HTML left unescaped. The Lambda adapter needs an
+// explicit Content-Type, so it is always set here.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	bp := bodies.Get().(*[]byte)
+	buf, err := codec.AppendJSON((*bp)[:0], v)
+	if err != nil {
 		// Only our own types are encoded here; a failure is a bug, and the
 		// client still gets a well-formed 500.
 		slog.Error("encode response", "error", err.Error())
-		buf.Reset()
 		status = http.StatusInternalServerError
-		buf.WriteString(`{"message":"Server error.","status":500}` + "\n")
+		buf = append(buf[:0], `{"message":"Server error.","status":500}`...)
 	}
+	buf = append(buf, '\n')
 	w.Header().Set("Content-Type", ContentType)
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	// Every ResponseWriter copies what it is given, so the buffer serves
+	// the next answer; one grown by a rare huge answer is let go.
+	if tw, ok := w.(TextWriter); ok {
+		_, _ = tw.WriteText(buf) // JSON from codec is valid UTF-8
+	} else {
+		_, _ = w.Write(buf)
+	}
+	if cap(buf) <= maxPooledBody {
+		*bp = buf
+		bodies.Put(bp)
+	}
 }
+
+// TextWriter is a ResponseWriter that can be told a body is valid UTF-8,
+// which spares it a scan: the Lambda function's writer must say whether
+// its body is text or goes base64-encoded.
+type TextWriter interface {
+	WriteText(b []byte) (int, error)
+}
+
+// bodies are buffers for answers, sized for a page of records.
+var bodies = sync.Pool{New: func() any {
+	b := make([]byte, 0, 64<<10)
+	return &b
+}}
+
+const maxPooledBody = 1 << 20
 
 // WriteError answers with err: an *Error or a domain error in its contract
 // shape; anything else is logged (it may hold internals) and becomes a bare

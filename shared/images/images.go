@@ -3,8 +3,7 @@
 package images
 
 import (
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-
+	"contentapi/shared/codec"
 	"contentapi/shared/generation"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
@@ -65,7 +64,7 @@ type Image struct {
 // Render turns a stored item into its JSON shape as it reads in view.
 func Render(item store.Item, view records.View) (any, error) {
 	var img Image
-	if err := attributevalue.UnmarshalMap(item, &img); err != nil {
+	if err := codec.UnmarshalItem(item, &img); err != nil {
 		return nil, err
 	}
 	img.Generation = view.State(img.Generation)

@@ -8,9 +8,13 @@
 // instance leases a block of the key's budget for the current minute with
 // one conditional UpdateItem and spends it from memory: the global limit is
 // never exceeded, and at the default 600/min a lease of 12 costs one write
-// per 12 requests. The price of leasing is that an instance holding unspent
-// tokens can make a busy sibling throttle slightly early (at most one block
-// per idle instance, per minute).
+// per 12 requests. An instance that spends a whole lease within the minute
+// leases twice as much the next time, up to four blocks: a busy key then
+// costs one write per 48 requests, and every lease is also a DynamoDB call
+// in the request that takes it. The price of leasing is that an instance
+// holding unspent tokens can make a busy sibling throttle slightly early
+// (at most one lease per instance, per minute: a block for an instance
+// that was idle, up to four for one that was busy).
 //
 // Why rejected requests write nothing: once an instance learns that a key's
 // minute is spent (a lease that took the last of it, or one refused), it
@@ -47,8 +51,11 @@ const (
 	// keep window counters a while after their minute, then TTL drops them.
 	counterTTL = time.Hour
 	// leasesPerWindow: a key at its full rate takes about this many leases
-	// a minute (the block is limit/leasesPerWindow, at least 1).
+	// a minute (the block is limit/leasesPerWindow, at least 1) while its
+	// leases are a block each.
 	leasesPerWindow = 50
+	// maxBlocks is how many blocks a lease grows to.
+	maxBlocks = 4
 	// AttrWindow is the counters table's partition key: key id and minute.
 	AttrWindow = "window"
 	// maxTracked bounds the keys an instance remembers; past it, it forgets
@@ -62,6 +69,8 @@ type Limiter struct {
 	table string
 	limit int64
 	block int64
+	// limitText is limit as its header says it.
+	limitText string
 	// Now is the clock; tests may set it.
 	Now func() time.Time
 
@@ -77,13 +86,16 @@ type lease struct {
 	// spent: the window's whole budget is leased out, so once tokens are
 	// gone every request is refused without asking the table again.
 	spent bool
+	// size is the next lease's: a block at first, twice the last after
+	// each one spent in full, at most maxBlocks blocks.
+	size int64
 }
 
 // New limits each key to limit requests a minute, counting in table (the
 // template's RateLimitTable).
 func New(db DB, table string, limit int) *Limiter {
 	return &Limiter{
-		db: db, table: table, limit: int64(limit),
+		db: db, table: table, limit: int64(limit), limitText: strconv.Itoa(limit),
 		block:  max(1, int64(limit)/leasesPerWindow),
 		Now:    time.Now,
 		leases: map[string]*lease{},
@@ -99,14 +111,14 @@ func (l *Limiter) Allow(ctx context.Context, p auth.Principal) (http.Header, err
 	refuse := func() (http.Header, error) {
 		return l.headers(0, reset), httpapi.Throttled(time.Unix(reset, 0).Sub(now))
 	}
-	remaining, ok, spent := l.spend(p.KeyID, w)
+	remaining, ok, spent, size := l.spend(p.KeyID, w)
 	switch {
 	case ok:
 		return l.headers(remaining, reset), nil
 	case spent:
 		return refuse()
 	}
-	used, granted, err := l.lease(ctx, p.KeyID, w, reset)
+	used, granted, err := l.lease(ctx, p.KeyID, w, reset, size)
 	if err != nil {
 		return nil, err
 	}
@@ -120,22 +132,24 @@ func (l *Limiter) Allow(ctx context.Context, p auth.Principal) (http.Header, err
 		return refuse()
 	}
 	le.tokens += granted - 1
+	le.size = min(2*granted, maxBlocks*l.block)
 	remaining = l.limit - le.used + le.tokens
 	l.mu.Unlock()
 	return l.headers(remaining, reset), nil
 }
 
 // spend takes a token from this instance's lease, if it has one; else it
-// says whether the window is known to be spent.
-func (l *Limiter) spend(keyID string, w int64) (remaining int64, ok, spent bool) {
+// says whether the window is known to be spent, and how large a lease to
+// ask for.
+func (l *Limiter) spend(keyID string, w int64) (remaining int64, ok, spent bool, size int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	le := l.current(keyID, w)
 	if le.tokens == 0 {
-		return 0, false, le.spent
+		return 0, false, le.spent, max(le.size, l.block)
 	}
 	le.tokens--
-	return l.limit - le.used + le.tokens, true, false
+	return l.limit - le.used + le.tokens, true, false, 0
 }
 
 func (l *Limiter) current(keyID string, w int64) *lease {
@@ -151,10 +165,9 @@ func (l *Limiter) current(keyID string, w int64) *lease {
 	return le
 }
 
-// lease takes a block of the window's budget (or what is left of it) and
-// returns the window's count after it and how many tokens it granted.
-func (l *Limiter) lease(ctx context.Context, keyID string, w, reset int64) (used, granted int64, err error) {
-	want := l.block
+// lease takes want tokens of the window's budget (or what is left of it)
+// and returns the window's count after it and how many tokens it granted.
+func (l *Limiter) lease(ctx context.Context, keyID string, w, reset, want int64) (used, granted int64, err error) {
 	for range 3 {
 		out, err := l.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: &l.table,
@@ -180,7 +193,7 @@ func (l *Limiter) lease(ctx context.Context, keyID string, w, reset int64) (used
 			used, _ := intAttr(out.Attributes["used"])
 			return used, want, nil
 		case errors.As(err, &ccf):
-			// Not a whole block left: take the rest, if there is any.
+			// Not as much left: take the rest, if there is any.
 			used, _ := intAttr(ccf.Item["used"])
 			left := l.limit - used
 			if left <= 0 {
@@ -195,12 +208,14 @@ func (l *Limiter) lease(ctx context.Context, keyID string, w, reset int64) (used
 	return l.limit, 0, nil
 }
 
+// headers are X-RateLimit-Limit, -Remaining and -Reset, keyed as
+// http.Header.Set would key them.
 func (l *Limiter) headers(remaining, reset int64) http.Header {
-	h := http.Header{}
-	h.Set("X-RateLimit-Limit", strconv.FormatInt(l.limit, 10))
-	h.Set("X-RateLimit-Remaining", strconv.FormatInt(max(0, remaining), 10))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset, 10))
-	return h
+	return http.Header{
+		"X-Ratelimit-Limit":     {l.limitText},
+		"X-Ratelimit-Remaining": {strconv.FormatInt(max(0, remaining), 10)},
+		"X-Ratelimit-Reset":     {strconv.FormatInt(reset, 10)},
+	}
 }
 
 func num(n int64) *types.AttributeValueMemberN {

@@ -88,8 +88,9 @@ func TestLimitIsGlobalAcrossInstances(t *testing.T) {
 	if granted.Load() > limit {
 		t.Fatalf("granted %d over the limit %d", granted.Load(), limit)
 	}
-	// Unspent leases may cost at most one block per instance.
-	if granted.Load() < limit-int64(len(instances))*2 {
+	// Unspent leases may cost at most one lease per instance, and a busy
+	// instance's leases grow to four blocks.
+	if granted.Load() < limit-int64(len(instances))*4*2 {
 		t.Fatalf("granted only %d of %d", granted.Load(), limit)
 	}
 	if granted.Load()+refused.Load() != 240 {
@@ -108,7 +109,7 @@ func isStatus(err error, status int) bool {
 func TestRequestsOverTheLimitWriteNothing(t *testing.T) {
 	env := ddbtest.New(t)
 	start := time.Unix(1_800_000_000, 0)
-	const limit = 5 // leases of one: every granted request is a write
+	const limit = 5 // blocks of one
 	db, meter := env.Metered(t)
 	first := limiterOn(db, env, limit, start)
 	p := auth.Principal{Account: "acme", KeyID: "key_flood"}
@@ -119,8 +120,9 @@ func TestRequestsOverTheLimitWriteNothing(t *testing.T) {
 			}
 		}
 	})
-	if ops := strings.Join(ddbmeter.Ops(calls), ","); ops != strings.Repeat("UpdateItem,", limit-1)+"UpdateItem" {
-		t.Fatalf("%d granted requests made %s, want one lease each", limit, ops)
+	// Leases of one, then two, then four: refused, and the two left taken.
+	if ops := strings.Join(ddbmeter.Ops(calls), ","); ops != "UpdateItem,UpdateItem,UpdateItem,UpdateItem" {
+		t.Fatalf("%d granted requests made %s, want leases of 1, 2 and the 2 left", limit, ops)
 	}
 	calls = meter.Measure(func() {
 		for range 1000 {
@@ -155,5 +157,39 @@ func TestRequestsOverTheLimitWriteNothing(t *testing.T) {
 	})
 	if ops := strings.Join(ddbmeter.Ops(calls), ","); ops != "UpdateItem" {
 		t.Errorf("next minute: %s, want a new lease", ops)
+	}
+}
+
+// A key that keeps spending its leases leases more at a time, up to four
+// blocks, so a busy key costs fewer writes; a new minute starts again at
+// one block.
+func TestBusyKeysLeaseMore(t *testing.T) {
+	env := ddbtest.New(t)
+	start := time.Unix(1_800_000_000, 0)
+	const limit = 600 // blocks of 12
+	db, meter := env.Metered(t)
+	l := limiterOn(db, env, limit, start)
+	p := auth.Principal{Account: "acme", KeyID: "key_busy"}
+	allow := func(n int) int {
+		calls := meter.Measure(func() {
+			for i := range n {
+				if _, err := l.Allow(context.Background(), p); err != nil {
+					t.Fatalf("request %d: %v", i+1, err)
+				}
+			}
+		})
+		return len(calls)
+	}
+	// 12 + 24 + 48 + 48 + 48 + 48 covers 228 requests; the 240th needs a
+	// seventh lease.
+	if leases := allow(240); leases != 7 {
+		t.Errorf("240 requests took %d leases, want 7", leases)
+	}
+	l.Now = func() time.Time { return start.Add(time.Minute) }
+	if leases := allow(12); leases != 1 {
+		t.Errorf("a new minute's first 12 requests took %d leases, want 1 block", leases)
+	}
+	if leases := allow(1); leases != 1 {
+		t.Errorf("the 13th request of the minute took %d leases, want a new one", leases)
 	}
 }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeBoard holds figures as a run of the bench would, without running it.
+func fakeBoard() *board {
+	b := &board{}
+	for name, v := range map[string]float64{
+		"calls_get": 1, "rru_get": 2, "calls_list_default": 2, "rru_list_default": 22,
+		"calls_create": 2, "wru_create": 9, "calls_create_image": 2, "wru_create_image": 5,
+		"calls_update": 1, "wru_update": 9, "calls_update_result": 1, "wru_update_result": 6,
+		"calls_delete": 1, "wru_delete": 18, "calls_ratelimit_per_request": 0.029, "wru_ratelimit_per_request": 0.029,
+		"calls_auth_warm": 0, "ns_handler_get": 70000, "ns_handler_list": 250000, "ns_sdk_getitem": 50000,
+		"ns_sdk_list_calls": 170000, "ratio_handler_get": 1.4, "ratio_handler_list": 1.47,
+	} {
+		b.figures = append(b.figures, Figure{Name: name, Value: v, Unit: strings.SplitN(name, "_", 2)[0]})
+	}
+	return b
+}
+
+// The cost table is computed from the run's figures and shows up in the
+// report: every operation, its dollars, and the prices' date.
+func TestReportCosts(t *testing.T) {
+	b := fakeBoard()
+	ops := []operationResult{}
+	for name, n := range map[string]int{"get": 5600, "list_default": 56000, "create": 700, "update": 5700, "delete": 70, "create_image": 600} {
+		ops = append(ops, operationResult{Op: operation{Name: name}, Bytes: n})
+	}
+	rep := &report{board: b, Started: time.Now(), Operations: ops, Costs: costs(b, ops, 256)}
+	if rep.Costs.Missing != "" {
+		t.Fatalf("missing %s", rep.Costs.Missing)
+	}
+	get := rep.Costs.Rows[0]
+	// 1.029 calls at 4 ms and 70 µs of CPU at 256/1769 of a vCPU: 5 ms.
+	if get.Ms != 5 || get.Gateway != 1 || get.DynamoDB < 0.25 || get.DynamoDB > 0.27 {
+		t.Errorf("get: %+v", get)
+	}
+	text := rep.Costs.Rows[5]
+	if text.Rest < 100 || text.Total < text.Rest || text.Ms < 1000 {
+		t.Errorf("create with text: %+v", text)
+	}
+	path := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+	if err := rep.write(path); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## What a million requests cost", "| get | 1.029 | 2 | 0.029 | 5600 | 5 | 1.00 |",
+		"create image, picture generated", "checked on " + pricesRead, "$0.0000133334 per GB-second"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+// Without the handler benchmarks (-quick), the report says what is missing.
+func TestReportCostsNeedTheHandlerBenchmarks(t *testing.T) {
+	b := &board{}
+	m := costs(b, nil, 256)
+	if m.Missing == "" {
+		t.Fatal("costs computed from no figures")
+	}
+}
