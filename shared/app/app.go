@@ -87,6 +87,9 @@ func New(cfg Config, db *dynamodb.Client) *App {
 	}
 	if cfg.IdempotencyTable != "" {
 		a.idem = idempotency.New(db, cfg.IdempotencyTable, store.Classify)
+		if cfg.Clock != nil {
+			a.idem.Now = cfg.Clock
+		}
 	}
 	if cfg.RateLimitPerMinute > 0 {
 		a.limits = ratelimit.New(db, cfg.KeysTable, cfg.RateLimitPerMinute)
@@ -175,7 +178,12 @@ func (a *App) table(name, env string, res *records.Resource) *store.Table {
 	if name == "" {
 		panic(env + " is not set")
 	}
-	return store.New(a.db, name, res)
+	t := store.New(a.db, name, res)
+	t.Horizon = a.cfg.settleHorizon()
+	if a.cfg.Clock != nil {
+		t.Now = a.cfg.Clock
+	}
+	return t
 }
 
 // handler puts a function's routes behind the shared middleware.

@@ -34,6 +34,16 @@ type Config struct {
 	// LogOutput receives the JSON log lines; nil means standard output,
 	// which Lambda sends to CloudWatch.
 	LogOutput io.Writer
+	// Clock, when set, replaces time.Now for storage and idempotency
+	// (tests move it to age what a request left unfinished).
+	Clock func() time.Time
+}
+
+// settleHorizon is how old an unfinished count change must be before
+// another request settles it: well past any request's deadline, so the
+// request that made it is done with it.
+func (c Config) settleHorizon() time.Duration {
+	return max(2*c.RequestTimeout, 10*time.Second)
 }
 
 // Environment variable names; template.yaml sets them (a test holds it).

@@ -30,6 +30,7 @@ var Resource = &records.Resource{
 	Filters:  []records.Filter{{Param: "favorite", Kind: records.Bool{}}},
 	SearchBy: []string{"name", "result"},
 	Derive:   deriveWords,
+	Stored:   []string{"words"},
 }
 
 // deriveWords keeps words in step with result: set on create (0, no result

@@ -39,6 +39,8 @@ var Resource = &records.Resource{
 		{Param: "favorite", Kind: records.Bool{}},
 	},
 	SearchBy: []string{"name"},
+	// A generator writes result (the picture's file name).
+	Stored: []string{"result"},
 }
 
 // Image is an image as the API shows it.

@@ -41,6 +41,10 @@ type Resource struct {
 	SearchBy []string
 	// Derive adds attributes computed from the sent ones (words from result).
 	Derive func(Values)
+	// Stored names the attributes a record holds besides Fields: what
+	// Derive adds and what the service writes itself. Deleting a record
+	// clears Fields and Stored, so none of its content outlives it.
+	Stored []string
 }
 
 // Scope is the integer field that partitions a resource's lists.
