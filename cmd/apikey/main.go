@@ -9,7 +9,13 @@
 // the local stack's name) and --endpoint (default $DYNAMODB_ENDPOINT, else
 // http://127.0.0.1:${DYNAMODB_PORT:-8000}, the local stack). --endpoint aws,
 // or an explicitly empty --endpoint, means AWS itself, through the default
-// credential chain and region.
+// credential chain, in --region (default: $AWS_REGION or the profile's).
+//
+// create makes the key's checksum with $KEY_CHECKSUM_SECRET, the deployed
+// stack's secret (its KeyChecksumSecretArn output), so that the functions
+// accept the key; without it, with the public checksum the local stack uses.
+// Against AWS the secret is required: a key with the public checksum would
+// be refused there.
 //
 // create prints a summary to stderr and the key alone on stdout, so that
 //
@@ -34,7 +40,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
+	"contentapi/shared/local/ddblocal"
 )
 
 const usage = `usage:
@@ -46,6 +52,10 @@ flags of every command:
   --table NAME      keys table (default $API_KEYS_TABLE, else ApiKeysTable)
   --endpoint URL    DynamoDB endpoint (default $DYNAMODB_ENDPOINT, else
                     http://127.0.0.1:${DYNAMODB_PORT:-8000}); "aws" or "" for AWS itself
+  --region NAME     AWS region with --endpoint aws (default $AWS_REGION or the profile's)
+
+environment: KEY_CHECKSUM_SECRET, the deployed stack's checksum secret, which
+create needs for keys in AWS (see the README's Deploying section)
 `
 
 // errUsage marks mistakes in the command line: exit status 2, not 1.
@@ -94,6 +104,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 type target struct {
 	table    string
 	endpoint string
+	region   string
 }
 
 func newFlags(name string, t *target) *flag.FlagSet {
@@ -102,6 +113,7 @@ func newFlags(name string, t *target) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&t.table, "table", envOr("API_KEYS_TABLE", "ApiKeysTable"), "keys table")
 	fs.StringVar(&t.endpoint, "endpoint", defaultEndpoint(), `DynamoDB endpoint; "aws" or "" for AWS`)
+	fs.StringVar(&t.region, "region", "", "AWS region, with --endpoint aws")
 	return fs
 }
 
@@ -145,15 +157,40 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func (t target) keys(ctx context.Context) (*auth.Keys, error) {
+// checksumEnv holds the deployed stack's checksum secret: the functions'
+// own variable, so one export serves both.
+const checksumEnv = "KEY_CHECKSUM_SECRET"
+
+func (t target) keys(ctx context.Context, checksum auth.Checksum) (*auth.Keys, error) {
 	if t.table == "" {
 		return nil, fmt.Errorf("%w: --table is empty", errUsage)
+	}
+	if t.region != "" && !t.aws() {
+		return nil, fmt.Errorf("%w: --region is for --endpoint aws", errUsage)
 	}
 	db, err := t.client(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return auth.NewKeys(db, t.table), nil
+	return auth.NewKeys(db, t.table, checksum), nil
+}
+
+// checksum is the checksum create makes keys with: the deployed stack's
+// secret from the environment, or locally the public one.
+func (t target) checksum(stderr io.Writer) (auth.Checksum, error) {
+	secret := os.Getenv(checksumEnv)
+	if secret == "" && t.aws() {
+		return auth.Checksum{}, fmt.Errorf("keys in AWS need the stack's checksum secret in %s; "+
+			"read it from the stack's KeyChecksumSecretArn output as the README's Deploying section shows", checksumEnv)
+	}
+	c, err := auth.NewChecksum(secret)
+	if err != nil {
+		return auth.Checksum{}, fmt.Errorf("%s: %w", checksumEnv, err)
+	}
+	if c.Keyed() && !t.aws() {
+		fmt.Fprintf(stderr, "%s is set: the key works only where the functions have that secret, not with make run.\n", checksumEnv)
+	}
+	return c, nil
 }
 
 // where names the table and endpoint for messages, so that nobody mistakes
@@ -169,12 +206,16 @@ func (t target) aws() bool { return t.endpoint == "" || t.endpoint == "aws" }
 
 func (t target) client(ctx context.Context) (*dynamodb.Client, error) {
 	if t.aws() {
-		cfg, err := config.LoadDefaultConfig(ctx)
+		var opts []func(*config.LoadOptions) error
+		if t.region != "" {
+			opts = append(opts, config.WithRegion(t.region))
+		}
+		cfg, err := config.LoadDefaultConfig(ctx, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("loading AWS configuration: %w", err)
 		}
 		if cfg.Region == "" {
-			return nil, errors.New("no AWS region configured: set AWS_REGION or a profile's region")
+			return nil, errors.New("no AWS region configured: pass --region, or set AWS_REGION or a profile's region")
 		}
 		return dynamodb.NewFromConfig(cfg), nil
 	}
@@ -213,7 +254,11 @@ func create(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --expires: %v", errUsage, err)
 	}
-	keys, err := t.keys(ctx)
+	checksum, err := t.checksum(stderr)
+	if err != nil {
+		return err
+	}
+	keys, err := t.keys(ctx, checksum)
 	if err != nil {
 		return err
 	}
@@ -268,7 +313,8 @@ func list(args []string, stdout, _ io.Writer) error {
 		return fmt.Errorf("%w: list takes no arguments, got %q", errUsage, pos[0])
 	}
 	ctx := context.Background()
-	keys, err := t.keys(ctx)
+	// Listing reads no key, so the checksum does not matter.
+	keys, err := t.keys(ctx, auth.PublicChecksum)
 	if err != nil {
 		return err
 	}
@@ -320,7 +366,8 @@ func revoke(args []string, stdout, _ io.Writer) error {
 		return fmt.Errorf("%w: revoke takes the key's id (key_...), not the key; find it with apikey list", errUsage)
 	}
 	ctx := context.Background()
-	keys, err := t.keys(ctx)
+	// Revoking goes by key id, so the checksum does not matter.
+	keys, err := t.keys(ctx, auth.PublicChecksum)
 	if err != nil {
 		return err
 	}

@@ -3,12 +3,17 @@ package main
 import (
 	"bytes"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
+	"contentapi/shared/local/ddblocal/ddbtest"
 )
 
 func TestRunUsageErrors(t *testing.T) {
@@ -34,6 +39,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"revoke given the key itself", []string{"revoke", auth.DemoKey}},
 		{"endpoint not a URL", []string{"list", "--endpoint", "localhost:8000"}},
 		{"endpoint of another scheme", []string{"list", "--endpoint", "ftp://127.0.0.1:8000"}},
+		{"region without aws", []string{"list", "--region", "us-east-1"}},
 		{"empty table", []string{"list", "--table", ""}},
 	}
 	for _, tt := range tests {
@@ -167,7 +173,8 @@ func TestParseExpiry(t *testing.T) {
 
 // The whole command against DynamoDB Local.
 func TestRunAgainstDynamoDBLocal(t *testing.T) {
-	env := ddblocal.ForTest(t)
+	t.Setenv(checksumEnv, "")
+	env := ddbtest.New(t)
 	table := env.Tables["ApiKeysTable"]
 	at := []string{"--table", table, "--endpoint", env.Endpoint}
 	cmd := func(args ...string) (stdout, stderr string, err error) {
@@ -185,7 +192,7 @@ func TestRunAgainstDynamoDBLocal(t *testing.T) {
 	if len(lines) != 1 || !strings.HasSuffix(stdout, "\n") {
 		t.Errorf("create stdout = %q, want the key alone on one line", stdout)
 	}
-	if _, err := auth.Parse(key); err != nil {
+	if _, err := auth.PublicChecksum.Parse(key); err != nil {
 		t.Fatalf("create printed %q, which is not a key: %v", key, err)
 	}
 	if strings.Contains(stderr, key) {
@@ -198,7 +205,7 @@ func TestRunAgainstDynamoDBLocal(t *testing.T) {
 	}
 
 	// The key works, with the scopes asked for.
-	p, err := auth.NewAuthenticator(env.Client, table, 0).Authenticate(t.Context(), key)
+	p, err := auth.NewAuthenticator(env.Client, table, 0, auth.PublicChecksum).Authenticate(t.Context(), key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +219,7 @@ func TestRunAgainstDynamoDBLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	readOnly := strings.TrimSpace(stdout)
-	if p, err := auth.NewAuthenticator(env.Client, table, 0).Authenticate(t.Context(), readOnly); err != nil || p.Allows(auth.ScopeWrite) {
+	if p, err := auth.NewAuthenticator(env.Client, table, 0, auth.PublicChecksum).Authenticate(t.Context(), readOnly); err != nil || p.Allows(auth.ScopeWrite) {
 		t.Errorf("key made without --scope: %+v, %v; want read only", p, err)
 	}
 
@@ -240,7 +247,7 @@ func TestRunAgainstDynamoDBLocal(t *testing.T) {
 	if !strings.Contains(stdout, "Revoked "+p.KeyID) {
 		t.Errorf("revoke printed %q", stdout)
 	}
-	if _, err := auth.NewAuthenticator(env.Client, table, 0).Authenticate(t.Context(), key); !errors.Is(err, auth.ErrUnauthenticated) {
+	if _, err := auth.NewAuthenticator(env.Client, table, 0, auth.PublicChecksum).Authenticate(t.Context(), key); !errors.Is(err, auth.ErrUnauthenticated) {
 		t.Errorf("revoked key: %v, want ErrUnauthenticated", err)
 	}
 	stdout, _, _ = cmd("list", "--account", "acme")
@@ -266,9 +273,89 @@ func TestRunAgainstDynamoDBLocal(t *testing.T) {
 }
 
 func hexSHA(key string) string {
-	h, err := auth.Parse(key)
+	h, err := auth.PublicChecksum.Parse(key)
 	if err != nil {
 		panic(err)
 	}
 	return h
+}
+
+// Keys for a deployed stack carry its checksum secret, taken from the
+// environment; without it, create refuses to make a key AWS would refuse,
+// before any call.
+func TestCreateWithTheStackSecret(t *testing.T) {
+	t.Setenv(checksumEnv, "")
+	var stdout, stderr bytes.Buffer
+	err := run([]string{"create", "--endpoint", "aws", "--region", "us-east-1", "--table", "t", "--account", "acme"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), checksumEnv) || stdout.Len() != 0 {
+		t.Fatalf("create in AWS without the secret = %v, stdout %q; want an error naming %s", err, stdout.String(), checksumEnv)
+	}
+	t.Setenv(checksumEnv, "short")
+	if err := run([]string{"create", "--endpoint", "http://127.0.0.1:1", "--account", "acme"}, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), checksumEnv) {
+		t.Errorf("create with a short secret = %v, want an error", err)
+	}
+
+	env := ddbtest.New(t)
+	table := env.Tables["ApiKeysTable"]
+	secret := strings.Repeat("q", auth.MinSecretLen)
+	t.Setenv(checksumEnv, secret)
+	stdout.Reset()
+	stderr.Reset()
+	if err := run([]string{"create", "--table", table, "--endpoint", env.Endpoint, "--account", "acme"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	key := strings.TrimSpace(stdout.String())
+	if !strings.Contains(stderr.String(), "not with make run") {
+		t.Errorf("stderr %q does not warn that the local stack will refuse the key", stderr.String())
+	}
+	keyed, err := auth.NewChecksum(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth.NewAuthenticator(env.Client, table, 0, keyed).Authenticate(t.Context(), key); err != nil {
+		t.Errorf("the stack's functions refuse the key: %v", err)
+	}
+	if _, err := auth.NewAuthenticator(env.Client, table, 0, auth.PublicChecksum).Authenticate(t.Context(), key); !errors.Is(err, auth.ErrUnauthenticated) {
+		t.Errorf("the public checksum accepts a key made with the secret: %v", err)
+	}
+}
+
+// revoke finds the key through the key-id index: one Query, one UpdateItem,
+// and no Scan, as DynamoDB Local sees the command's requests.
+func TestRevokeMakesNoScan(t *testing.T) {
+	t.Setenv(checksumEnv, "")
+	env := ddbtest.New(t)
+	table := env.Tables["ApiKeysTable"]
+	var mu sync.Mutex
+	var ops []string
+	target, err := url.Parse(env.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forward := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, op, _ := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
+		mu.Lock()
+		ops = append(ops, op)
+		mu.Unlock()
+		forward.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+
+	keys := auth.NewKeys(env.Client, table, auth.PublicChecksum)
+	var id string
+	for range 3 {
+		_, info, err := keys.Create(t.Context(), "acme", []auth.Scope{auth.ScopeRead}, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id = info.KeyID
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"revoke", id, "--table", table, "--endpoint", proxy.URL}, &stdout, &stderr); err != nil {
+		t.Fatalf("revoke: %v\n%s", err, stderr.String())
+	}
+	if got := strings.Join(ops, ","); got != "Query,UpdateItem" {
+		t.Errorf("revoke made %s; want Query,UpdateItem and no Scan", got)
+	}
 }

@@ -1,9 +1,8 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,10 +13,14 @@ import (
 	"strings"
 	"time"
 
-	"contentapi/shared/ddblocal"
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/pprof/profile"
+
 	"contentapi/shared/documents"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/runtimeapi"
+	"contentapi/shared/local/sam"
 	"contentapi/shared/records"
-	"contentapi/shared/sam"
 )
 
 // coldStartRuns is how many fresh processes the cold start is the median of.
@@ -25,18 +28,18 @@ const coldStartRuns = 9
 
 // measureBuilt reports the figures that need the built binaries: the
 // bootstrap's size and cold start, and the handler benchmarks.
-func measureBuilt(ctx context.Context, b *board, a *artifacts, endpoint string, tables map[string]string, key string, s *seeded, rep *report) error {
+func measureBuilt(ctx context.Context, b *board, a *artifacts, tmpl *sam.Template, endpoint string, tables map[string]string, s *seeded, key string, rep *report) error {
 	logf("waiting for the builds")
 	if err := a.wait(ctx); err != nil {
 		return err
 	}
 	for name, d := range a.took {
-		rep.buildTimes = append(rep.buildTimes, fmt.Sprintf("%s %s", name, d.Round(100*time.Millisecond)))
+		rep.BuildTimes = append(rep.BuildTimes, fmt.Sprintf("%s %s", name, d.Round(100*time.Millisecond)))
 	}
-	slices.Sort(rep.buildTimes)
+	slices.Sort(rep.BuildTimes)
 
 	if err := a.errs["bootstrap-arm64"]; err != nil {
-		b.add(Figure{Name: "bytes_bootstrap", Unit: "bytes", Missing: err.Error()})
+		b.missing(err.Error(), "bytes_bootstrap")
 	} else if st, err := os.Stat(a.bootstrapARM64); err != nil {
 		return err
 	} else {
@@ -44,56 +47,42 @@ func measureBuilt(ctx context.Context, b *board, a *artifacts, endpoint string, 
 	}
 
 	if err := a.errs["bootstrap-amd64"]; err != nil {
-		b.add(Figure{Name: "ms_cold_start", Unit: "ms", Missing: err.Error()})
+		b.missing(err.Error(), "ms_cold_start")
 	} else {
 		logf("cold start: %d runs", coldStartRuns)
-		tmpl, err := loadTemplate()
-		if err != nil {
-			return err
-		}
 		env := lambdaEnv(tmpl, endpoint, tables, filepath.Dir(a.bootstrapAMD64))
 		id := s.document(0, func(v records.Values) bool { return v["template_id"] == int64(documents.FreestyleID) })
-		path := "/api/v1/documents/" + strconv.FormatInt(id, 10)
-		times, err := coldStarts(ctx, a.bootstrapAMD64, env, gatewayEvent(path, "GET /api/v1/documents/{id}", key),
-			`"id":`+strconv.FormatInt(id, 10), coldStartRuns)
+		times, err := coldStarts(ctx, a.bootstrapAMD64, env, id, key)
 		if err != nil {
-			b.add(Figure{Name: "ms_cold_start", Unit: "ms", Missing: err.Error()})
+			b.missing(err.Error(), "ms_cold_start")
 			logf("%v", err)
 		} else {
 			var total, init []time.Duration
 			for _, t := range times {
-				total, init = append(total, t.total), append(init, t.init)
-				rep.coldStarts = append(rep.coldStarts, t)
+				total, init = append(total, t.Total), append(init, t.Init)
 			}
+			rep.ColdStarts = times
 			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-			b.add(Figure{Name: "ms_cold_start", Value: ms(median(total)), Unit: "ms"})
-			b.add(Figure{Name: "ms_cold_init", Value: ms(median(init)), Unit: "ms"})
+			b.add(Figure{Name: "ms_cold_start", Value: ms(percentile(total, 50)), Unit: "ms"})
+			b.add(Figure{Name: "ms_cold_init", Value: ms(percentile(init, 50)), Unit: "ms"})
 		}
 	}
 
 	if err := a.errs["app.test"]; err != nil {
-		for _, n := range []string{"ns_handler_get", "allocs_handler_get", "ns_handler_list", "allocs_handler_list"} {
-			b.add(Figure{Name: n, Unit: strings.SplitN(n, "_", 2)[0], Missing: err.Error()})
-		}
+		b.missing(err.Error(), "ns_handler_get", "allocs_handler_get", "ns_handler_list", "allocs_handler_list")
 		return nil
 	}
 	logf("handler benchmarks")
-	tmpl, err := loadTemplate()
-	if err != nil {
-		return err
-	}
 	// The Go runtime settings the functions deploy with, if the template
 	// sets any, so the figures are the deployed code's.
-	var runtimeEnv []string
 	vars := ddblocal.EnvVars(tmpl, endpoint, tables)
 	for _, k := range []string{"GOGC", "GOMEMLIMIT", "GODEBUG", "GOMAXPROCS"} {
 		if v, ok := vars[k]; ok {
-			runtimeEnv = append(runtimeEnv, k+"="+v)
+			rep.BenchEnv = append(rep.BenchEnv, k+"="+v)
 		}
 	}
-	rep.benchEnv = runtimeEnv
-	results, raw, err := runBenchmarks(ctx, a.appTest, runtimeEnv)
-	rep.benchOutput = raw
+	results, raw, err := runBenchmarks(ctx, a.appTest, rep.BenchEnv)
+	rep.BenchLines = benchLines(raw)
 	if err != nil {
 		return err
 	}
@@ -104,52 +93,70 @@ func measureBuilt(ctx context.Context, b *board, a *artifacts, endpoint string, 
 	} {
 		r, ok := results[x.bench]
 		if !ok {
-			b.add(Figure{Name: "ns_" + x.figure, Unit: "ns", Missing: "no result"})
+			b.missing("no result", "ns_"+x.figure)
 			continue
 		}
 		b.add(Figure{Name: "ns_" + x.figure, Value: slices.Min(r.ns), Unit: "ns"})
 		b.add(Figure{Name: "allocs_" + x.figure, Value: r.allocs, Unit: "allocs"})
-		rep.benchRuns = append(rep.benchRuns, benchRun{name: x.bench, ns: r.ns, allocs: r.allocs, bytes: r.bytes})
-	}
-	if !slices.ContainsFunc(runtimeEnv, func(kv string) bool { return strings.HasPrefix(kv, "GOGC=") || strings.HasPrefix(kv, "GOMEMLIMIT=") }) {
-		// With Go's default GOGC=100 and a live heap of a few MB, the
-		// collector runs every few dozen requests; what would a warm
-		// function gain from letting the heap grow more?
-		logf("handler benchmarks with GOGC=%d", tunedGOGC)
-		tuned, _, err := runBenchmarks(ctx, a.appTest, append(slices.Clone(runtimeEnv), fmt.Sprintf("GOGC=%d", tunedGOGC)))
-		if err != nil {
-			return err
-		}
-		for _, x := range []struct{ bench, figure string }{{"BenchmarkDocumentsGet", "handler_get"}, {"BenchmarkDocumentsList", "handler_list"}} {
-			if r, ok := tuned[x.bench]; ok {
-				b.add(Figure{Name: fmt.Sprintf("ns_%s_gogc%d", x.figure, tunedGOGC), Value: slices.Min(r.ns), Unit: "ns"})
-			}
-		}
 	}
 	logf("profiling the handler benchmarks")
 	for _, bench := range []string{"BenchmarkDocumentsGet", "BenchmarkDocumentsList"} {
-		shares, total, err := profileHandler(ctx, a.appTest, bench, filepath.Dir(a.appTest), runtimeEnv)
+		prof, err := profileHandler(ctx, a.appTest, bench, filepath.Dir(a.appTest), rep.BenchEnv)
 		if err != nil {
 			logf("%v", err)
 			continue
 		}
-		rep.profiles = append(rep.profiles, handlerProfile{bench: bench, shares: shares, seconds: total})
+		rep.Profiles = append(rep.Profiles, prof)
 	}
 	return nil
 }
 
-type handlerProfile struct {
-	bench   string
-	shares  []profileShare
-	seconds float64
-}
-
-func loadTemplate() (*sam.Template, error) {
-	p, err := sam.Find()
+// coldStarts runs the bootstrap coldStartRuns times, each a fresh process
+// asked for document id with key, and checks each answered with it.
+func coldStarts(ctx context.Context, bootstrap string, env []string, id int64, key string) ([]runtimeapi.Run, error) {
+	path, err := sam.Find()
 	if err != nil {
 		return nil, err
 	}
-	return sam.Load(p)
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "events", "documents-get.json"))
+	if err != nil {
+		return nil, err
+	}
+	var ev events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(b, &ev); err != nil {
+		return nil, err
+	}
+	ev.Headers["authorization"] = "Bearer " + key
+	ev.PathParameters["id"] = strconv.FormatInt(id, 10)
+	ev.RawPath = "/api/v1/documents/" + ev.PathParameters["id"]
+	ev.RequestContext.HTTP.Path = ev.RawPath
+	ev.RequestContext.TimeEpoch = time.Now().UnixMilli()
+	event, err := json.Marshal(ev)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := runtimeapi.ColdStarts(ctx, bootstrap, env, event, coldStartRuns)
+	for _, r := range runs {
+		var resp events.APIGatewayV2HTTPResponse
+		if err := json.Unmarshal(r.Response, &resp); err != nil || resp.StatusCode != 200 || !strings.Contains(resp.Body, `"id":`+ev.PathParameters["id"]) {
+			return nil, fmt.Errorf("cold start: unexpected response: %.500s", r.Response)
+		}
+	}
+	return runs, err
+}
+
+func tailOf(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// handlerProfile is where a handler benchmark's CPU time goes.
+type handlerProfile struct {
+	Bench   string
+	Shares  []profileShare
+	Seconds float64
 }
 
 // lambdaEnv is the environment Lambda gives the documents function, with
@@ -175,19 +182,9 @@ func lambdaEnv(tmpl *sam.Template, endpoint string, tables map[string]string, ta
 }
 
 type benchResult struct {
-	ns            []float64
-	allocs, bytes float64
+	ns     []float64
+	allocs float64
 }
-
-type benchRun struct {
-	name          string
-	ns            []float64
-	allocs, bytes float64
-}
-
-// tunedGOGC is the GOGC the handler benchmarks also run with when the
-// template sets none.
-const tunedGOGC = 400
 
 // benchCount runs of benchTime each: the figure is the fastest, since a
 // busy machine only ever adds time.
@@ -196,25 +193,16 @@ const (
 	benchTime  = "1s"
 )
 
-var benchLine = regexp.MustCompile(`^(Benchmark\w+)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(?:\s+[\d.]+ MB/s)?\s+([\d.]+) B/op\s+([\d.]+) allocs/op`)
+var benchLine = regexp.MustCompile(`(?m)^(Benchmark\w+)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op.*\s([\d.]+) allocs/op`)
 
 func runBenchmarks(ctx context.Context, testBinary string, env []string) (map[string]*benchResult, string, error) {
-	cmd := exec.CommandContext(ctx, testBinary, "-test.run", "^$",
-		"-test.bench", "^Benchmark(DocumentsGet|DocumentsList|SDKGetItem)$",
+	out, err := runBench(ctx, testBinary, env, "-test.bench", "^Benchmark(DocumentsGet|DocumentsList|SDKGetItem)$",
 		"-test.benchmem", "-test.count", strconv.Itoa(benchCount), "-test.benchtime", benchTime)
-	cmd.Env = append(os.Environ(), env...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return nil, out.String(), fmt.Errorf("handler benchmarks: %v\n%s", err, tailOf(out.String(), 3000))
+	if err != nil {
+		return nil, out, err
 	}
 	results := map[string]*benchResult{}
-	sc := bufio.NewScanner(bytes.NewReader(out.Bytes()))
-	for sc.Scan() {
-		m := benchLine.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
-		}
+	for _, m := range benchLine.FindAllStringSubmatch(out, -1) {
 		r := results[m[1]]
 		if r == nil {
 			r = &benchResult{}
@@ -222,17 +210,27 @@ func runBenchmarks(ctx context.Context, testBinary string, env []string) (map[st
 		}
 		ns, _ := strconv.ParseFloat(m[2], 64)
 		r.ns = append(r.ns, ns)
-		r.bytes, _ = strconv.ParseFloat(m[3], 64)
-		r.allocs, _ = strconv.ParseFloat(m[4], 64)
+		r.allocs, _ = strconv.ParseFloat(m[3], 64)
 	}
-	return results, out.String(), nil
+	return results, out, nil
+}
+
+// runBench runs benchmarks of the test binary (args say which and how) with
+// env added to the environment, and returns their output.
+func runBench(ctx context.Context, testBinary string, env []string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, testBinary, append([]string{"-test.run", "^$"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		err = fmt.Errorf("%s %s: %v\n%s", filepath.Base(testBinary), strings.Join(args, " "), err, tailOf(string(out), 3000))
+	}
+	return string(out), err
 }
 
 // profileShare is one part of a handler benchmark's CPU profile.
 type profileShare struct {
-	what    string
-	seconds float64
-	percent float64
+	What             string
+	Seconds, Percent float64
 }
 
 // profileParts are the parts of a handler's time, matched in this order
@@ -255,73 +253,49 @@ var profileParts = []struct{ what, match string }{
 }
 
 // profileHandler profiles one handler benchmark and splits its CPU time.
-func profileHandler(ctx context.Context, testBinary, bench, work string, env []string) ([]profileShare, float64, error) {
-	prof := filepath.Join(work, bench+".prof")
-	cmd := exec.CommandContext(ctx, testBinary, "-test.run", "^$", "-test.bench", "^"+bench+"$",
-		"-test.benchtime", "3s", "-test.cpuprofile", prof)
-	cmd.Env = append(os.Environ(), env...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, 0, fmt.Errorf("profile %s: %v\n%s", bench, err, tailOf(string(out), 2000))
+func profileHandler(ctx context.Context, testBinary, bench, work string, env []string) (handlerProfile, error) {
+	h := handlerProfile{Bench: bench}
+	path := filepath.Join(work, bench+".prof")
+	if _, err := runBench(ctx, testBinary, env, "-test.bench", "^"+bench+"$", "-test.benchtime", "3s", "-test.cpuprofile", path); err != nil {
+		return h, err
 	}
-	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-traces", testBinary, prof).Output()
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, 0, fmt.Errorf("pprof %s: %v", bench, err)
+		return h, err
+	}
+	prof, err := profile.ParseData(data)
+	if err != nil {
+		return h, fmt.Errorf("profile %s: %w", bench, err)
 	}
 	res := make([]*regexp.Regexp, len(profileParts))
+	h.Shares = make([]profileShare, len(profileParts)+1)
 	for i, p := range profileParts {
-		res[i] = regexp.MustCompile(p.match)
+		res[i], h.Shares[i].What = regexp.MustCompile(p.match), p.what
 	}
-	shares := make([]profileShare, len(profileParts)+1)
-	for i, p := range profileParts {
-		shares[i].what = p.what
-	}
-	shares[len(profileParts)].what = "the rest: routing, middleware, parsing, runtime"
-	var total float64
-	var block []string
-	flush := func() {
-		defer func() { block = nil }()
-		if len(block) == 0 {
-			return
-		}
-		first := strings.Fields(block[0])
-		if len(first) < 2 {
-			return
-		}
-		d, err := time.ParseDuration(first[0])
-		if err != nil {
-			return
-		}
-		frames := []string{strings.Join(first[1:], " ")}
-		for _, l := range block[1:] {
-			frames = append(frames, strings.TrimSpace(l))
-		}
+	h.Shares[len(profileParts)].What = "the rest: routing, middleware, parsing, runtime"
+	cpu := slices.IndexFunc(prof.SampleType, func(t *profile.ValueType) bool { return t.Type == "cpu" })
+	for _, sample := range prof.Sample {
 		part := len(profileParts)
 	match:
 		for i, re := range res {
-			for _, f := range frames {
-				if re.MatchString(strings.TrimSuffix(f, " (inline)")) {
-					part = i
-					break match
+			for _, loc := range sample.Location {
+				for _, line := range loc.Line {
+					if re.MatchString(line.Function.Name) {
+						part = i
+						break match
+					}
 				}
 			}
 		}
-		shares[part].seconds += d.Seconds()
-		total += d.Seconds()
+		seconds := time.Duration(sample.Value[cpu]).Seconds()
+		h.Shares[part].Seconds += seconds
+		h.Seconds += seconds
 	}
-	for _, line := range strings.Split(string(out), "\n") {
-		switch {
-		case strings.HasPrefix(line, "-----------+"):
-			flush()
-		case strings.TrimSpace(line) != "" && (len(block) > 0 || strings.HasPrefix(line, " ")):
-			block = append(block, line)
-		}
+	if h.Seconds == 0 {
+		return h, fmt.Errorf("profile %s: no samples", bench)
 	}
-	flush()
-	if total == 0 {
-		return nil, 0, fmt.Errorf("pprof %s: no samples", bench)
+	for i := range h.Shares {
+		h.Shares[i].Percent = 100 * h.Shares[i].Seconds / h.Seconds
 	}
-	for i := range shares {
-		shares[i].percent = 100 * shares[i].seconds / total
-	}
-	return shares, total, nil
+	return h, nil
 }

@@ -1,8 +1,9 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -19,41 +20,36 @@ import (
 	"syscall"
 	"time"
 
-	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
 	"contentapi/shared/images"
-	"contentapi/shared/sam"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/sam"
 )
 
 // loadResult is what the load run saw.
 type loadResult struct {
-	requests, errors int
-	elapsed          time.Duration
-	p50, p99         time.Duration
-	rssMB            float64
-	byKind           map[string]*kindStats
-	firstErrors      []string
-	seedTime         time.Duration
-	clients          int
+	Clients, Requests, Errors int
+	Elapsed, P50, P99         time.Duration
+	Kinds                     []*kindStats // in the order of loadMix
+	FirstErrors               []string
+	SeedTime                  time.Duration
 	// CPU seconds used during the run by the gateway and by its DynamoDB
 	// Local (its child processes).
-	cpuGateway, cpuDynamoDB float64
+	CPUGateway, CPUDynamoDB float64
 }
 
 type kindStats struct {
-	n, errors int
-	latencies []time.Duration
+	Kind      string
+	N, Errors int
+	Latencies []time.Duration
 }
 
 // measureLoad runs the local gateway (cmd/local, built) as a subprocess on
 // its own DynamoDB Local, seeds the same account there, and drives it with
 // concurrent clients: requests/s, p99 latency, errors and the gateway's
 // peak RSS.
-func measureLoad(ctx context.Context, b *board, a *artifacts, root string, o options, rep *report) error {
+func measureLoad(ctx context.Context, b *board, a *artifacts, tmpl *sam.Template, root string, o options, rep *report) error {
 	missing := func(why string) {
-		for _, f := range []struct{ name, unit string }{{"rps_local", "rps"}, {"ms_p99_local", "ms"}, {"errors_local", "errors"}, {"mb_rss_local", "MB"}} {
-			b.add(Figure{Name: f.name, Unit: f.unit, Missing: why})
-		}
+		b.missing(why, "rps_local", "ms_p99_local", "errors_local", "mb_rss_local")
 		logf("load run skipped: %s", why)
 	}
 	if err := a.wait(ctx); err != nil {
@@ -70,10 +66,6 @@ func measureLoad(ctx context.Context, b *board, a *artifacts, root string, o opt
 	}
 	defer g.stop()
 
-	tmpl, err := loadTemplate()
-	if err != nil {
-		return err
-	}
 	db, err := ddblocal.NewClient(ctx, g.dynamoDB)
 	if err != nil {
 		return err
@@ -82,34 +74,27 @@ func measureLoad(ctx context.Context, b *board, a *artifacts, root string, o opt
 	for _, id := range tmpl.ResourcesOfType(sam.TableType) {
 		tables[id] = id // the local stack names tables by logical ID
 	}
-	logf("load: seeding the gateway's DynamoDB Local")
-	t0 := time.Now()
-	s, err := seed(ctx, db, tables, account, seedDocuments, seedImages)
+	s, key, seedTime, err := seedAccount(ctx, db, tables)
 	if err != nil {
 		missing(fmt.Sprintf("seeding the gateway's DynamoDB Local: %v", err))
 		return nil
 	}
-	seedTime := time.Since(t0)
-	key, _, err := auth.NewKeys(db, tables["ApiKeysTable"]).Create(ctx, account, []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
-	if err != nil {
-		return err
-	}
 	logf("load: %d clients for %s through %s", o.clients, o.duration, g.api)
-	cpu0 := g.cpuSeconds()
+	gateway0, dynamoDB0 := g.cpuSeconds()
 	res := drive(ctx, g.api, key, s, o.clients, o.duration)
-	cpu1 := g.cpuSeconds()
-	res.cpuGateway, res.cpuDynamoDB = cpu1[0]-cpu0[0], cpu1[1]-cpu0[1]
-	res.seedTime = seedTime
-	res.rssMB = g.peakRSS()
-	if res.rssMB == 0 {
+	gateway1, dynamoDB1 := g.cpuSeconds()
+	res.CPUGateway, res.CPUDynamoDB = gateway1-gateway0, dynamoDB1-dynamoDB0
+	res.SeedTime = seedTime
+	rep.Load = res
+	// VmHWM: the gateway's peak resident memory.
+	var rssKB float64
+	if _, err := fmt.Sscan(strings.TrimSuffix(procField(fmt.Sprintf("/proc/%d/status", g.cmd.Process.Pid), "VmHWM:"), " kB"), &rssKB); err != nil {
 		logf("load: could not read the gateway's VmHWM")
 	}
-	rep.load = res
-	rep.gatewayLog = g.out.String()
-	b.add(Figure{Name: "rps_local", Value: float64(res.requests) / res.elapsed.Seconds(), Unit: "rps"})
-	b.add(Figure{Name: "ms_p99_local", Value: float64(res.p99.Microseconds()) / 1000, Unit: "ms"})
-	b.add(Figure{Name: "errors_local", Value: float64(res.errors), Unit: "errors"})
-	b.add(Figure{Name: "mb_rss_local", Value: res.rssMB, Unit: "MB"})
+	b.add(Figure{Name: "rps_local", Value: float64(res.Requests) / res.Elapsed.Seconds(), Unit: "rps"})
+	b.add(Figure{Name: "ms_p99_local", Value: float64(res.P99.Microseconds()) / 1000, Unit: "ms"})
+	b.add(Figure{Name: "errors_local", Value: float64(res.Errors), Unit: "errors"})
+	b.add(Figure{Name: "mb_rss_local", Value: rssKB / 1024, Unit: "MB"})
 	return nil
 }
 
@@ -223,83 +208,42 @@ func (g *gateway) stop() {
 	os.RemoveAll(g.dir)
 }
 
-// peakRSS is the gateway process's VmHWM, in MB.
-func (g *gateway) peakRSS() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", g.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	sc := bufio.NewScanner(strings.NewReader(string(b)))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
 // cpuSeconds is the CPU time used so far by the gateway and by its child
-// processes (DynamoDB Local's JVM).
-func (g *gateway) cpuSeconds() [2]float64 {
+// processes (DynamoDB Local's JVM), from /proc/<pid>/stat.
+func (g *gateway) cpuSeconds() (gateway, children float64) {
 	pid := g.cmd.Process.Pid
-	var out [2]float64
-	out[0] = procCPU(pid)
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil || child == pid {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
 			continue
 		}
-		if ppid, ok := procParent(child); ok && ppid == pid {
-			out[1] += procCPU(child)
+		// The fields after the command name: state, ppid, ... utime and
+		// stime are the 14th and 15th of the line, in clock ticks (USER_HZ).
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		user, _ := strconv.ParseFloat(f[11], 64)
+		sys, _ := strconv.ParseFloat(f[12], 64)
+		switch cpu := (user + sys) / 100; {
+		case e.Name() == strconv.Itoa(pid):
+			gateway += cpu
+		case f[1] == strconv.Itoa(pid):
+			children += cpu
 		}
 	}
-	return out
-}
-
-// procStat returns the fields of /proc/<pid>/stat after the command name.
-func procStat(pid int) []string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return nil
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		s = s[i+1:]
-	}
-	return strings.Fields(s)
-}
-
-// clockTicks is Linux's USER_HZ, what /proc/<pid>/stat counts in.
-const clockTicks = 100
-
-func procCPU(pid int) float64 {
-	f := procStat(pid)
-	if len(f) < 13 {
-		return 0
-	}
-	// Fields 14 and 15 of stat (utime, stime); f starts at field 3.
-	user, _ := strconv.ParseFloat(f[11], 64)
-	sys, _ := strconv.ParseFloat(f[12], 64)
-	return (user + sys) / clockTicks
-}
-
-func procParent(pid int) (int, bool) {
-	f := procStat(pid)
-	if len(f) < 2 {
-		return 0, false
-	}
-	ppid, err := strconv.Atoi(f[1])
-	return ppid, err == nil
+	return gateway, children
 }
 
 // The load mix, in percent of requests: 70% reads, 30% writes of the
 // client's own records.
-var loadMix = []struct {
-	kind    string
-	percent int
-}{
+type loadShare struct {
+	Kind    string
+	Percent int
+}
+
+var loadMix = []loadShare{
 	{"get", 38},          // GET a seeded document or image by id
 	{"list", 25},         // a list page (1-5) of documents or images, id order
 	{"list_filtered", 7}, // images by style+favorite in name order, or a name search of documents
@@ -314,39 +258,31 @@ func drive(ctx context.Context, api, key string, s *seeded, clients int, d time.
 	hc := &http.Client{Transport: transport, Timeout: 30 * time.Second}
 	defer transport.CloseIdleConnections()
 
-	res := &loadResult{byKind: map[string]*kindStats{}, clients: clients}
+	res := &loadResult{Clients: clients}
+	byKind := map[string]*kindStats{}
 	for _, m := range loadMix {
-		res.byKind[m.kind] = &kindStats{}
+		byKind[m.Kind] = &kindStats{Kind: m.Kind}
+		res.Kinds = append(res.Kinds, byKind[m.Kind])
 	}
 	var mu sync.Mutex
 	record := func(kind string, lat time.Duration, problem string) {
 		mu.Lock()
 		defer mu.Unlock()
-		k := res.byKind[kind]
-		k.n++
-		k.latencies = append(k.latencies, lat)
-		res.requests++
+		k := byKind[kind]
+		k.N++
+		k.Latencies = append(k.Latencies, lat)
+		res.Requests++
 		if problem != "" {
-			k.errors++
-			res.errors++
-			if len(res.firstErrors) < 10 {
-				res.firstErrors = append(res.firstErrors, kind+": "+problem)
+			k.Errors++
+			res.Errors++
+			if len(res.FirstErrors) < 10 {
+				res.FirstErrors = append(res.FirstErrors, kind+": "+problem)
 			}
 		}
 	}
 	call := func(method, path string, form url.Values, want int) (int64, string, time.Duration) {
-		var body io.Reader
-		if form != nil {
-			body = strings.NewReader(form.Encode())
-		}
-		req, _ := http.NewRequestWithContext(ctx, method, api+path, body)
-		req.Header.Set("Accept", "application/json")
-		req.Header.Set("Authorization", "Bearer "+key)
-		if form != nil {
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		}
 		start := time.Now()
-		resp, err := hc.Do(req)
+		resp, err := hc.Do(apiRequest(ctx, method, api+path, key, form))
 		if err != nil {
 			return 0, err.Error(), time.Since(start)
 		}
@@ -357,17 +293,11 @@ func drive(ctx context.Context, api, key string, s *seeded, clients int, d time.
 			return 0, err.Error(), lat
 		}
 		if resp.StatusCode != want {
-			return 0, fmt.Sprintf("%s %s: %d %.160s", method, path, resp.StatusCode, raw), lat
+			return 0, fmt.Sprintf("%s %s: %d %.160s", method, path, resp.StatusCode, bytes.TrimSpace(raw)), lat
 		}
-		var id int64
-		if want == http.StatusCreated {
-			if i := strings.Index(string(raw), `"id":`); i >= 0 {
-				rest := string(raw[i+5:])
-				end := strings.IndexAny(rest, ",}")
-				id, _ = strconv.ParseInt(rest[:end], 10, 64)
-			}
-		}
-		return id, "", lat
+		var created struct{ Data struct{ ID int64 } }
+		_ = json.Unmarshal(raw, &created)
+		return created.Data.ID, "", lat
 	}
 
 	stopAt := time.Now().Add(d)
@@ -382,66 +312,57 @@ func drive(ctx context.Context, api, key string, s *seeded, clients int, d time.
 				if (kind == "update" || kind == "delete") && len(own) == 0 {
 					kind = "create"
 				}
-				var problem string
-				var lat time.Duration
+				method, path, form, want := "GET", "", url.Values(nil), 200
 				switch kind {
 				case "get":
-					if rng.IntN(2) == 0 {
-						_, problem, lat = call("GET", fmt.Sprintf("/api/v1/documents/%d", s.firstDocument+rng.Int64N(int64(len(s.docs)))), nil, 200)
-					} else {
-						_, problem, lat = call("GET", fmt.Sprintf("/api/v1/images/%d", s.firstImage+rng.Int64N(int64(len(s.imgs)))), nil, 200)
+					path = fmt.Sprintf("/api/v1/documents/%d", s.firstDocument+rng.Int64N(int64(len(s.docs))))
+					if rng.IntN(2) == 1 {
+						path = fmt.Sprintf("/api/v1/images/%d", s.firstImage+rng.Int64N(int64(len(s.imgs))))
 					}
 				case "list":
 					res := []string{"documents", "images"}[rng.IntN(2)]
-					_, problem, lat = call("GET", fmt.Sprintf("/api/v1/%s?page=%d&per_page=%d", res, 1+rng.IntN(5), []int{10, 25}[rng.IntN(2)]), nil, 200)
+					path = fmt.Sprintf("/api/v1/%s?page=%d&per_page=%d", res, 1+rng.IntN(5), []int{10, 25}[rng.IntN(2)])
 				case "list_filtered":
-					if rng.IntN(2) == 0 {
-						_, problem, lat = call("GET", "/api/v1/images?favorite=1&sort_by=name&style="+images.Styles[rng.IntN(len(images.Styles))], nil, 200)
-					} else {
-						_, problem, lat = call("GET", "/api/v1/documents?search="+[]string{"cafe", "launch", "zurich", "sale"}[rng.IntN(4)], nil, 200)
+					path = "/api/v1/images?favorite=1&sort_by=name&style=" + images.Styles[rng.IntN(len(images.Styles))]
+					if rng.IntN(2) == 1 {
+						path = "/api/v1/documents?search=" + []string{"cafe", "launch", "zurich", "sale"}[rng.IntN(4)]
 					}
 				case "create":
-					var id int64
-					id, problem, lat = call("POST", "/api/v1/documents", url.Values{
-						"name":       {fmt.Sprintf("Load test %d: café menu", c)},
-						"prompt":     {"Write a short welcome email for new customers of our café in Zürich."},
-						"creativity": {"0.5"},
-					}, 201)
-					if problem == "" && id > 0 {
-						own = append(own, id)
-					}
+					method, path, want = "POST", "/api/v1/documents", 201
+					form = url.Values{"name": {fmt.Sprintf("Load test %d: café menu", c)}, "creativity": {"0.5"},
+						"prompt": {"Write a short welcome email for new customers of our café in Zürich."}}
 				case "update":
-					id := own[rng.IntN(len(own))]
-					_, problem, lat = call("PUT", fmt.Sprintf("/api/v1/documents/%d", id), url.Values{
-						"name": {fmt.Sprintf("Load test %d: renamed", c)}, "favorite": {strconv.Itoa(rng.IntN(2))},
-					}, 200)
+					method, path = "PUT", fmt.Sprintf("/api/v1/documents/%d", own[rng.IntN(len(own))])
+					form = url.Values{"name": {fmt.Sprintf("Load test %d: renamed", c)}, "favorite": {strconv.Itoa(rng.IntN(2))}}
 				case "delete":
-					id := own[0]
-					own = own[1:]
-					_, problem, lat = call("DELETE", fmt.Sprintf("/api/v1/documents/%d", id), nil, 200)
+					method, path, own = "DELETE", fmt.Sprintf("/api/v1/documents/%d", own[0]), own[1:]
+				}
+				id, problem, lat := call(method, path, form, want)
+				if kind == "create" && problem == "" && id > 0 {
+					own = append(own, id)
 				}
 				record(kind, lat, problem)
 			}
 		})
 	}
 	wg.Wait()
-	res.elapsed = time.Since(start)
+	res.Elapsed = time.Since(start)
 	var all []time.Duration
-	for _, k := range res.byKind {
-		all = append(all, k.latencies...)
+	for _, k := range res.Kinds {
+		all = append(all, k.Latencies...)
 	}
-	res.p50, res.p99 = percentile(all, 50), percentile(all, 99)
+	res.P50, res.P99 = percentile(all, 50), percentile(all, 99)
 	return res
 }
 
 func pickKind(r int) string {
 	for _, m := range loadMix {
-		if r < m.percent {
-			return m.kind
+		if r < m.Percent {
+			return m.Kind
 		}
-		r -= m.percent
+		r -= m.Percent
 	}
-	return loadMix[0].kind
+	return loadMix[0].Kind
 }
 
 func percentile(ds []time.Duration, p float64) time.Duration {

@@ -31,9 +31,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"contentapi/shared/app"
-	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
-	"contentapi/shared/sam"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/sam"
 )
 
 // account owns the seeded records.
@@ -107,21 +107,13 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
-	logf("seeding %d documents and %d images", seedDocuments, seedImages)
-	t0 := time.Now()
-	s, err := seed(ctx, plain, tables, account, seedDocuments, seedImages)
-	if err != nil {
-		return err
-	}
-	seedTime := time.Since(t0)
-	logf("seeded in %s", seedTime.Round(100*time.Millisecond))
-	key, _, err := auth.NewKeys(plain, tables["ApiKeysTable"]).Create(ctx, account, []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
+	s, key, seedTime, err := seedAccount(ctx, plain, tables)
 	if err != nil {
 		return err
 	}
 
 	b := &board{}
-	meter, err := NewMeter(tmpl, tables)
+	meter, err := ddbmeter.New(tmpl, tables)
 	if err != nil {
 		return err
 	}
@@ -147,26 +139,32 @@ func run(ctx context.Context, o options) error {
 	// Long enough for the slowest lists on DynamoDB Local (see Method).
 	cfg.RequestTimeout = 2 * time.Minute
 	a := app.New(cfg, metered)
-	c := &client{documents: a.DocumentsHandler(), images: a.ImagesHandler(), key: key}
+	c := &client{key: key}
+	if c.documents, err = a.Handler("documents"); err != nil {
+		return err
+	}
+	if c.images, err = a.Handler("images"); err != nil {
+		return err
+	}
 	cold, results, rl := measureOperations(meter, c, s)
 	reportOperations(b, cold, results, rl)
 
-	rep := &report{root: root, started: started, seedTime: seedTime, board: b, cold: cold, results: results, rateLimit: rl, cfg: cfg}
-	rep.loadAvg[0] = startLoad
+	rep := &report{board: b, Started: started, SeedTime: seedTime, Operations: append([]operationResult{cold}, results...),
+		RateLimit: rl, RateLimitPerMinute: cfg.RateLimitPerMinute, LoadAvg: [2]string{startLoad}}
 	if !o.quick {
-		if err := measureBuilt(ctx, b, builds, srv.Endpoint(), tables, key, s, rep); err != nil {
+		if err := measureBuilt(ctx, b, builds, tmpl, srv.Endpoint(), tables, s, key, rep); err != nil {
 			return err
 		}
 		// The load run has its own DynamoDB Local, under the gateway.
 		_ = srv.Stop()
 		if o.load {
-			if err := measureLoad(ctx, b, builds, root, o, rep); err != nil {
+			if err := measureLoad(ctx, b, builds, tmpl, root, o, rep); err != nil {
 				return err
 			}
 		}
 	}
-	rep.elapsed = time.Since(started)
-	rep.loadAvg[1] = loadAverage()
+	rep.Elapsed = time.Since(started)
+	rep.LoadAvg[1] = loadAverage()
 	if o.out != "" {
 		path := o.out
 		if !filepath.IsAbs(path) {
@@ -175,7 +173,7 @@ func run(ctx context.Context, o options) error {
 		if err := rep.write(path); err != nil {
 			return err
 		}
-		logf("wrote %s (%s in all)", path, rep.elapsed.Round(time.Second))
+		logf("wrote %s (%s in all)", path, rep.Elapsed.Round(time.Second))
 	}
 	return nil
 }
@@ -184,30 +182,23 @@ func run(ctx context.Context, o options) error {
 func reportOperations(b *board, cold operationResult, results []operationResult, rl rateLimitCost) {
 	warmAuth := 0
 	for _, r := range results {
-		warmAuth += r.totals.Auth
-		if r.issue != "" {
-			logf("%s: %s", r.op.name, r.issue)
+		warmAuth += r.Totals.Auth
+		if r.Issue != "" {
+			logf("%s: %s", r.Op.Name, r.Issue)
 		}
-		for _, f := range r.op.figures {
-			fig := Figure{Name: f + "_" + r.op.name}
-			switch f {
-			case "rru":
-				fig.Value, fig.Unit = r.totals.Reads, "rru"
-			case "wru":
-				fig.Value, fig.Unit = r.totals.Writes, "wru"
-			case "calls":
-				fig.Value, fig.Unit = float64(r.totals.RoundTrips), "calls"
-			}
-			if r.status != r.op.status {
-				fig.Missing = r.issue
+		values := map[string]float64{"rru": r.Totals.Reads, "wru": r.Totals.Writes, "calls": float64(r.Totals.RoundTrips)}
+		for _, f := range r.Op.figures() {
+			fig := Figure{Name: f + "_" + r.Op.Name, Value: values[f], Unit: f}
+			if r.status != r.Op.status {
+				fig.Missing = r.Issue
 			}
 			b.add(fig)
 		}
 	}
 	b.add(Figure{Name: "calls_auth_warm", Value: float64(warmAuth), Unit: "calls"})
-	b.add(Figure{Name: "calls_auth_cold", Value: float64(cold.totals.Auth), Unit: "calls"})
-	b.add(Figure{Name: "calls_ratelimit_per_request", Value: float64(rl.leases) / float64(rl.requests), Unit: "calls"})
-	b.add(Figure{Name: "wru_ratelimit_per_request", Value: rl.wru / float64(rl.requests), Unit: "wru"})
+	b.add(Figure{Name: "calls_auth_cold", Value: float64(cold.Totals.Auth), Unit: "calls"})
+	b.add(Figure{Name: "calls_ratelimit_per_request", Value: float64(rl.Leases) / float64(rl.Requests), Unit: "calls"})
+	b.add(Figure{Name: "wru_ratelimit_per_request", Value: rl.WRU / float64(rl.Requests), Unit: "wru"})
 }
 
 // deployedRateLimit is the rate limit a deployment of tmpl runs with: the

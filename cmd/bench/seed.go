@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"contentapi/shared/auth"
 	"contentapi/shared/documents"
 	"contentapi/shared/images"
 	"contentapi/shared/records"
@@ -191,21 +192,34 @@ func (s *seeded) document(from int, ok func(records.Values) bool) int64 {
 	panic("no seeded document fits")
 }
 
+// seedAccount seeds the bench account in db's tables and gives it a key.
+func seedAccount(ctx context.Context, db *dynamodb.Client, tables map[string]string) (*seeded, string, time.Duration, error) {
+	logf("seeding %d documents and %d images", seedDocuments, seedImages)
+	start := time.Now()
+	s, err := seed(ctx, db, tables)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	key, _, err := auth.NewKeys(db, tables["ApiKeysTable"], auth.PublicChecksum).Create(ctx, account, []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
+	logf("seeded in %s", time.Since(start).Round(100*time.Millisecond))
+	return s, key, time.Since(start), err
+}
+
 // seed writes the account's records through store.Table.Import, which
 // writes the very items Create does (BatchWriteItem, several in flight).
-func seed(ctx context.Context, db *dynamodb.Client, tables map[string]string, account string, nDocs, nImgs int) (*seeded, error) {
+func seed(ctx context.Context, db *dynamodb.Client, tables map[string]string) (*seeded, error) {
 	g := newGenerator(1)
 	s := &seeded{}
-	for range nDocs {
+	for range seedDocuments {
 		s.docs = append(s.docs, g.document())
 	}
-	for range nImgs {
+	for range seedImages {
 		s.imgs = append(s.imgs, g.image())
 	}
 	docTable := store.New(db, tables["DocumentsTable"], documents.Resource)
-	docTable.Now = pastClock(nDocs)
+	docTable.Now = pastClock(seedDocuments)
 	imgTable := store.New(db, tables["ImagesTable"], images.Resource)
-	imgTable.Now = pastClock(nImgs)
+	imgTable.Now = pastClock(seedImages)
 	errs := make(chan error, 2)
 	go func() {
 		var err error

@@ -18,9 +18,9 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
-	"contentapi/shared/gateway"
-	"contentapi/shared/sam"
+	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/gateway"
+	"contentapi/shared/local/sam"
 )
 
 // expected is the status each event in events/ must get when the files run
@@ -110,7 +110,7 @@ func TestEvents(t *testing.T) {
 	}
 	sort.SliceStable(files, func(i, j int) bool { return eventPhase(files[i].ev) < eventPhase(files[j].ev) })
 
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	env.Setenv(t)
 	// A cold DynamoDB Local on a loaded machine can be slow at first; the
 	// statuses are what this test checks.
@@ -120,10 +120,13 @@ func TestEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := auth.NewKeys(env.Client, os.Getenv(app.EnvKeysTable)).Import(ctx, auth.DemoKey, auth.DemoAccount, readWrite); err != nil {
+	if err := auth.NewKeys(env.Client, os.Getenv(app.EnvKeysTable), auth.PublicChecksum).Import(ctx, auth.DemoKey, auth.DemoAccount, readWrite); err != nil {
 		t.Fatal(err)
 	}
-	fns := a.Functions()
+	fns, err := a.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range files {
 		t.Run(f.name, func(t *testing.T) {
 			function, err := functionFor(p.tmpl, f.ev)
@@ -281,6 +284,12 @@ func TestEnvJSON(t *testing.T) {
 		}
 		if vars[app.EnvEndpoint] != "http://host.docker.internal:8000" {
 			t.Errorf("%s.%s = %q", f.LogicalID, app.EnvEndpoint, vars[app.EnvEndpoint])
+		}
+		// Unset, sam local would hand the function the template's
+		// unresolved secret reference as a secret, and the demo key in the
+		// events would fail its checksum.
+		if secret, ok := vars[app.EnvKeyChecksum]; !ok || secret != "" {
+			t.Errorf("%s.%s must be set, and empty", f.LogicalID, app.EnvKeyChecksum)
 		}
 	}
 	for id := range env {

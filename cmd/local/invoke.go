@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"contentapi/shared/app"
-	"contentapi/shared/ddblocal"
-	"contentapi/shared/sam"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/sam"
 )
 
 // invoke runs the event in file through the function its route belongs to,
@@ -47,7 +47,11 @@ func invoke(ctx context.Context, file string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	resp, err := a.Functions()[function](ctx, ev)
+	fns, err := a.Functions()
+	if err != nil {
+		return err
+	}
+	resp, err := fns[function](ctx, ev)
 	if err != nil {
 		return fmt.Errorf("%s returned an error (API Gateway would answer 500): %w", function, err)
 	}

@@ -9,9 +9,10 @@
 //
 // Environment: PORT (default 3000) for the API, DYNAMODB_PORT (default
 // 8000) for DynamoDB Local, FUNCTION_TIMEOUT (e.g. 5m, for a debugger) to
-// replace the template's function timeouts. The API listens on 127.0.0.1
-// only. Data lives
-// in .data/dynamodb and survives restarts. The function settings
+// replace the template's function timeouts. The API and DynamoDB Local
+// listen on 127.0.0.1 only; DYNAMODB_EXTRA_LISTEN adds addresses for
+// DynamoDB Local (Docker's bridge, for `sam local invoke` on Linux). Data
+// lives in .data/dynamodb and survives restarts. The function settings
 // (LOG_LEVEL, AUTH_CACHE_SECONDS, ...) default to the template's parameter
 // defaults and can be overridden from the environment.
 package main
@@ -30,7 +31,7 @@ import (
 	"syscall"
 
 	"contentapi/shared/app"
-	"contentapi/shared/sam"
+	"contentapi/shared/local/sam"
 )
 
 const usage = `usage:
@@ -38,6 +39,8 @@ const usage = `usage:
   go run ./cmd/local invoke EVENT.json    run one event against the running local stack
 
 environment: PORT (API, default 3000), DYNAMODB_PORT (DynamoDB Local, default 8000),
+             DYNAMODB_EXTRA_LISTEN (addresses besides 127.0.0.1 for DynamoDB Local,
+             e.g. Docker's bridge 172.17.0.1 for sam local invoke on Linux),
              FUNCTION_TIMEOUT (e.g. 5m: replaces the template's function timeouts)
 `
 
@@ -88,8 +91,9 @@ func loadProject() (*project, error) {
 
 // setEnv puts the functions' configuration into this process's environment,
 // where app.FromEnv reads it. The wiring (endpoint, table names, region,
-// credentials) always points at the local stack; a setting the developer
-// exported (LOG_LEVEL=debug make run) is kept.
+// credentials, and no checksum secret, so the demo key works even in a shell
+// that exported a deployed stack's) always points at the local stack; a
+// setting the developer exported (LOG_LEVEL=debug make run) is kept.
 func setEnv(vars map[string]string, tables map[string]string) error {
 	wiring := map[string]bool{}
 	for _, name := range tables {
@@ -97,7 +101,7 @@ func setEnv(vars map[string]string, tables map[string]string) error {
 	}
 	for k, v := range vars {
 		exported := os.Getenv(k) != ""
-		if exported && !wiring[v] && k != app.EnvEndpoint && !strings.HasPrefix(k, "AWS_") {
+		if exported && !wiring[v] && k != app.EnvEndpoint && k != app.EnvKeyChecksum && !strings.HasPrefix(k, "AWS_") {
 			continue
 		}
 		if err := os.Setenv(k, v); err != nil {

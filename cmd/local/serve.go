@@ -11,12 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
-	"contentapi/shared/gateway"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/gateway"
 )
 
 // LocalAccount owns the key serve creates at every start.
@@ -29,6 +30,9 @@ type stackConfig struct {
 	APIPort      int    // 0: any free port
 	DynamoDBPort int    // 0: any free port
 	DataDir      string // DynamoDB Local's database
+	// DynamoDBExtraAddrs are addresses DynamoDB Local listens on besides
+	// 127.0.0.1: on Linux, Docker's bridge, for `sam local invoke`.
+	DynamoDBExtraAddrs []string
 	// FunctionTimeout, when set, replaces the template's function timeouts:
 	// time to step through a handler in a debugger, or for a machine too
 	// loaded to answer in 10 s.
@@ -36,8 +40,9 @@ type stackConfig struct {
 }
 
 // configFromEnv is the configuration of `make run`: $PORT or 3000,
-// $DYNAMODB_PORT or 8000, .data/dynamodb in the repository, and
-// $FUNCTION_TIMEOUT (a Go duration such as 5m) if set.
+// $DYNAMODB_PORT or 8000, .data/dynamodb in the repository,
+// $DYNAMODB_EXTRA_LISTEN (comma-separated addresses) and $FUNCTION_TIMEOUT
+// (a Go duration such as 5m) if set.
 func configFromEnv(root string) (stackConfig, error) {
 	c := stackConfig{DataDir: filepath.Join(root, ".data", "dynamodb")}
 	var err error
@@ -46,6 +51,9 @@ func configFromEnv(root string) (stackConfig, error) {
 	}
 	if c.DynamoDBPort, err = portFromEnv("DYNAMODB_PORT", 8000); err != nil {
 		return c, err
+	}
+	if v := os.Getenv("DYNAMODB_EXTRA_LISTEN"); v != "" {
+		c.DynamoDBExtraAddrs = strings.Split(v, ",")
 	}
 	if v := os.Getenv("FUNCTION_TIMEOUT"); v != "" {
 		if c.FunctionTimeout, err = time.ParseDuration(v); err != nil || c.FunctionTimeout <= 0 {
@@ -82,7 +90,11 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	}
 	defer ln.Close()
 
-	db, err := ddblocal.Start(ctx, ddblocal.Options{Port: cfg.DynamoDBPort, DataDir: cfg.DataDir})
+	db, err := ddblocal.Start(ctx, ddblocal.Options{
+		Port:    cfg.DynamoDBPort,
+		DataDir: cfg.DataDir,
+		Addrs:   append([]string{"127.0.0.1"}, cfg.DynamoDBExtraAddrs...),
+	})
 	if err != nil && cfg.DynamoDBPort != 0 {
 		return fmt.Errorf("%w (is port %d taken? set DYNAMODB_PORT to use another)", err, cfg.DynamoDBPort)
 	}
@@ -110,7 +122,11 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	gw, err := gateway.NewGateway(p.tmpl, a.Functions(), newLogger(stderr))
+	fns, err := a.Functions()
+	if err != nil {
+		return err
+	}
+	gw, err := gateway.NewGateway(p.tmpl, fns, newLogger(stderr))
 	if err != nil {
 		return err
 	}
@@ -120,7 +136,7 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 		}
 	}
 
-	keys := auth.NewKeys(client, os.Getenv(app.EnvKeysTable))
+	keys := auth.NewKeys(client, os.Getenv(app.EnvKeysTable), auth.PublicChecksum)
 	if err := keys.Import(ctx, auth.DemoKey, auth.DemoAccount, readWrite); err != nil {
 		return fmt.Errorf("import the demo key: %w", err)
 	}

@@ -19,7 +19,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
+	"contentapi/shared/local/ddblocal"
 )
 
 // TestStack runs what `make run` runs, on free ports and a temporary data
@@ -95,7 +95,7 @@ func TestStack(t *testing.T) {
 	if id := resp.Header.Get("X-Request-Id"); id == "" || id != resp.Header.Get("Apigw-Requestid") {
 		t.Errorf("X-Request-Id %q, apigw-requestid %q", id, resp.Header.Get("Apigw-Requestid"))
 	}
-	if resp, body := do("GET", "/api/v1/documents", key, ""); resp.StatusCode != 200 || body["data"] == nil {
+	if resp, body := do("GET", "/api/v1/documents?search=needle-for-the-log", key, ""); resp.StatusCode != 200 || body["data"] == nil {
 		t.Errorf("list: %d %v", resp.StatusCode, body)
 	}
 	if resp, _ := do("GET", "/api/v1/images", auth.DemoKey, ""); resp.StatusCode != 200 {
@@ -128,6 +128,14 @@ func TestStack(t *testing.T) {
 			t.Errorf("invoke printed %s (%v)", stdout.String(), err)
 		}
 	})
+
+	// Both servers stay on this machine, and the logs keep no query string.
+	if !strings.HasPrefix(ddb, "http://127.0.0.1:") {
+		t.Errorf("DynamoDB Local at %s", ddb)
+	}
+	if log := stderr.String(); !strings.Contains(log, "/api/v1/documents") || strings.Contains(log, "needle-for-the-log") {
+		t.Errorf("the stack's log lacks the path or carries the query string:\n%s", log)
+	}
 
 	cancel()
 	select {

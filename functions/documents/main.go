@@ -10,6 +10,5 @@ import (
 )
 
 func main() {
-	a := app.MustFromEnv(context.Background())
-	lambda.Start(a.Documents())
+	lambda.Start(app.MustFunction(context.Background(), "documents"))
 }

@@ -10,6 +10,5 @@ import (
 )
 
 func main() {
-	a := app.MustFromEnv(context.Background())
-	lambda.Start(a.Images())
+	lambda.Start(app.MustFunction(context.Background(), "images"))
 }

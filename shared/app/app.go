@@ -24,10 +24,8 @@ import (
 
 	"contentapi/shared/auth"
 	"contentapi/shared/crud"
-	"contentapi/shared/documents"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/idempotency"
-	"contentapi/shared/images"
 	"contentapi/shared/openapi"
 	"contentapi/shared/ratelimit"
 	"contentapi/shared/records"
@@ -60,17 +58,6 @@ func FromEnv(ctx context.Context) (*App, error) {
 	return New(cfg, db), nil
 }
 
-// MustFromEnv is FromEnv for a function's init: a misconfigured function
-// fails at once, visibly, instead of on every request.
-func MustFromEnv(ctx context.Context) *App {
-	a, err := FromEnv(ctx)
-	if err != nil {
-		slog.Error("configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	return a
-}
-
 // New builds the app on a given DynamoDB client (tests and benchmarks pass
 // their own).
 func New(cfg Config, db *dynamodb.Client) *App {
@@ -82,7 +69,7 @@ func New(cfg Config, db *dynamodb.Client) *App {
 	a := &App{
 		cfg:    cfg,
 		db:     db,
-		auth:   auth.NewAuthenticator(db, cfg.KeysTable, cfg.AuthCacheTTL),
+		auth:   auth.NewAuthenticator(db, cfg.KeysTable, cfg.AuthCacheTTL, cfg.KeyChecksum),
 		logger: logger,
 	}
 	if cfg.IdempotencyTable != "" {
@@ -92,7 +79,7 @@ func New(cfg Config, db *dynamodb.Client) *App {
 		}
 	}
 	if cfg.RateLimitPerMinute > 0 {
-		a.limits = ratelimit.New(db, cfg.KeysTable, cfg.RateLimitPerMinute)
+		a.limits = ratelimit.New(db, cfg.RateLimitTable, cfg.RateLimitPerMinute)
 	}
 	return a
 }
@@ -136,49 +123,81 @@ func NewDynamoDB(_ context.Context, cfg Config) (*dynamodb.Client, error) {
 }
 
 // ExtraRoutes are the template routes of a function beyond its resource's
-// operations (keyed as "METHOD /path", or "$default"): the images function
-// also answers unknown paths.
+// operations (keyed as "METHOD /path", or "$default"): the first
+// resource's function also serves the OpenAPI document and answers unknown
+// paths.
 func ExtraRoutes(function string) []string {
-	if function == "ImagesFunction" {
-		return []string{"GET /api/v1/openapi.json", "$default"}
+	if function == Resources[0].Function() {
+		return []string{"GET " + openapi.Path, "$default"}
 	}
 	return nil
+}
+
+// MustFunction is what a function's main starts: the entry point of the
+// named resource ("images"), configured from the environment. A
+// misconfigured function stops here, at init, with the error in its log.
+func MustFunction(ctx context.Context, resource string) Function {
+	a, err := FromEnv(ctx)
+	var fn Function
+	if err == nil {
+		fn, err = a.Function(resource)
+	}
+	if err != nil {
+		slog.Error("configuration", "error", err.Error())
+		os.Exit(1)
+	}
+	return fn
 }
 
 // Functions are the Lambda entry points by the function's logical ID in
 // template.yaml, as functions/*/main.go start them. The local gateway and
 // the tests route to these.
-func (a *App) Functions() map[string]Function {
-	return map[string]Function{"ImagesFunction": a.Images(), "DocumentsFunction": a.Documents()}
-}
-
-// Images is the entry point of the images function.
-func (a *App) Images() Function { return lambdaFunction(a.ImagesHandler()) }
-
-// Documents is the entry point of the documents function.
-func (a *App) Documents() Function { return lambdaFunction(a.DocumentsHandler()) }
-
-// ImagesHandler serves /api/v1/images over plain HTTP, and the OpenAPI
-// document (the $default route of the template goes to this function too).
-func (a *App) ImagesHandler() http.Handler {
-	res := crud.New(images.Resource, a.table(a.cfg.ImagesTable, EnvImagesTable, images.Resource), images.Render)
-	return a.handler(append(res.Routes(),
-		httpapi.Route{Method: http.MethodGet, Pattern: openapi.Path, Handler: openapi.Handler()}))
-}
-
-// DocumentsHandler serves /api/v1/documents over plain HTTP.
-func (a *App) DocumentsHandler() http.Handler {
-	res := crud.New(documents.Resource, a.table(a.cfg.DocumentsTable, EnvDocumentsTable, documents.Resource), documents.Render)
-	return a.handler(res.Routes())
-}
-
-// table is a resource's store. A function without its table name is
-// misconfigured: it stops at init, where the deploy shows it.
-func (a *App) table(name, env string, res *records.Resource) *store.Table {
-	if name == "" {
-		panic(env + " is not set")
+func (a *App) Functions() (map[string]Function, error) {
+	fns := map[string]Function{}
+	for _, r := range Resources {
+		fn, err := a.Function(r.Def.Name)
+		if err != nil {
+			return nil, err
+		}
+		fns[r.Function()] = fn
 	}
-	t := store.New(a.db, name, res)
+	return fns, nil
+}
+
+// Function is the entry point of the named resource's function.
+func (a *App) Function(resource string) (Function, error) {
+	h, err := a.Handler(resource)
+	if err != nil {
+		return nil, err
+	}
+	return lambdaFunction(h), nil
+}
+
+// Handler serves the named resource's function over plain HTTP: its
+// operations under /api/v1/<resource>, and for the first resource the
+// OpenAPI document too (the template's $default route goes there). Without
+// its table the function is misconfigured, and that is an error naming the
+// variable.
+func (a *App) Handler(resource string) (http.Handler, error) {
+	res, ok := lookupResource(resource)
+	if !ok {
+		return nil, fmt.Errorf("no resource %q", resource)
+	}
+	table := a.cfg.Tables[res.Table()]
+	if table == "" {
+		return nil, fmt.Errorf("%s is not set", res.TableEnv())
+	}
+	routes := crud.New(res.Def, a.table(table, res.Def), res.Render).Routes()
+	if res.Function() == Resources[0].Function() {
+		routes = append(routes, httpapi.Route{Method: http.MethodGet, Pattern: openapi.Path, Handler: openapi.Handler()})
+	}
+	return a.handler(routes), nil
+}
+
+// table is a resource's store, on the app's clock, settling what requests
+// leave unfinished once it is older than any request can be.
+func (a *App) table(name string, def *records.Resource) *store.Table {
+	t := store.New(a.db, name, def)
 	t.Horizon = a.cfg.settleHorizon()
 	if a.cfg.Clock != nil {
 		t.Now = a.cfg.Clock

@@ -213,9 +213,9 @@ func benchFunction(b *testing.B) app.Function {
 	b.Cleanup(func() { devNull.Close() })
 	a := app.New(app.Config{
 		Region:             "us-east-1",
-		DocumentsTable:     benchDocsTable,
-		ImagesTable:        "ImagesTable",
+		Tables:             map[string]string{"DocumentsTable": benchDocsTable},
 		KeysTable:          benchKeysTable,
+		RateLimitTable:     "RateLimitTable",
 		IdempotencyTable:   "IdempotencyTable",
 		AuthCacheTTL:       auth.DefaultCacheTTL,
 		RateLimitPerMinute: 600,
@@ -224,7 +224,11 @@ func benchFunction(b *testing.B) app.Function {
 		LogLevel:           slog.LevelInfo,
 		LogOutput:          devNull,
 	}, db)
-	return a.Documents()
+	fn, err := a.Function("documents")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return fn
 }
 
 // benchEvent is what API Gateway HTTP API sends for a GET.

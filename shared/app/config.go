@@ -1,12 +1,18 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
+
+	"contentapi/shared/auth"
 )
 
 // Config is the service's configuration, read from the environment that
@@ -15,9 +21,17 @@ type Config struct {
 	Region string
 	// DynamoDBEndpoint is set only for DynamoDB Local.
 	DynamoDBEndpoint string
-	ImagesTable      string
-	DocumentsTable   string
-	KeysTable        string
+	// Tables names the resources' tables by their logical ID in
+	// template.yaml ("ImagesTable"); a function is given only its own.
+	Tables    map[string]string
+	KeysTable string
+	// RateLimitTable holds the per-key rate-limit counters; it is needed
+	// only when RateLimitPerMinute is set.
+	RateLimitTable string
+	// KeyChecksum is what a well-formed key's checksum must be: keyed by
+	// the template's secret in AWS, so forged keys cost no read; the public
+	// CRC-32 (the zero value) locally.
+	KeyChecksum auth.Checksum
 	// IdempotencyTable keeps Idempotency-Key answers; without it the header
 	// is not honoured.
 	IdempotencyTable string
@@ -47,12 +61,13 @@ func (c Config) settleHorizon() time.Duration {
 }
 
 // Environment variable names; template.yaml sets them (a test holds it).
+// Each resource's table comes from its own variable, Resource.TableEnv.
 const (
 	EnvRegion         = "AWS_REGION"
 	EnvEndpoint       = "DYNAMODB_ENDPOINT"
-	EnvImagesTable    = "IMAGES_TABLE"
-	EnvDocumentsTable = "DOCUMENTS_TABLE"
 	EnvKeysTable      = "API_KEYS_TABLE"
+	EnvRateLimitTable = "RATE_LIMIT_TABLE"
+	EnvKeyChecksum    = "KEY_CHECKSUM_SECRET"
 	EnvIdempotency    = "IDEMPOTENCY_TABLE"
 	EnvAuthCache      = "AUTH_CACHE_SECONDS"
 	EnvRateLimit      = "RATE_LIMIT_PER_MINUTE"
@@ -61,58 +76,148 @@ const (
 	EnvLogLevel       = "LOG_LEVEL"
 )
 
-// ConfigFromEnv reads the configuration; malformed numbers are errors, not
-// silent defaults.
+// Ranges of the numeric settings.
+const (
+	// maxAuthCacheSeconds is the template parameter's MaxValue: a revoked
+	// key must stop working within the hour.
+	maxAuthCacheSeconds = 3600
+	// maxRequestTimeoutSeconds is Lambda's longest function timeout.
+	maxRequestTimeoutSeconds = 900
+	maxRateLimitPerMinute    = 1_000_000_000
+)
+
+// ConfigFromEnv reads the configuration. Every variable that is malformed
+// or out of range is an error naming it (all of them, not just the first),
+// never a silent default: a misconfigured function stops at init.
 func ConfigFromEnv() (Config, error) {
+	var env envReader
 	c := Config{
-		Region:           getenv(EnvRegion, "us-east-1"),
-		DynamoDBEndpoint: os.Getenv(EnvEndpoint),
-		ImagesTable:      os.Getenv(EnvImagesTable),
-		DocumentsTable:   os.Getenv(EnvDocumentsTable),
-		KeysTable:        os.Getenv(EnvKeysTable),
-		IdempotencyTable: os.Getenv(EnvIdempotency),
-		AllowOrigin:      getenv(EnvAllowOrigin, "*"),
+		Region:           env.match(EnvRegion, "us-east-1", region, "an AWS region such as eu-west-1"),
+		DynamoDBEndpoint: env.endpoint(EnvEndpoint),
+		Tables:           map[string]string{},
+		KeysTable:        env.table(EnvKeysTable, true),
+		RateLimitTable:   env.table(EnvRateLimitTable, false),
+		KeyChecksum:      env.checksum(EnvKeyChecksum),
+		IdempotencyTable: env.table(EnvIdempotency, false),
+		AuthCacheTTL:     env.seconds(EnvAuthCache, 60, 0, maxAuthCacheSeconds),
+		RequestTimeout:   env.seconds(EnvRequestTimeout, 8, 1, maxRequestTimeoutSeconds),
+		// 0 is off: make run's default, and the tests'.
+		RateLimitPerMinute: env.int(EnvRateLimit, 0, 0, maxRateLimitPerMinute),
+		AllowOrigin:        env.origin(EnvAllowOrigin),
 	}
-	if c.KeysTable == "" {
-		return Config{}, fmt.Errorf("%s is not set", EnvKeysTable)
-	}
-	var err error
-	seconds := func(name string, def int) time.Duration {
-		n, e := intEnv(name, def)
-		if e != nil && err == nil {
-			err = e
+	for _, r := range Resources {
+		if name := env.table(r.TableEnv(), false); name != "" {
+			c.Tables[r.Table()] = name
 		}
-		return time.Duration(n) * time.Second
 	}
-	c.AuthCacheTTL = seconds(EnvAuthCache, 60)
-	c.RequestTimeout = seconds(EnvRequestTimeout, 8)
-	if c.RateLimitPerMinute, err = intEnv(EnvRateLimit, 0); err != nil {
+	if c.RateLimitPerMinute > 0 && c.RateLimitTable == "" {
+		env.errs = append(env.errs, fmt.Errorf("%s is set but %s is not", EnvRateLimit, EnvRateLimitTable))
+	}
+	if v := os.Getenv(EnvLogLevel); v != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+			env.fail(EnvLogLevel, v, "one of debug, info, warn, error")
+		}
+	}
+	if err := errors.Join(env.errs...); err != nil {
 		return Config{}, err
-	}
-	if err != nil {
-		return Config{}, err
-	}
-	if err := c.LogLevel.UnmarshalText([]byte(getenv(EnvLogLevel, "INFO"))); err != nil {
-		return Config{}, fmt.Errorf("%s: %w", EnvLogLevel, err)
 	}
 	return c, nil
 }
 
-func getenv(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
+// envReader reads variables and collects what is wrong with them.
+type envReader struct{ errs []error }
+
+func (e *envReader) fail(name, value, want string) {
+	e.errs = append(e.errs, fmt.Errorf("%s=%q: want %s", name, value, want))
 }
 
-func intEnv(name string, def int) (int, error) {
+var (
+	region = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
+	// tableName is DynamoDB's rule for table names.
+	tableName = regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
+)
+
+// match is name's value if it matches re, def when unset.
+func (e *envReader) match(name, def string, re *regexp.Regexp, want string) string {
 	v := os.Getenv(name)
 	if v == "" {
-		return def, nil
+		return def
+	}
+	if !re.MatchString(v) {
+		e.fail(name, v, want)
+	}
+	return v
+}
+
+func (e *envReader) table(name string, required bool) string {
+	v := os.Getenv(name)
+	if v == "" && required {
+		e.errs = append(e.errs, fmt.Errorf("%s is not set", name))
+	}
+	if v == "" {
+		return ""
+	}
+	return e.match(name, "", tableName, "a DynamoDB table name (3-255 of A-Z a-z 0-9 _ . -)")
+}
+
+func (e *envReader) int(name string, def, lo, hi int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%s must be a whole number, got %q", name, v)
+	if err != nil || n < lo || n > hi {
+		e.fail(name, v, fmt.Sprintf("a whole number from %d to %d", lo, hi))
+		return def
 	}
-	return n, nil
+	return n
+}
+
+func (e *envReader) seconds(name string, def, lo, hi int) time.Duration {
+	return time.Duration(e.int(name, def, lo, hi)) * time.Second
+}
+
+// endpoint is an http(s) URL, or empty for AWS itself.
+func (e *envReader) endpoint(name string) string {
+	v := os.Getenv(name)
+	if v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		e.fail(name, v, "an http or https URL such as http://127.0.0.1:8000")
+	}
+	return v
+}
+
+// checksum is the keys' checksum for the secret in name; unset is the
+// public one. Errors never show the value: it is a secret.
+func (e *envReader) checksum(name string) auth.Checksum {
+	v := os.Getenv(name)
+	if strings.HasPrefix(v, "{{resolve:") {
+		// What sam local passes when events/env.json does not set it:
+		// taken as the secret, it would refuse every key.
+		e.errs = append(e.errs, fmt.Errorf("%s is an unresolved CloudFormation reference; set it to empty for local runs", name))
+		return auth.Checksum{}
+	}
+	c, err := auth.NewChecksum(v)
+	if err != nil {
+		e.errs = append(e.errs, fmt.Errorf("%s: %w", name, err))
+	}
+	return c
+}
+
+// origin is "*" (the default) or one origin, scheme://host[:port]: the
+// value goes into a response header as it is.
+func (e *envReader) origin(name string) string {
+	v := os.Getenv(name)
+	if v == "" || v == "*" {
+		return "*"
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.String() != v {
+		e.fail(name, v, `"*" or an origin such as https://app.example.com`)
+	}
+	return v
 }

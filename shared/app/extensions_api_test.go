@@ -149,3 +149,5 @@ func TestRateLimit(t *testing.T) {
 		t.Fatalf("rate limit headers with limits off: %v", plain.Header)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

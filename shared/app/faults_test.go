@@ -12,8 +12,8 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
 	"contentapi/shared/documents"
+	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/faultproxy"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
@@ -21,7 +21,7 @@ import (
 
 // faultyStack is a stack whose DynamoDB traffic goes through a fault proxy.
 func faultyStack(t *testing.T, configure func(*app.Config)) (*stack, *faultproxy.Proxy) {
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	proxy := faultproxy.New(env.Endpoint)
 	t.Cleanup(proxy.Close)
 	s := newStackWith(t, func(c *app.Config) {
@@ -140,6 +140,38 @@ func TestCallsPerOperation(t *testing.T) {
 	}
 }
 
+// With the deployed stack's keyed checksum, a flood of forged keys, each
+// well-formed and each new, reaches DynamoDB not once, even with the key
+// cache off; the stack's own keys work as before.
+func TestForgedKeysCostNoCall(t *testing.T) {
+	secret, err := auth.NewChecksum(strings.Repeat("f", auth.MinSecretLen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, proxy := faultyStack(t, func(c *app.Config) {
+		c.KeyChecksum = secret
+		c.AuthCacheTTL = 0
+	})
+	forger := auth.NewKeys(s.env.Client, s.env.Tables["ApiKeysTable"], auth.PublicChecksum)
+	forged := []string{auth.DemoKey}
+	for range 200 {
+		// Stored even, with the public checksum anyone can compute.
+		key, _, err := forger.Create(context.Background(), "acme", []auth.Scope{auth.ScopeRead}, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		forged = append(forged, key)
+	}
+	before := len(proxy.Calls())
+	for _, key := range forged {
+		expect(t, s.do(request{method: "GET", path: "/api/v1/images", key: key}), 401)
+	}
+	if n := len(proxy.Calls()) - before; n != 0 {
+		t.Errorf("%d forged keys cost %d DynamoDB calls, want 0", len(forged), n)
+	}
+	expect(t, s.get("/api/v1/images"), 200)
+}
+
 func TestConcurrentWritesLoseNothing(t *testing.T) {
 	s := newStack(t)
 	createImage(t, s, "Contended")
@@ -213,7 +245,7 @@ func TestSecretsStayOut(t *testing.T) {
 		c.LogLevel = -4 // debug: everything that is ever logged
 		c.AuthCacheTTL = time.Second
 	})
-	keys := auth.NewKeys(s.env.Client, s.env.Tables["ApiKeysTable"])
+	keys := auth.NewKeys(s.env.Client, s.env.Tables["ApiKeysTable"], auth.PublicChecksum)
 	revoked, info, err := keys.Create(context.Background(), "acme", []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"contentapi/shared/app"
 )
 
 // statuses are those api.md allows a response to carry.
@@ -36,7 +38,10 @@ func FuzzEntryPoint(f *testing.F) {
 		f.Add(seed.method, seed.path, seed.query, seed.contentType, seed.body, seed.base64)
 	}
 	s := newStack(f)
-	images, documents := s.app.Images(), s.app.Documents()
+	fns, err := s.app.Functions()
+	if err != nil {
+		f.Fatal(err)
+	}
 	createDocument(f, s, "Seeded")
 	f.Fuzz(func(t *testing.T, method, path, query, contentType, body string, base64 bool) {
 		ev := events.APIGatewayV2HTTPRequest{
@@ -47,9 +52,13 @@ func FuzzEntryPoint(f *testing.F) {
 				HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path},
 			},
 		}
-		entry := images
-		if strings.HasPrefix(path, "/api/v1/documents") {
-			entry = documents
+		// As the template routes: a resource's paths to its function,
+		// anything else to the first one's.
+		entry := fns[app.Resources[0].Function()]
+		for _, r := range app.Resources {
+			if strings.HasPrefix(path, "/api/v1/"+r.Def.Name) {
+				entry = fns[r.Function()]
+			}
 		}
 		resp, err := entry(context.Background(), ev)
 		if err != nil {

@@ -13,7 +13,8 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/ddblocal/ddbtest"
 )
 
 // stack is the service as a client sees it: the real handlers behind the
@@ -21,7 +22,7 @@ import (
 type stack struct {
 	t        testing.TB
 	url      string
-	env      *ddblocal.Env
+	env      *ddbtest.Env
 	app      *app.App
 	writeKey string // account "acme", read and write
 	readKey  string // account "acme", read only
@@ -33,13 +34,13 @@ func newStack(t testing.TB) *stack { return newStackWith(t, nil) }
 // newStackWith is newStack with a change to the configuration.
 func newStackWith(t testing.TB, configure func(*app.Config)) *stack {
 	t.Helper()
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	cfg := app.Config{
 		Region:           ddblocal.Region,
 		DynamoDBEndpoint: env.Endpoint,
-		ImagesTable:      env.Tables["ImagesTable"],
-		DocumentsTable:   env.Tables["DocumentsTable"],
+		Tables:           env.Tables,
 		KeysTable:        env.Tables["ApiKeysTable"],
+		RateLimitTable:   env.Tables["RateLimitTable"],
 		IdempotencyTable: env.Tables["IdempotencyTable"],
 		AuthCacheTTL:     time.Minute,
 		RequestTimeout:   30 * time.Second, // roomy for a loaded CI machine; faults_test sets its own
@@ -56,7 +57,7 @@ func newStackWith(t testing.TB, configure func(*app.Config)) *stack {
 	}
 	a := app.New(cfg, db)
 	s := &stack{t: t, env: env, app: a}
-	keys := auth.NewKeys(env.Client, cfg.KeysTable)
+	keys := auth.NewKeys(env.Client, cfg.KeysTable, cfg.KeyChecksum)
 	create := func(account string, scopes ...auth.Scope) string {
 		key, _, err := keys.Create(context.Background(), account, scopes, time.Time{})
 		if err != nil {

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -73,5 +74,54 @@ func TestHostileInput(t *testing.T) {
 	}
 	if after := num(s.get("/api/v1/images").meta()["total"]); after != total {
 		t.Fatalf("refused requests changed the total: %d, want %d", after, total)
+	}
+}
+
+// However much bad input a request carries, its 422 stays small: a
+// bounded number of fields, each named once, names cut short.
+func TestInvalidAnswersAreBounded(t *testing.T) {
+	s := newStack(t)
+	const maxAnswer = 16 << 10
+	formType := "application/x-www-form-urlencoded"
+	oneMiB := func(unit string) string { return strings.Repeat(unit, (1<<20)/len(unit)) }
+	var manyNames strings.Builder
+	for i := 0; manyNames.Len() < 1<<20-200; i++ {
+		fmt.Fprintf(&manyNames, "%%22%%01%s%d=&", strings.Repeat("%C3%A9", 20), i)
+	}
+	testCases := []struct {
+		name string
+		rq   request
+	}{
+		{"1 MiB of a=&a=&", request{method: "POST", path: "/api/v1/images", contentType: formType, body: oneMiB("a=&")}},
+		{"a field name of 1 MiB", request{method: "POST", path: "/api/v1/images", contentType: formType, body: oneMiB("n")[9:] + "=x&name=y"}},
+		{"1 MiB of distinct escaped names", request{method: "PUT", path: "/api/v1/documents/1", contentType: formType, body: manyNames.String()}},
+		{"a JSON key of 1 MiB", request{method: "POST", path: "/api/v1/documents", contentType: "application/json",
+			body: `{"` + oneMiB(`\u0001`)[12:] + `":1}`}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.rq.body) > 1<<20 {
+				t.Fatalf("test body of %d bytes is over the limit", len(tc.rq.body))
+			}
+			tc.rq.key = s.writeKey
+			r := s.do(tc.rq)
+			expect(t, r, 422)
+			if len(r.Raw) > maxAnswer {
+				t.Fatalf("422 of %d bytes, want at most %d", len(r.Raw), maxAnswer)
+			}
+			errs, _ := r.Body["errors"].(map[string]any)
+			if len(errs) == 0 {
+				t.Fatalf("no field named: %s", r.Raw)
+			}
+			for name, msgs := range errs {
+				seen := map[any]bool{}
+				for _, m := range msgs.([]any) {
+					if seen[m] {
+						t.Errorf("%q says %q twice", name, m)
+					}
+					seen[m] = true
+				}
+			}
+		})
 	}
 }

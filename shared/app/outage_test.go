@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"contentapi/shared/app"
-	"contentapi/shared/gateway"
 	"contentapi/shared/local/faultproxy"
+	"contentapi/shared/local/gateway"
 )
 
 // What the proxy matches: the service's writes, by what their bodies name.
@@ -42,7 +42,11 @@ func outageStack(t *testing.T, deadline time.Duration) (*stack, *faultproxy.Prox
 		cfg.RequestTimeout = deadline
 		c.configure(cfg)
 	})
-	g, err := gateway.NewGateway(loadTemplate(t), s.app.Functions(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	fns, err := s.app.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gateway.NewGateway(loadTemplate(t), fns, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -164,4 +165,115 @@ func shellWords(line string, vars map[string]string) ([]string, error) {
 
 func expand(s string, vars map[string]string) string {
 	return os.Expand(s, func(name string) string { return vars[name] })
+}
+
+// The README's deploy section is run by people, not by this suite, so it is
+// held to the files it relies on: the region and stack in samconfig.toml,
+// the template's outputs and parameters, and the order of the commands.
+func TestReadmeDeploySection(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	start := strings.Index(readme, "## Deploying")
+	end := strings.Index(readme[start+1:], "\n## ")
+	if start < 0 || end < 0 {
+		t.Fatal("README.md has no Deploying section")
+	}
+	section := readme[start : start+1+end]
+	conf := samconfig(t)
+	region, stack := conf["default.global.parameters"]["region"], conf["default.global.parameters"]["stack_name"]
+	if region == "" || stack == "" {
+		t.Fatalf("samconfig.toml sets region %q, stack_name %q; plain sam deploy needs both", region, stack)
+	}
+	build := conf["default.build.parameters"]
+	if build["build_in_source"] != "true" || build["cached"] == "true" {
+		t.Errorf("samconfig.toml build parameters %v: want build_in_source and no cache hashing the whole tree", build)
+	}
+	if deploy := conf["default.deploy.parameters"]; deploy["capabilities"] != "CAPABILITY_IAM" || deploy["resolve_s3"] != "true" {
+		t.Errorf("samconfig.toml deploy parameters %v", deploy)
+	}
+	if !strings.Contains(section, "**"+region+"**") {
+		t.Errorf("the Deploying section does not name the region %s", region)
+	}
+	for _, m := range regexp.MustCompile(`--region (\S+)`).FindAllStringSubmatch(section, -1) {
+		if m[1] != region {
+			t.Errorf("a command uses --region %s, samconfig.toml deploys to %s", m[1], region)
+		}
+	}
+	for _, m := range regexp.MustCompile(`--stack-name (\S+)`).FindAllStringSubmatch(section, -1) {
+		if m[1] != stack {
+			t.Errorf("a command names stack %s, samconfig.toml deploys %s", m[1], stack)
+		}
+	}
+	tmpl := loadTemplate(t)
+	for _, m := range regexp.MustCompile(`\$\(output (\w+)\)`).FindAllStringSubmatch(section, -1) {
+		if _, ok := tmpl.Outputs[m[1]]; !ok {
+			t.Errorf("the README reads output %s, which the template does not have", m[1])
+		}
+	}
+	for name := range tmpl.Parameters {
+		if !strings.Contains(section, "`"+name+"`") {
+			t.Errorf("template parameter %s is not described in the Deploying section", name)
+		}
+	}
+	commands := shellLines(section)
+	for _, line := range commands {
+		if strings.Contains(line, "sam deploy --guided") {
+			t.Errorf("%q: guided deploys ask, per function, about having no authorizer, and the default aborts", line)
+		}
+		if strings.Contains(line, "sam local invoke") && !strings.HasPrefix(line, "sam build && ") {
+			t.Errorf("%q: sam local invoke runs what sam build built, so build first", line)
+		}
+	}
+	linux := strings.Join(commands, "\n")
+	if !strings.Contains(linux, "DYNAMODB_EXTRA_LISTEN=") || !strings.Contains(linux, "--add-host host.docker.internal:host-gateway") {
+		t.Error("the Linux way to reach DynamoDB Local from sam local invoke is missing")
+	}
+}
+
+// shellLines returns the lines of the sh blocks in md.
+func shellLines(md string) []string {
+	var out []string
+	inBlock := false
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "```") {
+			inBlock = !inBlock
+			continue
+		}
+		if inBlock {
+			out = append(out, strings.TrimSpace(line))
+		}
+	}
+	return out
+}
+
+// samconfig reads samconfig.toml's plain key = value settings by section.
+func samconfig(t *testing.T) map[string]map[string]string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "samconfig.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := map[string]map[string]string{}
+	section := ""
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "["):
+			section = strings.Trim(line, "[]")
+			conf[section] = map[string]string{}
+		default:
+			k, v, ok := strings.Cut(line, "=")
+			if !ok {
+				t.Fatalf("samconfig.toml: cannot read %q", line)
+			}
+			if section != "" {
+				conf[section][strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"`)
+			}
+		}
+	}
+	return conf
 }

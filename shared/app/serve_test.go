@@ -8,14 +8,18 @@ import (
 	"time"
 
 	"contentapi/shared/app"
-	"contentapi/shared/gateway"
+	"contentapi/shared/local/gateway"
 )
 
 // serve is the HTTP front of the stack under test: the local API Gateway,
 // routing by template.yaml to the real Lambda entry points, so every test
 // request is turned into a payload 2.0 event as in AWS.
 func serve(t testing.TB, a *app.App) http.Handler {
-	g, err := gateway.NewGateway(loadTemplate(t), a.Functions(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	fns, err := a.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gateway.NewGateway(loadTemplate(t), fns, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,10 @@
 package app_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -10,11 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/app"
+	"contentapi/shared/auth"
 	"contentapi/shared/crud"
-	"contentapi/shared/documents"
-	"contentapi/shared/images"
-	"contentapi/shared/records"
-	"contentapi/shared/sam"
+	"contentapi/shared/local/sam"
+	"contentapi/shared/ratelimit"
 	"contentapi/shared/store"
 )
 
@@ -27,14 +29,6 @@ func loadTemplate(t testing.TB) *sam.Template {
 	return tmpl
 }
 
-// functionResources is which resource each function of the template serves.
-var functionResources = map[string]*records.Resource{
-	"ImagesFunction":    images.Resource,
-	"DocumentsFunction": documents.Resource,
-}
-
-var resourceTables = map[*records.Resource]string{images.Resource: "ImagesTable", documents.Resource: "DocumentsTable"}
-
 // The store's indexes must project every attribute a list filters on, and
 // never the large text fields a list must not read.
 func TestTemplateTablesMatchTheStore(t *testing.T) {
@@ -46,7 +40,8 @@ func TestTemplateTablesMatchTheStore(t *testing.T) {
 	for _, tbl := range tables {
 		byID[tbl.LogicalID] = tbl
 	}
-	for res, id := range resourceTables {
+	for _, r := range app.Resources {
+		res, id := r.Def, r.Table()
 		tbl, ok := byID[id]
 		if !ok {
 			t.Fatalf("template has no %s", id)
@@ -95,8 +90,17 @@ func TestTemplateTablesMatchTheStore(t *testing.T) {
 			}
 		}
 	}
-	if got := keySchema(byID["ApiKeysTable"].Input.KeySchema); got != "key_hash HASH" || byID["ApiKeysTable"].TTLAttribute != "ttl" {
-		t.Errorf("ApiKeysTable keys %s ttl %q", got, byID["ApiKeysTable"].TTLAttribute)
+	keysTable := byID["ApiKeysTable"]
+	if got := keySchema(keysTable.Input.KeySchema); got != "key_hash HASH" || keysTable.TTLAttribute != "" {
+		t.Errorf("ApiKeysTable keys %s ttl %q", got, keysTable.TTLAttribute)
+	}
+	// Revoke finds a key by its id through this index: keys only, no scan.
+	if gsis := keysTable.Input.GlobalSecondaryIndexes; len(gsis) != 1 || *gsis[0].IndexName != auth.IndexByKeyID ||
+		keySchema(gsis[0].KeySchema) != "key_id HASH" || gsis[0].Projection.ProjectionType != types.ProjectionTypeKeysOnly {
+		t.Errorf("ApiKeysTable indexes %+v, want %s on key_id, keys only", gsis, auth.IndexByKeyID)
+	}
+	if got := keySchema(byID["RateLimitTable"].Input.KeySchema); got != ratelimit.AttrWindow+" HASH" || byID["RateLimitTable"].TTLAttribute != "ttl" {
+		t.Errorf("RateLimitTable keys %s ttl %q", got, byID["RateLimitTable"].TTLAttribute)
 	}
 	if got := keySchema(byID["IdempotencyTable"].Input.KeySchema); got != "idempotency_key HASH" || byID["IdempotencyTable"].TTLAttribute != "ttl" {
 		t.Errorf("IdempotencyTable keys %s ttl %q", got, byID["IdempotencyTable"].TTLAttribute)
@@ -119,10 +123,13 @@ func TestTemplateRoutesMatchTheCode(t *testing.T) {
 	for _, r := range tmpl.Routes() {
 		got[r.Function] = append(got[r.Function], r.Key())
 	}
-	for fn, res := range functionResources {
+	functions := map[string]bool{}
+	for _, res := range app.Resources {
+		fn := res.Function()
+		functions[fn] = true
 		var want []string
 		paths := map[string]bool{}
-		for _, r := range crud.New(res, nil, nil).Routes() {
+		for _, r := range crud.New(res.Def, nil, nil).Routes() {
 			path := strings.ReplaceAll(r.Pattern, "{id}", "{id}")
 			want = append(want, r.Method+" "+path)
 			paths[path] = true
@@ -137,27 +144,38 @@ func TestTemplateRoutesMatchTheCode(t *testing.T) {
 			t.Errorf("%s routes:\n got %v\nwant %v", fn, got[fn], want)
 		}
 	}
+	for fn := range got {
+		if !functions[fn] {
+			t.Errorf("the template routes to %s, which serves no resource", fn)
+		}
+	}
 }
 
 // Each function gets the environment the app reads, and only its own table.
+// Least privilege: a function may read keys but never write them (a bug
+// could otherwise revoke, restore or move a key); it writes only its own
+// table, the rate-limit counters and idempotency records.
 func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 	tmpl := loadTemplate(t)
-	common := []string{app.EnvEndpoint, app.EnvKeysTable, app.EnvIdempotency, app.EnvAuthCache, app.EnvRateLimit, app.EnvLogLevel}
-	own := map[string]string{"ImagesFunction": app.EnvImagesTable, "DocumentsFunction": app.EnvDocumentsTable}
-	for fn, res := range functionResources {
+	common := []string{app.EnvEndpoint, app.EnvKeysTable, app.EnvRateLimitTable, app.EnvKeyChecksum, app.EnvIdempotency, app.EnvAuthCache, app.EnvRateLimit, app.EnvLogLevel}
+	for _, res := range app.Resources {
+		fn := res.Function()
 		f, err := tmpl.Function(fn)
 		if err != nil {
 			t.Fatal(err)
 		}
 		env := f.EnvNames()
-		for _, name := range append(common, own[fn]) {
+		for _, name := range append(common, res.TableEnv()) {
 			if !slices.Contains(env, name) {
 				t.Errorf("%s lacks %s", fn, name)
 			}
 		}
-		for other, name := range own {
-			if other != fn && slices.Contains(env, name) {
-				t.Errorf("%s is given %s", fn, name)
+		if got := f.Env()[res.TableEnv()]; !reflect.DeepEqual(got, map[string]any{"Ref": res.Table()}) {
+			t.Errorf("%s: %s is %v, want !Ref %s", fn, res.TableEnv(), got, res.Table())
+		}
+		for _, other := range app.Resources {
+			if other.Def != res.Def && slices.Contains(env, other.TableEnv()) {
+				t.Errorf("%s is given %s", fn, other.TableEnv())
 			}
 		}
 		if to := f.Timeout(); to.Seconds() >= 30 || to <= 0 {
@@ -169,11 +187,12 @@ func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 		}
 		// What the code calls on each table: single-item writes only, no
 		// transactions, no deletes (a deleted record is a tombstone).
-		table := resourceTables[res]
+		table := res.Table()
 		want := map[string][]string{
 			table:              {"BatchGetItem", "GetItem", "PutItem", "Query", "UpdateItem"},
 			table + "/index/*": {"BatchGetItem", "GetItem", "PutItem", "Query", "UpdateItem"},
-			"ApiKeysTable":     {"GetItem", "UpdateItem"},
+			"ApiKeysTable":     {"GetItem"},
+			"RateLimitTable":   {"UpdateItem"},
 			"IdempotencyTable": {"UpdateItem"},
 		}
 		got := map[string][]string{}
@@ -203,6 +222,32 @@ func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 		if len(got) != len(want) {
 			t.Errorf("%s has access to %v, want %v", fn, keys(got), keys(want))
 		}
+		if actions := got["ApiKeysTable"]; len(actions) != 1 || actions[0] != "GetItem" {
+			t.Errorf("%s may %v on the keys table; it must only read it", fn, actions)
+		}
+		checkChecksumSecret(t, tmpl, fn, f.Env()[app.EnvKeyChecksum])
+	}
+}
+
+// The functions get the keys' checksum secret from a secret the stack
+// generates, long enough for auth.NewChecksum and kept with the keys.
+func checkChecksumSecret(t *testing.T, tmpl *sam.Template, fn string, v any) {
+	t.Helper()
+	name, arg, _ := sam.Intrinsic(v)
+	ref, _ := arg.(string)
+	const prefix, suffix = "{{resolve:secretsmanager:${", "}:SecretString}}"
+	if name != "Fn::Sub" || !strings.HasPrefix(ref, prefix) || !strings.HasSuffix(ref, suffix) {
+		t.Errorf("%s.%s = %v, want a secretsmanager dynamic reference", fn, app.EnvKeyChecksum, v)
+		return
+	}
+	id := strings.TrimSuffix(strings.TrimPrefix(ref, prefix), suffix)
+	secret := tmpl.Resources[id]
+	length, _ := secret.Properties["GenerateSecretString"].(map[string]any)["PasswordLength"].(int)
+	if secret.Type != "AWS::SecretsManager::Secret" || length < auth.MinSecretLen || secret.DeletionPolicy != "Retain" {
+		t.Errorf("%s: secret %s is %+v; want a generated secret of at least %d characters, retained like the keys", fn, id, secret, auth.MinSecretLen)
+	}
+	if out := tmpl.Outputs["KeyChecksumSecretArn"]; !reflect.DeepEqual(out["Value"], map[string]any{"Ref": id}) {
+		t.Errorf("output KeyChecksumSecretArn = %v: the apikey command needs the secret's ARN", out)
 	}
 }
 
@@ -228,5 +273,29 @@ func TestTemplateLints(t *testing.T) {
 	}
 	if out, err := exec.Command(lint, path).CombinedOutput(); err != nil {
 		t.Fatalf("cfn-lint: %v\n%s", err, out)
+	}
+}
+
+// Each resource's function is in the template and built from its folder
+// under functions/ (the Makefile's build-<Function> targets derive one from
+// the other).
+func TestEveryResourceHasItsFunction(t *testing.T) {
+	tmpl := loadTemplate(t)
+	path, err := sam.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range app.Resources {
+		f, err := tmpl.Function(r.Function())
+		if err != nil {
+			t.Errorf("%s: %v", r.Def.Name, err)
+			continue
+		}
+		if f.Metadata["BuildMethod"] != "makefile" {
+			t.Errorf("%s builds with %v, want the Makefile", f.LogicalID, f.Metadata["BuildMethod"])
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(path), "functions", r.Def.Name, "main.go")); err != nil {
+			t.Errorf("%s: %v", f.LogicalID, err)
+		}
 	}
 }

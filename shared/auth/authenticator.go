@@ -20,6 +20,7 @@ type DB interface {
 	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 }
 
@@ -38,6 +39,7 @@ const defaultCacheEntries = 10_000
 type Authenticator struct {
 	db         DB
 	table      string
+	checksum   Checksum
 	ttl        time.Duration
 	maxEntries int
 	now        func() time.Time
@@ -71,14 +73,15 @@ type lookup struct {
 }
 
 // NewAuthenticator returns an Authenticator reading the keys table through
-// db. ttl is the cache lifetime and so the revocation delay, normally
-// DefaultCacheTTL; zero (or less) turns the cache off, so that every request
-// reads the table and a revocation takes effect at once, as the template's
-// AuthCacheSeconds=0 promises.
-func NewAuthenticator(db DB, table string, ttl time.Duration) *Authenticator {
+// db, for keys made with checksum. ttl is the cache lifetime and so the
+// revocation delay, normally DefaultCacheTTL; zero (or less) turns the cache
+// off, so that every request reads the table and a revocation takes effect at
+// once, as the template's AuthCacheSeconds=0 promises.
+func NewAuthenticator(db DB, table string, ttl time.Duration, checksum Checksum) *Authenticator {
 	return &Authenticator{
 		db:         db,
 		table:      table,
+		checksum:   checksum,
 		ttl:        ttl,
 		maxEntries: defaultCacheEntries,
 		now:        time.Now,
@@ -92,10 +95,11 @@ func NewAuthenticator(db DB, table string, ttl time.Duration) *Authenticator {
 // expired key gives an error wrapping ErrUnauthenticated; any other error
 // means the table could not be read, and the key may well be good.
 //
-// A malformed key costs no DynamoDB call, nor does any key looked up within
-// the cache TTL; concurrent lookups of the same key share one GetItem.
+// A malformed key costs no DynamoDB call, nor does a forged one when the
+// checksum is keyed, nor any key looked up within the cache TTL; concurrent
+// lookups of the same key share one GetItem.
 func (a *Authenticator) Authenticate(ctx context.Context, key string) (Principal, error) {
-	hash, err := Parse(key)
+	hash, err := a.checksum.Parse(key)
 	if err != nil {
 		return Principal{}, err
 	}

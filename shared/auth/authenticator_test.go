@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -64,6 +65,10 @@ func (db *countingDB) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...
 	return nil, errors.New("countingDB: Authenticator must not write")
 }
 
+func (db *countingDB) Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	return nil, errors.New("countingDB: Authenticator must not query")
+}
+
 func (db *countingDB) Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
 	return nil, errors.New("countingDB: Authenticator must not scan")
 }
@@ -91,7 +96,7 @@ var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 func newTestAuthenticator(t *testing.T, ttl time.Duration) (*Authenticator, *countingDB, *clock) {
 	db := newCountingDB(t)
 	c := &clock{now: t0}
-	a := NewAuthenticator(db, "keys", ttl)
+	a := NewAuthenticator(db, "keys", ttl, PublicChecksum)
 	a.now = c.Now
 	return a, db, c
 }
@@ -187,7 +192,7 @@ func TestAuthenticate(t *testing.T) {
 			a, db, c := newTestAuthenticator(t, ttl)
 			key := tt.key
 			if key == "" {
-				key = mustNewKey(t)
+				key = mustNewKey(t, PublicChecksum)
 			}
 			if tt.stored != nil {
 				db.put(key, *tt.stored)
@@ -233,7 +238,7 @@ func TestAuthenticate(t *testing.T) {
 
 func TestAuthenticateDamagedItemIsNotARefusal(t *testing.T) {
 	a, db, _ := newTestAuthenticator(t, time.Minute)
-	key := mustNewKey(t)
+	key := mustNewKey(t, PublicChecksum)
 	db.put(key, KeyInfo{KeyID: "key_aaaaaaaaaaaa", Account: "acme", Scopes: []Scope{"root"}})
 	for range 2 {
 		_, err := a.Authenticate(context.Background(), key)
@@ -248,7 +253,7 @@ func TestAuthenticateDamagedItemIsNotARefusal(t *testing.T) {
 
 func TestAuthenticatePrincipalIsACopy(t *testing.T) {
 	a, db, _ := newTestAuthenticator(t, time.Minute)
-	key := mustNewKey(t)
+	key := mustNewKey(t, PublicChecksum)
 	db.put(key, KeyInfo{KeyID: "key_aaaaaaaaaaaa", Account: "acme", Scopes: []Scope{ScopeRead}})
 	p, err := a.Authenticate(context.Background(), key)
 	if err != nil {
@@ -267,7 +272,7 @@ func TestAuthenticatePrincipalIsACopy(t *testing.T) {
 func TestAuthenticateWithoutCache(t *testing.T) {
 	for _, ttl := range []time.Duration{0, -time.Second} {
 		a, db, _ := newTestAuthenticator(t, ttl)
-		key := mustNewKey(t)
+		key := mustNewKey(t, PublicChecksum)
 		k := KeyInfo{KeyID: "key_aaaaaaaaaaaa", Account: "acme", Scopes: []Scope{ScopeRead}}
 		db.put(key, k)
 		if _, err := a.Authenticate(context.Background(), key); err != nil {
@@ -287,13 +292,43 @@ func TestAuthenticateWithoutCache(t *testing.T) {
 	}
 }
 
+// The flood: well-formed keys with a valid public checksum, each
+// one new, so no cache can help. Under a keyed checksum not one reaches the
+// table, while a key made with the secret still does, once.
+func TestForgedKeysCostNoRead(t *testing.T) {
+	for _, ttl := range []time.Duration{time.Minute, 0} {
+		a, db, _ := newTestAuthenticator(t, ttl)
+		a.checksum = mustChecksum(t, strings.Repeat("k", MinSecretLen))
+		ctx := context.Background()
+		for range 500 {
+			if _, err := a.Authenticate(ctx, mustNewKey(t, PublicChecksum)); !errors.Is(err, ErrUnauthenticated) {
+				t.Fatalf("ttl %v: forged key: %v", ttl, err)
+			}
+		}
+		if n := db.gets.Load(); n != 0 {
+			t.Errorf("ttl %v: 500 forged keys cost %d GetItem calls, want 0", ttl, n)
+		}
+		if _, err := a.Authenticate(ctx, DemoKey); !errors.Is(err, ErrUnauthenticated) || db.gets.Load() != 0 {
+			t.Errorf("ttl %v: the demo key under a keyed checksum: %v after %d reads", ttl, err, db.gets.Load())
+		}
+		real := mustNewKey(t, a.checksum)
+		db.put(real, KeyInfo{KeyID: "key_000000000001", Account: "acme", Scopes: []Scope{ScopeRead}})
+		if p, err := a.Authenticate(ctx, real); err != nil || p.Account != "acme" {
+			t.Fatalf("ttl %v: a key made with the secret: %+v, %v", ttl, p, err)
+		}
+		if n := db.gets.Load(); n != 1 {
+			t.Errorf("ttl %v: %d GetItem calls for one real key, want 1", ttl, n)
+		}
+	}
+}
+
 func TestAuthenticateCacheIsBounded(t *testing.T) {
 	a, db, c := newTestAuthenticator(t, time.Minute)
 	a.maxEntries = 4
 	ctx := context.Background()
 	good := make([]string, 3)
 	for i := range good {
-		good[i] = mustNewKey(t)
+		good[i] = mustNewKey(t, PublicChecksum)
 		db.put(good[i], KeyInfo{KeyID: fmt.Sprintf("key_%012d", i), Account: "acme", Scopes: []Scope{ScopeRead}})
 		if _, err := a.Authenticate(ctx, good[i]); err != nil {
 			t.Fatal(err)
@@ -302,7 +337,7 @@ func TestAuthenticateCacheIsBounded(t *testing.T) {
 	// A flood of made-up keys evicts made-up keys, not the real ones.
 	for range 100 {
 		c.Advance(time.Millisecond)
-		if _, err := a.Authenticate(ctx, mustNewKey(t)); !errors.Is(err, ErrUnauthenticated) {
+		if _, err := a.Authenticate(ctx, mustNewKey(t, PublicChecksum)); !errors.Is(err, ErrUnauthenticated) {
 			t.Fatalf("made-up key: %v", err)
 		}
 		if n := len(a.entries); n > a.maxEntries {
@@ -323,7 +358,7 @@ func TestAuthenticateCacheIsBounded(t *testing.T) {
 	more := make([]string, 2)
 	for i := range more {
 		c.Advance(time.Millisecond)
-		more[i] = mustNewKey(t)
+		more[i] = mustNewKey(t, PublicChecksum)
 		db.put(more[i], KeyInfo{KeyID: fmt.Sprintf("key_%012d", 10+i), Account: "acme", Scopes: []Scope{ScopeRead}})
 		if _, err := a.Authenticate(ctx, more[i]); err != nil {
 			t.Fatal(err)
@@ -354,7 +389,7 @@ func TestAuthenticateCacheIsBounded(t *testing.T) {
 // Concurrent misses for one key share a single GetItem.
 func TestAuthenticateSingleFlight(t *testing.T) {
 	a, db, _ := newTestAuthenticator(t, time.Minute)
-	key := mustNewKey(t)
+	key := mustNewKey(t, PublicChecksum)
 	db.put(key, KeyInfo{KeyID: "key_aaaaaaaaaaaa", Account: "acme", Scopes: []Scope{ScopeRead}})
 	release := make(chan struct{})
 	started := make(chan struct{}, 100)
@@ -395,7 +430,7 @@ func TestAuthenticateSingleFlight(t *testing.T) {
 func TestAuthenticateSingleFlightContexts(t *testing.T) {
 	t.Run("the leader gives up", func(t *testing.T) {
 		a, db, _ := newTestAuthenticator(t, time.Minute)
-		key := mustNewKey(t)
+		key := mustNewKey(t, PublicChecksum)
 		db.put(key, KeyInfo{KeyID: "key_aaaaaaaaaaaa", Account: "acme", Scopes: []Scope{ScopeRead}})
 		started := make(chan struct{}, 2)
 		db.hook = func(ctx context.Context) error {
@@ -429,7 +464,7 @@ func TestAuthenticateSingleFlightContexts(t *testing.T) {
 	})
 	t.Run("the follower gives up", func(t *testing.T) {
 		a, db, _ := newTestAuthenticator(t, time.Minute)
-		key := mustNewKey(t)
+		key := mustNewKey(t, PublicChecksum)
 		release := make(chan struct{})
 		started := make(chan struct{}, 1)
 		db.hook = func(context.Context) error {
@@ -448,7 +483,7 @@ func TestAuthenticateSingleFlightContexts(t *testing.T) {
 	})
 	t.Run("a panicking lookup releases its followers", func(t *testing.T) {
 		a, db, _ := newTestAuthenticator(t, time.Minute)
-		key := mustNewKey(t)
+		key := mustNewKey(t, PublicChecksum)
 		release := make(chan struct{})
 		started := make(chan struct{}, 1)
 		db.hook = func(context.Context) error {
@@ -490,7 +525,7 @@ func TestAuthenticateConcurrent(t *testing.T) {
 	}
 	var keys []k
 	for i := range 20 {
-		key := mustNewKey(t)
+		key := mustNewKey(t, PublicChecksum)
 		acct := ""
 		if i%3 != 0 {
 			acct = fmt.Sprintf("acct%d", i)

@@ -9,10 +9,19 @@
 //
 // The fixed "ck_" prefix makes a leaked key easy to spot (secret scanners,
 // grep); the 43-character body carries 256 random bits; the last six
-// characters are the CRC-32 of prefix and body, so a mistyped or truncated key
-// is refused by [Parse] before any DynamoDB call. The checksum is not a
-// secret and proves nothing about authenticity: it only keeps garbage away
-// from the table.
+// characters are a checksum of prefix and body, so a mistyped or truncated
+// key is refused by [Checksum.Parse] before any DynamoDB call.
+//
+// The checksum is keyed in every deployed stack: an HMAC-SHA256 under a
+// secret that CloudFormation generates (the template's KeyChecksumSecret)
+// and hands to the functions and, through the README's steps, to the apikey
+// command. Anyone can send a well-formed key, but without the secret its
+// checksum is wrong in all but one case in 62^6, so a flood of forged keys
+// costs no DynamoDB read at all, not even one per key. The secret proves
+// nothing about who holds a key (the table lookup does that), so if it
+// leaked, forged keys would cost one read each again and nothing more. The
+// local stack has no secret and uses the public CRC-32, which [DemoKey]
+// carries; for the same reason no deployed stack accepts the demo key.
 //
 // Only the hex SHA-256 of the whole key is stored (the table's partition key
 // key_hash). The plaintext is returned once, by [Keys.Create], and never
@@ -33,9 +42,10 @@
 // key is refused at once.
 //
 // The cache holds at most 10,000 keys per process. Refusals (unknown and
-// revoked keys) are evicted before accepted keys, so a flood of made-up
-// well-formed keys, which anyone can compute since the checksum is public,
-// costs one read each but cannot push real clients out of the cache.
+// revoked keys) are evicted before accepted keys, so a flood of keys that
+// pass the checksum but are refused (revoked keys, or made-up keys where the
+// checksum is public) costs at most one read per key and TTL, and cannot
+// push real clients out of the cache.
 // Concurrent lookups of one key share a single GetItem; a Lambda execution
 // environment serves one request at a time, so this matters for the local
 // gateway and any other long-running server.
@@ -52,7 +62,8 @@
 //	expires_at  time, absent when the key never expires
 //	revoked_at  time, absent until revoked
 //
-// The same table may hold other items (rate-limit counters under key_hash
-// values like "rl#..."). They have no key_id, which is how [Keys.List] and
-// [Keys.Revoke] tell them apart.
+// The table holds nothing else: the functions may only read it (rate-limit
+// counters have a table of their own). Its global secondary index
+// [IndexByKeyID] maps key_id to key_hash, so [Keys.Revoke] finds a key with
+// one Query instead of a scan.
 package auth

@@ -14,17 +14,17 @@ func FuzzParse(f *testing.F) {
 	f.Add("Bearer " + DemoKey)
 	f.Add("ck_\x00\xff")
 	f.Fuzz(func(t *testing.T, key string) {
-		hash, err := Parse(key)
+		hash, err := PublicChecksum.Parse(key)
 		if err != nil {
 			if !errors.Is(err, ErrUnauthenticated) {
 				t.Fatalf("Parse(%q): %v", key, err)
 			}
 			return
 		}
-		if len(key) != KeyLen || key[:len(KeyPrefix)] != KeyPrefix || checksum(key[:KeyLen-checksumLen]) != key[KeyLen-checksumLen:] {
+		if len(key) != KeyLen || key[:len(KeyPrefix)] != KeyPrefix || PublicChecksum.sum(key[:KeyLen-checksumLen]) != key[KeyLen-checksumLen:] {
 			t.Fatalf("accepted malformed key %q", key)
 		}
-		if again, _ := Parse(key); again != hash || len(hash) != 64 {
+		if again, _ := PublicChecksum.Parse(key); again != hash || len(hash) != 64 {
 			t.Fatalf("hash %q then %q", hash, again)
 		}
 	})

@@ -1,6 +1,6 @@
 package auth_test
 
-// These tests run against DynamoDB Local (shared/ddblocal), on tables
+// These tests run against DynamoDB Local (shared/local/ddblocal), on tables
 // created from template.yaml: no fake stands in for DynamoDB here.
 
 import (
@@ -18,12 +18,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
+	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/ddbmeter"
 )
 
 func keysTable(t *testing.T) (*dynamodb.Client, string) {
 	t.Helper()
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	table := env.Tables["ApiKeysTable"]
 	if table == "" {
 		t.Fatalf("template.yaml has no ApiKeysTable; tables: %v", env.Tables)
@@ -41,13 +42,13 @@ var readWrite = []auth.Scope{auth.ScopeRead, auth.ScopeWrite}
 func TestCreateAuthenticateRevoke(t *testing.T) {
 	db, table := keysTable(t)
 	ctx := t.Context()
-	keys := auth.NewKeys(db, table)
+	keys := auth.NewKeys(db, table, auth.PublicChecksum)
 
 	key, info, err := keys.Create(ctx, "acme", readWrite, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := auth.Parse(key); err != nil {
+	if _, err := auth.PublicChecksum.Parse(key); err != nil {
 		t.Fatalf("Create returned a key that does not parse: %v", err)
 	}
 	if !strings.HasPrefix(info.KeyID, "key_") || info.Account != "acme" || !slices.Equal(info.Scopes, readWrite) ||
@@ -71,8 +72,8 @@ func TestCreateAuthenticateRevoke(t *testing.T) {
 	}
 
 	const ttl = time.Second
-	cached := auth.NewAuthenticator(db, table, ttl)
-	uncached := auth.NewAuthenticator(db, table, 0)
+	cached := auth.NewAuthenticator(db, table, ttl, auth.PublicChecksum)
+	uncached := auth.NewAuthenticator(db, table, 0, auth.PublicChecksum)
 	p, err := cached.Authenticate(ctx, key)
 	seen := time.Now()
 	if err != nil {
@@ -132,8 +133,8 @@ func listOne(t *testing.T, keys *auth.Keys, id string) auth.KeyInfo {
 func TestAuthenticateAgainstTable(t *testing.T) {
 	db, table := keysTable(t)
 	ctx := t.Context()
-	keys := auth.NewKeys(db, table)
-	a := auth.NewAuthenticator(db, table, time.Minute)
+	keys := auth.NewKeys(db, table, auth.PublicChecksum)
+	a := auth.NewAuthenticator(db, table, time.Minute, auth.PublicChecksum)
 
 	readKey, readInfo, err := keys.Create(ctx, "reader", []auth.Scope{auth.ScopeRead}, time.Now().Add(time.Hour))
 	if err != nil {
@@ -163,7 +164,7 @@ func TestAuthenticateAgainstTable(t *testing.T) {
 		if _, err := a.Authenticate(ctx, key); !errors.Is(err, auth.ErrUnauthenticated) {
 			t.Errorf("after expiry, from the cache: %v, want ErrUnauthenticated", err)
 		}
-		if _, err := auth.NewAuthenticator(db, table, time.Minute).Authenticate(ctx, key); !errors.Is(err, auth.ErrUnauthenticated) {
+		if _, err := auth.NewAuthenticator(db, table, time.Minute, auth.PublicChecksum).Authenticate(ctx, key); !errors.Is(err, auth.ErrUnauthenticated) {
 			t.Errorf("after expiry, from the table: %v, want ErrUnauthenticated", err)
 		}
 	})
@@ -177,7 +178,7 @@ func TestAuthenticateAgainstTable(t *testing.T) {
 	})
 
 	t.Run("missing table is a failure, not a refusal", func(t *testing.T) {
-		_, err := auth.NewAuthenticator(db, table+"-missing", time.Minute).Authenticate(ctx, readKey)
+		_, err := auth.NewAuthenticator(db, table+"-missing", time.Minute, auth.PublicChecksum).Authenticate(ctx, readKey)
 		if err == nil || errors.Is(err, auth.ErrUnauthenticated) {
 			t.Fatalf("Authenticate on a missing table = %v, want an infrastructure error", err)
 		}
@@ -190,14 +191,14 @@ func TestAuthenticateAgainstTable(t *testing.T) {
 func TestImport(t *testing.T) {
 	db, table := keysTable(t)
 	ctx := t.Context()
-	keys := auth.NewKeys(db, table)
+	keys := auth.NewKeys(db, table, auth.PublicChecksum)
 
 	for range 2 { // idempotent: the local stack imports on every start
 		if err := keys.Import(ctx, auth.DemoKey, auth.DemoAccount, readWrite); err != nil {
 			t.Fatalf("Import(DemoKey): %v", err)
 		}
 	}
-	p, err := auth.NewAuthenticator(db, table, time.Minute).Authenticate(ctx, auth.DemoKey)
+	p, err := auth.NewAuthenticator(db, table, time.Minute, auth.PublicChecksum).Authenticate(ctx, auth.DemoKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestImport(t *testing.T) {
 			t.Errorf("%s: Import = %v, want ErrKeyExists", tt.name, err)
 		}
 	}
-	if p2, err := auth.NewAuthenticator(db, table, 0).Authenticate(ctx, auth.DemoKey); err != nil || p2.Account != "demo" {
+	if p2, err := auth.NewAuthenticator(db, table, 0, auth.PublicChecksum).Authenticate(ctx, auth.DemoKey); err != nil || p2.Account != "demo" {
 		t.Errorf("a refused Import changed the stored key: %+v, %v", p2, err)
 	}
 
@@ -241,7 +242,7 @@ func TestImport(t *testing.T) {
 func TestList(t *testing.T) {
 	db, table := keysTable(t)
 	ctx := t.Context()
-	keys := auth.NewKeys(db, table)
+	keys := auth.NewKeys(db, table, auth.PublicChecksum)
 
 	var plain []string
 	made := map[string]auth.KeyInfo{}
@@ -253,26 +254,12 @@ func TestList(t *testing.T) {
 		plain = append(plain, key)
 		made[info.KeyID] = info
 	}
-	// A rate-limit counter, as the limiter stores it beside the keys.
-	_, err := db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(table),
-		Item: map[string]types.AttributeValue{
-			"key_hash": &types.AttributeValueMemberS{Value: "rl#" + hexSHA256(plain[0]) + "#29000000"},
-			"count":    &types.AttributeValueMemberN{Value: "3"},
-			"account":  &types.AttributeValueMemberS{Value: "acme"},
-			"ttl":      &types.AttributeValueMemberN{Value: fmt.Sprint(time.Now().Add(time.Hour).Unix())},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	all, err := keys.List(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(all) != 4 {
-		t.Fatalf("List(\"\") = %d entries, want the 4 keys and not the counter: %+v", len(all), all)
+		t.Fatalf("List(\"\") = %d entries, want the 4 keys: %+v", len(all), all)
 	}
 	for i, k := range all {
 		if want, ok := made[k.KeyID]; !ok || want.Account != k.Account || !want.CreatedAt.Equal(k.CreatedAt) || !slices.Equal(want.Scopes, k.Scopes) {
@@ -312,7 +299,7 @@ func TestList(t *testing.T) {
 func TestKeysRefuseBadInput(t *testing.T) {
 	db, table := keysTable(t)
 	ctx := t.Context()
-	keys := auth.NewKeys(db, table)
+	keys := auth.NewKeys(db, table, auth.PublicChecksum)
 
 	creates := []struct {
 		name    string
@@ -347,5 +334,74 @@ func TestKeysRefuseBadInput(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), auth.DemoKey[3:20]) {
 			t.Errorf("Revoke error %q repeats the key it was given", err)
 		}
+	}
+}
+
+// Revoke finds the key through the key-id index: one Query and one
+// conditional UpdateItem, never a Scan, however many keys the table holds.
+func TestRevokeLooksUpOneKey(t *testing.T) {
+	env := ddbtest.New(t)
+	ctx := t.Context()
+	db, meter := env.Metered(t)
+	keys := auth.NewKeys(db, env.Tables["ApiKeysTable"], auth.PublicChecksum)
+	var ids []string
+	for range 5 {
+		_, info, err := keys.Create(ctx, "acme", readWrite, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, info.KeyID)
+	}
+	calls := meter.Measure(func() {
+		if err := keys.Revoke(ctx, ids[2]); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if ops := strings.Join(ddbmeter.Ops(calls), ","); ops != "Query,UpdateItem" {
+		t.Errorf("Revoke made %s; want Query,UpdateItem and no Scan", ops)
+	}
+	for i, id := range ids {
+		if revoked := !listOne(t, keys, id).RevokedAt.IsZero(); revoked != (i == 2) {
+			t.Errorf("key %d revoked = %v", i, revoked)
+		}
+	}
+
+	calls = meter.Measure(func() {
+		if err := keys.Revoke(ctx, "key_000000000000"); !errors.Is(err, auth.ErrKeyNotFound) {
+			t.Errorf("Revoke of an unknown id = %v, want ErrKeyNotFound", err)
+		}
+	})
+	if ops := strings.Join(ddbmeter.Ops(calls), ","); ops != "Query" {
+		t.Errorf("Revoke of an unknown id made %s, want the one Query", ops)
+	}
+}
+
+// Keys made with a secret work with that secret only, end to end.
+func TestKeyedChecksumAgainstTable(t *testing.T) {
+	env := ddbtest.New(t)
+	db, table := env.Client, env.Tables["ApiKeysTable"]
+	ctx := t.Context()
+	secret, err := auth.NewChecksum(strings.Repeat("x", auth.MinSecretLen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, info, err := auth.NewKeys(db, table, secret).Create(ctx, "acme", readWrite, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := auth.NewAuthenticator(db, table, 0, secret).Authenticate(ctx, key); err != nil || p.KeyID != info.KeyID {
+		t.Fatalf("with the secret: %+v, %v", p, err)
+	}
+	metered, meter := env.Metered(t)
+	calls := meter.Measure(func() {
+		if _, err := auth.NewAuthenticator(metered, table, 0, auth.PublicChecksum).Authenticate(ctx, key); !errors.Is(err, auth.ErrUnauthenticated) {
+			t.Errorf("with the public checksum: %v, want ErrUnauthenticated", err)
+		}
+		if err := auth.NewKeys(metered, table, secret).Import(ctx, auth.DemoKey, auth.DemoAccount, readWrite); !errors.Is(err, auth.ErrUnauthenticated) {
+			t.Errorf("importing the demo key under a secret = %v, want ErrUnauthenticated", err)
+		}
+	})
+	if len(calls) != 0 {
+		t.Errorf("keys refused by their checksum cost calls: %v", calls)
 	}
 }

@@ -18,6 +18,11 @@ const (
 	attrRevokedAt = "revoked_at"
 )
 
+// IndexByKeyID is the keys table's global secondary index on key_id,
+// projecting only the keys (key_id and key_hash): what Revoke needs to find
+// a key's item without a scan.
+const IndexByKeyID = "by_key_id"
+
 // timeLayout matches the API's timestamps (microseconds, UTC, "Z") and sorts
 // lexicographically in time order.
 const timeLayout = "2006-01-02T15:04:05.000000Z"

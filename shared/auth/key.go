@@ -1,7 +1,10 @@
 package auth
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -38,16 +41,52 @@ const (
 // DemoKey is a well-formed key for account "demo" with read and write
 // scopes, for local development only: the local stack imports it so that the
 // sample events and curl examples work out of the box. It is public, in this
-// source file, and so must never be imported into a table in AWS.
+// source file, and carries the public checksum, so a stack with a keyed
+// checksum (every deployed one) refuses it without a read.
 const DemoKey = "ck_0XPLCFJKmwbjf3TmpCtepd65KPXFNP2UFudh6jkBPPp0cfqHg"
 
 // DemoAccount owns [DemoKey].
 const DemoAccount = "demo"
 
+// Checksum computes and checks the last checksumLen characters of a key
+// from the rest. The zero value is the public checksum, a CRC-32 anyone can
+// compute; see [NewChecksum] for the keyed one the deployed stack uses.
+type Checksum struct {
+	secret []byte // nil: public CRC-32; else the HMAC-SHA256 key
+}
+
+// PublicChecksum is the CRC-32 checksum: the local stack's, and DemoKey's.
+var PublicChecksum = Checksum{}
+
+// MinSecretLen is the shortest secret [NewChecksum] accepts: 256 bits, the
+// strength of HMAC-SHA256 itself.
+const MinSecretLen = 32
+
+// NewChecksum returns the checksum for secret. An empty secret gives the
+// public CRC-32, which catches typos but which anyone can compute, so a
+// well-formed forged key costs a table read; the local stack and its
+// [DemoKey] use it. A secret of at least MinSecretLen bytes gives a keyed
+// checksum (HMAC-SHA256, truncated): a key that was not made with the same
+// secret fails [Checksum.Parse] with odds of one in 62^6 (about 5.7e10), so
+// forged keys are refused without any read. Keys made under one checksum are
+// refused under another.
+func NewChecksum(secret string) (Checksum, error) {
+	if secret == "" {
+		return Checksum{}, nil
+	}
+	if len(secret) < MinSecretLen {
+		return Checksum{}, fmt.Errorf("auth: the key checksum secret is %d bytes, want at least %d", len(secret), MinSecretLen)
+	}
+	return Checksum{secret: []byte(secret)}, nil
+}
+
+// Keyed reports whether only holders of the secret can compute c.
+func (c Checksum) Keyed() bool { return c.secret != nil }
+
 // Parse checks key's format locally: prefix, length, alphabet and checksum.
 // It returns the hex SHA-256 under which the key is stored, or an error
 // wrapping [ErrUnauthenticated] that names the rule broken but not the key.
-func Parse(key string) (hash string, err error) {
+func (c Checksum) Parse(key string) (hash string, err error) {
 	if !strings.HasPrefix(key, KeyPrefix) {
 		return "", fmt.Errorf("%w: key lacks the %q prefix", ErrUnauthenticated, KeyPrefix)
 	}
@@ -60,17 +99,27 @@ func Parse(key string) (hash string, err error) {
 		}
 	}
 	payload, sum := key[:KeyLen-checksumLen], key[KeyLen-checksumLen:]
-	if sum != checksum(payload) {
+	// Constant time, so response timing tells nothing about how much of a
+	// guessed keyed checksum was right.
+	if subtle.ConstantTimeCompare([]byte(sum), []byte(c.sum(payload))) != 1 {
 		return "", fmt.Errorf("%w: key checksum does not match", ErrUnauthenticated)
 	}
 	return hashKey(key), nil
 }
 
-// checksum encodes the CRC-32 of payload as exactly checksumLen base62
+// sum encodes the checksum of payload as exactly checksumLen base62
 // characters. A fixed width keeps the encoding one-to-one, so any change to
 // the checksum characters changes the value they stand for.
-func checksum(payload string) string {
-	n := crc32.ChecksumIEEE([]byte(payload))
+func (c Checksum) sum(payload string) string {
+	var n uint64
+	if c.secret == nil {
+		n = uint64(crc32.ChecksumIEEE([]byte(payload)))
+	} else {
+		mac := hmac.New(sha256.New, c.secret)
+		mac.Write([]byte(payload))
+		// 64 bits reduced modulo 62^6: the bias is below 2^-28.
+		n = binary.BigEndian.Uint64(mac.Sum(nil)) % checksumSpace
+	}
 	var b [checksumLen]byte
 	for i := checksumLen - 1; i >= 0; i-- {
 		b[i] = base62[n%62]
@@ -79,19 +128,22 @@ func checksum(payload string) string {
 	return string(b[:])
 }
 
-func hashKey(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:])
-}
+// checksumSpace is 62^checksumLen, the number of distinct checksums.
+const checksumSpace = 62 * 62 * 62 * 62 * 62 * 62
 
 // newKey draws a fresh key from r (crypto/rand outside tests).
-func newKey(r io.Reader) (string, error) {
+func (c Checksum) newKey(r io.Reader) (string, error) {
 	body, err := randomString(r, base62, bodyLen)
 	if err != nil {
 		return "", err
 	}
 	payload := KeyPrefix + body
-	return payload + checksum(payload), nil
+	return payload + c.sum(payload), nil
+}
+
+func hashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
 }
 
 // newKeyID draws a public key id. It is random rather than derived from the

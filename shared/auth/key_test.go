@@ -14,7 +14,7 @@ import (
 )
 
 func TestParse(t *testing.T) {
-	good := mustNewKey(t)
+	good := mustNewKey(t, PublicChecksum)
 	tests := []struct {
 		name string
 		key  string
@@ -38,7 +38,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			hash, err := Parse(tt.key)
+			hash, err := PublicChecksum.Parse(tt.key)
 			if tt.ok {
 				if err != nil {
 					t.Fatalf("Parse: %v", err)
@@ -79,7 +79,7 @@ func assertNoSecret(t *testing.T, msg, key string) {
 func TestParseCatchesEverySmallTypo(t *testing.T) {
 	keys := []string{DemoKey}
 	for range 20 {
-		keys = append(keys, mustNewKey(t))
+		keys = append(keys, mustNewKey(t, PublicChecksum))
 	}
 	alphabet := base62 + "_-+/= .\x00\xff"
 	for _, key := range keys {
@@ -87,7 +87,7 @@ func TestParseCatchesEverySmallTypo(t *testing.T) {
 		refuse := func(changed, what string) {
 			t.Helper()
 			checked++
-			if _, err := Parse(changed); !errors.Is(err, ErrUnauthenticated) {
+			if _, err := PublicChecksum.Parse(changed); !errors.Is(err, ErrUnauthenticated) {
 				t.Fatalf("%s of %s accepted: %v", what, key, err)
 			}
 		}
@@ -112,7 +112,7 @@ func TestParseCatchesEverySmallTypo(t *testing.T) {
 func TestChecksumRoundTrips(t *testing.T) {
 	payloads := []string{"", "ck_", DemoKey[:KeyLen-checksumLen], strings.Repeat("z", 100)}
 	for _, p := range payloads {
-		sum := checksum(p)
+		sum := PublicChecksum.sum(p)
 		if len(sum) != checksumLen {
 			t.Fatalf("checksum(%q) = %q, want %d characters", p, sum, checksumLen)
 		}
@@ -124,15 +124,67 @@ func TestChecksumRoundTrips(t *testing.T) {
 			t.Errorf("checksum(%q) = %q = %d, want CRC-32 %d", p, sum, n, want)
 		}
 	}
-	if got := checksum(""); got != "000000" {
+	if got := PublicChecksum.sum(""); got != "000000" {
 		t.Errorf("checksum of empty payload (CRC 0) = %q, want zero-padded 000000", got)
 	}
+}
+
+// A keyed checksum refuses, without any read, every key not made with its
+// secret: the public checksum's keys (DemoKey among them), another secret's,
+// and well-formed keys with any checksum a forger might try.
+func TestKeyedChecksum(t *testing.T) {
+	ours := mustChecksum(t, strings.Repeat("s", MinSecretLen))
+	theirs := mustChecksum(t, strings.Repeat("t", MinSecretLen))
+	if !ours.Keyed() || PublicChecksum.Keyed() {
+		t.Fatal("Keyed() is wrong")
+	}
+	for range 100 {
+		key := mustNewKey(t, ours)
+		if _, err := ours.Parse(key); err != nil {
+			t.Fatalf("a key made with the secret is refused: %v", err)
+		}
+		if _, err := theirs.Parse(key); !errors.Is(err, ErrUnauthenticated) {
+			t.Fatalf("another secret accepts the key: %v", err)
+		}
+		if _, err := PublicChecksum.Parse(key); !errors.Is(err, ErrUnauthenticated) {
+			t.Fatalf("the public checksum accepts a keyed key: %v", err)
+		}
+	}
+	if _, err := ours.Parse(DemoKey); !errors.Is(err, ErrUnauthenticated) {
+		t.Errorf("a keyed checksum accepts the demo key: %v", err)
+	}
+	// All 62 values of the last character: at most the one right one passes.
+	key := mustNewKey(t, ours)
+	passed := 0
+	for i := range len(base62) {
+		if _, err := ours.Parse(key[:KeyLen-1] + base62[i:i+1]); err == nil {
+			passed++
+		}
+	}
+	if passed != 1 {
+		t.Errorf("%d of 62 last characters pass, want exactly the one made", passed)
+	}
+	if _, err := NewChecksum(strings.Repeat("s", MinSecretLen-1)); err == nil {
+		t.Error("a secret shorter than MinSecretLen was accepted")
+	}
+	if c, err := NewChecksum(""); err != nil || c.Keyed() {
+		t.Errorf("an empty secret gives %+v, %v; want the public checksum", c, err)
+	}
+}
+
+func mustChecksum(t testing.TB, secret string) Checksum {
+	t.Helper()
+	c, err := NewChecksum(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func TestNewKey(t *testing.T) {
 	seen := map[string]bool{}
 	for range 1000 {
-		k := mustNewKey(t)
+		k := mustNewKey(t, PublicChecksum)
 		if len(k) != KeyLen || !strings.HasPrefix(k, KeyPrefix) {
 			t.Fatalf("key %q: want %d characters starting %q", k, KeyLen, KeyPrefix)
 		}
@@ -175,7 +227,7 @@ func TestRandomString(t *testing.T) {
 		if _, err := randomString(iotest.ErrReader(boom), base62, 5); !errors.Is(err, boom) {
 			t.Errorf("err = %v, want boom", err)
 		}
-		if _, err := newKey(io.LimitReader(rand.Reader, 10)); err == nil {
+		if _, err := PublicChecksum.newKey(io.LimitReader(rand.Reader, 10)); err == nil {
 			t.Error("newKey from a short source succeeded")
 		}
 	})
@@ -207,9 +259,9 @@ func TestKeyID(t *testing.T) {
 	}
 }
 
-func mustNewKey(t testing.TB) string {
+func mustNewKey(t testing.TB, c Checksum) string {
 	t.Helper()
-	k, err := newKey(rand.Reader)
+	k, err := c.newKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}

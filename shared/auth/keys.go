@@ -26,15 +26,17 @@ var (
 // Keys administers the keys table: the apikey command and the local stack
 // use it; request handling never does.
 type Keys struct {
-	db    DB
-	table string
-	now   func() time.Time
-	rand  io.Reader
+	db       DB
+	table    string
+	checksum Checksum
+	now      func() time.Time
+	rand     io.Reader
 }
 
-// NewKeys returns a Keys for table, reached through db.
-func NewKeys(db DB, table string) *Keys {
-	return &Keys{db: db, table: table, now: time.Now, rand: rand.Reader}
+// NewKeys returns a Keys for table, reached through db, making keys with
+// checksum: the one the functions that will check them use.
+func NewKeys(db DB, table string, checksum Checksum) *Keys {
+	return &Keys{db: db, table: table, checksum: checksum, now: time.Now, rand: rand.Reader}
 }
 
 // Create makes a key for account with scopes, expiring at expires (zero:
@@ -52,7 +54,7 @@ func (k *Keys) Create(ctx context.Context, account string, scopes []Scope, expir
 		// Truncated as stored, so that List shows the same time.
 		info.ExpiresAt = expires.UTC().Truncate(time.Microsecond)
 	}
-	if plaintext, err = newKey(k.rand); err != nil {
+	if plaintext, err = k.checksum.newKey(k.rand); err != nil {
 		return "", KeyInfo{}, err
 	}
 	_, err = k.db.PutItem(ctx, &dynamodb.PutItemInput{
@@ -100,9 +102,9 @@ func (k *Keys) newInfo(account string, scopes []Scope) (KeyInfo, error) {
 // on every start; a stored key that differs, or was revoked, is left alone and
 // gives ErrKeyExists.
 func (k *Keys) Import(ctx context.Context, plaintext, account string, scopes []Scope) error {
-	hash, err := Parse(plaintext)
+	hash, err := k.checksum.Parse(plaintext)
 	if err != nil {
-		return fmt.Errorf("auth: cannot import a malformed key: %w", err)
+		return fmt.Errorf("auth: cannot import a malformed key, or one made with another checksum: %w", err)
 	}
 	info, err := k.newInfo(account, scopes)
 	if err != nil {
@@ -154,8 +156,6 @@ func (k *Keys) List(ctx context.Context, account string) ([]KeyInfo, error) {
 	}
 	in := &dynamodb.ScanInput{
 		TableName: aws.String(k.table),
-		// Items without a key_id (rate-limit counters) are not keys.
-		FilterExpression: aws.String("attribute_exists(#id)"),
 		// The hash is not asked for, so it cannot leak from here.
 		ProjectionExpression:     aws.String("#id, #acct, #sc, #cr, #exp, #rev"),
 		ExpressionAttributeNames: names,
@@ -164,7 +164,7 @@ func (k *Keys) List(ctx context.Context, account string) ([]KeyInfo, error) {
 		if err := validateAccount(account); err != nil {
 			return nil, err
 		}
-		in.FilterExpression = aws.String("attribute_exists(#id) AND #acct = :acct")
+		in.FilterExpression = aws.String("#acct = :acct")
 		in.ExpressionAttributeValues = map[string]types.AttributeValue{":acct": &types.AttributeValueMemberS{Value: account}}
 	}
 	var keys []KeyInfo
@@ -204,8 +204,8 @@ func (k *Keys) Revoke(ctx context.Context, keyID string) error {
 		TableName:        aws.String(k.table),
 		Key:              map[string]types.AttributeValue{attrHash: &types.AttributeValueMemberS{Value: hash}},
 		UpdateExpression: aws.String("SET #rev = if_not_exists(#rev, :now)"),
-		// The key may have been deleted since the scan; without this
-		// condition the update would create a stray item.
+		// The key may have been deleted since the index was read; without
+		// this condition the update would create a stray item.
 		ConditionExpression:      aws.String("#id = :id"),
 		ExpressionAttributeNames: map[string]string{"#rev": attrRevokedAt, "#id": attrKeyID},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -222,29 +222,29 @@ func (k *Keys) Revoke(ctx context.Context, keyID string) error {
 	return nil
 }
 
-// hashOf finds the partition key of the key with id keyID. The table is
-// keyed by hash alone, so this is a scan: fine for a rare admin operation.
+// hashOf finds the partition key of the key with id keyID: one Query of
+// the table's key-id index, which holds only the ids and hashes. The index
+// is eventually consistent, so a key created within the last second or so
+// may not be found yet; that is an ErrKeyNotFound worth retrying, not a
+// wrong answer.
 func (k *Keys) hashOf(ctx context.Context, keyID string) (string, error) {
-	pages := dynamodb.NewScanPaginator(k.db, &dynamodb.ScanInput{
+	out, err := k.db.Query(ctx, &dynamodb.QueryInput{
 		TableName:                 aws.String(k.table),
-		FilterExpression:          aws.String("#id = :id"),
-		ProjectionExpression:      aws.String("#h"),
-		ExpressionAttributeNames:  map[string]string{"#id": attrKeyID, "#h": attrHash},
+		IndexName:                 aws.String(IndexByKeyID),
+		KeyConditionExpression:    aws.String("#id = :id"),
+		ExpressionAttributeNames:  map[string]string{"#id": attrKeyID},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":id": &types.AttributeValueMemberS{Value: keyID}},
 	})
-	var hashes []string
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
+	if err != nil {
+		return "", fmt.Errorf("auth: finding key %s: %w", keyID, err)
+	}
+	hashes := make([]string, 0, len(out.Items))
+	for _, item := range out.Items {
+		h, err := stringAttr(item, attrHash, true)
 		if err != nil {
 			return "", fmt.Errorf("auth: finding key %s: %w", keyID, err)
 		}
-		for _, item := range page.Items {
-			h, err := stringAttr(item, attrHash, true)
-			if err != nil {
-				return "", fmt.Errorf("auth: finding key %s: %w", keyID, err)
-			}
-			hashes = append(hashes, h)
-		}
+		hashes = append(hashes, h)
 	}
 	switch len(hashes) {
 	case 0:

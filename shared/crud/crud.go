@@ -44,8 +44,8 @@ func (res *Resource) Routes() []httpapi.Route {
 	}
 }
 
-// handle answers the error an operation returns; store errors become
-// their client answers (404, 412, 503) and anything else a 500.
+// handle answers the error an operation returns; storage failures become
+// the domain's errors first, which httpapi answers (404, 412, 503).
 func (res *Resource) handle(op func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := op(w, r); err != nil {
@@ -107,9 +107,9 @@ func (res *Resource) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if item == nil {
-		return store.ErrNotFound
+		return records.ErrNotFound
 	}
-	if matchesAny(r.Header.Get("If-None-Match"), etag(item)) {
+	if httpapi.IfNoneMatch(r, etag(item)) {
 		w.Header().Set("ETag", etag(item))
 		w.WriteHeader(http.StatusNotModified)
 		return nil

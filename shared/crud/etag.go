@@ -16,18 +16,6 @@ func etag(item store.Item) string {
 	return `"` + strconv.FormatInt(id, 10) + "." + strconv.FormatInt(version, 10) + `"`
 }
 
-// matchesAny reports whether an If-None-Match list names tag (weak
-// comparison, as RFC 9110 has for If-None-Match).
-func matchesAny(header, tag string) bool {
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == "*" || t == tag {
-			return true
-		}
-	}
-	return false
-}
-
 // ifMatchVersion reads If-Match: the record version a write requires (0 when
 // there is no condition). "*" only requires that the record exists, which
 // every write does anyway. A tag of another record, a weak tag or garbage

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"contentapi/shared/httpapi"
+	"contentapi/shared/input"
 	"contentapi/shared/records"
 )
 
@@ -55,8 +56,8 @@ func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 
 // pageLinks builds Laravel's first/last/prev/next: prev whenever the page is
 // past the first (even past the end), next while a later page exists.
-func pageLinks(path string, query httpapi.Query, m records.Meta) Links {
-	at := func(n int64) string { return path + "?" + query.WithPage(n) }
+func pageLinks(path string, query input.Params, m records.Meta) Links {
+	at := func(n int64) string { return path + "?" + httpapi.QueryWithPage(query, n) }
 	l := Links{First: at(1), Last: at(m.LastPage)}
 	if m.CurrentPage > 1 {
 		prev := at(m.CurrentPage - 1)

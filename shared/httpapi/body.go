@@ -11,50 +11,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"contentapi/shared/input"
 )
 
 // MaxBodyBytes is the largest request body accepted (413 above it).
 const MaxBodyBytes = 1 << 20
-
-// Kind tells what JSON type a body value had; form values are all strings.
-type Kind int
-
-const (
-	KindString Kind = iota
-	KindNumber
-	KindBool
-	KindNull
-	// KindOther is an array or object: never a valid field value.
-	KindOther
-)
-
-// Value is one field of a request body. Text is the string, the number as
-// written, or "true"/"false".
-type Value struct {
-	Text string
-	Kind Kind
-}
-
-// Input is a parsed request body: fields in the order they came.
-type Input struct {
-	Names  []string
-	Values map[string]Value
-	// Repeated lists fields sent more than once; such input is refused
-	// rather than silently picking one.
-	Repeated []string
-}
-
-func (in *Input) add(name string, v Value) {
-	if in.Values == nil {
-		in.Values = map[string]Value{}
-	}
-	if _, dup := in.Values[name]; dup {
-		in.Repeated = append(in.Repeated, name)
-		return
-	}
-	in.Names = append(in.Names, name)
-	in.Values[name] = v
-}
 
 type bodyUndecodableKey struct{}
 
@@ -67,103 +29,103 @@ func WithUndecodableBody(ctx context.Context) context.Context {
 
 // ParseBody reads a form, multipart or JSON body. An empty body with no
 // Content-Type is an empty input; a body of any other type is 415.
-func ParseBody(r *http.Request) (Input, error) {
+func ParseBody(r *http.Request) (input.Fields, error) {
 	if undecodable, _ := r.Context().Value(bodyUndecodableKey{}).(bool); undecodable {
-		return Input{}, BadRequest("The request body is not valid base64.")
+		return input.Fields{}, BadRequest("The request body is not valid base64.")
 	}
 	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return Input{}, TooLarge()
+			return input.Fields{}, TooLarge()
 		}
-		return Input{}, BadRequest("The request body could not be read.")
+		return input.Fields{}, BadRequest("The request body could not be read.")
 	}
 	header := r.Header.Get("Content-Type")
 	if header == "" {
 		if len(bytes.TrimSpace(raw)) == 0 {
-			return Input{}, nil
+			return input.Fields{}, nil
 		}
-		return Input{}, UnsupportedMediaType()
+		return input.Fields{}, UnsupportedMediaType()
 	}
 	mediaType, params, err := mime.ParseMediaType(header)
 	if err != nil {
-		return Input{}, UnsupportedMediaType()
+		return input.Fields{}, UnsupportedMediaType()
 	}
 	switch {
 	case mediaType == "application/x-www-form-urlencoded":
 		return parseForm(raw)
-	case mediaType == "application/json" || strings.HasSuffix(mediaType, "+json"):
+	case mediaType == "application/json":
 		return parseJSON(raw)
 	case mediaType == "multipart/form-data":
 		return parseMultipart(raw, params["boundary"])
 	}
-	return Input{}, UnsupportedMediaType()
+	return input.Fields{}, UnsupportedMediaType()
 }
 
-func parseForm(raw []byte) (Input, error) {
-	var in Input
+func parseForm(raw []byte) (input.Fields, error) {
+	var in input.Fields
 	pairs, err := splitQuery(string(raw))
 	if err != nil {
-		return Input{}, BadRequest("The request body is not a valid form.")
+		return input.Fields{}, BadRequest("The request body is not a valid form.")
 	}
 	for _, p := range pairs {
-		in.add(p.name, Value{Text: p.value, Kind: KindString})
+		in.Add(p.Name, input.Value{Text: p.Value, Kind: input.KindString})
 	}
 	return in, nil
 }
 
-func parseJSON(raw []byte) (Input, error) {
+func parseJSON(raw []byte) (input.Fields, error) {
 	bad := BadRequest("The request body must be a JSON object.")
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return Input{}, bad
+		return input.Fields{}, bad
 	}
-	var in Input
+	var in input.Fields
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return Input{}, bad
+			return input.Fields{}, bad
 		}
 		name, _ := tok.(string)
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			return Input{}, bad
+			return input.Fields{}, bad
 		}
-		in.add(name, jsonValue(v))
+		in.Add(name, jsonValue(v))
 	}
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return Input{}, bad
+		return input.Fields{}, bad
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return Input{}, bad
+		return input.Fields{}, bad
 	}
 	return in, nil
 }
 
-func jsonValue(v any) Value {
+func jsonValue(v any) input.Value {
 	switch t := v.(type) {
 	case string:
-		return Value{Text: t, Kind: KindString}
+		return input.Value{Text: t, Kind: input.KindString}
 	case json.Number:
-		return Value{Text: t.String(), Kind: KindNumber}
+		return input.Value{Text: t.String(), Kind: input.KindNumber}
 	case bool:
 		if t {
-			return Value{Text: "true", Kind: KindBool}
+			return input.Value{Text: "true", Kind: input.KindBool}
 		}
-		return Value{Text: "false", Kind: KindBool}
+		return input.Value{Text: "false", Kind: input.KindBool}
 	case nil:
-		return Value{Kind: KindNull}
+		return input.Value{Kind: input.KindNull}
 	}
-	return Value{Kind: KindOther}
+	return input.Value{Kind: input.KindOther}
 }
 
-func parseMultipart(raw []byte, boundary string) (Input, error) {
+func parseMultipart(raw []byte, boundary string) (input.Fields, error) {
 	if boundary == "" {
-		return Input{}, BadRequest("The multipart body has no boundary.")
+		return input.Fields{}, BadRequest("The multipart body has no boundary.")
 	}
-	var in Input
+	var in input.Fields
 	mr := multipart.NewReader(bytes.NewReader(raw), boundary)
 	for {
 		part, err := mr.NextPart()
@@ -171,27 +133,25 @@ func parseMultipart(raw []byte, boundary string) (Input, error) {
 			return in, nil
 		}
 		if err != nil {
-			return Input{}, BadRequest("The request body is not valid multipart/form-data.")
+			return input.Fields{}, BadRequest("The request body is not valid multipart/form-data.")
 		}
 		value, err := io.ReadAll(part)
 		if err != nil {
-			return Input{}, BadRequest("The request body is not valid multipart/form-data.")
+			return input.Fields{}, BadRequest("The request body is not valid multipart/form-data.")
 		}
-		kind := KindString
+		kind := input.KindString
 		if part.FileName() != "" {
 			// Files are not a value any field takes.
-			kind = KindOther
+			kind = input.KindOther
 		}
-		in.add(part.FormName(), Value{Text: string(value), Kind: kind})
+		in.Add(part.FormName(), input.Value{Text: string(value), Kind: kind})
 	}
 }
 
-type queryPair struct{ name, value string }
-
 // splitQuery decodes a query string or form body keeping order and repeats,
 // which url.ParseQuery's map would lose.
-func splitQuery(s string) ([]queryPair, error) {
-	var pairs []queryPair
+func splitQuery(s string) (input.Params, error) {
+	var pairs input.Params
 	for s != "" {
 		var part string
 		part, s, _ = strings.Cut(s, "&")
@@ -207,7 +167,7 @@ func splitQuery(s string) ([]queryPair, error) {
 		if err != nil {
 			return nil, err
 		}
-		pairs = append(pairs, queryPair{name, value})
+		pairs = append(pairs, input.Param{Name: name, Value: value})
 	}
 	return pairs, nil
 }

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"contentapi/shared/input"
 )
 
 func request(contentType, body string) *http.Request {
@@ -34,18 +36,18 @@ func TestParseBodyTypes(t *testing.T) {
 
 	tests := []struct {
 		name, contentType, body string
-		want                    map[string]Value
+		want                    map[string]input.Value
 	}{
 		{"form", "application/x-www-form-urlencoded", "name=Caf%C3%A9+au+lait&favorite=1",
-			map[string]Value{"name": {Text: "Café au lait"}, "favorite": {Text: "1"}}},
+			map[string]input.Value{"name": {Text: "Café au lait"}, "favorite": {Text: "1"}}},
 		{"form with charset", "application/x-www-form-urlencoded; charset=UTF-8", "name=a",
-			map[string]Value{"name": {Text: "a"}}},
+			map[string]input.Value{"name": {Text: "a"}}},
 		{"json", "application/json", `{"name":"x","creativity":0.5,"favorite":true,"style":null,"tags":[1]}`,
-			map[string]Value{"name": {Text: "x"}, "creativity": {Text: "0.5", Kind: KindNumber},
-				"favorite": {Text: "true", Kind: KindBool}, "style": {Kind: KindNull}, "tags": {Kind: KindOther}}},
+			map[string]input.Value{"name": {Text: "x"}, "creativity": {Text: "0.5", Kind: input.KindNumber},
+				"favorite": {Text: "true", Kind: input.KindBool}, "style": {Kind: input.KindNull}, "tags": {Kind: input.KindOther}}},
 		{"multipart", mw.FormDataContentType(), mp.String(),
-			map[string]Value{"name": {Text: "Café"}, "favorite": {Text: "1"}}},
-		{"empty without type", "", "", map[string]Value{}},
+			map[string]input.Value{"name": {Text: "Café"}, "favorite": {Text: "1"}}},
+		{"empty without type", "", "", map[string]input.Value{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,8 +134,8 @@ func TestQueryWithPage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := q.WithPage(tt.page); got != tt.want {
-			t.Errorf("%q WithPage(%d) = %q, want %q", tt.raw, tt.page, got, tt.want)
+		if got := QueryWithPage(q, tt.page); got != tt.want {
+			t.Errorf("%q QueryWithPage(%d) = %q, want %q", tt.raw, tt.page, got, tt.want)
 		}
 	}
 	q, _ := ParseQueryString("a=1&a=2&b=")

@@ -5,14 +5,18 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"contentapi/shared/records"
 )
 
 // Error is a failure the client is told about, in the contract's shape.
-// Anything that is not an *Error becomes a 500 with no details.
+// The domain's errors become one (clientError); anything else is a 500
+// with no details.
 type Error struct {
 	Status  int
 	Message string
@@ -105,6 +109,34 @@ func Throttled(retryAfter time.Duration) *Error {
 func Unavailable(retryAfter time.Duration) *Error {
 	return newError(http.StatusServiceUnavailable, "Service temporarily unavailable, please retry.").
 		withHeader("Retry-After", seconds(retryAfter))
+}
+
+// RetryAfter is what a client is told to wait when storage is throttling
+// or too slow.
+const RetryAfter = time.Second
+
+// clientError is the one place where errors become statuses: an *Error as
+// it is, the domain's errors as the contract answers them, nil for anything
+// else (a 500).
+func clientError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var invalid *records.InvalidError
+	switch {
+	case errors.As(err, &invalid):
+		return Invalid(invalid.Fields)
+	case errors.Is(err, records.ErrNotFound):
+		return NotFound()
+	case errors.Is(err, records.ErrVersionMismatch):
+		return PreconditionFailed()
+	case errors.Is(err, records.ErrConflict):
+		return Conflict("A conflicting request is still in progress.").withHeader("Retry-After", seconds(RetryAfter))
+	case errors.Is(err, records.ErrUnavailable):
+		return Unavailable(RetryAfter)
+	}
+	return nil
 }
 
 func seconds(d time.Duration) string {

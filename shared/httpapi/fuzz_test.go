@@ -35,7 +35,7 @@ func FuzzParseBody(f *testing.F) {
 	})
 }
 
-// Any query string decodes or is a 400; WithPage always yields a query
+// Any query string decodes or is a 400; QueryWithPage always yields a query
 // that decodes again to the same parameters with the new page.
 func FuzzParseQuery(f *testing.F) {
 	f.Add("search=caf%C3%A9&page=2&page=3&=&&a")
@@ -49,12 +49,12 @@ func FuzzParseQuery(f *testing.F) {
 			}
 			return
 		}
-		again, err := ParseQueryString(q.WithPage(7))
+		again, err := ParseQueryString(QueryWithPage(q, 7))
 		if err != nil {
-			t.Fatalf("WithPage produced an undecodable query: %v", err)
+			t.Fatalf("QueryWithPage produced an undecodable query: %v", err)
 		}
 		if v, given, repeated := again.Get("page"); !given || repeated || v != "7" {
-			t.Fatalf("page after WithPage: %q %v %v", v, given, repeated)
+			t.Fatalf("page after QueryWithPage: %q %v %v", v, given, repeated)
 		}
 	})
 }

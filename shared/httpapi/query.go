@@ -5,41 +5,31 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"contentapi/shared/input"
 )
 
-// Query is a request's query string with its order and repeats kept, so
-// pagination links can rebuild it the way Laravel's paginator does.
-type Query struct {
-	pairs []queryPair
-}
-
 // ParseQuery reads r's query string; a malformed escape is a 400.
-func ParseQuery(r *http.Request) (Query, error) { return ParseQueryString(r.URL.RawQuery) }
+func ParseQuery(r *http.Request) (input.Params, error) { return ParseQueryString(r.URL.RawQuery) }
 
-// Get returns the value of name and whether it was given; a name given more
-// than once is reported through repeated so the caller can refuse it.
-func (q Query) Get(name string) (value string, given, repeated bool) {
-	for _, p := range q.pairs {
-		if p.name != name {
-			continue
-		}
-		if given {
-			return value, true, true
-		}
-		value, given = p.value, true
+// ParseQueryString is ParseQuery for a raw query string.
+func ParseQueryString(raw string) (input.Params, error) {
+	params, err := splitQuery(raw)
+	if err != nil {
+		return nil, BadRequest("The query string could not be parsed.")
 	}
-	return value, given, false
+	return params, nil
 }
 
-// WithPage encodes the query with page set to n: in place if the request
+// QueryWithPage encodes params with page set to n: in place if the request
 // had one, else appended, as Laravel's paginator builds its links.
-func (q Query) WithPage(n int64) string {
+func QueryWithPage(params input.Params, n int64) string {
 	var b strings.Builder
 	page := strconv.FormatInt(n, 10)
 	placed := false
-	for _, p := range q.pairs {
-		value := p.value
-		if p.name == "page" {
+	for _, p := range params {
+		value := p.Value
+		if p.Name == "page" {
 			if placed {
 				continue
 			}
@@ -48,7 +38,7 @@ func (q Query) WithPage(n int64) string {
 		if b.Len() > 0 {
 			b.WriteByte('&')
 		}
-		b.WriteString(url.QueryEscape(p.name))
+		b.WriteString(url.QueryEscape(p.Name))
 		b.WriteByte('=')
 		b.WriteString(url.QueryEscape(value))
 	}
@@ -59,13 +49,4 @@ func (q Query) WithPage(n int64) string {
 		b.WriteString("page=" + page)
 	}
 	return b.String()
-}
-
-// ParseQueryString is ParseQuery for a raw query string.
-func ParseQueryString(raw string) (Query, error) {
-	pairs, err := splitQuery(raw)
-	if err != nil {
-		return Query{}, BadRequest("The query string could not be parsed.")
-	}
-	return Query{pairs: pairs}, nil
 }

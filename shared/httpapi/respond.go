@@ -3,9 +3,9 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 )
 
 // ContentType is the only type this API answers with.
@@ -30,11 +30,12 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-// WriteError answers with err: an *Error in its contract shape; anything
-// else is logged (it may hold internals) and becomes a bare 500.
+// WriteError answers with err: an *Error or a domain error in its contract
+// shape; anything else is logged (it may hold internals) and becomes a bare
+// 500.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	var e *Error
-	if !errors.As(err, &e) {
+	e := clientError(err)
+	if e == nil {
 		Logger(r.Context()).Error("request failed", "error", err.Error())
 		WriteJSON(w, http.StatusInternalServerError, map[string]any{"message": "Server error.", "status": http.StatusInternalServerError})
 		return
@@ -49,4 +50,21 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	WriteJSON(w, e.Status, map[string]any{"message": e.Message, "status": e.Status})
+}
+
+// IfNoneMatch reports whether the request's If-None-Match names etag (weak
+// comparison, as RFC 9110 has for If-None-Match): the client holds the
+// current version, and gets 304.
+func IfNoneMatch(r *http.Request, etag string) bool {
+	header := r.Header.Get("If-None-Match")
+	if header == "" {
+		return false
+	}
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || t == etag {
+			return true
+		}
+	}
+	return false
 }

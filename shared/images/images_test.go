@@ -5,23 +5,24 @@ import (
 	"testing"
 
 	"contentapi/shared/httpapi"
+	"contentapi/shared/input"
 	"contentapi/shared/records"
 )
 
 // form builds a body input as a form would send it.
-func form(kv ...string) httpapi.Input {
-	var in httpapi.Input
+func form(kv ...string) input.Fields {
+	var in input.Fields
 	for i := 0; i < len(kv); i += 2 {
 		in.Names = append(in.Names, kv[i])
 		if in.Values == nil {
-			in.Values = map[string]httpapi.Value{}
+			in.Values = map[string]input.Value{}
 		}
-		in.Values[kv[i]] = httpapi.Value{Text: kv[i+1]}
+		in.Values[kv[i]] = input.Value{Text: kv[i+1]}
 	}
 	return in
 }
 
-func valid(extra ...string) httpapi.Input {
+func valid(extra ...string) input.Fields {
 	return form(append([]string{"name", "Sunset", "description", "A red sky", "resolution", "512x512"}, extra...)...)
 }
 
@@ -29,8 +30,8 @@ func valid(extra ...string) httpapi.Input {
 // 422 naming exactly that field.
 func fieldError(t *testing.T, err error, field string) string {
 	t.Helper()
-	e, ok := err.(*httpapi.Error)
-	if !ok || e.Status != 422 {
+	e, ok := err.(*records.InvalidError)
+	if !ok {
 		t.Fatalf("want 422 on %s, got %v", field, err)
 	}
 	if len(e.Fields[field]) == 0 || len(e.Fields) != 1 {
@@ -45,7 +46,7 @@ func TestCreateAcceptsEveryAllowedValue(t *testing.T) {
 	} {
 		for _, value := range allowed {
 			in := valid()
-			in.Values[field] = httpapi.Value{Text: value}
+			in.Values[field] = input.Value{Text: value}
 			if field != "resolution" {
 				in.Names = append(in.Names, field)
 			}
@@ -66,7 +67,7 @@ func TestCreateAcceptsEveryAllowedValue(t *testing.T) {
 func TestCreateRejects(t *testing.T) {
 	tests := []struct {
 		name  string
-		in    httpapi.Input
+		in    input.Fields
 		field string
 		msg   string
 	}{
@@ -122,12 +123,12 @@ func TestCreateRefusesRepeatedAndWrongTypes(t *testing.T) {
 		t.Errorf("repeated: %q", msg)
 	}
 	in = valid()
-	in.Values["name"] = httpapi.Value{Text: "12", Kind: httpapi.KindNumber}
+	in.Values["name"] = input.Value{Text: "12", Kind: input.KindNumber}
 	if msg := fieldError(t, errOf(Resource.ValidateCreate(in)), "name"); msg != "The name field must be a string." {
 		t.Errorf("number as name: %q", msg)
 	}
 	in = valid()
-	in.Values["description"] = httpapi.Value{Kind: httpapi.KindOther}
+	in.Values["description"] = input.Value{Kind: input.KindOther}
 	fieldError(t, errOf(Resource.ValidateCreate(in)), "description")
 }
 
@@ -135,14 +136,14 @@ func errOf(_ records.Values, err error) error { return err }
 
 func TestUpdate(t *testing.T) {
 	for _, spelling := range []struct {
-		in   httpapi.Value
+		in   input.Value
 		want bool
 	}{
-		{httpapi.Value{Text: "1"}, true}, {httpapi.Value{Text: "0"}, false},
-		{httpapi.Value{Text: "true"}, true}, {httpapi.Value{Text: "false"}, false},
-		{httpapi.Value{Text: "TRUE"}, true},
-		{httpapi.Value{Text: "true", Kind: httpapi.KindBool}, true},
-		{httpapi.Value{Text: "0", Kind: httpapi.KindNumber}, false},
+		{input.Value{Text: "1"}, true}, {input.Value{Text: "0"}, false},
+		{input.Value{Text: "true"}, true}, {input.Value{Text: "false"}, false},
+		{input.Value{Text: "TRUE"}, true},
+		{input.Value{Text: "true", Kind: input.KindBool}, true},
+		{input.Value{Text: "0", Kind: input.KindNumber}, false},
 	} {
 		in := form("favorite", "")
 		in.Values["favorite"] = spelling.in

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 
 	"gopkg.in/yaml.v3"
@@ -79,7 +78,7 @@ func Handler() http.HandlerFunc {
 		h := w.Header()
 		h.Set("ETag", c.etag)
 		h.Set("Cache-Control", cacheControl)
-		if matchesAny(r.Header.Get("If-None-Match"), c.etag) {
+		if httpapi.IfNoneMatch(r, c.etag) {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
@@ -87,18 +86,6 @@ func Handler() http.HandlerFunc {
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(c.json)
 	}
-}
-
-// matchesAny reports whether an If-None-Match list names tag (weak
-// comparison, as RFC 9110 has for If-None-Match).
-func matchesAny(header, tag string) bool {
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == "*" || t == tag {
-			return true
-		}
-	}
-	return false
 }
 
 // toJSON converts a YAML document to compact JSON, keeping the order of

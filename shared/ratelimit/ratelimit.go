@@ -11,6 +11,15 @@
 // per 12 requests. The price of leasing is that an instance holding unspent
 // tokens can make a busy sibling throttle slightly early (at most one block
 // per idle instance, per minute).
+//
+// Why rejected requests write nothing: once an instance learns that a key's
+// minute is spent (a lease that took the last of it, or one refused), it
+// remembers that until the minute ends and answers 429 from memory. A flood
+// over the limit costs each warm instance at most one refused write per key
+// and minute, not one per request.
+//
+// The counters live in a table of their own (the template's RateLimitTable),
+// so the functions can write them without any write access to the keys.
 package ratelimit
 
 import (
@@ -40,9 +49,11 @@ const (
 	// leasesPerWindow: a key at its full rate takes about this many leases
 	// a minute (the block is limit/leasesPerWindow, at least 1).
 	leasesPerWindow = 50
-	// KeyPrefix marks counter items in the keys table (whose keys are
-	// hex hashes, so the spaces cannot meet).
-	KeyPrefix = "rl#"
+	// AttrWindow is the counters table's partition key: key id and minute.
+	AttrWindow = "window"
+	// maxTracked bounds the keys an instance remembers; past it, it forgets
+	// them all, which costs at most one extra write per key.
+	maxTracked = 10_000
 )
 
 // Limiter meters requests per API key.
@@ -63,9 +74,13 @@ type lease struct {
 	window int64
 	tokens int64 // leased and not yet spent
 	used   int64 // the window's global count after our last lease
+	// spent: the window's whole budget is leased out, so once tokens are
+	// gone every request is refused without asking the table again.
+	spent bool
 }
 
-// New limits each key to limit requests a minute, counting in table.
+// New limits each key to limit requests a minute, counting in table (the
+// template's RateLimitTable).
 func New(db DB, table string, limit int) *Limiter {
 	return &Limiter{
 		db: db, table: table, limit: int64(limit),
@@ -81,43 +96,52 @@ func (l *Limiter) Allow(ctx context.Context, p auth.Principal) (http.Header, err
 	now := l.Now()
 	w := now.Unix() / int64(window/time.Second)
 	reset := (w + 1) * int64(window/time.Second)
-	if remaining, ok := l.spend(p.KeyID, w); ok {
+	refuse := func() (http.Header, error) {
+		return l.headers(0, reset), httpapi.Throttled(time.Unix(reset, 0).Sub(now))
+	}
+	remaining, ok, spent := l.spend(p.KeyID, w)
+	switch {
+	case ok:
 		return l.headers(remaining, reset), nil
+	case spent:
+		return refuse()
 	}
 	used, granted, err := l.lease(ctx, p.KeyID, w, reset)
 	if err != nil {
 		return nil, err
 	}
-	if granted == 0 {
-		h := l.headers(0, reset)
-		retry := time.Unix(reset, 0).Sub(now)
-		return h, httpapi.Throttled(retry)
-	}
 	l.mu.Lock()
 	le := l.current(p.KeyID, w)
-	le.tokens += granted - 1
 	le.used = max(le.used, used)
-	remaining := l.limit - le.used + le.tokens
+	le.spent = le.used >= l.limit
+	if granted == 0 {
+		le.spent = true
+		l.mu.Unlock()
+		return refuse()
+	}
+	le.tokens += granted - 1
+	remaining = l.limit - le.used + le.tokens
 	l.mu.Unlock()
 	return l.headers(remaining, reset), nil
 }
 
-// spend takes a token from this instance's lease, if it has one.
-func (l *Limiter) spend(keyID string, w int64) (int64, bool) {
+// spend takes a token from this instance's lease, if it has one; else it
+// says whether the window is known to be spent.
+func (l *Limiter) spend(keyID string, w int64) (remaining int64, ok, spent bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	le := l.current(keyID, w)
 	if le.tokens == 0 {
-		return 0, false
+		return 0, false, le.spent
 	}
 	le.tokens--
-	return l.limit - le.used + le.tokens, true
+	return l.limit - le.used + le.tokens, true, false
 }
 
 func (l *Limiter) current(keyID string, w int64) *lease {
 	le := l.leases[keyID]
 	if le == nil || le.window != w {
-		if len(l.leases) > 10_000 {
+		if len(l.leases) >= maxTracked {
 			// Old windows are worthless; dropping all keeps memory bounded.
 			clear(l.leases)
 		}
@@ -135,7 +159,7 @@ func (l *Limiter) lease(ctx context.Context, keyID string, w, reset int64) (used
 		out, err := l.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: &l.table,
 			Key: map[string]types.AttributeValue{
-				"key_hash": &types.AttributeValueMemberS{Value: KeyPrefix + keyID + "#" + strconv.FormatInt(w, 10)},
+				AttrWindow: &types.AttributeValueMemberS{Value: keyID + "#" + strconv.FormatInt(w, 10)},
 			},
 			UpdateExpression:    ptr("ADD #used :n SET #ttl = :ttl"),
 			ConditionExpression: ptr("attribute_not_exists(#used) OR #used <= :max"),

@@ -4,25 +4,31 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"contentapi/shared/auth"
-	"contentapi/shared/ddblocal"
 	"contentapi/shared/httpapi"
+	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/ratelimit"
 )
 
-func limiter(env *ddblocal.Env, limit int, now time.Time) *ratelimit.Limiter {
-	l := ratelimit.New(env.Client, env.Tables["ApiKeysTable"], limit)
+func limiter(env *ddbtest.Env, limit int, now time.Time) *ratelimit.Limiter {
+	return limiterOn(env.Client, env, limit, now)
+}
+
+func limiterOn(db ratelimit.DB, env *ddbtest.Env, limit int, now time.Time) *ratelimit.Limiter {
+	l := ratelimit.New(db, env.Tables["RateLimitTable"], limit)
 	l.Now = func() time.Time { return now }
 	return l
 }
 
 func TestLimitWithinOneInstance(t *testing.T) {
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	start := time.Unix(1_800_000_000, 0) // on a minute boundary
 	l := limiter(env, 5, start)
 	p := auth.Principal{Account: "acme", KeyID: "key_one"}
@@ -52,7 +58,7 @@ func TestLimitWithinOneInstance(t *testing.T) {
 }
 
 func TestLimitIsGlobalAcrossInstances(t *testing.T) {
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	now := time.Unix(1_800_000_030, 0)
 	const limit = 120 // leases of 2
 	instances := []*ratelimit.Limiter{limiter(env, limit, now), limiter(env, limit, now), limiter(env, limit, now)}
@@ -94,4 +100,60 @@ func TestLimitIsGlobalAcrossInstances(t *testing.T) {
 func isStatus(err error, status int) bool {
 	var e *httpapi.Error
 	return errors.As(err, &e) && e.Status == status
+}
+
+// A request over the limit writes nothing: an instance that took the last
+// of a key's minute, or was refused once, answers 429 from memory until the
+// minute ends. Each further instance pays one refused write, then nothing.
+func TestRequestsOverTheLimitWriteNothing(t *testing.T) {
+	env := ddbtest.New(t)
+	start := time.Unix(1_800_000_000, 0)
+	const limit = 5 // leases of one: every granted request is a write
+	db, meter := env.Metered(t)
+	first := limiterOn(db, env, limit, start)
+	p := auth.Principal{Account: "acme", KeyID: "key_flood"}
+	calls := meter.Measure(func() {
+		for i := range limit {
+			if _, err := first.Allow(context.Background(), p); err != nil {
+				t.Fatalf("request %d: %v", i+1, err)
+			}
+		}
+	})
+	if ops := strings.Join(ddbmeter.Ops(calls), ","); ops != strings.Repeat("UpdateItem,", limit-1)+"UpdateItem" {
+		t.Fatalf("%d granted requests made %s, want one lease each", limit, ops)
+	}
+	calls = meter.Measure(func() {
+		for range 1000 {
+			if _, err := first.Allow(context.Background(), p); !isStatus(err, 429) {
+				t.Fatalf("over the limit: %v, want 429", err)
+			}
+		}
+	})
+	if len(calls) != 0 {
+		t.Errorf("1000 requests over the limit made %d DynamoDB calls, want 0", len(calls))
+	}
+
+	second := limiterOn(db, env, limit, start.Add(30*time.Second))
+	calls = meter.Measure(func() {
+		for range 1000 {
+			h, err := second.Allow(context.Background(), p)
+			if !isStatus(err, 429) || h.Get("X-RateLimit-Remaining") != "0" {
+				t.Fatalf("another instance over the limit: %v %v, want 429", err, h)
+			}
+		}
+	})
+	if ops := strings.Join(ddbmeter.Ops(calls), ","); ops != "UpdateItem" {
+		t.Errorf("another instance made %s for 1000 requests over the limit, want the one refused lease", ops)
+	}
+
+	// The memory lasts only to the end of the minute.
+	first.Now = func() time.Time { return start.Add(time.Minute) }
+	calls = meter.Measure(func() {
+		if _, err := first.Allow(context.Background(), p); err != nil {
+			t.Fatalf("next minute: %v", err)
+		}
+	})
+	if ops := strings.Join(ddbmeter.Ops(calls), ","); ops != "UpdateItem" {
+		t.Errorf("next minute: %s, want a new lease", ops)
+	}
 }

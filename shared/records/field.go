@@ -6,6 +6,7 @@ package records
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -13,22 +14,22 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"contentapi/shared/httpapi"
+	"contentapi/shared/input"
 )
 
 // Kind validates one field's raw value and converts it to the stored Go
 // value (string, bool, int64 or float64). It returns a message when the
 // value is invalid.
 type Kind interface {
-	parse(field string, v httpapi.Value) (any, string)
+	parse(field string, v input.Value) (any, string)
 }
 
 // Text is a string of Min..Max Unicode characters, trimmed, holding no
 // control characters but tab, CR and LF.
 type Text struct{ Min, Max int }
 
-func (k Text) parse(field string, v httpapi.Value) (any, string) {
-	if v.Kind != httpapi.KindString {
+func (k Text) parse(field string, v input.Value) (any, string) {
+	if v.Kind != input.KindString {
 		return nil, fmt.Sprintf("The %s field must be a string.", label(field))
 	}
 	s := v.Text
@@ -61,8 +62,8 @@ func checkText(field, s string) string {
 // Enum is one of a fixed set of strings.
 type Enum []string
 
-func (k Enum) parse(field string, v httpapi.Value) (any, string) {
-	if v.Kind != httpapi.KindString || !slices.Contains(k, v.Text) {
+func (k Enum) parse(field string, v input.Value) (any, string) {
+	if v.Kind != input.KindString || !slices.Contains(k, v.Text) {
 		return nil, fmt.Sprintf("The selected %s is invalid.", label(field))
 	}
 	return v.Text, ""
@@ -71,54 +72,103 @@ func (k Enum) parse(field string, v httpapi.Value) (any, string) {
 // Bool is a flag sent as 1, 0, true or false (or a JSON boolean).
 type Bool struct{}
 
-func (Bool) parse(field string, v httpapi.Value) (any, string) {
+func (Bool) parse(field string, v input.Value) (any, string) {
 	switch {
-	case v.Kind == httpapi.KindBool:
+	case v.Kind == input.KindBool:
 		return v.Text == "true", ""
-	case v.Kind == httpapi.KindString || v.Kind == httpapi.KindNumber:
+	case v.Kind == input.KindString:
 		switch strings.ToLower(v.Text) {
 		case "1", "true":
 			return true, ""
 		case "0", "false":
 			return false, ""
 		}
+	case v.Kind == input.KindNumber:
+		// A JSON number is its value, however written: 1.0 is 1, as it is
+		// to every JSON Schema validator of the published document.
+		switch f, _ := strconv.ParseFloat(v.Text, 64); f {
+		case 1:
+			return true, ""
+		case 0:
+			return false, ""
+		}
 	}
 	return nil, fmt.Sprintf("The %s field must be true or false.", label(field))
 }
 
-// decimal is a plain decimal number as people write it: "1", "1.0", ".5".
-// strconv alone would also take hex, "Inf" and "NaN".
-var decimal = regexp.MustCompile(`^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$`)
+// decimal is a plain decimal number as people write it in text: "1",
+// "1.0", ".5". strconv alone would also take hex, "Inf" and "NaN"; an
+// exponent is left out so that the spellings of each allowed value stay a
+// regular language, which the OpenAPI document states as a pattern.
+var decimal = regexp.MustCompile(`^[+-]?(\d+(\.\d*)?|\.\d+)$`)
+
+// number is the value of a JSON number or of a decimal text: a JSON number
+// counts by its value however it is written (5e-1 is 0.5), text only in
+// plain decimal spellings.
+func number(v input.Value) (float64, bool) {
+	switch {
+	case v.Kind == input.KindNumber:
+	case v.Kind == input.KindString && decimal.MatchString(v.Text):
+	default:
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(v.Text, 64)
+	return f, err == nil
+}
 
 // Choice is a number from a fixed set; any decimal spelling of a member is
 // that member ("0.50" is 0.5).
 type Choice []float64
 
-func (k Choice) parse(field string, v httpapi.Value) (any, string) {
-	if v.Kind == httpapi.KindString || v.Kind == httpapi.KindNumber {
-		if decimal.MatchString(v.Text) {
-			if f, err := strconv.ParseFloat(v.Text, 64); err == nil && slices.Contains(k, f) {
-				return f, ""
-			}
-		}
+func (k Choice) parse(field string, v input.Value) (any, string) {
+	if f, ok := number(v); ok && slices.Contains(k, f) {
+		return f, ""
 	}
 	return nil, fmt.Sprintf("The selected %s is invalid.", label(field))
 }
 
-// Int is a whole number in Min..Max.
+// Int is a whole number in Min..Max: in text, digits only (leading zeros
+// allowed, no sign); as a JSON number, any spelling of a whole value (9.0).
 type Int struct{ Min, Max int64 }
 
-var digits = regexp.MustCompile(`^\d{1,18}$`)
+var digits = regexp.MustCompile(`^\d+$`)
 
-func (k Int) parse(field string, v httpapi.Value) (any, string) {
-	if (v.Kind == httpapi.KindString || v.Kind == httpapi.KindNumber) && digits.MatchString(v.Text) {
-		if n, err := strconv.ParseInt(v.Text, 10, 64); err == nil && n >= k.Min && n <= k.Max {
-			return n, ""
-		}
+func (k Int) parse(field string, v input.Value) (any, string) {
+	if n, ok := k.value(v); ok && n >= k.Min && n <= k.Max {
+		return n, ""
 	}
 	return nil, fmt.Sprintf("The selected %s is invalid.", label(field))
+}
+
+// maxDigits keeps a whole number far from int64 overflow; the allowed
+// ranges are much smaller.
+const maxDigits = 18
+
+func (k Int) value(v input.Value) (int64, bool) {
+	switch v.Kind {
+	case input.KindString:
+		if !digits.MatchString(v.Text) {
+			return 0, false
+		}
+		s := strings.TrimLeft(v.Text, "0")
+		if s == "" {
+			return 0, true
+		}
+		if len(s) > maxDigits {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		return n, err == nil
+	case input.KindNumber:
+		f, ok := number(v)
+		if !ok || f != math.Trunc(f) || math.Abs(f) > 1e18 {
+			return 0, false
+		}
+		return int64(f), true
+	}
+	return 0, false
 }
 
 // label is how Laravel names a field in a message: "template_id" reads
-// "template id".
-func label(field string) string { return strings.ReplaceAll(field, "_", " ") }
+// "template id". Names are cut short, as in the report's keys.
+func label(field string) string { return strings.ReplaceAll(shortName(field), "_", " ") }

@@ -5,17 +5,25 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"unicode/utf8"
 
-	"contentapi/shared/documents"
+	"contentapi/shared/app"
 	"contentapi/shared/httpapi"
-	"contentapi/shared/images"
+	"contentapi/shared/input"
 	"contentapi/shared/records"
 )
 
-var resources = []*records.Resource{images.Resource, documents.Resource}
+func resources() []*records.Resource {
+	var defs []*records.Resource
+	for _, r := range app.Resources {
+		defs = append(defs, r.Def)
+	}
+	return defs
+}
 
-// Any parsed body validates into values of the stored types, or is a 422:
-// never a panic, never a value the store cannot write.
+// Any parsed body validates into values of the stored types, or is
+// invalid within the report's bounds: never a panic, never a value the
+// store cannot write.
 func FuzzValidate(f *testing.F) {
 	f.Add("application/x-www-form-urlencoded", []byte("name=%E6%97%A5&description=d&resolution=512x512&style=anime&favorite=1"))
 	f.Add("application/json", []byte(`{"name":"x","prompt":"p","creativity":".5","template_id":52,"result":null}`))
@@ -28,12 +36,18 @@ func FuzzValidate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, res := range resources {
-			for _, validate := range []func(httpapi.Input) (records.Values, error){res.ValidateCreate, res.ValidateUpdate} {
+		for _, res := range resources() {
+			for _, validate := range []func(input.Fields) (records.Values, error){res.ValidateCreate, res.ValidateUpdate} {
 				v, err := validate(in)
 				if err != nil {
-					if e, ok := err.(*httpapi.Error); !ok || e.Status != 422 || len(e.Fields) == 0 {
+					e, ok := err.(*records.InvalidError)
+					if !ok || len(e.Fields) == 0 || len(e.Fields) > records.MaxInvalidFields {
 						t.Fatalf("%s: error %v", res.Name, err)
+					}
+					for name := range e.Fields {
+						if utf8.RuneCountInString(name) > records.MaxFieldNameRunes+1 {
+							t.Fatalf("%s: reported name %q is not cut short", res.Name, name)
+						}
 					}
 					continue
 				}
@@ -49,7 +63,7 @@ func FuzzValidate(f *testing.F) {
 	})
 }
 
-// Any list query is a valid ListQuery or a 422.
+// Any list query is a valid ListQuery or invalid.
 func FuzzParseList(f *testing.F) {
 	f.Add("per_page=7&sort=up&favorite=maybe&style=oil&page=99999999999999999999")
 	f.Add("template_id=52&search_by=result&search=%C3%A9&sort_by=name")
@@ -58,10 +72,10 @@ func FuzzParseList(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, res := range resources {
+		for _, res := range resources() {
 			lq, err := res.ParseList(q)
 			if err != nil {
-				if e, ok := err.(*httpapi.Error); !ok || e.Status != 422 {
+				if _, ok := err.(*records.InvalidError); !ok {
 					t.Fatalf("error %v", err)
 				}
 				continue

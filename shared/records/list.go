@@ -3,17 +3,18 @@ package records
 import (
 	"fmt"
 	"slices"
-	"strconv"
 
 	"contentapi/shared/fold"
-	"contentapi/shared/httpapi"
+	"contentapi/shared/input"
 )
 
 // Allowed values of the list parameters, from the original app.
 var (
 	perPages = []int{10, 25, 50, 100}
-	sortBys  = Enum{"id", "name"}
-	sorts    = Enum{"desc", "asc"}
+	// perPage reads per_page as page does: digits only, no sign.
+	perPage = Int{Min: 1, Max: 100}
+	sortBys = Enum{"id", "name"}
+	sorts   = Enum{"desc", "asc"}
 )
 
 // MaxPage bounds page so offsets stay far from overflow; any page past the
@@ -44,7 +45,7 @@ func (q ListQuery) Offset() int64 { return (q.Page - 1) * int64(q.PerPage) }
 // ParseList validates a list request's query parameters. Every known
 // parameter with an invalid value is a 422 naming it; unknown ones are
 // ignored, as the contract says.
-func (r *Resource) ParseList(q httpapi.Query) (ListQuery, error) {
+func (r *Resource) ParseList(q input.Params) (ListQuery, error) {
 	errs := fieldErrors{}
 	get := func(name string) (string, bool) {
 		v, given, repeated := q.Get(name)
@@ -63,7 +64,7 @@ func (r *Resource) ParseList(q httpapi.Query) (ListQuery, error) {
 		if !ok {
 			return nil, false
 		}
-		val, msg := k.parse(name, httpapi.Value{Text: v})
+		val, msg := k.parse(name, input.Value{Text: v})
 		if msg != "" {
 			errs.add(name, msg)
 			return nil, false
@@ -96,19 +97,18 @@ func (r *Resource) ParseList(q httpapi.Query) (ListQuery, error) {
 	if v, ok := parse("sort", sorts); ok {
 		lq.Desc = v.(string) == "desc"
 	}
-	if v, ok := get("per_page"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || !slices.Contains(perPages, n) {
-			errs.add("per_page", "The selected per page is invalid.")
-		} else {
+	if v, ok := parse("per_page", perPage); ok {
+		if n := int(v.(int64)); slices.Contains(perPages, n) {
 			lq.PerPage = n
+		} else {
+			errs.add("per_page", "The selected per page is invalid.")
 		}
 	}
 	if v, ok := parse("page", Int{Min: 1, Max: MaxPage}); ok {
 		lq.Page = v.(int64)
 	}
-	if len(errs) > 0 {
-		return ListQuery{}, httpapi.Invalid(errs)
+	if err := errs.err(); err != nil {
+		return ListQuery{}, err
 	}
 	return lq, nil
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"contentapi/shared/httpapi"
+	"contentapi/shared/input"
 )
 
 // Field is one attribute a client may send.
@@ -60,7 +60,7 @@ type Values map[string]any
 
 // ValidateCreate checks a create body: every field the resource takes on
 // create, required ones present, no other field.
-func (r *Resource) ValidateCreate(in httpapi.Input) (Values, error) {
+func (r *Resource) ValidateCreate(in input.Fields) (Values, error) {
 	errs := inputErrors(in)
 	out := Values{}
 	for _, f := range r.Fields {
@@ -83,8 +83,8 @@ func (r *Resource) ValidateCreate(in httpapi.Input) (Values, error) {
 		}
 	}
 	r.refuseUnknown(in, errs, func(f Field) bool { return f.Create })
-	if len(errs) > 0 {
-		return nil, httpapi.Invalid(errs)
+	if err := errs.err(); err != nil {
+		return nil, err
 	}
 	if r.Derive != nil {
 		r.Derive(out)
@@ -94,7 +94,7 @@ func (r *Resource) ValidateCreate(in httpapi.Input) (Values, error) {
 
 // ValidateUpdate checks a partial update: only fields the resource takes on
 // update, at least one of them.
-func (r *Resource) ValidateUpdate(in httpapi.Input) (Values, error) {
+func (r *Resource) ValidateUpdate(in input.Fields) (Values, error) {
 	errs := inputErrors(in)
 	out := Values{}
 	var updatable []string
@@ -119,8 +119,8 @@ func (r *Resource) ValidateUpdate(in httpapi.Input) (Values, error) {
 		errs.add(first, fmt.Sprintf("The %s field is required when none of %s are present.",
 			label(first), strings.Join(rest, " / ")))
 	}
-	if len(errs) > 0 {
-		return nil, httpapi.Invalid(errs)
+	if err := errs.err(); err != nil {
+		return nil, err
 	}
 	if r.Derive != nil {
 		r.Derive(out)
@@ -128,11 +128,7 @@ func (r *Resource) ValidateUpdate(in httpapi.Input) (Values, error) {
 	return out, nil
 }
 
-type fieldErrors map[string][]string
-
-func (e fieldErrors) add(field, msg string) { e[field] = append(e[field], msg) }
-
-func inputErrors(in httpapi.Input) fieldErrors {
+func inputErrors(in input.Fields) fieldErrors {
 	errs := fieldErrors{}
 	for _, name := range in.Repeated {
 		errs.add(name, fmt.Sprintf("The %s field must not be repeated.", label(name)))
@@ -142,12 +138,12 @@ func inputErrors(in httpapi.Input) fieldErrors {
 
 // present returns a field's value when it was given: trimmed strings that
 // end up empty, and JSON nulls, count as not given.
-func present(in httpapi.Input, name string) (httpapi.Value, bool) {
+func present(in input.Fields, name string) (input.Value, bool) {
 	v, ok := in.Values[name]
-	if !ok || v.Kind == httpapi.KindNull {
+	if !ok || v.Kind == input.KindNull {
 		return v, false
 	}
-	if v.Kind == httpapi.KindString {
+	if v.Kind == input.KindString {
 		v.Text = strings.TrimSpace(v.Text)
 		if v.Text == "" {
 			return v, false
@@ -156,7 +152,7 @@ func present(in httpapi.Input, name string) (httpapi.Value, bool) {
 	return v, true
 }
 
-func (r *Resource) refuseUnknown(in httpapi.Input, errs fieldErrors, takes func(Field) bool) {
+func (r *Resource) refuseUnknown(in input.Fields, errs fieldErrors, takes func(Field) bool) {
 	for _, name := range in.Names {
 		known := false
 		for _, f := range r.Fields {

@@ -76,8 +76,8 @@ const (
 var (
 	// ErrInterrupted: the write was undone under the request (another
 	// execution settled it as abandoned); nothing of it remains, and the
-	// client may retry.
-	ErrInterrupted = errors.New("write interrupted; nothing was changed")
+	// same request may succeed a moment later.
+	ErrInterrupted = fmt.Errorf("%w: write interrupted, nothing was changed", records.ErrUnavailable)
 	// ErrRefused: the create's counter write was refused by a Charge's
 	// condition (a quota); nothing was created.
 	ErrRefused = errors.New("create refused by the account's counter")

@@ -3,43 +3,32 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go"
 
-	"contentapi/shared/httpapi"
+	"contentapi/shared/records"
 )
 
+// The store answers in the domain's errors; these are its names for them.
 var (
-	// ErrNotFound: no such record for this account.
-	ErrNotFound = errors.New("record not found")
-	// ErrVersionMismatch: the record exists but If-Match no longer holds.
-	ErrVersionMismatch = errors.New("record version changed")
+	ErrNotFound        = records.ErrNotFound
+	ErrVersionMismatch = records.ErrVersionMismatch
 )
 
 // maxUnprocessedRetries bounds how often a batch read or write asks again
 // for what DynamoDB left unprocessed.
 const maxUnprocessedRetries = 12
 
-// RetryAfter is what a client is told to wait when DynamoDB is throttling
-// or too slow.
-const RetryAfter = time.Second
-
-// Classify turns store and DynamoDB errors into client answers: missing
-// records are 404, a changed version 412, throttling and timeouts 503 with
-// Retry-After. Anything else stays an internal error (500, logged).
+// Classify turns DynamoDB's failures into the domain's: throttling and
+// timeouts, here or in any package calling DynamoDB, become
+// records.ErrUnavailable (wrapping the cause, for the logs). Anything else
+// is returned as it is.
 func Classify(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, ErrNotFound):
-		return httpapi.NotFound()
-	case errors.Is(err, ErrVersionMismatch):
-		return httpapi.PreconditionFailed()
-	case errors.Is(err, ErrInterrupted) || isThrottle(err) || isTimeout(err):
-		return httpapi.Unavailable(RetryAfter)
+	if err != nil && !errors.Is(err, records.ErrUnavailable) && (isThrottle(err) || isTimeout(err)) {
+		return fmt.Errorf("%w: %w", records.ErrUnavailable, err)
 	}
 	return err
 }

@@ -16,9 +16,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/app"
-	"contentapi/shared/ddblocal"
 	"contentapi/shared/documents"
 	"contentapi/shared/images"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/faultproxy"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
@@ -29,7 +30,7 @@ import (
 // and the same tables reached directly, to see what is really stored.
 type rig struct {
 	t          *testing.T
-	env        *ddblocal.Env
+	env        *ddbtest.Env
 	db         *dynamodb.Client
 	proxy      *faultproxy.Proxy
 	docs, imgs *store.Table
@@ -38,7 +39,7 @@ type rig struct {
 }
 
 func newRig(t *testing.T) *rig {
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	proxy := faultproxy.New(env.Endpoint)
 	t.Cleanup(proxy.Close)
 	db, err := app.NewDynamoDB(context.Background(), app.Config{Region: ddblocal.Region, DynamoDBEndpoint: proxy.URL})

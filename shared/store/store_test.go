@@ -13,15 +13,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"contentapi/shared/ddblocal"
 	"contentapi/shared/documents"
 	"contentapi/shared/images"
+	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
 
 func tables(t *testing.T) (img, doc *store.Table) {
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	return store.New(env.Client, env.Tables["ImagesTable"], images.Resource),
 		store.New(env.Client, env.Tables["DocumentsTable"], documents.Resource)
 }
@@ -281,7 +281,7 @@ func TestDocumentScopes(t *testing.T) {
 // key, its scope (for the count) and who deleted it.
 func TestDeleteLeavesOnlyATombstone(t *testing.T) {
 	ctx := context.Background()
-	env := ddblocal.ForTest(t)
+	env := ddbtest.New(t)
 	doc := store.New(env.Client, env.Tables["DocumentsTable"], documents.Resource)
 	if _, err := doc.Create(ctx, "acme", document("Secret plans", 7)); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,75 @@
+package contentapi_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// deps lists each package matching patterns with its transitive imports,
+// as the go command resolves them for a build (test files left out).
+func deps(t *testing.T, patterns ...string) map[string][]string {
+	return list(t, "Deps", patterns...)
+}
+
+// imports lists each package matching patterns with its direct imports.
+func imports(t *testing.T, patterns ...string) map[string][]string {
+	return list(t, "Imports", patterns...)
+}
+
+func list(t *testing.T, field string, patterns ...string) map[string][]string {
+	t.Helper()
+	args := append([]string{"list", "-f", `{{.ImportPath}} {{join .` + field + ` " "}}`}, patterns...)
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	m := map[string][]string{}
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		m[fields[0]] = fields[1:]
+	}
+	return m
+}
+
+// What ships carries no test code and nothing of the local stack: test
+// helpers live in packages of their own (as net/http/httptest does).
+func TestBinariesLinkNoTestCode(t *testing.T) {
+	for pkg, imports := range deps(t, "./cmd/...", "./functions/...") {
+		for _, imp := range imports {
+			if imp == "testing" || strings.HasSuffix(imp, "test") && strings.HasPrefix(imp, "contentapi/") {
+				t.Errorf("%s links %s", pkg, imp)
+			}
+		}
+	}
+	for pkg, imports := range deps(t, "./functions/...") {
+		for _, imp := range imports {
+			if strings.HasPrefix(imp, "contentapi/shared/local/") {
+				t.Errorf("the function %s links %s, a package of the local stack", pkg, imp)
+			}
+		}
+	}
+}
+
+// HTTP sits above the domain: records and store (and what they import of
+// ours) use no HTTP, return the domain's errors, and only the HTTP layer
+// turns those into statuses. The AWS SDK underneath the store speaks HTTP
+// to DynamoDB, so for the store only its own imports are checked.
+func TestDomainKnowsNoHTTP(t *testing.T) {
+	domain := []string{"./shared/records", "./shared/store", "./shared/input", "./shared/fold"}
+	for pkg, all := range deps(t, domain...) {
+		for _, imp := range all {
+			if imp == "contentapi/shared/httpapi" || imp == "contentapi/shared/crud" ||
+				pkg != "contentapi/shared/store" && strings.HasPrefix(imp, "net/http") {
+				t.Errorf("%s depends on %s", pkg, imp)
+			}
+		}
+	}
+	for pkg, direct := range imports(t, domain...) {
+		for _, imp := range direct {
+			if strings.HasPrefix(imp, "net/http") {
+				t.Errorf("%s imports %s", pkg, imp)
+			}
+		}
+	}
+}

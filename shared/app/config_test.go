@@ -1,0 +1,196 @@
+package app_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"contentapi/shared/app"
+	"contentapi/shared/auth"
+)
+
+// configVars are every variable ConfigFromEnv reads; each test case starts
+// from all of them unset, so the machine's own environment plays no part.
+func configVars() []string {
+	vars := []string{app.EnvRegion, app.EnvEndpoint, app.EnvKeysTable, app.EnvRateLimitTable, app.EnvKeyChecksum,
+		app.EnvIdempotency, app.EnvAuthCache, app.EnvRateLimit, app.EnvRequestTimeout, app.EnvAllowOrigin, app.EnvLogLevel}
+	for _, r := range app.Resources {
+		vars = append(vars, r.TableEnv())
+	}
+	return vars
+}
+
+func setConfigEnv(t *testing.T, env map[string]string) {
+	t.Helper()
+	for _, name := range configVars() {
+		t.Setenv(name, env[name])
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	first := app.Resources[0]
+	testCases := []struct {
+		name  string
+		env   map[string]string
+		check func(t *testing.T, c app.Config)
+	}{
+		{"defaults", map[string]string{app.EnvKeysTable: "keys"}, func(t *testing.T, c app.Config) {
+			if c.Region != "us-east-1" || c.AuthCacheTTL != time.Minute || c.RequestTimeout != 8*time.Second ||
+				c.RateLimitPerMinute != 0 || c.AllowOrigin != "*" || c.LogLevel != slog.LevelInfo ||
+				c.DynamoDBEndpoint != "" || c.IdempotencyTable != "" || len(c.Tables) != 0 ||
+				c.RateLimitTable != "" || c.KeyChecksum.Keyed() {
+				t.Errorf("defaults: %+v", c)
+			}
+		}},
+		{"every variable set", map[string]string{
+			app.EnvRegion: "eu-central-2", app.EnvEndpoint: "http://127.0.0.1:8000", app.EnvKeysTable: "keys",
+			app.EnvRateLimitTable: "counters-1", app.EnvKeyChecksum: strings.Repeat("s", auth.MinSecretLen),
+			app.EnvIdempotency: "idem-1", app.EnvAuthCache: "0", app.EnvRequestTimeout: "900",
+			app.EnvRateLimit: "600", app.EnvAllowOrigin: "https://app.example.com:8443", app.EnvLogLevel: "warn",
+			first.TableEnv(): "stack-Table.1",
+		}, func(t *testing.T, c app.Config) {
+			if c.Region != "eu-central-2" || c.DynamoDBEndpoint != "http://127.0.0.1:8000" || c.KeysTable != "keys" ||
+				c.IdempotencyTable != "idem-1" || c.AuthCacheTTL != 0 || c.RequestTimeout != 900*time.Second ||
+				c.RateLimitPerMinute != 600 || c.AllowOrigin != "https://app.example.com:8443" || c.LogLevel != slog.LevelWarn ||
+				c.Tables[first.Table()] != "stack-Table.1" || len(c.Tables) != 1 ||
+				c.RateLimitTable != "counters-1" || !c.KeyChecksum.Keyed() {
+				t.Errorf("config: %+v", c)
+			}
+		}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			setConfigEnv(t, tc.env)
+			c, err := app.ConfigFromEnv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+// Every malformed or out-of-range variable is an error that names it: none
+// falls back to a default, or to no limit at all.
+func TestConfigFromEnvRefuses(t *testing.T) {
+	first := app.Resources[0]
+	testCases := []struct {
+		name  string
+		env   map[string]string
+		named []string
+	}{
+		{"no keys table", map[string]string{}, []string{app.EnvKeysTable}},
+		{"auth cache not a number", map[string]string{app.EnvAuthCache: "abc"}, []string{app.EnvAuthCache}},
+		{"auth cache negative", map[string]string{app.EnvAuthCache: "-1"}, []string{app.EnvAuthCache}},
+		{"auth cache past an hour", map[string]string{app.EnvAuthCache: "3601"}, []string{app.EnvAuthCache}},
+		{"auth cache fractional", map[string]string{app.EnvAuthCache: "1.5"}, []string{app.EnvAuthCache}},
+		{"negative timeout", map[string]string{app.EnvRequestTimeout: "-5"}, []string{app.EnvRequestTimeout}},
+		{"zero timeout", map[string]string{app.EnvRequestTimeout: "0"}, []string{app.EnvRequestTimeout}},
+		{"timeout past Lambda's longest", map[string]string{app.EnvRequestTimeout: "901"}, []string{app.EnvRequestTimeout}},
+		{"timeout with a unit", map[string]string{app.EnvRequestTimeout: "8s"}, []string{app.EnvRequestTimeout}},
+		{"rate limit not a number", map[string]string{app.EnvRateLimit: "many"}, []string{app.EnvRateLimit}},
+		{"rate limit negative", map[string]string{app.EnvRateLimit: "-1"}, []string{app.EnvRateLimit}},
+		{"rate limit overflowing", map[string]string{app.EnvRateLimit: "99999999999999999999"}, []string{app.EnvRateLimit}},
+		{"log level", map[string]string{app.EnvLogLevel: "loud"}, []string{app.EnvLogLevel}},
+		{"region", map[string]string{app.EnvRegion: "us east 1"}, []string{app.EnvRegion}},
+		{"endpoint without a scheme", map[string]string{app.EnvEndpoint: "localhost:8000"}, []string{app.EnvEndpoint}},
+		{"endpoint of another scheme", map[string]string{app.EnvEndpoint: "ftp://127.0.0.1"}, []string{app.EnvEndpoint}},
+		{"origin with a path", map[string]string{app.EnvAllowOrigin: "https://app.example.com/"}, []string{app.EnvAllowOrigin}},
+		{"origin with a header in it", map[string]string{app.EnvAllowOrigin: "https://a.example.com\r\nSet-Cookie: x=1"}, []string{app.EnvAllowOrigin}},
+		{"idempotency table name", map[string]string{app.EnvIdempotency: "x"}, []string{app.EnvIdempotency}},
+		{"resource table name", map[string]string{first.TableEnv(): "a table"}, []string{first.TableEnv()}},
+		{"rate limit without its table", map[string]string{app.EnvRateLimit: "600"}, []string{app.EnvRateLimitTable}},
+		// Either would refuse every key, quietly, as 401s.
+		{"checksum secret too short", map[string]string{app.EnvKeyChecksum: "short-secret"}, []string{app.EnvKeyChecksum}},
+		{"checksum secret unresolved by sam local", map[string]string{app.EnvKeyChecksum: "{{resolve:secretsmanager:KeyChecksumSecret:SecretString}}"},
+			[]string{app.EnvKeyChecksum}},
+		{"several at once", map[string]string{app.EnvAuthCache: "abc", app.EnvRequestTimeout: "-5"},
+			[]string{app.EnvAuthCache, app.EnvRequestTimeout}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{app.EnvKeysTable: "keys"}
+			if tc.name == "no keys table" {
+				env = map[string]string{}
+			}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			setConfigEnv(t, env)
+			_, err := app.ConfigFromEnv()
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, name := range tc.named {
+				if !strings.Contains(err.Error(), name) {
+					t.Errorf("error %q does not name %s", err, name)
+				}
+			}
+			if secret := tc.env[app.EnvKeyChecksum]; secret != "" && strings.Contains(err.Error(), secret) {
+				t.Errorf("error %q shows the checksum secret", err)
+			}
+		})
+	}
+}
+
+// A function given no table of its own, or asked for a resource that does
+// not exist, is refused by name.
+func TestFunctionNeedsItsTable(t *testing.T) {
+	a := app.New(app.Config{KeysTable: "keys", LogOutput: os.Stderr}, nil)
+	for _, r := range app.Resources {
+		if _, err := a.Function(r.Def.Name); err == nil || !strings.Contains(err.Error(), r.TableEnv()) {
+			t.Errorf("%s without its table: %v", r.Def.Name, err)
+		}
+	}
+	if _, err := a.Function("videos"); err == nil {
+		t.Error("a function for an unknown resource")
+	}
+}
+
+const initHelperEnv = "APP_TEST_INIT_HELPER"
+
+// TestInitHelper is not a test: TestMisconfiguredFunctionStopsAtInit runs
+// the test binary again with initHelperEnv set, and there this is a
+// function's main.
+func TestInitHelper(t *testing.T) {
+	if os.Getenv(initHelperEnv) == "" {
+		t.Skip("helper process for TestMisconfiguredFunctionStopsAtInit")
+	}
+	app.MustFunction(context.Background(), os.Getenv(initHelperEnv))
+	os.Exit(0)
+}
+
+// A function's main stops at init, with the variable in its log, rather
+// than serving with a silent default.
+func TestMisconfiguredFunctionStopsAtInit(t *testing.T) {
+	first := app.Resources[0]
+	testCases := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"malformed number", map[string]string{app.EnvKeysTable: "keys", first.TableEnv(): "t1", app.EnvAuthCache: "abc"}, app.EnvAuthCache},
+		{"no deadline", map[string]string{app.EnvKeysTable: "keys", first.TableEnv(): "t1", app.EnvRequestTimeout: "-5"}, app.EnvRequestTimeout},
+		{"no table of its own", map[string]string{app.EnvKeysTable: "keys"}, first.TableEnv()},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestInitHelper$")
+			cmd.Env = []string{initHelperEnv + "=" + first.Def.Name, app.EnvEndpoint + "=http://127.0.0.1:9"}
+			for k, v := range tc.env {
+				cmd.Env = append(cmd.Env, k+"="+v)
+			}
+			out, err := cmd.CombinedOutput()
+			if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 1 {
+				t.Fatalf("exit %v, want 1: %s", err, out)
+			}
+			if !strings.Contains(string(out), tc.want) {
+				t.Errorf("the log does not name %s: %s", tc.want, out)
+			}
+		})
+	}
+}

@@ -1,0 +1,57 @@
+package app
+
+import (
+	"strings"
+
+	"contentapi/shared/crud"
+	"contentapi/shared/documents"
+	"contentapi/shared/images"
+	"contentapi/shared/records"
+)
+
+// Resources are the resources the service serves, each with a Lambda
+// function and a table of its own. Everything that exists once per resource
+// loops over this list: the entry points, the configuration, the routes,
+// and the tests that hold template.yaml, openapi.yaml and the events to the
+// code. The first resource's function also serves the OpenAPI document and
+// answers unknown paths.
+//
+// Adding a resource is its package (as shared/images) and a line here, then
+// its function in functions/ and its parts of template.yaml and
+// openapi.yaml: README.md, "Adding a resource", lists them.
+var Resources = []Resource{
+	{Def: images.Resource, Render: images.Render},
+	{Def: documents.Resource, Render: documents.Render},
+}
+
+// Resource is one resource as the service deploys it. The names of its
+// function, table and table variable follow from its name, so template.yaml
+// declares them once and the code derives them.
+type Resource struct {
+	Def    *records.Resource
+	Render crud.Render
+}
+
+// Function is the logical ID of the resource's function in template.yaml:
+// "ImagesFunction".
+func (r Resource) Function() string { return title(r.Def.Name) + "Function" }
+
+// Table is the logical ID of the resource's table in template.yaml:
+// "ImagesTable".
+func (r Resource) Table() string { return title(r.Def.Name) + "Table" }
+
+// TableEnv is the variable that gives the function its table's name:
+// "IMAGES_TABLE".
+func (r Resource) TableEnv() string { return strings.ToUpper(r.Def.Name) + "_TABLE" }
+
+func title(name string) string { return strings.ToUpper(name[:1]) + name[1:] }
+
+// lookupResource finds a resource by its name ("images").
+func lookupResource(name string) (Resource, bool) {
+	for _, r := range Resources {
+		if r.Def.Name == name {
+			return r, true
+		}
+	}
+	return Resource{}, false
+}

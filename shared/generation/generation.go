@@ -1,0 +1,238 @@
+// Package generation is the domain of generated content: the state a record
+// carries while its text or picture is generated, the failures a client may
+// see, and the contract between the code that generates and the models it
+// calls. It imports nothing of AWS or HTTP, so the resources, the store and
+// the worker can all share it.
+package generation
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"time"
+)
+
+// Status is where a record's generation stands.
+type Status string
+
+// The statuses of api.md, in the order a generation passes through them.
+const (
+	Pending Status = "pending"
+	Running Status = "running"
+	Done    Status = "done"
+	Failed  Status = "failed"
+)
+
+// Ended reports whether the status is final.
+func (s Status) Ended() bool { return s == Done || s == Failed }
+
+// MaxDuration is the longest a record may read as pending or running: past
+// it, whatever happened to the attempt, the record reads as failed with
+// Timeout, and no late write-back may change that.
+const MaxDuration = 15 * time.Minute
+
+// timeLayout is the contract's timestamp (store.TimeLayout; a test holds
+// them equal). It is repeated here so that this package stays a leaf that
+// the store itself can import.
+const timeLayout = "2006-01-02T15:04:05.000000Z"
+
+// FormatTime renders t as the API shows times.
+func FormatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// ParseTime reads a time written by FormatTime.
+func ParseTime(s string) (time.Time, error) { return time.Parse(timeLayout, s) }
+
+// State is a record's generation, stored on the record under "generation"
+// and shown in its JSON. The fields a client does not see (which attempt
+// owns the record, when it was requested and started) are stored only.
+type State struct {
+	Status       Status  `json:"status" dynamodbav:"status"`
+	Model        string  `json:"model" dynamodbav:"model"`
+	Error        *Error  `json:"error" dynamodbav:"error"`
+	InputTokens  *int64  `json:"input_tokens" dynamodbav:"input_tokens"`
+	OutputTokens *int64  `json:"output_tokens" dynamodbav:"output_tokens"`
+	FinishedAt   *string `json:"finished_at" dynamodbav:"finished_at"`
+
+	// Attempt identifies one request for generation. Every write-back is
+	// conditional on it, so of duplicate or overtaken deliveries exactly
+	// one attempt writes the record, and a picture is named after it.
+	Attempt string `json:"-" dynamodbav:"attempt"`
+	// RequestedAt starts the 15-minute clock.
+	RequestedAt string `json:"-" dynamodbav:"requested_at"`
+	// StartedAt is when a generator took the attempt up; empty while pending.
+	StartedAt string `json:"-" dynamodbav:"started_at,omitempty"`
+}
+
+// Usage is what a finished generation consumed; images have no tokens.
+type Usage struct {
+	InputTokens, OutputTokens *int64
+}
+
+// Tokens is the usage of a text generation.
+func Tokens(input, output int64) Usage { return Usage{InputTokens: &input, OutputTokens: &output} }
+
+// Request starts a generation: a new attempt, pending, on the given model.
+func Request(model string, now time.Time) State {
+	return State{Status: Pending, Model: model, Attempt: NewAttempt(), RequestedAt: FormatTime(now)}
+}
+
+// Start is the state once a generator has taken the attempt up.
+func (s State) Start(now time.Time) State {
+	s.Status, s.StartedAt = Running, FormatTime(now)
+	return s
+}
+
+// Finish is the state of an attempt that produced its content. The model is
+// the one that answered, which is the one configured unless the deployment
+// changed it since the request.
+func (s State) Finish(model string, u Usage, now time.Time) State {
+	s.Status, s.Model, s.Error = Done, model, nil
+	s.InputTokens, s.OutputTokens = u.InputTokens, u.OutputTokens
+	s.FinishedAt = ptr(FormatTime(now))
+	return s
+}
+
+// Fail is the state of an attempt that ended without content.
+func (s State) Fail(e *Error, now time.Time) State {
+	if e == nil {
+		e = NewError(Internal)
+	}
+	s.Status, s.Error = Failed, e.Public()
+	s.FinishedAt = ptr(FormatTime(now))
+	return s
+}
+
+// Deadline is when a pending or running state turns into a timeout; the
+// zero time when the request time is unreadable (a record that says
+// nothing of when it was asked for cannot be held to it).
+func (s State) Deadline() time.Time {
+	t, err := ParseTime(s.RequestedAt)
+	if err != nil {
+		return time.Time{}
+	}
+	return t.Add(MaxDuration)
+}
+
+// At is the state as it reads at now: a generation still pending or running
+// past its deadline reads as failed with Timeout, finished at the deadline.
+// Reads apply it, so no record shows pending for more than 15 minutes even
+// when every generator that could have ended it is gone.
+func (s State) At(now time.Time) State {
+	if s.Status.Ended() {
+		return s
+	}
+	d := s.Deadline()
+	if d.IsZero() || now.Before(d) {
+		return s
+	}
+	s.Status, s.Error = Failed, NewError(Timeout)
+	s.FinishedAt = ptr(FormatTime(d))
+	return s
+}
+
+// InFlight reports whether the generation is still under way at now:
+// pending or running, and not past its deadline. Only then may its attempt
+// write the record back, and only then does a new request for generation
+// conflict with it.
+func (s State) InFlight(now time.Time) bool {
+	return !s.At(now).Status.Ended()
+}
+
+// NewAttempt returns a fresh attempt id: 128 random bits in hex.
+func NewAttempt() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		// crypto/rand does not fail on the platforms Go supports; an
+		// attempt id that is not unique would break exactly-once writes.
+		panic("generation: no randomness for an attempt id: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// Code classifies a failed generation for clients.
+type Code string
+
+// The codes of api.md.
+const (
+	Throttled        Code = "throttled"
+	ContentFiltered  Code = "content_filtered"
+	ModelUnavailable Code = "model_unavailable"
+	Timeout          Code = "timeout"
+	Internal         Code = "internal"
+)
+
+// messages are what clients read for each code: what happened and whether
+// trying again may help, never the model's or AWS's own words.
+var messages = map[Code]string{
+	Throttled:        "The model is busy. Try again in a moment.",
+	ContentFiltered:  "The model's content filters blocked this request or its result. Change the input and try again.",
+	ModelUnavailable: "The model is unavailable right now. Try again later.",
+	Timeout:          "Generation did not finish in time. Try again.",
+	Internal:         "Generation failed because of an internal error.",
+}
+
+// Retryable reports whether the same request may succeed later.
+func (c Code) Retryable() bool { return c != ContentFiltered && c != Internal }
+
+// Error is a failed generation as a client sees it, with the cause kept for
+// logs (never stored, never shown).
+type Error struct {
+	Code    Code   `json:"code" dynamodbav:"code"`
+	Message string `json:"message" dynamodbav:"message"`
+	Cause   error  `json:"-" dynamodbav:"-"`
+}
+
+// NewError is the error of a code, with its public message.
+func NewError(c Code) *Error {
+	msg, ok := messages[c]
+	if !ok {
+		c, msg = Internal, messages[Internal]
+	}
+	return &Error{Code: c, Message: msg}
+}
+
+// Wrap is NewError keeping the cause for logs.
+func Wrap(c Code, cause error) *Error {
+	e := NewError(c)
+	e.Cause = cause
+	return e
+}
+
+func (e *Error) Error() string {
+	if e.Cause != nil {
+		return string(e.Code) + ": " + e.Cause.Error()
+	}
+	return string(e.Code) + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Cause }
+
+// Public is the error without its cause: what may be stored and shown.
+func (e *Error) Public() *Error {
+	if e == nil {
+		return nil
+	}
+	return &Error{Code: e.Code, Message: e.Message}
+}
+
+// ErrorOf classifies any error of a generation: an *Error as it is, a
+// deadline as Timeout, anything else as Internal (its text is kept as the
+// cause, for logs only).
+func ErrorOf(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	// A caller that gave up (its deadline passed, or Lambda is ending the
+	// invocation) leaves the generation unfinished: in time it was not.
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return Wrap(Timeout, err)
+	}
+	return Wrap(Internal, err)
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,230 @@
+// Package bedrockstandin is a local stand-in for Amazon Bedrock Runtime, not
+// Bedrock and not a model. It speaks Bedrock Runtime's wire protocol on
+// 127.0.0.1 (Converse: POST /model/{modelId}/converse; InvokeModel: POST
+// /model/{modelId}/invoke, in the Nova Canvas and Stability AI image
+// shapes) so that the real SDK client runs against it in tests and under
+// `make run`. Its text is a deterministic draft that follows the template's
+// brief and the prompt; its pictures are drawn from the prompt. Its errors
+// are Bedrock's, header and body, so the SDK decodes them into the real
+// exception types; tests inject them (Inject), and so can anyone through a
+// marker in the prompt such as [standin:throttle].
+package bedrockstandin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Model ids for a local stack: the records it writes say where their
+// content came from.
+const (
+	TextModel  = "local-standin.text"
+	ImageModel = "local-standin.image"
+)
+
+// Fault is an error or a delay the stand-in answers with instead of its
+// content.
+type Fault int
+
+// The faults, each as Bedrock sends it.
+const (
+	// Throttle is 429 ThrottlingException.
+	Throttle Fault = iota + 1
+	// BlockedInput is 400 ValidationException: the content filters blocked
+	// the request.
+	BlockedInput
+	// BlockedOutput is the content filters blocking the result: Converse
+	// stops with content_filtered, Nova Canvas answers 400
+	// ValidationException, Stability AI a filter finish reason.
+	BlockedOutput
+	// ServerError is 500 InternalServerException.
+	ServerError
+	// Unavailable is 503 ServiceUnavailableException.
+	Unavailable
+	// NotReady is 429 ModelNotReadyException.
+	NotReady
+	// ModelTimeout is 408 ModelTimeoutException.
+	ModelTimeout
+	// AccessDenied is 403 AccessDeniedException (no model access granted).
+	AccessDenied
+	// Slow holds the answer until the caller gives up or SlowDelay passes,
+	// then answers normally.
+	Slow
+)
+
+// markers are the faults anyone can ask for in a prompt, for every call
+// with that prompt.
+var markers = map[string]Fault{
+	"[standin:throttle]": Throttle,
+	"[standin:filter]":   BlockedInput,
+	"[standin:error]":    ServerError,
+	"[standin:slow]":     Slow,
+}
+
+// Options configure a stand-in.
+type Options struct {
+	// Addr to listen on; default 127.0.0.1:0 (a free port).
+	Addr string
+	// SlowDelay is how long Slow holds an answer; default 30 s, longer
+	// than a create waits by default, so that [standin:slow] shows a
+	// create answering before its generation ends.
+	SlowDelay time.Duration
+}
+
+// Server is a running stand-in.
+type Server struct {
+	url       string
+	srv       *http.Server
+	slowDelay time.Duration
+
+	mu     sync.Mutex
+	faults []Fault
+	calls  atomic.Int64
+}
+
+// Start serves a stand-in until Close.
+func Start(opts Options) (*Server, error) {
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("bedrockstandin: %w", err)
+	}
+	s := New(opts)
+	s.url = "http://" + ln.Addr().String()
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	go s.srv.Serve(ln)
+	return s, nil
+}
+
+// New is a stand-in to serve with a server of one's own (httptest).
+func New(opts Options) *Server {
+	if opts.SlowDelay == 0 {
+		opts.SlowDelay = 30 * time.Second
+	}
+	return &Server{slowDelay: opts.SlowDelay}
+}
+
+// URL is the endpoint to give the SDK client (its BaseEndpoint).
+func (s *Server) URL() string { return s.url }
+
+// String is the stand-in as a startup banner names it.
+func (s *Server) String() string {
+	return "Bedrock Runtime stand-in (local, not a model) at " + s.url
+}
+
+// Close stops the server.
+func (s *Server) Close() error {
+	if s.srv == nil {
+		return nil
+	}
+	return s.srv.Close()
+}
+
+// Inject queues faults: each of the next calls answers with the next fault
+// instead of its content.
+func (s *Server) Inject(faults ...Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, faults...)
+}
+
+// Calls is how many calls the stand-in has answered, faults included.
+func (s *Server) Calls() int { return int(s.calls.Load()) }
+
+func (s *Server) next(prompt string) Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.faults) > 0 {
+		f := s.faults[0]
+		s.faults = s.faults[1:]
+		return f
+	}
+	for m, f := range markers {
+		if strings.Contains(prompt, m) {
+			return f
+		}
+	}
+	return 0
+}
+
+// ServeHTTP answers Bedrock Runtime's two operations.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.calls.Add(1)
+	w.Header().Set("X-Amzn-Requestid", fmt.Sprintf("standin-%d", s.calls.Load()))
+	w.Header().Set("Server", "bedrock-standin")
+	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/model/")
+	escaped, op, _ := strings.Cut(rest, "/")
+	model, err := url.PathUnescape(escaped)
+	if !ok || err != nil || model == "" || r.Method != http.MethodPost || (op != "converse" && op != "invoke") {
+		sendError(w, http.StatusNotFound, "UnknownOperationException", "The stand-in serves POST /model/{modelId}/converse and /invoke.")
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 25<<20))
+	if err != nil {
+		sendError(w, http.StatusBadRequest, "ValidationException", "The request body could not be read.")
+		return
+	}
+	if op == "converse" {
+		s.converse(r.Context(), w, body)
+		return
+	}
+	s.invoke(r.Context(), w, body)
+}
+
+// fault answers a fault; it reports false when the call should go on
+// (none, or Slow once its delay passed).
+func (s *Server) fault(ctx context.Context, w http.ResponseWriter, f Fault) bool {
+	switch f {
+	case 0:
+		return false
+	case Slow:
+		select {
+		case <-ctx.Done():
+			return true
+		case <-time.After(s.slowDelay):
+			return false
+		}
+	case Throttle:
+		sendError(w, http.StatusTooManyRequests, "ThrottlingException", "Too many requests, please wait before trying again.")
+	case BlockedInput:
+		sendError(w, http.StatusBadRequest, "ValidationException", "This request has been blocked by our content filters.")
+	case ServerError:
+		sendError(w, http.StatusInternalServerError, "InternalServerException", "The server encountered an internal error while processing the request.")
+	case Unavailable:
+		sendError(w, http.StatusServiceUnavailable, "ServiceUnavailableException", "The service is unavailable. Try again later.")
+	case NotReady:
+		sendError(w, http.StatusTooManyRequests, "ModelNotReadyException", "The model is not ready to serve inference requests.")
+	case ModelTimeout:
+		sendError(w, http.StatusRequestTimeout, "ModelTimeoutException", "The request took too long to process.")
+	case AccessDenied:
+		sendError(w, http.StatusForbidden, "AccessDeniedException", "You don't have access to the model with the specified model ID.")
+	default:
+		return false // BlockedOutput is answered by each operation
+	}
+	return true
+}
+
+// sendError answers as Bedrock does: the error type in X-Amzn-ErrorType and
+// a JSON message.
+func sendError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Amzn-Errortype", code+":http://internal.amazon.com/coral/com.amazon.bedrock/")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"message": msg})
+}
+
+func sendJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}

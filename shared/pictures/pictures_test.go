@@ -1,0 +1,169 @@
+package pictures_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"contentapi/shared/local/s3local"
+	"contentapi/shared/pictures"
+)
+
+func TestNameIsOnePerAttempt(t *testing.T) {
+	base := pictures.Name("acme", "images", 7, "a1")
+	if !pictures.IsName(base) {
+		t.Fatalf("Name = %q, not <32 hex>.png", base)
+	}
+	if again := pictures.Name("acme", "images", 7, "a1"); again != base {
+		t.Fatalf("the same attempt is named %q and %q", base, again)
+	}
+	seen := map[string]string{base: "base"}
+	for what, name := range map[string]string{
+		"account":  pictures.Name("acme2", "images", 7, "a1"),
+		"resource": pictures.Name("acme", "documents", 7, "a1"),
+		"id":       pictures.Name("acme", "images", 8, "a1"),
+		"attempt":  pictures.Name("acme", "images", 7, "a2"),
+		// The parts cannot run into each other.
+		"shifted": pictures.Name("acm", "eimages", 7, "a1"),
+	} {
+		if other, dup := seen[name]; dup {
+			t.Errorf("another %s gives the name of %s", what, other)
+		}
+		seen[name] = what
+	}
+	for _, bad := range []string{"", "x.png", "../" + base, base + "/", "ABCDEF0123456789ABCDEF0123456789.png"} {
+		if pictures.IsName(bad) {
+			t.Errorf("IsName(%q)", bad)
+		}
+	}
+}
+
+// The real SDK client against the in-process S3 server.
+func setup(t *testing.T) (*pictures.Store, *s3.Client, *s3local.Server) {
+	t.Helper()
+	srv, err := s3local.Start(s3local.Options{Bucket: "pictures"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	store, err := pictures.New(pictures.Config{Bucket: srv.Bucket(), Region: "us-east-1", Endpoint: srv.URL(), PathStyle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL()), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	return store, raw, srv
+}
+
+func get(t *testing.T, u string) (int, string, []byte) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Content-Type"), body
+}
+
+func count(t *testing.T, raw *s3.Client) int {
+	t.Helper()
+	out, err := raw.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String("pictures")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(out.Contents)
+}
+
+func TestPutURLDelete(t *testing.T) {
+	store, raw, _ := setup(t)
+	ctx := context.Background()
+	name := pictures.Name("acme", "images", 7, "a1")
+	first, second := []byte("\x89PNG first"), []byte("\x89PNG second delivery")
+
+	if err := store.Put(ctx, name, first); err != nil {
+		t.Fatal(err)
+	}
+	// A duplicate delivery of the attempt rewrites the same object.
+	if err := store.Put(ctx, name, second); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, raw); n != 1 {
+		t.Fatalf("%d objects after two deliveries of one attempt", n)
+	}
+
+	u, err := store.URL(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, _ := url.Parse(u)
+	if parsed.Query().Get("X-Amz-Expires") != "3600" || parsed.Query().Get("X-Amz-Signature") == "" {
+		t.Fatalf("URL %s is not presigned for an hour", u)
+	}
+	// A plain GET, as curl or a browser does it.
+	status, ctype, body := get(t, u)
+	if status != http.StatusOK || ctype != "image/png" || !bytes.Equal(body, second) {
+		t.Fatalf("GET = %d %q %q", status, ctype, body)
+	}
+
+	if err := store.Delete(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, _ := get(t, u); status != http.StatusNotFound {
+		t.Fatalf("GET after delete = %d", status)
+	}
+	if err := store.Delete(ctx, name); err != nil {
+		t.Fatalf("deleting a deleted picture: %v", err)
+	}
+	if n := count(t, raw); n != 0 {
+		t.Fatalf("%d objects after delete", n)
+	}
+}
+
+func TestExpiredURLIsRefused(t *testing.T) {
+	store, _, _ := setup(t)
+	ctx := context.Background()
+	name := pictures.Name("acme", "images", 7, "a1")
+	if err := store.Put(ctx, name, []byte("png")); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := store.URL(ctx, name)
+	parsed, _ := url.Parse(u)
+	q := parsed.Query()
+	q.Set("X-Amz-Date", time.Now().UTC().Add(-pictures.URLExpiry-time.Minute).Format("20060102T150405Z"))
+	parsed.RawQuery = q.Encode()
+	if status, _, _ := get(t, parsed.String()); status != http.StatusForbidden {
+		t.Fatalf("GET of an expired URL = %d", status)
+	}
+}
+
+func TestNamesNotMadeByNameAreRefused(t *testing.T) {
+	store, raw, _ := setup(t)
+	ctx := context.Background()
+	for _, bad := range []string{"../secret", "x.png", ""} {
+		if err := store.Put(ctx, bad, []byte("x")); !errors.Is(err, pictures.ErrName) {
+			t.Errorf("Put(%q) = %v", bad, err)
+		}
+		if err := store.Delete(ctx, bad); !errors.Is(err, pictures.ErrName) {
+			t.Errorf("Delete(%q) = %v", bad, err)
+		}
+		if _, err := store.URL(ctx, bad); !errors.Is(err, pictures.ErrName) {
+			t.Errorf("URL(%q) = %v", bad, err)
+		}
+	}
+	if n := count(t, raw); n != 0 {
+		t.Fatalf("%d objects written", n)
+	}
+	if _, err := pictures.New(pictures.Config{Region: "us-east-1"}); err == nil {
+		t.Fatal("a store without a bucket")
+	}
+}

@@ -1,0 +1,81 @@
+package records_test
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"contentapi/shared/images"
+	"contentapi/shared/input"
+	"contentapi/shared/records"
+)
+
+// A hostile body is refused with a report of bounded size: a bounded
+// number of fields, each once with each message once, names cut short.
+func TestInvalidReportIsBounded(t *testing.T) {
+	many := input.Fields{}
+	for i := range 100_000 {
+		many.Add("f"+strings.Repeat("x", i%50)+string(rune('a'+i%26)), input.Value{Text: "v"})
+	}
+	repeated := input.Fields{}
+	for range (1 << 20) / 3 { // a=&a=&... up to 1 MiB
+		repeated.Add("a", input.Value{})
+	}
+	long := input.Fields{}
+	long.Add(strings.Repeat("n", 1<<20), input.Value{Text: "v"})
+	hostile := input.Fields{}
+	hostile.Add("\x00\x01\"\\"+strings.Repeat("\xff", 100), input.Value{Text: "v"})
+
+	testCases := []struct {
+		name  string
+		in    input.Fields
+		check func(t *testing.T, fields map[string][]string)
+	}{
+		{"100,000 unknown fields", many, func(t *testing.T, fields map[string][]string) {
+			if len(fields) != records.MaxInvalidFields {
+				t.Errorf("%d fields reported, want %d", len(fields), records.MaxInvalidFields)
+			}
+		}},
+		{"one field repeated over 1 MiB", repeated, func(t *testing.T, fields map[string][]string) {
+			if got := fields["a"]; len(got) != 2 || got[0] == got[1] {
+				t.Errorf("a: %q, want once repeated and once prohibited", got)
+			}
+		}},
+		{"a field named with 1 MiB", long, func(t *testing.T, fields map[string][]string) {
+			want := strings.Repeat("n", records.MaxFieldNameRunes) + "…"
+			if msgs := fields[want]; len(msgs) != 1 || msgs[0] != "The "+want+" field is prohibited." {
+				t.Errorf("fields %v, want %q cut short in its key and message", fields, want)
+			}
+		}},
+		{"control characters and invalid UTF-8 in a name", hostile, func(t *testing.T, fields map[string][]string) {
+			for name := range fields {
+				if strings.ContainsAny(name, "\x00\x01") || !utf8.ValidString(name) {
+					t.Errorf("reported name %q", name)
+				}
+			}
+		}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := images.Resource.ValidateCreate(tc.in)
+			e, ok := err.(*records.InvalidError)
+			if !ok {
+				t.Fatalf("error %v, want an InvalidError", err)
+			}
+			size := 0
+			for name, msgs := range e.Fields {
+				if utf8.RuneCountInString(name) > records.MaxFieldNameRunes+1 {
+					t.Errorf("name %q is not cut short", name)
+				}
+				size += len(name)
+				for _, m := range msgs {
+					size += len(m)
+				}
+			}
+			if size > 4<<10 {
+				t.Errorf("the report holds %d bytes", size)
+			}
+			tc.check(t, e.Fields)
+		})
+	}
+}
