@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/auth"
+	"contentapi/shared/store"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/sam"
 )
@@ -295,20 +296,22 @@ func (c *chaosClient) call(ctx context.Context, method, path string, form url.Va
 
 // settleChaos waits out the horizon after which later writes settle what an
 // outage left open (twice the request deadline), then creates and deletes
-// one record at a time until the counter item holds no open intent.
+// one record at a time until the counter item holds no intent from before
+// (the last write's own intent leaves with the next one).
 func settleChaos(ctx context.Context, c *chaosClient, db *dynamodb.Client) error {
 	deadline, _ := strconv.Atoi(chaosRequestTimeout)
 	time.Sleep(2*time.Duration(deadline)*time.Second + time.Second)
+	before := time.Now().Add(-time.Second)
 	for i := 0; ; i++ {
-		open, err := openIntents(ctx, db)
+		open, err := openIntents(ctx, db, before)
 		if err != nil {
 			return err
 		}
-		if open == 0 {
+		if len(open) == 0 {
 			return nil
 		}
 		if i == 20 {
-			return fmt.Errorf("chaos: %d intents still open after %d writes", open, i)
+			return fmt.Errorf("chaos: intents from before settling still open after %d writes: %v", i, open)
 		}
 		key := fmt.Sprintf("settle-%d", i)
 		if status, id := c.call(ctx, "POST", "/api/v1/documents", url.Values{"name": {"settle " + key}, "prompt": {"p"}}, key); status == 201 {
@@ -317,24 +320,30 @@ func settleChaos(ctx context.Context, c *chaosClient, db *dynamodb.Client) error
 	}
 }
 
-// intentName is an open count change on the counter item (store/counter.go).
-var intentName = regexp.MustCompile(`^op_[cd]\d+_`)
+// intentName is an open count change on the counter item (store/counter.go):
+// op_<kind><scope>_<token>.
+var intentName = regexp.MustCompile(`^op_[cd]\d+_(.+)$`)
 
-func openIntents(ctx context.Context, db *dynamodb.Client) (int, error) {
+// openIntents names the counter's intents made before a time.
+func openIntents(ctx context.Context, db *dynamodb.Client, before time.Time) ([]string, error) {
 	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String("DocumentsTable"), ConsistentRead: aws.Bool(true),
 		Key: map[string]types.AttributeValue{"account": &types.AttributeValueMemberS{Value: chaosAccount}, "id": &types.AttributeValueMemberN{Value: "0"}},
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	n := 0
+	var names []string
 	for name := range out.Item {
-		if intentName.MatchString(name) {
-			n++
+		m := intentName.FindStringSubmatch(name)
+		if m == nil {
+			continue
+		}
+		if at, ok := store.TokenTime(m[1]); !ok || at.Before(before) {
+			names = append(names, name)
 		}
 	}
-	return n, nil
+	return names, nil
 }
 
 // check holds what the clients were told against what DynamoDB Local holds.

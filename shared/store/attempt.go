@@ -48,8 +48,9 @@ func NewToken(now time.Time) string {
 	return strconv.FormatInt(now.Unix(), 36) + "-" + tokenEncoding.EncodeToString(b[:])[:10]
 }
 
-// tokenTime is when a token was made; ok is false for a malformed one.
-func tokenTime(token string) (time.Time, bool) {
+// TokenTime is when a token was made (to the second); ok is false for a
+// malformed one.
+func TokenTime(token string) (time.Time, bool) {
 	head, _, found := strings.Cut(token, "-")
 	if !found {
 		return time.Time{}, false

@@ -208,7 +208,7 @@ func (t *Table) writeCounter(ctx context.Context, account string, u *update) (It
 func (t *Table) charges(in intent) Charge {
 	c := Charge{}
 	if t.Charge != nil {
-		at, _ := tokenTime(in.token)
+		at, _ := TokenTime(in.token)
 		c = t.Charge(at)
 	}
 	adds := maps.Clone(c.Adds)
@@ -583,7 +583,7 @@ func (t *Table) staleIntents(account string, counter Item) []intent {
 		if !ok {
 			continue
 		}
-		at, ok := tokenTime(in.token)
+		at, ok := TokenTime(in.token)
 		if ok && at.After(cutoff) || t.finished.has(account, name) {
 			continue
 		}

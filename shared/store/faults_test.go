@@ -478,3 +478,32 @@ func TestTotalsStayExactUnderFaults(t *testing.T) {
 	t.Logf("answers (error?): %v", answered)
 	r.exact(r.docs, "acme", 1, 4, 9)
 }
+
+// A delete that landed while its process lost every answer and could not
+// look: a later write finds the tombstone its intent names and keeps the
+// count, and the write after that takes the intent away.
+func TestLandedDeleteIsSettledByLaterWrites(t *testing.T) {
+	r := newRig(t)
+	if _, err := r.docs.Create(request(t), "acme", document("Gone", 1)); err != nil {
+		t.Fatal(err)
+	}
+	r.proxy.Inject(tombstone, faultproxy.LoseAnswer, 3)
+	r.proxy.Inject(faultproxy.Op("GetItem"), faultproxy.Hang, 100)
+	if err := r.docs.Delete(request(t), "acme", 1, 0); err == nil {
+		t.Fatal("delete succeeded")
+	}
+	r.proxy.Reset()
+	r.proxy.Wait()
+	r.offset = time.Minute
+	for i := range 2 {
+		if _, err := r.docs.Create(request(t), "acme", document(fmt.Sprint("later ", i), 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if open := r.intents(r.docs, "acme"); len(open) != 1 || !strings.HasPrefix(open[0], "op_c1_") {
+		t.Fatalf("open intents %v, want only the last create's", open)
+	}
+	if p := list(t, r.docs, "acme", records.ListQuery{Scope: 1}); p.Total != 2 {
+		t.Fatalf("total %d", p.Total)
+	}
+}
