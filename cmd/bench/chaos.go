@@ -26,9 +26,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/auth"
-	"contentapi/shared/store"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/sam"
+	"contentapi/shared/store"
 )
 
 // The fault-injection soak (make chaos): clients create and delete with
