@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -41,6 +42,15 @@ const (
 	// Hang keeps the call until its client gives up; it is never applied.
 	Hang
 )
+
+var faultNames = [...]string{"pass", "fail", "throttle", "drop", "lose answer", "hold", "hang"}
+
+func (f Fault) String() string {
+	if int(f) < len(faultNames) {
+		return faultNames[f]
+	}
+	return "fault " + strconv.Itoa(int(f))
+}
 
 // Request is a call as the proxy saw it.
 type Request struct {
