@@ -686,14 +686,14 @@ const (
 	ProsAndCons           TemplateName = "Pros and cons"
 	PushNotification      TemplateName = "Push notification"
 	Review                TemplateName = "Review"
-	SocialMediaBio        TemplateName = "Social media bio"
-	SocialMediaQuote      TemplateName = "Social media quote"
 	SocialPost            TemplateName = "Social post"
 	SocialPostCaption     TemplateName = "Social post caption"
 	StartupIdeas          TemplateName = "Startup ideas"
 	StartupNames          TemplateName = "Startup names"
 	Subheadline           TemplateName = "Subheadline"
 	Testimonial           TemplateName = "Testimonial"
+	Tweet                 TemplateName = "Tweet"
+	TwitterThread         TemplateName = "Twitter thread"
 	ValueProposition      TemplateName = "Value proposition"
 	VideoDescription      TemplateName = "Video description"
 	VideoScript           TemplateName = "Video script"
@@ -780,10 +780,6 @@ func (e TemplateName) Valid() bool {
 		return true
 	case Review:
 		return true
-	case SocialMediaBio:
-		return true
-	case SocialMediaQuote:
-		return true
 	case SocialPost:
 		return true
 	case SocialPostCaption:
@@ -795,6 +791,10 @@ func (e TemplateName) Valid() bool {
 	case Subheadline:
 		return true
 	case Testimonial:
+		return true
+	case Tweet:
+		return true
+	case TwitterThread:
 		return true
 	case ValueProposition:
 		return true
@@ -3860,13 +3860,12 @@ type Document struct {
 	// 19 How it works, 20 Meta description, 21 Meta keywords, 22 Mission statement,
 	// 23 Newsletter, 24 Pain-Agitate-Solution, 25 Paragraph, 26 Press release, 27 Social post,
 	// 28 Social post caption, 29 Startup ideas, 30 Startup names, 31 Subheadline,
-	// 32 Testimonial, 33 Social media quote, 34 Social media bio, 35 Value proposition,
+	// 32 Testimonial, 33 Tweet, 34 Twitter thread, 35 Value proposition,
 	// 36 Video description, 37 Video script, 38 Video tags, 39 Video title,
 	// 40 Vision statement, 41 Product sheet, 42 Welcome email, 43 Push notification,
 	// 44 Blog listicle, 45 Content grammar, 46 Blog tags, 47 Pros and cons,
 	// 48 Google advertisement, 49 Facebook advertisement, 50 Job description, 51 Review,
-	// 52 Feature section. Ids 33 and 34 carry their phpContent 1.5 names (formerly "Tweet" and
-	// "Twitter thread").
+	// 52 Feature section.
 	TemplateId TemplateId `json:"template_id"`
 
 	// UpdatedAt ISO-8601 UTC with microseconds.
@@ -4375,13 +4374,12 @@ type Template struct {
 	// 19 How it works, 20 Meta description, 21 Meta keywords, 22 Mission statement,
 	// 23 Newsletter, 24 Pain-Agitate-Solution, 25 Paragraph, 26 Press release, 27 Social post,
 	// 28 Social post caption, 29 Startup ideas, 30 Startup names, 31 Subheadline,
-	// 32 Testimonial, 33 Social media quote, 34 Social media bio, 35 Value proposition,
+	// 32 Testimonial, 33 Tweet, 34 Twitter thread, 35 Value proposition,
 	// 36 Video description, 37 Video script, 38 Video tags, 39 Video title,
 	// 40 Vision statement, 41 Product sheet, 42 Welcome email, 43 Push notification,
 	// 44 Blog listicle, 45 Content grammar, 46 Blog tags, 47 Pros and cons,
 	// 48 Google advertisement, 49 Facebook advertisement, 50 Job description, 51 Review,
-	// 52 Feature section. Ids 33 and 34 carry their phpContent 1.5 names (formerly "Tweet" and
-	// "Twitter thread").
+	// 52 Feature section.
 	Id   TemplateId   `json:"id"`
 	Name TemplateName `json:"name"`
 }
@@ -4396,13 +4394,12 @@ type TemplateName string
 // 19 How it works, 20 Meta description, 21 Meta keywords, 22 Mission statement,
 // 23 Newsletter, 24 Pain-Agitate-Solution, 25 Paragraph, 26 Press release, 27 Social post,
 // 28 Social post caption, 29 Startup ideas, 30 Startup names, 31 Subheadline,
-// 32 Testimonial, 33 Social media quote, 34 Social media bio, 35 Value proposition,
+// 32 Testimonial, 33 Tweet, 34 Twitter thread, 35 Value proposition,
 // 36 Video description, 37 Video script, 38 Video tags, 39 Video title,
 // 40 Vision statement, 41 Product sheet, 42 Welcome email, 43 Push notification,
 // 44 Blog listicle, 45 Content grammar, 46 Blog tags, 47 Pros and cons,
 // 48 Google advertisement, 49 Facebook advertisement, 50 Job description, 51 Review,
-// 52 Feature section. Ids 33 and 34 carry their phpContent 1.5 names (formerly "Tweet" and
-// "Twitter thread").
+// 52 Feature section.
 type TemplateId = int
 
 // TemplateIdInput A template id as a JSON number of a whole value (`9`, `9.0`), or as text of digits with

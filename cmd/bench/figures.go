@@ -19,16 +19,21 @@ type Figure struct {
 
 // targets are the issue's, by figure name: the value must be at most this.
 var targets = map[string]float64{
-	"calls_get":            1,
-	"calls_update":         1,
-	"calls_delete":         1,
-	"calls_create":         2,
-	"rru_get":              2,
-	"rru_list_default":     30,
-	"rru_list_filtered":    300,
-	"rru_list_search_name": 300,
-	"rru_list_deep":        600,
-	"calls_auth_warm":      0,
+	"calls_get":             1,
+	"calls_update":          1,
+	"calls_delete":          1,
+	"calls_create":          2,
+	"wru_create":            9,
+	"wru_update":            9,
+	"wru_delete":            9,
+	"retries_per_create_64": 0.05,
+	"errors_create_64":      0,
+	"rru_get":               2,
+	"rru_list_default":      30,
+	"rru_list_filtered":     300,
+	"rru_list_search_name":  300,
+	"rru_list_deep":         600,
+	"calls_auth_warm":       0,
 	// A handler against the bare SDK calls it makes (issue 14): what the
 	// service adds to a plain SDK user's cost, measured on one machine in
 	// one run.

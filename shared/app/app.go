@@ -29,6 +29,7 @@ import (
 	"contentapi/shared/idempotency"
 	"contentapi/shared/openapi"
 	"contentapi/shared/ratelimit"
+	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
 
@@ -76,6 +77,9 @@ func New(cfg Config, db *dynamodb.Client) *App {
 	}
 	if cfg.IdempotencyTable != "" {
 		a.idem = idempotency.New(db, cfg.IdempotencyTable, store.Classify)
+		if cfg.Clock != nil {
+			a.idem.Now = cfg.Clock
+		}
 	}
 	if cfg.RateLimitPerMinute > 0 {
 		a.limits = ratelimit.New(db, cfg.RateLimitTable, cfg.RateLimitPerMinute)
@@ -187,7 +191,7 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 	if table == "" {
 		return nil, fmt.Errorf("%s is not set", res.TableEnv())
 	}
-	served := crud.New(res.Def, store.New(a.db, table, res.Def), res.Render)
+	served := crud.New(res.Def, a.table(table, res.Def), res.Render)
 	if a.cfg.Generation.On && res.Content != nil {
 		m, err := a.generating(res)
 		if err != nil {
@@ -204,6 +208,17 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 		routes = append(routes, httpapi.Route{Method: http.MethodGet, Pattern: openapi.Path, Handler: openapi.Handler()})
 	}
 	return a.handler(routes, served.Timeout), nil
+}
+
+// table is a resource's store, on the app's clock, settling what requests
+// leave unfinished once it is older than any request can be.
+func (a *App) table(name string, def *records.Resource) *store.Table {
+	t := store.New(a.db, name, def)
+	t.Horizon = a.cfg.settleHorizon()
+	if a.cfg.Clock != nil {
+		t.Now = a.cfg.Clock
+	}
+	return t
 }
 
 // handler puts a function's routes behind the shared middleware.

@@ -14,7 +14,6 @@ import (
 	"contentapi/shared/bedrock"
 	"contentapi/shared/generator"
 	"contentapi/shared/pictures"
-	"contentapi/shared/store"
 )
 
 // GeneratorFunction is the logical ID in template.yaml of the function fed
@@ -97,7 +96,7 @@ func (a *App) Stream() (StreamFunction, error) {
 		if table == "" {
 			return nil, fmt.Errorf("%s is not set", r.TableEnv())
 		}
-		s.Targets[table] = generator.Target{Resource: r.Def.Name, Table: store.New(a.db, table, r.Def), Content: r.Content}
+		s.Targets[table] = generator.Target{Resource: r.Def.Name, Table: a.table(table, r.Def), Content: r.Content}
 	}
 	return s.Handle, nil
 }
