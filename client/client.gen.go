@@ -3963,7 +3963,7 @@ type DocumentRegenerate struct {
 	// Prompt Optional; not given keeps the current prompt.
 	Prompt *string `json:"prompt,omitempty"`
 
-	// TemplateId Optional; not given keeps the current template.
+	// TemplateId Optional; not given keeps the current template. Only the record's own template is accepted (another is 422).
 	TemplateId *int `json:"template_id,omitempty"`
 }
 
@@ -6006,7 +6006,9 @@ type ClientInterface interface {
 	// RegenerateDocumentWithBody Generate a document's text again
 	//
 	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when
+	// validated as on create; inputs not given keep their values). `template_id` may only name
+	// the record's own template for now: another one is 422 and changes nothing, because moving a
+	// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
@@ -6020,7 +6022,9 @@ type ClientInterface interface {
 	// RegenerateDocument Generate a document's text again
 	//
 	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when
+	// validated as on create; inputs not given keep their values). `template_id` may only name
+	// the record's own template for now: another one is 422 and changes nothing, because moving a
+	// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
@@ -6034,7 +6038,9 @@ type ClientInterface interface {
 	// RegenerateDocumentWithFormdataBody Generate a document's text again
 	//
 	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when
+	// validated as on create; inputs not given keep their values). `template_id` may only name
+	// the record's own template for now: another one is 422 and changes nothing, because moving a
+	// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
@@ -6535,7 +6541,9 @@ func (c *Client) UpdateDocumentWithFormdataBody(ctx context.Context, id Id, para
 // RegenerateDocumentWithBody Generate a document's text again
 //
 // Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when
+// validated as on create; inputs not given keep their values). `template_id` may only name
+// the record's own template for now: another one is 422 and changes nothing, because moving a
+// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
@@ -6559,7 +6567,9 @@ func (c *Client) RegenerateDocumentWithBody(ctx context.Context, id Id, params *
 // RegenerateDocument Generate a document's text again
 //
 // Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when
+// validated as on create; inputs not given keep their values). `template_id` may only name
+// the record's own template for now: another one is 422 and changes nothing, because moving a
+// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
@@ -6583,7 +6593,9 @@ func (c *Client) RegenerateDocument(ctx context.Context, id Id, params *Regenera
 // RegenerateDocumentWithFormdataBody Generate a document's text again
 //
 // Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when
+// validated as on create; inputs not given keep their values). `template_id` may only name
+// the record's own template for now: another one is 422 and changes nothing, because moving a
+// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
@@ -9001,7 +9013,9 @@ type ClientWithResponsesInterface interface {
 	// RegenerateDocumentWithBodyWithResponse Generate a document's text again
 	//
 	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when
+	// validated as on create; inputs not given keep their values). `template_id` may only name
+	// the record's own template for now: another one is 422 and changes nothing, because moving a
+	// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
@@ -9015,7 +9029,9 @@ type ClientWithResponsesInterface interface {
 	// RegenerateDocumentWithResponse Generate a document's text again
 	//
 	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when
+	// validated as on create; inputs not given keep their values). `template_id` may only name
+	// the record's own template for now: another one is 422 and changes nothing, because moving a
+	// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
@@ -9029,7 +9045,9 @@ type ClientWithResponsesInterface interface {
 	// RegenerateDocumentWithFormdataBodyWithResponse Generate a document's text again
 	//
 	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when
+	// validated as on create; inputs not given keep their values). `template_id` may only name
+	// the record's own template for now: another one is 422 and changes nothing, because moving a
+	// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
@@ -12570,7 +12588,9 @@ func (c *ClientWithResponses) UpdateDocumentWithFormdataBodyWithResponse(ctx con
 // RegenerateDocumentWithBodyWithResponse Generate a document's text again
 //
 // Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when
+// validated as on create; inputs not given keep their values). `template_id` may only name
+// the record's own template for now: another one is 422 and changes nothing, because moving a
+// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
@@ -12590,7 +12610,9 @@ func (c *ClientWithResponses) RegenerateDocumentWithBodyWithResponse(ctx context
 // RegenerateDocumentWithResponse Generate a document's text again
 //
 // Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when
+// validated as on create; inputs not given keep their values). `template_id` may only name
+// the record's own template for now: another one is 422 and changes nothing, because moving a
+// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
@@ -12610,7 +12632,9 @@ func (c *ClientWithResponses) RegenerateDocumentWithResponse(ctx context.Context
 // RegenerateDocumentWithFormdataBodyWithResponse Generate a document's text again
 //
 // Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when
+// validated as on create; inputs not given keep their values). `template_id` may only name
+// the record's own template for now: another one is 422 and changes nothing, because moving a
+// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's words quota no longer allows
