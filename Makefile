@@ -44,7 +44,7 @@ GO_BUILD_LAMBDA = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda
 GO_FILES = $$(find . -name '*.go' -not -path './.cache/*' -not -path './.data/*' -not -path './$(BUILD_DIR)/*' -not -path './.aws-sam/*')
 
 .PHONY: help build $(addprefix build-,$(FUNCTIONS)) dynamodb-local run test lint fmt-check vet \
-	staticcheck cfn-lint openapi-lint redocly generate apikey limits invoke bench fuzz deploy clean
+	staticcheck cfn-lint openapi-lint redocly generate apikey limits invoke bench chaos fuzz deploy clean
 
 help: ## List the targets.
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -128,6 +128,9 @@ generate: ## Regenerate the Go client in client/ from openapi.yaml (oapi-codegen
 
 bench: dynamodb-local ## Measure round trips, request units, latency; see BENCHMARKS.md.
 	$(GO) run ./cmd/bench
+
+chaos: dynamodb-local ## Fault-injection soak: writes with Idempotency-Keys while DynamoDB Local is paused (about 2 minutes); see BENCHMARKS.md.
+	$(GO) run ./cmd/bench -chaos
 
 # Fuzz targets as package:FuzzName. make test runs their seed corpora as
 # ordinary tests; make fuzz explores for FUZZ_TIME each.

@@ -686,14 +686,14 @@ const (
 	ProsAndCons           TemplateName = "Pros and cons"
 	PushNotification      TemplateName = "Push notification"
 	Review                TemplateName = "Review"
-	SocialMediaBio        TemplateName = "Social media bio"
-	SocialMediaQuote      TemplateName = "Social media quote"
 	SocialPost            TemplateName = "Social post"
 	SocialPostCaption     TemplateName = "Social post caption"
 	StartupIdeas          TemplateName = "Startup ideas"
 	StartupNames          TemplateName = "Startup names"
 	Subheadline           TemplateName = "Subheadline"
 	Testimonial           TemplateName = "Testimonial"
+	Tweet                 TemplateName = "Tweet"
+	TwitterThread         TemplateName = "Twitter thread"
 	ValueProposition      TemplateName = "Value proposition"
 	VideoDescription      TemplateName = "Video description"
 	VideoScript           TemplateName = "Video script"
@@ -780,10 +780,6 @@ func (e TemplateName) Valid() bool {
 		return true
 	case Review:
 		return true
-	case SocialMediaBio:
-		return true
-	case SocialMediaQuote:
-		return true
 	case SocialPost:
 		return true
 	case SocialPostCaption:
@@ -795,6 +791,10 @@ func (e TemplateName) Valid() bool {
 	case Subheadline:
 		return true
 	case Testimonial:
+		return true
+	case Tweet:
+		return true
+	case TwitterThread:
 		return true
 	case ValueProposition:
 		return true
@@ -3860,13 +3860,12 @@ type Document struct {
 	// 19 How it works, 20 Meta description, 21 Meta keywords, 22 Mission statement,
 	// 23 Newsletter, 24 Pain-Agitate-Solution, 25 Paragraph, 26 Press release, 27 Social post,
 	// 28 Social post caption, 29 Startup ideas, 30 Startup names, 31 Subheadline,
-	// 32 Testimonial, 33 Social media quote, 34 Social media bio, 35 Value proposition,
+	// 32 Testimonial, 33 Tweet, 34 Twitter thread, 35 Value proposition,
 	// 36 Video description, 37 Video script, 38 Video tags, 39 Video title,
 	// 40 Vision statement, 41 Product sheet, 42 Welcome email, 43 Push notification,
 	// 44 Blog listicle, 45 Content grammar, 46 Blog tags, 47 Pros and cons,
 	// 48 Google advertisement, 49 Facebook advertisement, 50 Job description, 51 Review,
-	// 52 Feature section. Ids 33 and 34 carry their phpContent 1.5 names (formerly "Tweet" and
-	// "Twitter thread").
+	// 52 Feature section.
 	TemplateId TemplateId `json:"template_id"`
 
 	// UpdatedAt ISO-8601 UTC with microseconds.
@@ -3964,7 +3963,7 @@ type DocumentRegenerate struct {
 	// Prompt Optional; not given keeps the current prompt.
 	Prompt *string `json:"prompt,omitempty"`
 
-	// TemplateId Optional; not given keeps the current template.
+	// TemplateId Optional; not given keeps the current template. Only the record's own template is accepted (another is 422).
 	TemplateId *int `json:"template_id,omitempty"`
 }
 
@@ -4375,13 +4374,12 @@ type Template struct {
 	// 19 How it works, 20 Meta description, 21 Meta keywords, 22 Mission statement,
 	// 23 Newsletter, 24 Pain-Agitate-Solution, 25 Paragraph, 26 Press release, 27 Social post,
 	// 28 Social post caption, 29 Startup ideas, 30 Startup names, 31 Subheadline,
-	// 32 Testimonial, 33 Social media quote, 34 Social media bio, 35 Value proposition,
+	// 32 Testimonial, 33 Tweet, 34 Twitter thread, 35 Value proposition,
 	// 36 Video description, 37 Video script, 38 Video tags, 39 Video title,
 	// 40 Vision statement, 41 Product sheet, 42 Welcome email, 43 Push notification,
 	// 44 Blog listicle, 45 Content grammar, 46 Blog tags, 47 Pros and cons,
 	// 48 Google advertisement, 49 Facebook advertisement, 50 Job description, 51 Review,
-	// 52 Feature section. Ids 33 and 34 carry their phpContent 1.5 names (formerly "Tweet" and
-	// "Twitter thread").
+	// 52 Feature section.
 	Id   TemplateId   `json:"id"`
 	Name TemplateName `json:"name"`
 }
@@ -4396,13 +4394,12 @@ type TemplateName string
 // 19 How it works, 20 Meta description, 21 Meta keywords, 22 Mission statement,
 // 23 Newsletter, 24 Pain-Agitate-Solution, 25 Paragraph, 26 Press release, 27 Social post,
 // 28 Social post caption, 29 Startup ideas, 30 Startup names, 31 Subheadline,
-// 32 Testimonial, 33 Social media quote, 34 Social media bio, 35 Value proposition,
+// 32 Testimonial, 33 Tweet, 34 Twitter thread, 35 Value proposition,
 // 36 Video description, 37 Video script, 38 Video tags, 39 Video title,
 // 40 Vision statement, 41 Product sheet, 42 Welcome email, 43 Push notification,
 // 44 Blog listicle, 45 Content grammar, 46 Blog tags, 47 Pros and cons,
 // 48 Google advertisement, 49 Facebook advertisement, 50 Job description, 51 Review,
-// 52 Feature section. Ids 33 and 34 carry their phpContent 1.5 names (formerly "Tweet" and
-// "Twitter thread").
+// 52 Feature section.
 type TemplateId = int
 
 // TemplateIdInput A template id as a JSON number of a whole value (`9`, `9.0`), or as text of digits with
@@ -6009,7 +6006,9 @@ type ClientInterface interface {
 	// RegenerateDocumentWithBody Generate a document's text again
 	//
 	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when
+	// validated as on create; inputs not given keep their values). `template_id` may only name
+	// the record's own template for now: another one is 422 and changes nothing, because moving a
+	// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -6023,7 +6022,9 @@ type ClientInterface interface {
 	// RegenerateDocument Generate a document's text again
 	//
 	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when
+	// validated as on create; inputs not given keep their values). `template_id` may only name
+	// the record's own template for now: another one is 422 and changes nothing, because moving a
+	// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -6037,7 +6038,9 @@ type ClientInterface interface {
 	// RegenerateDocumentWithFormdataBody Generate a document's text again
 	//
 	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when
+	// validated as on create; inputs not given keep their values). `template_id` may only name
+	// the record's own template for now: another one is 422 and changes nothing, because moving a
+	// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -6538,7 +6541,9 @@ func (c *Client) UpdateDocumentWithFormdataBody(ctx context.Context, id Id, para
 // RegenerateDocumentWithBody Generate a document's text again
 //
 // Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when
+// validated as on create; inputs not given keep their values). `template_id` may only name
+// the record's own template for now: another one is 422 and changes nothing, because moving a
+// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -6562,7 +6567,9 @@ func (c *Client) RegenerateDocumentWithBody(ctx context.Context, id Id, params *
 // RegenerateDocument Generate a document's text again
 //
 // Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when
+// validated as on create; inputs not given keep their values). `template_id` may only name
+// the record's own template for now: another one is 422 and changes nothing, because moving a
+// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -6586,7 +6593,9 @@ func (c *Client) RegenerateDocument(ctx context.Context, id Id, params *Regenera
 // RegenerateDocumentWithFormdataBody Generate a document's text again
 //
 // Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when
+// validated as on create; inputs not given keep their values). `template_id` may only name
+// the record's own template for now: another one is 422 and changes nothing, because moving a
+// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -9004,7 +9013,9 @@ type ClientWithResponsesInterface interface {
 	// RegenerateDocumentWithBodyWithResponse Generate a document's text again
 	//
 	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when
+	// validated as on create; inputs not given keep their values). `template_id` may only name
+	// the record's own template for now: another one is 422 and changes nothing, because moving a
+	// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -9018,7 +9029,9 @@ type ClientWithResponsesInterface interface {
 	// RegenerateDocumentWithResponse Generate a document's text again
 	//
 	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when
+	// validated as on create; inputs not given keep their values). `template_id` may only name
+	// the record's own template for now: another one is 422 and changes nothing, because moving a
+	// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -9032,7 +9045,9 @@ type ClientWithResponsesInterface interface {
 	// RegenerateDocumentWithFormdataBodyWithResponse Generate a document's text again
 	//
 	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when
+	// validated as on create; inputs not given keep their values). `template_id` may only name
+	// the record's own template for now: another one is 422 and changes nothing, because moving a
+	// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -12573,7 +12588,9 @@ func (c *ClientWithResponses) UpdateDocumentWithFormdataBodyWithResponse(ctx con
 // RegenerateDocumentWithBodyWithResponse Generate a document's text again
 //
 // Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when
+// validated as on create; inputs not given keep their values). `template_id` may only name
+// the record's own template for now: another one is 422 and changes nothing, because moving a
+// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -12593,7 +12610,9 @@ func (c *ClientWithResponses) RegenerateDocumentWithBodyWithResponse(ctx context
 // RegenerateDocumentWithResponse Generate a document's text again
 //
 // Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when
+// validated as on create; inputs not given keep their values). `template_id` may only name
+// the record's own template for now: another one is 422 and changes nothing, because moving a
+// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -12613,7 +12632,9 @@ func (c *ClientWithResponses) RegenerateDocumentWithResponse(ctx context.Context
 // RegenerateDocumentWithFormdataBodyWithResponse Generate a document's text again
 //
 // Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when
+// validated as on create; inputs not given keep their values). `template_id` may only name
+// the record's own template for now: another one is 422 and changes nothing, because moving a
+// record between templates moves its count, which has no single-write form yet. The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's document or words quota no

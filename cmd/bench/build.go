@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -27,12 +28,15 @@ var lambdaBuildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=
 // startBuilds builds, one after another in the background: the documents
 // function's bootstrap for arm64 (its size) and amd64 (its cold start on
 // this machine), the local gateway, and the shared/app test binary (the
-// handler benchmarks).
-func startBuilds(ctx context.Context, root, work string) *artifacts {
+// handler benchmarks). Given names, it builds only those.
+func startBuilds(ctx context.Context, root, work string, only ...string) *artifacts {
 	a := &artifacts{done: make(chan struct{}), errs: map[string]error{}, took: map[string]time.Duration{}}
 	go func() {
 		defer close(a.done)
 		build := func(name string, env []string, args ...string) string {
+			if len(only) > 0 && !slices.Contains(only, name) {
+				return ""
+			}
 			start := time.Now()
 			out := filepath.Join(work, name)
 			cmd := exec.CommandContext(ctx, "go", append(args[:1:1], append([]string{"-o", out}, args[1:]...)...)...)

@@ -25,6 +25,11 @@ var targets = map[string]float64{
 	"calls_create": 2,
 	// The monthly limits ride on the create's counter write (issue 12).
 	"calls_create_with_quota": 2,
+	"wru_create":              9,
+	"wru_update":              9,
+	"wru_delete":              9,
+	"retries_per_create_64":   0.05,
+	"errors_create_64":        0,
 	"rru_get":                 2,
 	"rru_list_default":        30,
 	"rru_list_filtered":       300,

@@ -110,8 +110,8 @@ type gateway struct {
 
 // startGateway runs `local serve` in a scratch directory holding a copy of
 // template.yaml, so its DynamoDB Local keeps its data there and not in the
-// developer's .data/dynamodb, on free ports.
-func startGateway(ctx context.Context, binary, root string) (*gateway, error) {
+// developer's .data/dynamodb, on free ports. env overrides its environment.
+func startGateway(ctx context.Context, binary, root string, env ...string) (*gateway, error) {
 	// In memory where there is a tmpfs: DynamoDB Local's database on disk
 	// makes seeding several times slower.
 	parent := ""
@@ -159,6 +159,7 @@ func startGateway(ctx context.Context, binary, root string) (*gateway, error) {
 		"REQUEST_TIMEOUT_SECONDS=60",
 		"FUNCTION_TIMEOUT=60s",
 	)
+	cmd.Env = append(cmd.Env, env...)
 	g := &gateway{cmd: cmd, api: "http://127.0.0.1:" + strconv.Itoa(apiPort),
 		dynamoDB: "http://127.0.0.1:" + strconv.Itoa(ddbPort), dir: dir,
 		out: ddblocal.NewTail(64 << 10), exited: make(chan struct{})}
@@ -214,13 +215,9 @@ func (g *gateway) cpuSeconds() (gateway, children float64) {
 	pid := g.cmd.Process.Pid
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The fields after the command name: state, ppid, ... utime and
-		// stime are the 14th and 15th of the line, in clock ticks (USER_HZ).
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		// utime and stime are the 14th and 15th fields of the line, in
+		// clock ticks (USER_HZ).
+		f := procStat(e.Name())
 		if len(f) < 13 {
 			continue
 		}
@@ -234,6 +231,16 @@ func (g *gateway) cpuSeconds() (gateway, children float64) {
 		}
 	}
 	return gateway, children
+}
+
+// procStat is the fields of /proc/<pid>/stat after the command name:
+// state, ppid, ...; nil if there is no such process.
+func procStat(pid string) []string {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 }
 
 // The load mix, in percent of requests: 70% reads, 30% writes of the

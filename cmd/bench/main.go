@@ -10,6 +10,7 @@
 //
 //	go run ./cmd/bench            (make bench)
 //	go run ./cmd/bench -quick     per-operation figures only, no builds or load
+//	go run ./cmd/bench -chaos     the fault-injection soak instead (make chaos)
 //
 // It starts its own DynamoDB Local (in memory, on a free port), creates the
 // tables of template.yaml, and seeds one account with 10,000 documents and
@@ -41,6 +42,7 @@ import (
 const account = "bench"
 
 type options struct {
+	chaos    bool
 	quick    bool
 	load     bool
 	out      string
@@ -50,6 +52,7 @@ type options struct {
 
 func main() {
 	var o options
+	flag.BoolVar(&o.chaos, "chaos", false, "run the fault-injection soak (DynamoDB Local paused under load) instead of the benchmarks")
 	flag.BoolVar(&o.quick, "quick", false, "per-operation figures only (no builds, cold start, handler benchmark or load run)")
 	flag.BoolVar(&o.load, "load", true, "run the load test through the local gateway")
 	flag.StringVar(&o.out, "o", "BENCHMARKS.md", "report to write, relative to the module root unless absolute (\"\" for none)")
@@ -79,6 +82,9 @@ func run(ctx context.Context, o options) error {
 	tmpl, err := sam.Load(tmplPath)
 	if err != nil {
 		return err
+	}
+	if o.chaos {
+		return runChaos(ctx, root, tmpl, o.out)
 	}
 	work, err := os.MkdirTemp("", "contentapi-bench-")
 	if err != nil {
@@ -118,6 +124,9 @@ func run(ctx context.Context, o options) error {
 	b := &board{}
 	meter, err := ddbmeter.New(tmpl, tables)
 	if err != nil {
+		return err
+	}
+	if err := meter.CalibrateTransactions(ctx, plain, tables["DocumentsTable"], "account", "id", "~meter"); err != nil {
 		return err
 	}
 	metered := dynamodb.New(plain.Options(), meter.Options, func(o *dynamodb.Options) {
@@ -173,6 +182,9 @@ func run(ctx context.Context, o options) error {
 	}
 	results = append(results, quotaResults...)
 	reportOperations(b, cold, results, rl)
+	if err := measureContention(ctx, b, meter, plain, tables["ApiKeysTable"], c); err != nil {
+		return err
+	}
 
 	rep := &report{board: b, Started: started, SeedTime: seedTime, Operations: append([]operationResult{cold}, results...),
 		RateLimit: rl, RateLimitPerMinute: cfg.RateLimitPerMinute, LoadAvg: [2]string{startLoad}}

@@ -114,26 +114,28 @@ func (r *report) write(path string) error {
 		"hasSuffix": strings.HasSuffix,
 		"contains":  strings.Contains,
 		// The run's settings, named as in the code.
-		"account":            func() string { return account },
-		"seedDocuments":      func() int { return seedDocuments },
-		"seedImages":         func() int { return seedImages },
-		"resultBytes":        func() int { return resultBytes },
-		"resultSearchBudget": func() int { return store.ResultSearchBudget },
-		"benchCount":         func() int { return benchCount },
-		"benchTime":          func() string { return benchTime },
-		"coldStartRuns":      func() int { return coldStartRuns },
-		"genDocRuns":         func() int { return documentRuns },
-		"genImageRuns":       func() int { return imageRuns },
-		"lambdaBuildFlags":   func() []string { return lambdaBuildFlags },
-		"loadMix":            func() []loadShare { return loadMix },
-		"handlerFailure":     r.handlerFailure,
-		"firstLine":          firstLine,
-		"join":               strings.Join,
-		"code":               func(s string) string { return strings.ReplaceAll(s, "`", "'") },
-		"cores":              runtime.NumCPU,
-		"percentile":         percentile,
-		"ms":                 func(d time.Duration) string { return formatValue(float64(d.Microseconds()) / 1000) },
-		"cpuOffered":         func(d time.Duration) float64 { return d.Seconds() * float64(runtime.NumCPU()) },
+		"account":             func() string { return account },
+		"seedDocuments":       func() int { return seedDocuments },
+		"seedImages":          func() int { return seedImages },
+		"resultBytes":         func() int { return resultBytes },
+		"resultSearchBudget":  func() int { return store.ResultSearchBudget },
+		"contentionClients":   func() int { return contentionClients },
+		"contentionPerClient": func() int { return contentionPerClient },
+		"benchCount":          func() int { return benchCount },
+		"benchTime":           func() string { return benchTime },
+		"coldStartRuns":       func() int { return coldStartRuns },
+		"genDocRuns":          func() int { return documentRuns },
+		"genImageRuns":        func() int { return imageRuns },
+		"lambdaBuildFlags":    func() []string { return lambdaBuildFlags },
+		"loadMix":             func() []loadShare { return loadMix },
+		"handlerFailure":      r.handlerFailure,
+		"firstLine":           firstLine,
+		"join":                strings.Join,
+		"code":                func(s string) string { return strings.ReplaceAll(s, "`", "'") },
+		"cores":               runtime.NumCPU,
+		"percentile":          percentile,
+		"ms":                  func(d time.Duration) string { return formatValue(float64(d.Microseconds()) / 1000) },
+		"cpuOffered":          func(d time.Duration) float64 { return d.Seconds() * float64(runtime.NumCPU()) },
 		"round": func(d time.Duration, unit string) (time.Duration, error) {
 			u, err := time.ParseDuration(unit)
 			return d.Round(u), err
@@ -146,7 +148,9 @@ func (r *report) write(path string) error {
 	if err := tmpl.Execute(&out, r); err != nil {
 		return err
 	}
-	return os.WriteFile(path, out.Bytes(), 0o644)
+	// make chaos writes a section of its own, which this run keeps.
+	old, _ := os.ReadFile(path)
+	return os.WriteFile(path, withChaos(out.Bytes(), chaosSection(old)), 0o644)
 }
 
 // dollars writes an amount with the cents that matter: two decimals, more

@@ -77,6 +77,9 @@ func New(cfg Config, db *dynamodb.Client) *App {
 	}
 	if cfg.IdempotencyTable != "" {
 		a.idem = idempotency.New(db, cfg.IdempotencyTable, store.Classify)
+		if cfg.Clock != nil {
+			a.idem.Now = cfg.Clock
+		}
 	}
 	if cfg.RateLimitPerMinute > 0 {
 		a.limits = ratelimit.New(db, cfg.RateLimitTable, cfg.RateLimitPerMinute)
@@ -213,13 +216,14 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 		}
 		routes = append(routes,
 			httpapi.Route{Method: http.MethodGet, Pattern: openapi.Path, Handler: openapi.Handler()},
-			usage.Route(tables, time.Now))
+			usage.Route(tables, tables[0].Now))
 	}
 	return a.handler(routes, served.Timeout), nil
 }
 
-// table is the store of a resource's table, counting under the
-// deployment's quota defaults.
+// table is a resource's store: counting under the deployment's quota
+// defaults, on the app's clock, settling what requests leave unfinished
+// once it is older than any request can be.
 func (a *App) table(res Resource) (*store.Table, error) {
 	name := a.cfg.Tables[res.Table()]
 	if name == "" {
@@ -227,6 +231,10 @@ func (a *App) table(res Resource) (*store.Table, error) {
 	}
 	t := store.New(a.db, name, res.Def)
 	t.Quota = res.Policy(a.cfg.QuotaDefaults)
+	t.Horizon = a.cfg.settleHorizon()
+	if a.cfg.Clock != nil {
+		t.Now = a.cfg.Clock
+	}
 	return t, nil
 }
 

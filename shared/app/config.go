@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"contentapi/shared/auth"
+	"contentapi/shared/crud"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/quota"
 )
@@ -56,6 +57,9 @@ type Config struct {
 	// Generation is how records get their content; off unless GENERATION
 	// is on.
 	Generation Generation
+	// Clock, when set, replaces time.Now for storage and idempotency
+	// (tests move it to age what a request left unfinished).
+	Clock func() time.Time
 }
 
 // Generation configures content generation.
@@ -82,6 +86,18 @@ type Generation struct {
 	ModelBackoff  time.Duration
 	MaxTries      int
 	Backoff       func(tries int) time.Duration
+}
+
+// settleHorizon is how old an unfinished count change must be before
+// another request settles it: well past any request's deadline, so the
+// request that made it is done with it. A create that waits for its
+// generation may run up to httpapi.MaxWait plus its write budget.
+func (c Config) settleHorizon() time.Duration {
+	longest := c.RequestTimeout
+	if c.Generation.On {
+		longest = max(longest, httpapi.MaxWait+crud.WriteBudget)
+	}
+	return max(2*longest, 10*time.Second)
 }
 
 // Environment variable names; template.yaml sets them (a test holds it).

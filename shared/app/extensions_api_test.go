@@ -1,17 +1,10 @@
 package app_test
 
 import (
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/app"
 )
@@ -91,27 +84,7 @@ func TestIdempotencyConcurrentRetries(t *testing.T) {
 	if total := num(s.get("/api/v1/documents").meta()["total"]); total != 1 {
 		t.Fatalf("%d documents created by one key", total)
 	}
-	// A claim still running (as another instance would hold it) is a 409.
-	body := "name=Slow&prompt=p"
-	sum := sha256.Sum256([]byte("POST /api/v1/documents\napplication/x-www-form-urlencoded\n" + body))
-	now := time.Now()
-	_, err := s.env.Client.PutItem(context.Background(), &dynamodb.PutItemInput{
-		TableName: ptr(s.env.Tables["IdempotencyTable"]),
-		Item: map[string]types.AttributeValue{
-			"idempotency_key": &types.AttributeValueMemberS{Value: "acme#slow"},
-			"fingerprint":     &types.AttributeValueMemberS{Value: hex.EncodeToString(sum[:])},
-			"state":           &types.AttributeValueMemberS{Value: "running"},
-			"lease_until":     &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(time.Minute).Unix(), 10)},
-			"expires_at":      &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(time.Hour).Unix(), 10)},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	expect(t, idempotentPost(s, "slow", body), 409)
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func TestConditionalRequests(t *testing.T) {
 	s := newStack(t)
@@ -176,3 +149,5 @@ func TestRateLimit(t *testing.T) {
 		t.Fatalf("rate limit headers with limits off: %v", plain.Header)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

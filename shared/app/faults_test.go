@@ -5,78 +5,25 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"net"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
+	"contentapi/shared/documents"
 	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/faultproxy"
+	"contentapi/shared/records"
+	"contentapi/shared/store"
 )
 
-// faultProxy stands between the service and DynamoDB Local and, on demand,
-// throttles, delays, drops or fails every call; it counts the calls.
-type faultProxy struct {
-	*httptest.Server
-	mode  atomic.Value // "", "throttle", "delay", "drop", "error"
-	delay time.Duration
-	calls atomic.Int64
-}
-
-func newFaultProxy(t *testing.T, target string) *faultProxy {
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &faultProxy{delay: 5 * time.Second}
-	p.mode.Store("")
-	forward := httputil.NewSingleHostReverseProxy(u)
-	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.calls.Add(1)
-		switch p.mode.Load().(string) {
-		case "throttle":
-			w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = w.Write([]byte(`{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"The level of configured provisioned throughput for the table was exceeded."}`))
-			return
-		case "error":
-			w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-			w.WriteHeader(http.StatusInternalServerError)
-			_, _ = w.Write([]byte(`{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"Internal server error"}`))
-			return
-		case "drop":
-			conn, _, err := w.(http.Hijacker).Hijack()
-			if err == nil {
-				_ = conn.(*net.TCPConn).SetLinger(0)
-				conn.Close()
-			}
-			return
-		case "delay":
-			select {
-			case <-time.After(p.delay):
-			case <-r.Context().Done():
-				return
-			}
-		}
-		forward.ServeHTTP(w, r)
-	}))
-	t.Cleanup(p.Close)
-	return p
-}
-
-func (p *faultProxy) set(mode string) { p.mode.Store(mode) }
-
 // faultyStack is a stack whose DynamoDB traffic goes through a fault proxy.
-func faultyStack(t *testing.T, configure func(*app.Config)) (*stack, *faultProxy) {
+func faultyStack(t *testing.T, configure func(*app.Config)) (*stack, *faultproxy.Proxy) {
 	env := ddbtest.New(t)
-	proxy := newFaultProxy(t, env.Endpoint)
+	proxy := faultproxy.New(env.Endpoint)
+	t.Cleanup(proxy.Close)
 	s := newStackWith(t, func(c *app.Config) {
 		c.DynamoDBEndpoint = proxy.URL
 		if configure != nil {
@@ -100,14 +47,14 @@ func expectUnavailable(t *testing.T, r response) {
 func TestDynamoDBFaults(t *testing.T) {
 	s, proxy := faultyStack(t, func(c *app.Config) { c.RequestTimeout = 2 * time.Second })
 	createImage(t, s, "Before the storm")
-	for _, mode := range []string{"throttle", "error", "drop"} {
+	for mode, fault := range map[string]faultproxy.Fault{"throttle": faultproxy.Throttle, "error": faultproxy.Fail, "drop": faultproxy.Drop} {
 		t.Run(mode, func(t *testing.T) {
-			proxy.set(mode)
-			defer proxy.set("")
-			before := proxy.calls.Load()
+			proxy.Down(fault)
+			defer proxy.Up()
+			before := len(proxy.Calls())
 			expectUnavailable(t, s.get("/api/v1/images/1"))
 			// The retry budget is bounded: three attempts, no more.
-			if n := proxy.calls.Load() - before; n < 1 || n > 3 {
+			if n := len(proxy.Calls()) - before; n < 1 || n > 3 {
 				t.Errorf("%d DynamoDB attempts for one read", n)
 			}
 			expectUnavailable(t, s.form("POST", "/api/v1/images", "name", "x", "description", "d", "resolution", "256x256"))
@@ -115,8 +62,8 @@ func TestDynamoDBFaults(t *testing.T) {
 		})
 	}
 	t.Run("slow", func(t *testing.T) {
-		proxy.set("delay")
-		defer proxy.set("")
+		proxy.Down(faultproxy.Hang)
+		defer proxy.Up()
 		start := time.Now()
 		expectUnavailable(t, s.get("/api/v1/images/1"))
 		if took := time.Since(start); took > 4*time.Second {
@@ -132,47 +79,63 @@ func TestDynamoDBFaults(t *testing.T) {
 
 func TestKeyStoreFaultIsNotUnauthenticated(t *testing.T) {
 	s, proxy := faultyStack(t, nil)
-	proxy.set("throttle")
+	proxy.Down(faultproxy.Throttle)
 	expectUnavailable(t, s.get("/api/v1/images"))
-	proxy.set("")
+	proxy.Up()
 	expect(t, s.get("/api/v1/images"), 200)
 }
 
-func TestMissesCostOneCall(t *testing.T) {
+// Every operation makes the fewest DynamoDB calls it can: reads, updates
+// and misses of them one; a create or a delete two (the counter, then the
+// record). A delete that misses puts its count back (three), and so does one
+// whose scope this process guessed wrong (the count moves).
+func TestCallsPerOperation(t *testing.T) {
 	s, proxy := faultyStack(t, nil)
 	expect(t, s.get("/api/v1/documents"), 200) // the key is now cached
 	createDocument(t, s, "Freestyle")
 	createDocument(t, s, "Article", "template_id", "4")
-	for _, rq := range []request{
-		{method: "GET", path: "/api/v1/documents/99"},
-		{method: "PUT", path: "/api/v1/documents/99", contentType: "application/x-www-form-urlencoded", body: "name=x"},
-		{method: "DELETE", path: "/api/v1/documents/99"},
-		{method: "GET", path: "/api/v1/documents/2"},
-		{method: "PUT", path: "/api/v1/documents/2", contentType: "application/x-www-form-urlencoded", body: "favorite=1"},
-		{method: "DELETE", path: "/api/v1/documents/1"},
-	} {
-		rq.key = s.writeKey
-		before := proxy.calls.Load()
-		r := s.do(rq)
-		if r.Status != 200 && r.Status != 404 {
-			t.Fatalf("%s %s: %d", rq.method, rq.path, r.Status)
-		}
-		if n := proxy.calls.Load() - before; n != 1 {
-			t.Errorf("%s %s (%d) took %d DynamoDB calls, want 1", rq.method, rq.path, r.Status, n)
+	// Made by another process: this one has never seen its template.
+	other := store.New(s.env.Client, s.env.Tables["DocumentsTable"], documents.Resource)
+	if _, err := other.Create(context.Background(), "acme", records.Values{"name": "Elsewhere", "prompt": "p",
+		"creativity": 0.5, "template_id": int64(9), "words": int64(0)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	form := "application/x-www-form-urlencoded"
+	testCases := []struct {
+		rq     request
+		status int
+		calls  int
+	}{
+		{request{method: "GET", path: "/api/v1/documents/99"}, 404, 1},
+		{request{method: "PUT", path: "/api/v1/documents/99", contentType: form, body: "name=x"}, 404, 1},
+		{request{method: "DELETE", path: "/api/v1/documents/99"}, 404, 3},
+		{request{method: "POST", path: "/api/v1/documents", contentType: form, body: "name=n&prompt=p"}, 201, 2},
+		{request{method: "GET", path: "/api/v1/documents/2"}, 200, 1},
+		{request{method: "PUT", path: "/api/v1/documents/2", contentType: form, body: "favorite=1"}, 200, 1},
+		{request{method: "DELETE", path: "/api/v1/documents/1"}, 200, 2},
+		{request{method: "DELETE", path: "/api/v1/documents/2"}, 200, 2},
+		{request{method: "DELETE", path: "/api/v1/documents/3"}, 200, 3},
+	}
+	for _, tc := range testCases {
+		tc.rq.key = s.writeKey
+		before := len(proxy.Calls())
+		r := s.do(tc.rq)
+		expect(t, r, tc.status)
+		if n := len(proxy.Calls()) - before; n != tc.calls {
+			t.Errorf("%s %s (%d) took %d DynamoDB calls, want %d", tc.rq.method, tc.rq.path, r.Status, n, tc.calls)
 		}
 	}
-	// A delete of another template's document corrects its guess: two.
-	before := proxy.calls.Load()
-	expect(t, s.do(request{method: "DELETE", path: "/api/v1/documents/2", key: s.writeKey}), 200)
-	if n := proxy.calls.Load() - before; n != 2 {
-		t.Errorf("non-Freestyle delete took %d calls, want 2", n)
+	for _, template := range []string{"1", "4", "9"} {
+		if total := num(s.get("/api/v1/documents?template_id=" + template).meta()["total"]); total != map[string]int64{"1": 1}[template] {
+			t.Errorf("template %s total %d", template, total)
+		}
 	}
 	// A tampered key is refused before any DynamoDB call.
 	tampered := []byte(s.writeKey)
 	tampered[10] ^= 1
-	before = proxy.calls.Load()
+	before := len(proxy.Calls())
 	expect(t, s.do(request{method: "GET", path: "/api/v1/documents", key: string(tampered)}), 401)
-	if n := proxy.calls.Load() - before; n != 0 {
+	if n := len(proxy.Calls()) - before; n != 0 {
 		t.Errorf("a tampered key cost %d DynamoDB calls", n)
 	}
 }
@@ -199,11 +162,11 @@ func TestForgedKeysCostNoCall(t *testing.T) {
 		}
 		forged = append(forged, key)
 	}
-	before := proxy.calls.Load()
+	before := len(proxy.Calls())
 	for _, key := range forged {
 		expect(t, s.do(request{method: "GET", path: "/api/v1/images", key: key}), 401)
 	}
-	if n := proxy.calls.Load() - before; n != 0 {
+	if n := len(proxy.Calls()) - before; n != 0 {
 		t.Errorf("%d forged keys cost %d DynamoDB calls, want 0", len(forged), n)
 	}
 	expect(t, s.get("/api/v1/images"), 200)
@@ -304,9 +267,9 @@ func TestSecretsStayOut(t *testing.T) {
 	}
 	expect(t, call(request{method: "GET", path: "/api/v1/images", key: s.writeKey + "x"}), 401)
 	call(request{method: "POST", path: "/api/v1/images", key: s.writeKey, contentType: "application/json", body: `{"name":`})
-	proxy.set("error")
+	proxy.Down(faultproxy.Fail)
 	call(request{method: "GET", path: "/api/v1/images/1", key: s.writeKey})
-	proxy.set("")
+	proxy.Up()
 	// Within the cache time a revoked key may still pass; after it, never.
 	time.Sleep(1600 * time.Millisecond)
 	expect(t, call(request{method: "GET", path: "/api/v1/images", key: revoked}), 401)

@@ -18,6 +18,7 @@ import (
 	"contentapi/shared/crud"
 	"contentapi/shared/documents"
 	"contentapi/shared/images"
+	"contentapi/shared/local/faultproxy"
 	"contentapi/shared/local/openapitest"
 	"contentapi/shared/openapi"
 	"contentapi/shared/records"
@@ -759,8 +760,8 @@ func TestOpenAPIConformanceUnavailable(t *testing.T) {
 	s, proxy := faultyStack(t, nil)
 	c := newConformance(t, s)
 	c.form(201, "POST", "/api/v1/images", s.writeKey, "name", "x", "description", "d", "resolution", "256x256")
-	proxy.set("throttle")
-	defer proxy.set("")
+	proxy.Down(faultproxy.Throttle)
+	defer proxy.Up()
 	c.get(503, "/api/v1/images/1", s.writeKey)
 	c.get(503, "/api/v1/images", s.writeKey)
 	c.form(503, "PUT", "/api/v1/images/1", s.writeKey, "favorite", "1")

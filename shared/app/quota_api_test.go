@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"contentapi/shared/app"
+	"contentapi/shared/local/faultproxy"
 	"contentapi/shared/quota"
 	"contentapi/shared/usage"
 )
@@ -208,19 +209,42 @@ func TestQuotaExactUnderConcurrencyThroughTheAPI(t *testing.T) {
 	}
 }
 
-// A create that DynamoDB fails is not counted, and its retry is counted once.
-func TestQuotaFailedRequestIsNotCounted(t *testing.T) {
-	s, proxy := faultyStack(t, nil)
-	s.setLimits("acme", quota.Limits{quota.Images: quota.Max(1)})
+// The usage is exact as the counts are, whatever fails between a create's
+// steps: a counter write whose answer is lost is retried and counted once;
+// a create whose record is never written is not counted, and its retry is
+// counted once.
+func TestQuotaExactUnderFaults(t *testing.T) {
+	s, proxy, clk := outageStack(t, 8*time.Second)
+	// Mid-month, so that moving the clock on below stays in one month.
+	now := time.Now().UTC()
+	clk.advance(time.Date(now.Year(), now.Month(), 15, 12, 0, 0, 0, time.UTC).Sub(now))
+	s.setLimits("acme", quota.Limits{quota.Images: quota.Max(3)})
 	image := []string{"name", "x", "description", "d", "resolution", "256x256"}
 	expect(t, s.get(usage.Path), 200) // the key is now cached
-	proxy.set("error")
-	expectUnavailable(t, s.form("POST", "/api/v1/images", image...))
-	proxy.set("")
-	expect(t, s.form("POST", "/api/v1/images", image...), 201)
-	if used, _ := meter(t, s.get(usage.Path), "images"); used != 1 {
-		t.Errorf("%d counted, want 1", used)
+	counterWrite := faultproxy.Op("UpdateItem", `"next_id"`)
+	used := func() int64 {
+		t.Helper()
+		n, _ := meter(t, s.get(usage.Path), "images")
+		return n
 	}
+
+	proxy.Inject(counterWrite, faultproxy.LoseAnswer, 1)
+	expect(t, s.form("POST", "/api/v1/images", image...), 201)
+	if n := used(); n != 1 {
+		t.Errorf("a counter write retried after its lost answer counted %d", n)
+	}
+
+	proxy.Inject(recordPutCall, faultproxy.Fail, 3)
+	expectUnavailable(t, s.form("POST", "/api/v1/images", image...))
+	// Whatever the failed create left is settled by a later write of the
+	// account once older than any request can be.
+	clk.advance(time.Minute)
+	expect(t, s.form("POST", "/api/v1/images", image...), 201)
+	expect(t, s.form("POST", "/api/v1/images", image...), 201)
+	if n, stored := used(), num(s.get("/api/v1/images").meta()["total"]); n != 3 || stored != 3 {
+		t.Errorf("%d counted, %d stored; want 3 and 3", n, stored)
+	}
+	expect(t, s.form("POST", "/api/v1/images", image...), 429)
 }
 
 // With generation on: words count when a generation writes a document's

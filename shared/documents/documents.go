@@ -31,6 +31,7 @@ var Resource = &records.Resource{
 	SearchBy:  []string{"name", "result"},
 	Derive:    deriveWords,
 	Generated: "result",
+	Stored:    []string{"words"},
 }
 
 // deriveWords keeps words in step with result: set on create (0, no result

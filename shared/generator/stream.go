@@ -78,7 +78,11 @@ func (s *Stream) record(ctx context.Context, rec events.DynamoDBEventRecord) err
 		return nil
 	}
 	newItem, oldItem := Item(rec.Change.NewImage), Item(rec.Change.OldImage)
-	if rec.EventName == string(events.DynamoDBOperationTypeRemove) {
+	// A delete leaves a tombstone (store.AttrGoneBy), so it arrives as a
+	// MODIFY; a REMOVE is still a delete.
+	_, tombstone := newItem[store.AttrGoneBy]
+	_, wasTombstone := oldItem[store.AttrGoneBy]
+	if rec.EventName == string(events.DynamoDBOperationTypeRemove) || tombstone && !wasTombstone {
 		return s.removed(ctx, target, oldItem)
 	}
 	now, err := store.StateOf(newItem)

@@ -187,7 +187,7 @@ func observe(cfg Config, next http.Handler) http.Handler {
 		}
 		if timeout > 0 {
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, timeout)
+			ctx, cancel = context.WithDeadline(ctx, requestDeadline(ctx, timeout))
 			defer cancel()
 		}
 		r = r.WithContext(ctx)
@@ -228,6 +228,21 @@ func logAccess(ctx context.Context, logger *slog.Logger, ri *requestInfo, r *htt
 	rec.AddAttrs(slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", ri.rec.status),
 		slog.Float64("latency_ms", float64(now.Sub(start).Microseconds())/1000))
 	_ = h.Handle(ctx, rec)
+}
+
+// functionMargin is kept between a request's deadline and the function's
+// own (the Lambda context's), to answer and log before Lambda stops us.
+const functionMargin = time.Second
+
+// requestDeadline is timeout from now, but never later than the function's
+// deadline less functionMargin: a slow database is our JSON 503, never the
+// platform's 500 for a function that ran out of time.
+func requestDeadline(ctx context.Context, timeout time.Duration) time.Time {
+	deadline := time.Now().Add(timeout)
+	if fn, ok := ctx.Deadline(); ok && fn.Add(-functionMargin).Before(deadline) {
+		deadline = fn.Add(-functionMargin)
+	}
+	return deadline
 }
 
 func gatewayRequestID(ctx context.Context) string {

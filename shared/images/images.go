@@ -40,6 +40,8 @@ var Resource = &records.Resource{
 	},
 	SearchBy:  []string{"name"},
 	Generated: "result",
+	// A generator writes result (the picture's file name).
+	Stored: []string{"result"},
 }
 
 // Image is an image as the API shows it.

@@ -75,20 +75,18 @@ func (c Charge) Refund() Charge {
 	return c
 }
 
-// Build is a counter write with the charge in it: update plus the usage
-// added and the older months removed, under conds and, for a checked
-// charge, the limits' condition. A charge of a policy that counts nothing
-// leaves the write as it is. Like the builder's own methods, Build extends
-// update in place. It is the one line a counter write needs:
-//
-//	expr, err := charge.Build(expression.Add(expression.Name("next_id"), expression.Value(1)))
+// Build is a counter write with the charge in it, for a write built with
+// the expression package (a regenerate's charge, a refund, the words of a
+// generation): update plus the usage added and the older months removed,
+// under conds and, for a checked charge, the limits' condition. A charge of
+// a policy that counts nothing leaves the write as it is. Like the
+// builder's own methods, Build extends update in place. A create's counter
+// write, which the store puts together itself, takes the charge as a Part.
 func (c Charge) Build(update expression.UpdateBuilder, conds ...expression.ConditionBuilder) (expression.Expression, error) {
 	if c.policy.Counting() && c.n != 0 {
 		update = update.Add(expression.Name(UsedAttr(c.kind, c.period)), expression.Value(c.n))
-		for _, k := range c.policy.Kinds() {
-			for m := 1; m <= forgottenMonths; m++ {
-				update = update.Remove(expression.Name(UsedAttr(k, c.period.Before(m))))
-			}
+		for _, name := range c.forgotten() {
+			update = update.Remove(expression.Name(name))
 		}
 		if c.checked {
 			conds = append(conds, c.condition())
@@ -103,6 +101,58 @@ func (c Charge) Build(update expression.UpdateBuilder, conds ...expression.Condi
 		b = b.WithCondition(expression.And(conds[0], conds[1], conds[2:]...))
 	}
 	return b.Build()
+}
+
+// Adds are the usage the charge moves, by the counter item's attribute: a
+// write that undoes the charge moves them back.
+func (c Charge) Adds() map[string]int64 {
+	if !c.policy.Counting() || c.n == 0 {
+		return nil
+	}
+	return map[string]int64{UsedAttr(c.kind, c.period): c.n}
+}
+
+// Part is a charge as the parts of a counter write that its writer puts
+// together with its own: the usage to add, the older months to remove, and
+// the limits' condition (empty for a charge not checked), whose
+// placeholders (#0, :0, ...) are in Names and Values.
+type Part struct {
+	Adds      map[string]int64
+	Removes   []string
+	Condition string
+	Names     map[string]string
+	Values    map[string]types.AttributeValue
+}
+
+// Part is the charge as parts of a counter write; see Build for a write
+// built with the expression package.
+func (c Charge) Part() (Part, error) {
+	p := Part{Adds: c.Adds()}
+	if p.Adds == nil {
+		return p, nil
+	}
+	p.Removes = c.forgotten()
+	if !c.checked {
+		return p, nil
+	}
+	expr, err := expression.NewBuilder().WithCondition(c.condition()).Build()
+	if err != nil {
+		return Part{}, err
+	}
+	p.Condition, p.Names, p.Values = *expr.Condition(), expr.Names(), expr.Values()
+	return p, nil
+}
+
+// forgotten are the usage attributes of the months before the charge's
+// that the write removes.
+func (c Charge) forgotten() []string {
+	var names []string
+	for _, k := range c.policy.Kinds() {
+		for m := 1; m <= forgottenMonths; m++ {
+			names = append(names, UsedAttr(k, c.period.Before(m)))
+		}
+	}
+	return names
 }
 
 // condition holds when every kind of the policy is under its limit.

@@ -147,6 +147,14 @@ func TestBuild(t *testing.T) {
 		t.Errorf("the default 10 is not among the values %v", expr.Values())
 	}
 
+	part, err := docs.Generation(now).Part()
+	if err != nil || len(part.Adds) != 1 || part.Adds["used_documents_2026_11"] != 1 || len(part.Removes) != 24 ||
+		part.Condition == "" || len(part.Names) == 0 || len(part.Values) == 0 {
+		t.Errorf("part %+v, %v", part, err)
+	}
+	if back, _ := docs.Generation(now).Refund().Part(); back.Adds["used_documents_2026_11"] != -1 || back.Condition != "" {
+		t.Errorf("the refund's part %+v", back)
+	}
 	refund, err := docs.Generation(now).Refund().Build(next())
 	if err != nil || refund.Condition() != nil {
 		t.Errorf("a refund is conditional: %v %v", refund.Condition(), err)

@@ -45,6 +45,10 @@ type Resource struct {
 	// Generated is the field generation writes ("result"): an update of it
 	// waits until the record's generation has ended.
 	Generated string
+	// Stored names the attributes a record holds besides Fields: what
+	// Derive adds and what the service writes itself. Deleting a record
+	// clears Fields and Stored, so none of its content outlives it.
+	Stored []string
 }
 
 // Scope is the integer field that partitions a resource's lists.

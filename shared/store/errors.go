@@ -4,13 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
 	"contentapi/shared/records"
@@ -22,84 +18,9 @@ var (
 	ErrVersionMismatch = records.ErrVersionMismatch
 )
 
-// maxConflictRetries bounds how often a transaction that lost a race for
-// the account's counter item is tried again; with jittered backoff this
-// covers dozens of concurrent writers on one account.
-const maxConflictRetries = 12
-
-// transact runs a write transaction, retrying when it was cancelled only
-// because another transaction held one of its items (nothing was written).
-func (t *Table) transact(ctx context.Context, items []types.TransactWriteItem) error {
-	backoff := 5 * time.Millisecond
-	for attempt := 0; ; attempt++ {
-		_, err := t.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		if err == nil || !onlyConflicts(err) || attempt == maxConflictRetries {
-			return err
-		}
-		sleep := backoff/2 + rand.N(backoff)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(sleep):
-		}
-		backoff = min(backoff*2, 200*time.Millisecond)
-	}
-}
-
-// onlyConflicts reports a cancelled transaction whose reasons are
-// conflicts (or none), never a failed condition.
-func onlyConflicts(err error) bool {
-	var tc *types.TransactionCanceledException
-	if !errors.As(err, &tc) {
-		var conflict *types.TransactionConflictException
-		return errors.As(err, &conflict)
-	}
-	conflict := false
-	for _, r := range tc.CancellationReasons {
-		switch code := deref(r.Code); code {
-		case "TransactionConflict":
-			conflict = true
-		case "", "None":
-		default:
-			return false
-		}
-	}
-	return conflict
-}
-
-// conditionFailedItem reports whether err is a transaction cancelled by the
-// condition of item i, and the item as it was (nil when it did not exist).
-func conditionFailedItem(err error, i int) (Item, bool) {
-	var tc *types.TransactionCanceledException
-	if !errors.As(err, &tc) || i >= len(tc.CancellationReasons) {
-		return nil, false
-	}
-	r := tc.CancellationReasons[i]
-	if deref(r.Code) != "ConditionalCheckFailed" {
-		return nil, false
-	}
-	return r.Item, true
-}
-
-// conditionFailure maps a failed single-item condition to ErrNotFound (no
-// item) or ErrVersionMismatch (the item exists, so the version differed).
-func conditionFailure(err error) error {
-	var ccf *types.ConditionalCheckFailedException
-	if !errors.As(err, &ccf) {
-		return err
-	}
-	if len(ccf.Item) == 0 {
-		return ErrNotFound
-	}
-	return ErrVersionMismatch
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
+// maxUnprocessedRetries bounds how often a batch read or write asks again
+// for what DynamoDB left unprocessed.
+const maxUnprocessedRetries = 12
 
 // Classify turns DynamoDB's failures into the domain's: throttling and
 // timeouts, here or in any package calling DynamoDB, become
@@ -113,14 +34,6 @@ func Classify(err error) error {
 }
 
 func isThrottle(err error) bool {
-	var tc *types.TransactionCanceledException
-	if errors.As(err, &tc) {
-		for _, r := range tc.CancellationReasons {
-			if c := deref(r.Code); c == "ThrottlingError" || c == "ProvisionedThroughputExceeded" || c == "TransactionConflict" {
-				return true
-			}
-		}
-	}
 	var qe *retry.MaxAttemptsError
 	if errors.As(err, &qe) {
 		// The SDK gave up retrying; what it retried was transient.
@@ -130,8 +43,7 @@ func isThrottle(err error) bool {
 	if errors.As(err, &api) {
 		switch api.ErrorCode() {
 		case "ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded",
-			"TransactionInProgressException", "TransactionConflictException", "ServiceUnavailable",
-			"InternalServerError", "LimitExceededException":
+			"ServiceUnavailable", "InternalServerError", "LimitExceededException":
 			return true
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/generation"
@@ -67,30 +66,24 @@ func marshalState(s generation.State) types.AttributeValue {
 // first try landed is recognised by its attempt and status, and succeeds.
 func (t *Table) Transition(ctx context.Context, account string, id int64, from string, status generation.Status,
 	to generation.State, fields records.Values) (Item, error) {
-	u := t.newUpdate()
-	u.names["#g"] = AttrGeneration
-	u.names["#attempt"] = attrGenAttempt
-	u.names["#status"] = attrGenStatus
-	u.names["#requested"] = attrGenRequested
-	u.values[":from"] = str(from)
-	u.values[":status"] = str(string(status))
-	u.values[":cutoff"] = str(generation.FormatTime(t.Now().Add(-generation.MaxDuration)))
-	u.set("#g", marshalState(to))
+	u := newUpdate()
+	g := u.name(AttrGeneration)
+	u.set(u.name(AttrUpdated) + " = " + u.value(str(t.timestamp())))
+	u.set(g + " = " + u.value(marshalState(to)))
 	vals := Item{}
 	marshalValues(fields, vals)
 	for attr, av := range vals {
-		u.set(u.name(attr), av)
+		u.set(u.name(attr) + " = " + u.value(av))
 	}
-	out, err := t.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           &t.name,
-		Key:                                 key(account, id),
-		UpdateExpression:                    u.expression(),
-		ConditionExpression:                 ptr("#g.#attempt = :from AND #g.#status = :status AND #g.#requested > :cutoff"),
-		ExpressionAttributeNames:            u.names,
-		ExpressionAttributeValues:           u.values,
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	u.add(AttrVersion, 1)
+	u.cond(g + "." + u.name(attrGenAttempt) + " = " + u.value(str(from)))
+	u.cond(g + "." + u.name(attrGenStatus) + " = " + u.value(str(string(status))))
+	u.cond(g + "." + u.name(attrGenRequested) + " > " +
+		u.value(str(generation.FormatTime(t.Now().Add(-generation.MaxDuration)))))
+	in := u.input(t.name, key(account, id))
+	in.ReturnValues = types.ReturnValueAllNew
+	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	out, err := t.db.UpdateItem(ctx, in)
 	if err == nil {
 		return out.Attributes, nil
 	}
@@ -98,7 +91,7 @@ func (t *Table) Transition(ctx context.Context, account string, id int64, from s
 	if !errors.As(err, &ccf) {
 		return nil, err
 	}
-	if len(ccf.Item) == 0 {
+	if !isLive(ccf.Item) {
 		return nil, fmt.Errorf("%w: %w", generation.ErrSuperseded, ErrNotFound)
 	}
 	if own(ccf.Item, to) {
@@ -118,72 +111,52 @@ func own(item Item, to generation.State) bool {
 // new inputs v, in one write conditional on the version read: a record
 // changed since (another regenerate among them) is ErrVersionMismatch, or
 // a generation.InFlightError when it is now being generated, and the
-// caller reads it again. A document moved to another template is counted
-// under it, in one transaction with the write.
+// caller reads it again.
+//
+// A regenerate does not move a document to another template: that would
+// be two writes (the record and the account's counts), and the counter's
+// intents (counter.go) only know how to settle a create or a delete whose
+// record write is lost, not a move half done. Until a move intent exists,
+// a template change is refused as invalid input (422) and changes nothing;
+// the same template given again is accepted.
 func (t *Table) Regenerate(ctx context.Context, account string, old Item, v records.Values, gen generation.State) (Item, error) {
 	id, _ := IntAttr(old, AttrID)
 	version, _ := IntAttr(old, AttrVersion)
-	u := t.newUpdate()
-	u.values[":expected"] = num(version)
-	u.set(u.name(AttrGeneration), marshalState(gen))
+	if t.res.Scope != nil && t.scopeOfItem(old) != t.scopeOf(merge(v, t.res, old)) {
+		field := t.res.Scope.Field
+		return nil, &records.InvalidError{Fields: map[string][]string{
+			field: {"A regenerate keeps the record's " + strings.ReplaceAll(field, "_", " ") + "; create a new record for another one."},
+		}}
+	}
+	u := newUpdate()
+	u.set(u.name(AttrUpdated) + " = " + u.value(str(t.timestamp())))
+	u.set(u.name(AttrGeneration) + " = " + u.value(marshalState(gen)))
 	vals := Item{}
 	marshalValues(v, vals)
 	for attr, av := range vals {
-		u.set(u.name(attr), av)
+		u.set(u.name(attr) + " = " + u.value(av))
 	}
-	cond := "#version = :expected"
-	from, to := t.scopeOfItem(old), t.scopeOf(merge(v, t.res, old))
-	if from == to {
-		out, err := t.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:                           &t.name,
-			Key:                                 key(account, id),
-			UpdateExpression:                    u.expression(),
-			ConditionExpression:                 &cond,
-			ExpressionAttributeNames:            u.names,
-			ExpressionAttributeValues:           u.values,
-			ReturnValues:                        types.ReturnValueAllNew,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		})
-		if err == nil {
-			return out.Attributes, nil
-		}
-		var ccf *types.ConditionalCheckFailedException
-		if !errors.As(err, &ccf) {
-			return nil, err
-		}
-		return t.regenerateFailure(ccf.Item, gen)
+	u.add(AttrVersion, 1)
+	u.cond("attribute_exists(" + u.name(AttrIDKey) + ")")
+	u.cond(u.name(AttrVersion) + " = " + u.value(num(version)))
+	in := u.input(t.name, key(account, id))
+	in.ReturnValues = types.ReturnValueAllNew
+	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	out, err := t.db.UpdateItem(ctx, in)
+	if err == nil {
+		t.remember(account, out.Attributes)
+		return out.Attributes, nil
 	}
-	// Another scope: the record moves to its key range and is counted
-	// there. A transaction returns no item, so the record is read after.
-	u.set(u.name(AttrIDKey), num(idKey(to, id)))
-	err := t.transact(ctx, []types.TransactWriteItem{
-		{Update: &types.Update{
-			TableName:                           &t.name,
-			Key:                                 key(account, id),
-			UpdateExpression:                    u.expression(),
-			ConditionExpression:                 &cond,
-			ExpressionAttributeNames:            u.names,
-			ExpressionAttributeValues:           u.values,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		}},
-		t.moveCount(account, from, to),
-	})
-	if item, failed := conditionFailedItem(err, 0); failed {
-		return t.regenerateFailure(item, gen)
-	}
-	if err != nil {
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
 		return nil, err
 	}
-	item, err := t.Get(ctx, account, id)
-	if err == nil && item == nil {
-		err = ErrNotFound
-	}
-	return item, err
+	return t.regenerateFailure(ccf.Item, gen)
 }
 
 func (t *Table) regenerateFailure(old Item, gen generation.State) (Item, error) {
 	switch {
-	case len(old) == 0:
+	case !isLive(old):
 		return nil, ErrNotFound
 	case own(old, gen):
 		return old, nil
@@ -214,42 +187,15 @@ func (t *Table) InFlight(item Item) error { return t.inFlight(item) }
 // being generated, when the update writes the field generation writes:
 // nothing a user wrote is overwritten by a generation they did not ask
 // for, nor the other way round.
-func (t *Table) guardGenerated(v records.Values, cond string, names map[string]string, values Item) string {
+func (t *Table) guardGenerated(v records.Values, u *update) {
 	if _, writes := v[t.res.Generated]; t.res.Generated == "" || !writes {
-		return cond
+		return
 	}
-	names["#g"] = AttrGeneration
-	names["#gstatus"] = attrGenStatus
-	names["#grequested"] = attrGenRequested
-	values[":gdone"] = str(string(generation.Done))
-	values[":gfailed"] = str(string(generation.Failed))
-	values[":gcutoff"] = str(generation.FormatTime(t.Now().Add(-generation.MaxDuration)))
-	return cond + " AND (attribute_not_exists(#g) OR #g.#gstatus IN (:gdone, :gfailed) OR #g.#grequested <= :gcutoff)"
-}
-
-// updateFailure is an update's failed condition in the domain's terms:
-// the record is gone, being generated, or at another version.
-func (t *Table) updateFailure(err error) error {
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) && len(ccf.Item) > 0 {
-		if e := t.inFlight(ccf.Item); e != nil {
-			return e
-		}
-	}
-	return conditionFailure(err)
-}
-
-// moveCount is the transaction step that counts a record under another
-// scope: one update of the counter item (a transaction may touch an item
-// once).
-func (t *Table) moveCount(account string, from, to int64) types.TransactWriteItem {
-	return types.TransactWriteItem{Update: &types.Update{
-		TableName:                 &t.name,
-		Key:                       key(account, counterID),
-		UpdateExpression:          ptr("ADD #from :minus, #to :plus"),
-		ExpressionAttributeNames:  map[string]string{"#from": countAttr(from), "#to": countAttr(to)},
-		ExpressionAttributeValues: Item{":minus": num(-1), ":plus": num(1)},
-	}}
+	g := u.name(AttrGeneration)
+	status, requested := g+"."+u.name(attrGenStatus), g+"."+u.name(attrGenRequested)
+	u.cond("(attribute_not_exists(" + g + ") OR " + status + " IN (" + u.value(str(string(generation.Done))) + ", " +
+		u.value(str(string(generation.Failed))) + ") OR " + requested + " <= " +
+		u.value(str(generation.FormatTime(t.Now().Add(-generation.MaxDuration)))) + ")")
 }
 
 // scopeOfItem is the scope a stored record is counted under.
@@ -272,37 +218,4 @@ func merge(v records.Values, res *records.Resource, old Item) records.Values {
 	}
 	s, _ := IntAttr(old, res.Scope.Field)
 	return records.Values{res.Scope.Field: s}
-}
-
-// update builds an UpdateItem's SET clause over the attributes every write
-// of a record moves: its update time and its version.
-type update struct {
-	names  map[string]string
-	values Item
-	sets   []string
-}
-
-func (t *Table) newUpdate() *update {
-	return &update{
-		names:  map[string]string{"#version": AttrVersion, "#updated": AttrUpdated},
-		values: Item{":one": num(1), ":updated": str(t.timestamp())},
-		sets:   []string{"#updated = :updated"},
-	}
-}
-
-// name is a placeholder for attr.
-func (u *update) name(attr string) string {
-	n := fmt.Sprintf("#a%d", len(u.names))
-	u.names[n] = attr
-	return n
-}
-
-func (u *update) set(name string, av types.AttributeValue) {
-	v := fmt.Sprintf(":v%d", len(u.sets))
-	u.values[v] = av
-	u.sets = append(u.sets, name+" = "+v)
-}
-
-func (u *update) expression() *string {
-	return ptr("SET " + strings.Join(u.sets, ", ") + " ADD #version :one")
 }

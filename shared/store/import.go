@@ -82,7 +82,7 @@ func (t *Table) Import(ctx context.Context, account string, vs []records.Values)
 	var batch []types.WriteRequest
 	for i, v := range vs {
 		counts[t.scopeOf(v)]++
-		batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: t.newItem(account, first+int64(i), v, nil)}})
+		batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: t.newItem(account, first+int64(i), v, "", nil)}})
 		if len(batch) == maxBatchWrite || i == len(vs)-1 {
 			batches <- batch
 			batch = nil
@@ -121,7 +121,7 @@ func (t *Table) Import(ctx context.Context, account string, vs []records.Values)
 func (t *Table) batchWrite(ctx context.Context, bw BatchWriter, batch []types.WriteRequest) error {
 	pending := map[string][]types.WriteRequest{t.name: batch}
 	for attempt := 0; len(pending) > 0; attempt++ {
-		if attempt > maxConflictRetries {
+		if attempt > maxUnprocessedRetries {
 			return fmt.Errorf("batch write on %s: items still unprocessed", t.name)
 		}
 		out, err := bw.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})

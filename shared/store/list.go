@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -148,11 +149,9 @@ func (t *Table) indexQuery(account string, q records.ListQuery) *dynamodb.QueryI
 	byID := q.SortBy != "name"
 	in := &dynamodb.QueryInput{
 		TableName: &t.name,
-		// The contract's read-your-writes is for lists sorted by id; name
-		// order may trail a write by the index's lag (milliseconds) and
-		// costs half as much. The page's records themselves are always
-		// read strongly consistent (fetch).
-		ConsistentRead:       ptr(byID),
+		// Global indexes are read eventually consistent (they can be read
+		// no other way): a list may trail a write by the index's lag. The
+		// page's records themselves are read strongly consistent (fetch).
 		ScanIndexForward:     ptr(!q.Desc),
 		ProjectionExpression: ptr("#id"),
 	}
@@ -199,39 +198,21 @@ const maxBatchKeys = 100
 // withCount adds the counter item to the same call and returns the scope's
 // record count.
 func (t *Table) fetch(ctx context.Context, account string, ids []int64, withCount bool, scope int64) ([]Item, int64, error) {
-	keys := make([]Item, 0, len(ids)+1)
-	for _, id := range ids {
-		keys = append(keys, key(account, id))
-	}
+	keys := ids
 	if withCount {
-		keys = append(keys, key(account, counterID))
+		keys = append(slices.Clone(ids), counterID)
 	}
-	byID := make(map[int64]Item, len(keys))
-	for start := 0; start < len(keys); start += maxBatchKeys {
-		pending := map[string]types.KeysAndAttributes{t.name: {
-			Keys:           keys[start:min(start+maxBatchKeys, len(keys))],
-			ConsistentRead: ptr(true),
-		}}
-		for attempt := 0; len(pending) > 0; attempt++ {
-			if attempt > maxConflictRetries {
-				return nil, 0, fmt.Errorf("batch get on %s: keys still unprocessed", t.name)
-			}
-			out, err := t.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
-			if err != nil {
-				return nil, 0, err
-			}
-			for _, item := range out.Responses[t.name] {
-				id, _ := IntAttr(item, AttrID)
-				byID[id] = item
-			}
-			pending = out.UnprocessedKeys
-		}
+	byID, err := t.batchGet(ctx, account, keys)
+	if err != nil {
+		return nil, 0, err
 	}
 	items := make([]Item, 0, len(ids))
 	for _, id := range ids {
-		// A record deleted between the index read and this one is left
-		// out rather than shown as a hole.
-		if item, ok := byID[id]; ok {
+		// An index entry whose record is gone (deleted since the index
+		// read, or the index still trailing the delete) is left out
+		// rather than shown as a hole.
+		if item, ok := byID[id]; ok && isLive(item) {
+			t.remember(account, item)
 			items = append(items, item)
 		}
 	}
@@ -240,6 +221,34 @@ func (t *Table) fetch(ctx context.Context, account string, ids []int64, withCoun
 		count, _ = IntAttr(byID[counterID], countAttr(scope))
 	}
 	return items, count, nil
+}
+
+// batchGet reads the items of ids, strongly consistent, by id; ids with no
+// item are absent.
+func (t *Table) batchGet(ctx context.Context, account string, ids []int64) (map[int64]Item, error) {
+	byID := make(map[int64]Item, len(ids))
+	for start := 0; start < len(ids); start += maxBatchKeys {
+		var keys []Item
+		for _, id := range ids[start:min(start+maxBatchKeys, len(ids))] {
+			keys = append(keys, key(account, id))
+		}
+		pending := map[string]types.KeysAndAttributes{t.name: {Keys: keys, ConsistentRead: ptr(true)}}
+		for attempt := 0; len(pending) > 0; attempt++ {
+			if attempt > maxUnprocessedRetries {
+				return nil, fmt.Errorf("batch get on %s: keys still unprocessed", t.name)
+			}
+			out, err := t.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
+			if err != nil {
+				return nil, err
+			}
+			for _, item := range out.Responses[t.name] {
+				id, _ := IntAttr(item, AttrID)
+				byID[id] = item
+			}
+			pending = out.UnprocessedKeys
+		}
+	}
+	return byID, nil
 }
 
 // searchResults serves search_by=result: the text is only in the full
@@ -253,7 +262,7 @@ func (t *Table) searchResults(ctx context.Context, account string, q records.Lis
 	in := &dynamodb.QueryInput{
 		TableName:              &t.name,
 		KeyConditionExpression: ptr("#account = :account AND #id > :zero"),
-		ProjectionExpression:   ptr("#id, #result, " + AttrNameKey),
+		ProjectionExpression:   ptr("#id, #result, " + AttrNameKey + ", " + AttrIDKey),
 		ConsistentRead:         ptr(true),
 		// The budget keeps the newest records; name order sorts below.
 		ScanIndexForward: ptr(false),
@@ -274,7 +283,7 @@ func (t *Table) searchResults(ctx context.Context, account string, q records.Lis
 		scanned += int(out.ScannedCount)
 		for _, item := range out.Items {
 			text, _ := item["result"].(*types.AttributeValueMemberS)
-			if text == nil || !strings.Contains(fold.String(text.Value), q.Search) {
+			if !isLive(item) || text == nil || !strings.Contains(fold.String(text.Value), q.Search) {
 				continue
 			}
 			m := match{}

@@ -47,12 +47,6 @@ func (t *Table) counterWrite(ctx context.Context, account string, charge quota.C
 	return out, err
 }
 
-// uncharge gives back the usage a create counted when its record was not
-// written.
-func (t *Table) uncharge(ctx context.Context, account string, id int64, charge quota.Charge, cause error) {
-	t.refundUnlessLanded(ctx, account, id, charge, cause, func(item Item) bool { return item != nil })
-}
-
 // RefundRegenerate gives back what Spend counted for a regenerate whose
 // write of the new generation (attempt) did not land, cause being the
 // write's error.

@@ -17,6 +17,7 @@ import (
 	"contentapi/shared/generation"
 	"contentapi/shared/images"
 	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/faultproxy"
 	"contentapi/shared/quota"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
@@ -316,68 +317,42 @@ func TestQuotaExactUnderConcurrency(t *testing.T) {
 	}
 }
 
-// faultyDB is the real client with faults injected into the record's
-// write, the step after the counter write: the transaction fails before
-// reaching DynamoDB, or after DynamoDB applied it (its answer lost).
-type faultyDB struct {
-	*dynamodb.Client
-	mode atomic.Value // "", "before", "after"
-}
-
+// errLost is a write's error that says nothing of whether it landed.
 var errLost = errors.New("injected: connection reset")
 
-func (f *faultyDB) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	switch f.mode.Load() {
-	case "before":
-		return nil, errLost
-	case "after":
-		if _, err := f.Client.TransactWriteItems(ctx, in, opts...); err != nil {
-			return nil, err
-		}
-		return nil, errLost
+// The usage moves with the record count, so it stays as exact as the
+// counts under every fault between a create's steps: answers lost, puts
+// that fail, land late or never, a crash settled by a later write.
+func TestQuotaUsageStaysExactUnderFaults(t *testing.T) {
+	r := newRig(t)
+	r.imgs.Quota = quota.Policy{Counts: quota.Images}
+	create := func(name string) {
+		_, _ = r.imgs.Create(request(t), "acme", image(name), nil)
 	}
-	return f.Client.TransactWriteItems(ctx, in, opts...)
-}
+	create("plain")
+	r.proxy.Inject(counterWrite, faultproxy.LoseAnswer, 1)
+	create("counter answer lost")
+	r.proxy.Inject(recordPut, faultproxy.LoseAnswer, 1)
+	create("put answer lost")
+	r.proxy.Inject(recordPut, faultproxy.Fail, 3)
+	create("put failed")
+	held := r.proxy.Inject(recordPut, faultproxy.Hold, 1)
+	create("put late")
+	<-held.Held()
+	held.Release()
+	r.proxy.Wait()
+	r.proxy.Inject(recordPut, faultproxy.Hang, 100)
+	r.proxy.Inject(voidPut, faultproxy.Hang, 100)
+	create("crashed")
+	r.exact(r.imgs, "acme")
 
-// A create whose record is not written is not counted, however it failed;
-// one whose record was written stays counted even if its answer was lost.
-func TestQuotaFailedCreatesAreNotCounted(t *testing.T) {
-	ctx := context.Background()
-	db := &faultyDB{}
-	db.mode.Store("")
-	e := newQuotaEnv(t, nil, db)
-	db.Client = e.env.Client
-	setLimits(t, e.img, "acme", quota.Limits{quota.Images: quota.Max(5)})
-	if _, err := e.img.Create(ctx, "acme", image("one"), nil); err != nil {
+	stored := r.records(r.imgs, "acme", "")[0]
+	m, err := r.imgs.Usage(context.Background(), "acme", quota.PeriodOf(time.Now()))
+	if err != nil {
 		t.Fatal(err)
 	}
-
-	// DynamoDB cancels the transaction: the record's id is taken (by a
-	// record put there behind the store's back).
-	taken := store.Item{store.AttrAccount: &types.AttributeValueMemberS{Value: "acme"}, store.AttrID: &types.AttributeValueMemberN{Value: "2"}}
-	if _, err := e.env.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.img.Name()), Item: taken}); err != nil {
-		t.Fatal(err)
-	}
-	var cancelled *types.TransactionCanceledException
-	if _, err := e.img.Create(ctx, "acme", image("collides"), nil); !errors.As(err, &cancelled) {
-		t.Fatalf("create onto a taken id: %v", err)
-	}
-	// The transaction never reaches DynamoDB.
-	db.mode.Store("before")
-	if _, err := e.img.Create(ctx, "acme", image("lost"), nil); !errors.Is(err, errLost) {
-		t.Fatalf("create: %v", err)
-	}
-	if used := e.usage(t, e.img, "acme")[quota.Images].Used; used != 1 {
-		t.Fatalf("%d counted after two failed creates, want 1", used)
-	}
-	// DynamoDB wrote the record, the answer was lost: it counts.
-	db.mode.Store("after")
-	if _, err := e.img.Create(ctx, "acme", image("written"), nil); !errors.Is(err, errLost) {
-		t.Fatalf("create: %v", err)
-	}
-	db.mode.Store("")
-	if used, n := e.usage(t, e.img, "acme")[quota.Images].Used, total(t, e.img, "acme", 0); used != 2 || n != 2 {
-		t.Fatalf("%d counted, %d stored by the store; want 2 and 2", used, n)
+	if m[quota.Images].Used != stored || stored != 3 {
+		t.Fatalf("%d counted, %d stored; want 3 and 3", m[quota.Images].Used, stored)
 	}
 }
 

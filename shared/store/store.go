@@ -1,15 +1,18 @@
 // Package store keeps records in DynamoDB, one table per resource.
 //
 // Layout (see README "Data model"): partition key `account`, sort key `id`.
-// Two local secondary indexes hold slim copies of each record (name_fold,
-// favorite and the filter attributes) so lists, filters and counts read
-// ~100-byte entries, strongly consistent, then fetch the page's full items
-// in one BatchGetItem. `by_id` sorts on id_key = scope*1e12 + id, so a
-// scope (a document template) is one contiguous key range; `by_name` sorts
-// on the folded name, ties broken by id. Item id 0 of each account is its
-// counter: the next id and a record count per scope, changed in the same
-// transaction as every create and delete, and the account's monthly usage
-// and limits (shared/quota), counted in the write that hands out the id.
+// Two global secondary indexes hold slim copies of each record (name_fold,
+// favorite and the filter attributes), so lists, filters and counts read
+// ~100-byte entries, then fetch the page's full items in one BatchGetItem.
+// `by_id` sorts on id_key = scope*1e12 + id, so a scope (a document
+// template) is one contiguous key range; `by_name` sorts on the folded
+// name, ties broken by id.
+//
+// Item id 0 of each account is its counter: the next id and a record count
+// per scope, and the account's monthly usage and limits (shared/quota),
+// counted in the write that hands out the id. Every write is a single-item
+// conditional write, never a transaction; counter.go says how the counts
+// stay exact without one.
 package store
 
 import (
@@ -17,9 +20,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
-	ddbexpr "github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -40,6 +43,18 @@ const (
 	AttrVersion  = "version"
 	AttrCreated  = "created_at"
 	AttrUpdated  = "updated_at"
+	// AttrAttempt is the operation that last wrote a record (create or
+	// update) or deleted it: a retry of that operation recognises it.
+	AttrAttempt = "attempt"
+	// AttrGoneBy marks a deleted record's tombstone with the execution
+	// that deleted it.
+	AttrGoneBy = "gone_by"
+	// AttrVoid marks an id whose create was abandoned: no record will
+	// ever be written there.
+	AttrVoid = "void"
+	// attrFences lists executions whose delete must no longer land: their
+	// count change was reversed.
+	attrFences = "fences"
 
 	attrNextID  = "next_id"
 	countPrefix = "count_"
@@ -61,10 +76,10 @@ const TimeLayout = "2006-01-02T15:04:05.000000Z"
 // DB is the part of the DynamoDB client the store uses.
 type DB interface {
 	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	BatchGetItem(context.Context, *dynamodb.BatchGetItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
-	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 }
 
 // Item is a stored record.
@@ -77,14 +92,22 @@ type Table struct {
 	res  *records.Resource
 	// Now is the clock; tests may set it.
 	Now func() time.Time
+	// Horizon is how old an unfinished count change must be before any
+	// write of the account settles it (counter.go). It only has to outlast
+	// the requests that may still be finishing it themselves.
+	Horizon time.Duration
 	// Quota is what the table's creates count against the account's
-	// monthly limits; the zero Policy counts nothing.
+	// monthly limits, in the create's counter write (usage, and the limits
+	// as its condition); the zero Policy counts nothing.
 	Quota quota.Policy
+
+	finished finished
+	scopes   scopeCache
 }
 
 // New returns the store of res in the named table.
 func New(db DB, table string, res *records.Resource) *Table {
-	return &Table{db: db, name: table, res: res, Now: time.Now}
+	return &Table{db: db, name: table, res: res, Now: time.Now, Horizon: DefaultHorizon}
 }
 
 // Name is the table's name.
@@ -131,11 +154,12 @@ func (t *Table) scopeOf(v records.Values) int64 {
 	return v[t.res.Scope.Field].(int64)
 }
 
-func (t *Table) defaultScope() int64 {
+// itemScope is the scope a stored item (record or tombstone) carries.
+func (t *Table) itemScope(item Item) (int64, bool) {
 	if t.res.Scope == nil {
-		return 0
+		return 0, true
 	}
-	return t.res.Scope.Default
+	return IntAttr(item, t.res.Scope.Field)
 }
 
 func (t *Table) timestamp() string { return t.Now().UTC().Format(TimeLayout) }
@@ -150,6 +174,25 @@ func IntAttr(item Item, name string) (int64, bool) {
 	return v, err == nil
 }
 
+func strAttr(item Item, name string) string {
+	if s, ok := item[name].(*types.AttributeValueMemberS); ok {
+		return s.Value
+	}
+	return ""
+}
+
+// isLive reports a record: what lists show and GET finds. Tombstones and
+// voided ids lack the index keys.
+func isLive(item Item) bool {
+	_, ok := item[AttrIDKey]
+	return ok
+}
+
+func isVoid(item Item) bool {
+	_, ok := item[AttrVoid]
+	return ok
+}
+
 func marshalValues(v records.Values, into Item) {
 	for name, val := range v {
 		into[name] = marshalValue(val)
@@ -157,7 +200,7 @@ func marshalValues(v records.Values, into Item) {
 }
 
 // newItem is the item Create writes for a record with the given id.
-func (t *Table) newItem(account string, id int64, v records.Values, gen *generation.State) Item {
+func (t *Table) newItem(account string, id int64, v records.Values, op string, gen *generation.State) Item {
 	now := t.timestamp()
 	item := key(account, id)
 	marshalValues(v, item)
@@ -174,61 +217,19 @@ func (t *Table) newItem(account string, id int64, v records.Values, gen *generat
 	item[AttrVersion] = num(1)
 	item[AttrCreated] = str(now)
 	item[AttrUpdated] = str(now)
+	if op != "" {
+		item[AttrAttempt] = str(op)
+	}
 	return item
 }
 
-// Create stores a new record and returns it. Two round trips: the counter
-// hands out the id and counts the month's usage (refused with a
-// *records.QuotaError when the account's limits allow no more), then one
-// transaction writes the record and counts it. gen, when generation is on,
-// is the record's generation as requested.
-func (t *Table) Create(ctx context.Context, account string, v records.Values, gen *generation.State) (Item, error) {
-	charge := t.Quota.Generation(t.Now())
-	id, err := t.allocateID(ctx, account, charge)
-	if err != nil {
-		return nil, err
+// operation is the client operation of a call: its Attempt when the
+// request carries one, else the fresh token of this execution.
+func operation(ctx context.Context, exec string) (Attempt, bool) {
+	if a, ok := attemptFrom(ctx); ok {
+		return a, true
 	}
-	item := t.newItem(account, id, v, gen)
-	err = t.transact(ctx, []types.TransactWriteItem{
-		{Put: &types.Put{
-			TableName:           &t.name,
-			Item:                item,
-			ConditionExpression: ptr("attribute_not_exists(#id)"),
-			ExpressionAttributeNames: map[string]string{
-				"#id": AttrID,
-			},
-		}},
-		t.count(account, t.scopeOf(v), 1),
-	})
-	if err != nil {
-		t.uncharge(ctx, account, id, charge, err)
-		return nil, err
-	}
-	return item, nil
-}
-
-// allocateID is the counter write of a create: the next id, and charge.
-func (t *Table) allocateID(ctx context.Context, account string, charge quota.Charge) (int64, error) {
-	out, err := t.counterWrite(ctx, account, charge, ddbexpr.Add(ddbexpr.Name(attrNextID), ddbexpr.Value(1)))
-	if err != nil {
-		return 0, err
-	}
-	id, ok := IntAttr(out.Attributes, attrNextID)
-	if !ok || id <= 0 || id >= scopeStride {
-		return 0, fmt.Errorf("counter of %s returned no usable id", t.name)
-	}
-	return id, nil
-}
-
-// count is the transaction step that moves a scope's record count.
-func (t *Table) count(account string, scope, delta int64) types.TransactWriteItem {
-	return types.TransactWriteItem{Update: &types.Update{
-		TableName:                 &t.name,
-		Key:                       key(account, counterID),
-		UpdateExpression:          ptr("ADD #count :delta"),
-		ExpressionAttributeNames:  map[string]string{"#count": countAttr(scope)},
-		ExpressionAttributeValues: Item{":delta": num(delta)},
-	}}
+	return Attempt{Op: exec}, false
 }
 
 // Get reads one record, strongly consistent; nil when there is none.
@@ -241,24 +242,23 @@ func (t *Table) Get(ctx context.Context, account string, id int64) (Item, error)
 	if err != nil {
 		return nil, err
 	}
-	if len(out.Item) == 0 {
+	if !isLive(out.Item) {
 		return nil, nil
 	}
+	t.remember(account, out.Item)
 	return out.Item, nil
 }
 
 // Update changes the given fields of a record in one conditional write and
 // returns the record as stored. ifVersion > 0 also requires that version.
+// The write carries its operation's token: when a retry finds the token
+// already there, the update it is retrying landed, and its result is the
+// answer (not a 412 for the version it bumped itself).
 func (t *Table) Update(ctx context.Context, account string, id int64, v records.Values, ifVersion int64) (Item, error) {
-	names := map[string]string{"#id": AttrID, "#version": AttrVersion, "#updated": AttrUpdated}
-	values := Item{":one": num(1), ":updated": str(t.timestamp())}
-	sets := []string{"#updated = :updated"}
-	set := func(attr string, av types.AttributeValue) {
-		n := fmt.Sprintf("#f%d", len(sets))
-		names[n] = attr
-		values[":"+n[1:]] = av
-		sets = append(sets, n+" = :"+n[1:])
-	}
+	att, _ := operation(ctx, NewToken(t.Now()))
+	u := newUpdate()
+	u.set(u.name(AttrUpdated) + " = " + u.value(str(t.timestamp())))
+	u.set(u.name(AttrAttempt) + " = " + u.value(str(att.Op)))
 	fields := Item{}
 	marshalValues(v, fields)
 	if name, ok := v["name"].(string); ok {
@@ -266,76 +266,175 @@ func (t *Table) Update(ctx context.Context, account string, id int64, v records.
 		fields[AttrNameKey] = str(nameKey(name, id))
 	}
 	for attr, av := range fields {
-		set(attr, av)
+		u.set(u.name(attr) + " = " + u.value(av))
 	}
-	cond := "attribute_exists(#id)"
+	u.add(AttrVersion, 1)
+	attempt, op := u.name(AttrAttempt), u.value(str(att.Op))
+	u.cond("attribute_exists(" + u.name(AttrIDKey) + ")")
+	u.cond("(attribute_not_exists(" + attempt + ") OR " + attempt + " <> " + op + ")")
 	if ifVersion > 0 {
-		cond += " AND #version = :expected"
-		values[":expected"] = num(ifVersion)
+		u.cond(u.name(AttrVersion) + " = " + u.value(num(ifVersion)))
 	}
-	cond = t.guardGenerated(v, cond, names, values)
-	out, err := t.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           &t.name,
-		Key:                                 key(account, id),
-		UpdateExpression:                    ptr("SET " + strings.Join(sets, ", ") + " ADD #version :one"),
-		ConditionExpression:                 &cond,
-		ExpressionAttributeNames:            names,
-		ExpressionAttributeValues:           values,
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	t.guardGenerated(v, u)
+	in := u.input(t.name, key(account, id))
+	in.ReturnValues = types.ReturnValueAllNew
+	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	out, err := t.db.UpdateItem(ctx, in)
+	if old, failed := conditionFailed(err); failed {
+		switch {
+		case !isLive(old):
+			return nil, ErrNotFound
+		case strAttr(old, AttrAttempt) == att.Op:
+			return old, nil // this operation's own update, landed before
+		}
+		if err := t.inFlight(old); err != nil {
+			return nil, err
+		}
+		return nil, ErrVersionMismatch
+	}
 	if err != nil {
-		return nil, t.updateFailure(err)
+		return nil, err
 	}
+	t.remember(account, out.Attributes)
 	return out.Attributes, nil
 }
 
-// Delete removes a record and uncounts it in one transaction. The count to
-// move is per scope, which a delete by id does not know: it assumes the
-// default scope, and a miss returns the record's real scope (no extra
-// read), which the one retry uses. ifVersion > 0 also requires that version.
-func (t *Table) Delete(ctx context.Context, account string, id int64, ifVersion int64) error {
-	scope := t.defaultScope()
-	for attempt := 0; ; attempt++ {
-		names := map[string]string{"#id": AttrID}
-		values := Item{}
-		cond := "attribute_exists(#id)"
-		if t.res.Scope != nil {
-			cond += " AND #scope = :scope"
-			names["#scope"] = t.res.Scope.Field
-			values[":scope"] = num(scope)
-		}
-		if ifVersion > 0 {
-			cond += " AND #version = :expected"
-			names["#version"] = AttrVersion
-			values[":expected"] = num(ifVersion)
-		}
-		del := &types.Delete{
-			TableName:                           &t.name,
-			Key:                                 key(account, id),
-			ConditionExpression:                 &cond,
-			ExpressionAttributeNames:            names,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		}
-		if len(values) > 0 {
-			del.ExpressionAttributeValues = values
-		}
-		err := t.transact(ctx, []types.TransactWriteItem{{Delete: del}, t.count(account, scope, -1)})
-		old, failed := conditionFailedItem(err, 0)
-		if !failed {
-			return err
-		}
-		if len(old) == 0 {
-			return ErrNotFound
-		}
-		if t.res.Scope != nil {
-			if actual, ok := IntAttr(old, t.res.Scope.Field); ok && actual != scope && attempt == 0 {
-				scope = actual
-				continue
+// contentAttrs are the attributes a delete clears: everything a record
+// holds but its key and scope.
+func (t *Table) contentAttrs() []string {
+	seen := map[string]bool{AttrAccount: true, AttrID: true}
+	if t.res.Scope != nil {
+		seen[t.res.Scope.Field] = true
+	}
+	var out []string
+	add := func(names ...string) {
+		for _, n := range names {
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, n)
 			}
 		}
-		return ErrVersionMismatch
 	}
+	for _, f := range t.res.Fields {
+		add(f.Name)
+	}
+	add(t.res.Stored...)
+	add(AttrIDKey, AttrNameKey, AttrNameFold, AttrFavorite, AttrVersion, AttrCreated, AttrUpdated, attrFences)
+	// Generation's state is the store's own attribute, on every resource
+	// that generates.
+	if t.res.Generated != "" {
+		add(AttrGeneration)
+	}
+	return out
+}
+
+// scopeCache remembers the scope of records this process has seen, so a
+// delete, which knows only the id, usually counts on the right scope
+// first time.
+type scopeCache struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
+
+// maxCachedScopes bounds the cache; when full it starts over.
+const maxCachedScopes = 100_000
+
+func scopeKey(account string, id int64) string { return account + "\x00" + strconv.FormatInt(id, 10) }
+
+func (t *Table) remember(account string, item Item) {
+	if t.res.Scope == nil {
+		return
+	}
+	id, ok1 := IntAttr(item, AttrID)
+	scope, ok2 := t.itemScope(item)
+	if !ok1 || !ok2 {
+		return
+	}
+	t.scopes.mu.Lock()
+	defer t.scopes.mu.Unlock()
+	if t.scopes.m == nil || len(t.scopes.m) >= maxCachedScopes {
+		t.scopes.m = map[string]int64{}
+	}
+	t.scopes.m[scopeKey(account, id)] = scope
+}
+
+// guessScope is the scope a record most likely has: the one last seen, else
+// the resource's default.
+func (t *Table) guessScope(account string, id int64) int64 {
+	if t.res.Scope == nil {
+		return 0
+	}
+	t.scopes.mu.Lock()
+	defer t.scopes.mu.Unlock()
+	if s, ok := t.scopes.m[scopeKey(account, id)]; ok {
+		return s
+	}
+	return t.res.Scope.Default
+}
+
+// update builds an UpdateItem's expressions with placeholders for every
+// name and value, so no client data ever becomes expression text.
+type update struct {
+	names                      map[string]string
+	values                     Item
+	sets, adds, removes, conds []string
+}
+
+func newUpdate() *update {
+	return &update{names: map[string]string{}, values: Item{}}
+}
+
+// name returns the placeholder of an attribute name.
+func (u *update) name(attr string) string {
+	for p, a := range u.names {
+		if a == attr {
+			return p
+		}
+	}
+	p := fmt.Sprintf("#n%d", len(u.names))
+	u.names[p] = attr
+	return p
+}
+
+func (u *update) value(av types.AttributeValue) string {
+	p := fmt.Sprintf(":v%d", len(u.values))
+	u.values[p] = av
+	return p
+}
+
+func (u *update) set(expr string)  { u.sets = append(u.sets, expr) }
+func (u *update) cond(expr string) { u.conds = append(u.conds, expr) }
+func (u *update) remove(attr string) {
+	u.removes = append(u.removes, u.name(attr))
+}
+func (u *update) add(attr string, delta int64) {
+	u.adds = append(u.adds, u.name(attr)+" "+u.value(num(delta)))
+}
+
+func (u *update) input(table string, k Item) *dynamodb.UpdateItemInput {
+	var expr []string
+	if len(u.sets) > 0 {
+		expr = append(expr, "SET "+strings.Join(u.sets, ", "))
+	}
+	if len(u.adds) > 0 {
+		expr = append(expr, "ADD "+strings.Join(u.adds, ", "))
+	}
+	if len(u.removes) > 0 {
+		expr = append(expr, "REMOVE "+strings.Join(u.removes, ", "))
+	}
+	in := &dynamodb.UpdateItemInput{
+		TableName:                &table,
+		Key:                      k,
+		UpdateExpression:         ptr(strings.Join(expr, " ")),
+		ExpressionAttributeNames: u.names,
+	}
+	if len(u.values) > 0 {
+		in.ExpressionAttributeValues = u.values
+	}
+	if len(u.conds) > 0 {
+		in.ConditionExpression = ptr(strings.Join(u.conds, " AND "))
+	}
+	return in
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -3,10 +3,18 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/documents"
+	"contentapi/shared/generation"
 	"contentapi/shared/images"
 	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/records"
@@ -116,7 +124,9 @@ func TestLifecycle(t *testing.T) {
 func TestConcurrentCreatesAndDeletes(t *testing.T) {
 	ctx := context.Background()
 	img, _ := tables(t)
-	const n = 48
+	// 64 clients create on one account at once: single-item writes on its
+	// counter never conflict, so none fails and every id is distinct.
+	const n = 64
 	var wg sync.WaitGroup
 	got := make(chan int64, n)
 	errs := make(chan error, n)
@@ -265,5 +275,82 @@ func TestDocumentScopes(t *testing.T) {
 	p := list(t, doc, "acme", records.ListQuery{Scope: 1, Search: "cafe", SearchBy: "result"})
 	if p.Total != 1 || fmt.Sprint(ids(p)) != "[3]" || p.Partial {
 		t.Fatalf("result search: %+v", p)
+	}
+}
+
+// A deleted record leaves a tombstone that holds none of its content: its
+// key, its scope (for the count) and who deleted it.
+func TestDeleteLeavesOnlyATombstone(t *testing.T) {
+	ctx := context.Background()
+	env := ddbtest.New(t)
+	doc := store.New(env.Client, env.Tables["DocumentsTable"], documents.Resource)
+	// Generated, so the tombstone must also drop the generation state.
+	done := generation.Request("m", time.Now()).Start(time.Now()).Finish("m", generation.Usage{}, time.Now())
+	if _, err := doc.Create(ctx, "acme", document("Secret plans", 7), &done); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := doc.Update(ctx, "acme", 1, records.Values{"result": "The plan.", "words": int64(2), "favorite": true}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Delete(ctx, "acme", 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	out, err := env.Client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(doc.Name()),
+		Key:            map[string]types.AttributeValue{"account": &types.AttributeValueMemberS{Value: "acme"}, "id": &types.AttributeValueMemberN{Value: "1"}},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := slices.Sorted(maps.Keys(out.Item))
+	if want := []string{"account", "attempt", "gone_by", "id", "template_id"}; !slices.Equal(got, want) {
+		t.Fatalf("tombstone holds %v, want only %v", got, want)
+	}
+	if item, err := doc.Get(ctx, "acme", 1); err != nil || item != nil {
+		t.Fatalf("GET of a deleted record: %v %v", item, err)
+	}
+	if _, err := doc.Update(ctx, "acme", 1, records.Values{"name": "x"}, 0); err != store.ErrNotFound {
+		t.Fatalf("update of a deleted record: %v", err)
+	}
+}
+
+// Lists read global secondary indexes, which follow writes asynchronously:
+// a new record shows once its index entry is there, with the total right.
+func TestListShowsANewRecordOnceTheIndexHasIt(t *testing.T) {
+	ctx := context.Background()
+	img, _ := tables(t)
+	for _, name := range []string{"first", "second"} {
+		if _, err := img.Create(ctx, "acme", image(name), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	item, err := img.Create(ctx, "acme", image("newest"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest, _ := store.IntAttr(item, store.AttrID)
+	// GET reflects the write at once; the list as soon as the index does.
+	if got, _ := img.Get(ctx, "acme", newest); got == nil {
+		t.Fatal("GET does not see an acknowledged create")
+	}
+	var p store.Page
+	for range 100 {
+		p = list(t, img, "acme", records.ListQuery{Desc: true})
+		if len(p.Items) > 0 && ids(p)[0] == newest {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if fmt.Sprint(ids(p)) != fmt.Sprint([]int64{newest, newest - 1, newest - 2}) || p.Total != 3 {
+		t.Fatalf("list %v total %d, want the new record first of 3", ids(p), p.Total)
+	}
+	// And a deleted one is never shown, even while its entry lingers.
+	if err := img.Delete(ctx, "acme", newest, 0); err != nil {
+		t.Fatal(err)
+	}
+	p = list(t, img, "acme", records.ListQuery{Desc: true})
+	if slices.Contains(ids(p), newest) {
+		t.Fatalf("deleted record listed: %v", ids(p))
 	}
 }

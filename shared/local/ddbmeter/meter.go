@@ -106,6 +106,9 @@ type Meter struct {
 	// The tables whose calls are counted apart: key lookups and rate-limit
 	// leases.
 	keysTable, rateLimitTable string
+	// transactionScale turns DynamoDB Local's units for a transaction into
+	// AWS's (see CalibrateTransactions); 0 until calibrated.
+	transactionScale float64
 
 	mu    sync.Mutex
 	calls []Call
@@ -260,6 +263,12 @@ func (m *Meter) initialize(ctx context.Context, in middleware.InitializeInput, n
 		}
 	}
 	c.Units = c.LocalUnits
+	if c.Op == "TransactWriteItems" && m.transactionScale > 0 {
+		// AWS bills each write of a transaction twice, index writes
+		// included; DynamoDB Local's own figure is scaled to that.
+		c.Units = c.LocalUnits * m.transactionScale
+		c.Corrected = "a transaction's writes priced twice, as AWS bills them"
+	}
 	if query != nil && m.readsOnlyIndex(query) && tableFetch > 0 {
 		// Should the rewrite above not apply, still bill as AWS does.
 		c.Units -= tableFetch
@@ -445,12 +454,62 @@ func addCapacity(into, from *types.ConsumedCapacity) {
 	if into.Table != nil && from.Table != nil {
 		add(&into.Table.CapacityUnits, from.Table.CapacityUnits)
 	}
-	for name, cap := range from.LocalSecondaryIndexes {
-		if have, ok := into.LocalSecondaryIndexes[name]; ok {
-			add(&have.CapacityUnits, cap.CapacityUnits)
-			into.LocalSecondaryIndexes[name] = have
+	for _, indexes := range [][2]map[string]types.Capacity{
+		{into.LocalSecondaryIndexes, from.LocalSecondaryIndexes},
+		{into.GlobalSecondaryIndexes, from.GlobalSecondaryIndexes},
+	} {
+		for name, cap := range indexes[1] {
+			if have, ok := indexes[0][name]; ok {
+				add(&have.CapacityUnits, cap.CapacityUnits)
+				indexes[0][name] = have
+			}
 		}
 	}
+}
+
+// CalibrateTransactions learns how DynamoDB Local prices a transaction
+// against the same write made alone, so that transactions are billed as AWS
+// bills them: every write twice. It writes one probe item to table twice
+// (alone, then in a transaction) under partition key value account and a
+// negative sort key no record uses, through db (not metered), and removes
+// it. partition and sort name the table's key attributes.
+func (m *Meter) CalibrateTransactions(ctx context.Context, db *dynamodb.Client, table, partition, sort, account string) error {
+	probe := func(id string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{
+			partition: &types.AttributeValueMemberS{Value: account},
+			sort:      &types.AttributeValueMemberN{Value: id},
+			"probe":   &types.AttributeValueMemberS{Value: strings.Repeat("x", 2500)},
+		}
+	}
+	alone, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: probe("-1"),
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
+	if err != nil {
+		return err
+	}
+	tx, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems:          []types.TransactWriteItem{{Put: &types.Put{TableName: &table, Item: probe("-2")}}},
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range []string{"-1", "-2"} {
+		k := probe(id)
+		delete(k, "probe")
+		if _, err := db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &table, Key: k}); err != nil {
+			return err
+		}
+	}
+	one := aws.ToFloat64(alone.ConsumedCapacity.CapacityUnits)
+	var both float64
+	for _, cc := range tx.ConsumedCapacity {
+		both += aws.ToFloat64(cc.CapacityUnits)
+	}
+	if one <= 0 || both <= 0 {
+		return fmt.Errorf("ddbmeter: DynamoDB Local reported no capacity for the probe writes")
+	}
+	m.transactionScale = 2 * one / both
+	return nil
 }
 
 // allProjected is q reading all the index's attributes instead of a

@@ -1,0 +1,467 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"text/template"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"contentapi/shared/auth"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/sam"
+	"contentapi/shared/store"
+)
+
+// The fault-injection soak (make chaos): clients create and delete with
+// Idempotency-Keys and retry as a careful client does, while the local
+// stack's DynamoDB Local is paused twice.
+const (
+	chaosClients  = 16
+	chaosDuration = 60 * time.Second
+	chaosAccount  = "chaos"
+	// chaosAttempts bounds one request's tries; chaosGrace how long the
+	// clients may go on retrying after the run, to finish what they began.
+	chaosAttempts = 40
+	chaosGrace    = 45 * time.Second
+	// The deployed settings the soak runs with: the request deadline and
+	// the function timeout of template.yaml.
+	chaosRequestTimeout  = "8"
+	chaosFunctionTimeout = "10s"
+)
+
+// chaosPauses are when DynamoDB Local is stopped, from the start, and for
+// how long.
+var chaosPauses = []struct{ At, For time.Duration }{{10 * time.Second, 4 * time.Second}, {28 * time.Second, 12 * time.Second}}
+
+//go:embed chaos.md.tmpl
+var chaosTemplate string
+
+// chaosResult is what the soak saw.
+type chaosResult struct {
+	Started                                           time.Time
+	Clients                                           int
+	Duration                                          time.Duration
+	Requests, Creates, Deletes, Acknowledged, Deleted int64
+	Status                                            map[int]int64
+	TransportErrors, GaveUp, PlatformErrors           int64
+	Duplicates, Lost, Undeleted                       int
+	Stored                                            int
+	Total                                             int64
+	TotalsAgree                                       bool
+	Recovery                                          []time.Duration
+	Settle                                            time.Duration
+	Pauses                                            []string
+	Machine                                           string
+}
+
+// chaosClient is one client's view: the keys it used and what it was told.
+type chaosClient struct {
+	id      int
+	api     string
+	key     string
+	hc      *http.Client
+	rng     *rand.Rand
+	res     *chaosResult
+	mu      *sync.Mutex
+	live    []int64          // records it was told it created and has not deleted
+	created map[string]int64 // key -> id, for every acknowledged create
+	deleted map[int64]bool   // ids whose delete was acknowledged
+	tried   []string         // every create key, answered or not
+	success *atomic.Int64    // Unix nanos of the last 2xx anyone got
+}
+
+// runChaos is make chaos.
+func runChaos(ctx context.Context, root string, tmpl *sam.Template, out string) error {
+	work, err := os.MkdirTemp("", "contentapi-chaos-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	logf("chaos: building the local stack")
+	a := startBuilds(ctx, root, work, "local")
+	if err := a.wait(ctx); err != nil {
+		return err
+	}
+	if err := a.errs["local"]; err != nil {
+		return err
+	}
+	g, err := startGateway(ctx, a.gateway, root, "REQUEST_TIMEOUT_SECONDS="+chaosRequestTimeout, "FUNCTION_TIMEOUT="+chaosFunctionTimeout)
+	if err != nil {
+		return err
+	}
+	defer g.stop()
+	java := g.children()
+	if len(java) != 1 {
+		return fmt.Errorf("chaos: the local stack runs %d child processes, want its one DynamoDB Local", len(java))
+	}
+	db, err := ddblocal.NewClient(ctx, g.dynamoDB)
+	if err != nil {
+		return err
+	}
+	key, _, err := auth.NewKeys(db, "ApiKeysTable", auth.PublicChecksum).Create(ctx, chaosAccount, []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
+	if err != nil {
+		return err
+	}
+
+	res := &chaosResult{Started: time.Now(), Clients: chaosClients, Duration: chaosDuration, Status: map[int]int64{}, Machine: machine()}
+	var success atomic.Int64
+	var mu sync.Mutex
+	clients := make([]*chaosClient, chaosClients)
+	for i := range clients {
+		clients[i] = &chaosClient{id: i, api: g.api, key: key, rng: rand.New(rand.NewPCG(uint64(i), 17)), res: res, mu: &mu,
+			created: map[string]int64{}, deleted: map[int64]bool{}, success: &success,
+			// Longer than the function's timeout: the answer, whatever it
+			// is, comes from the stack, not from this client giving up.
+			hc: &http.Client{Timeout: 20 * time.Second}}
+	}
+	logf("chaos: %d clients for %s; DynamoDB Local (pid %d) paused %v", chaosClients, chaosDuration, java[0], chaosPauses)
+	stopAt := time.Now().Add(chaosDuration)
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Go(func() { c.run(ctx, stopAt) })
+	}
+	start := time.Now()
+	for _, p := range chaosPauses {
+		select {
+		case <-time.After(time.Until(start.Add(p.At))):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := syscall.Kill(java[0], syscall.SIGSTOP); err != nil {
+			return err
+		}
+		time.Sleep(p.For)
+		if err := syscall.Kill(java[0], syscall.SIGCONT); err != nil {
+			return err
+		}
+		resumed := time.Now()
+		res.Pauses = append(res.Pauses, fmt.Sprintf("%s for %s", p.At, p.For))
+		for success.Load() < resumed.UnixNano() && time.Since(resumed) < time.Minute {
+			time.Sleep(20 * time.Millisecond)
+		}
+		res.Recovery = append(res.Recovery, time.Unix(0, success.Load()).Sub(resumed))
+	}
+	wg.Wait()
+
+	// What the outage left half done settles on later writes of the
+	// account, once it is older than any request: wait that long, then
+	// write until the counter has nothing open.
+	settled := time.Now()
+	if err := settleChaos(ctx, clients[0], db); err != nil {
+		return err
+	}
+	res.Settle = time.Since(settled)
+	if err := res.check(ctx, db, clients); err != nil {
+		return err
+	}
+	b := &board{}
+	b.add(Figure{Name: "duplicates_chaos", Value: float64(res.Duplicates), Unit: "records"})
+	b.add(Figure{Name: "platform_500s_chaos", Value: float64(res.PlatformErrors), Unit: "answers"})
+	b.add(Figure{Name: "lost_records_chaos", Value: float64(res.Lost), Unit: "records"})
+	b.add(Figure{Name: "totals_agree_chaos", Value: map[bool]float64{true: 1}[res.TotalsAgree], Unit: "bool"})
+	var worst time.Duration
+	for _, r := range res.Recovery {
+		worst = max(worst, r)
+	}
+	b.add(Figure{Name: "recovery_s_chaos", Value: worst.Seconds(), Unit: "s"})
+	b.add(Figure{Name: "undeleted_chaos", Value: float64(res.Undeleted), Unit: "records"})
+	b.add(Figure{Name: "acknowledged_creates_chaos", Value: float64(res.Acknowledged), Unit: "creates"})
+	b.add(Figure{Name: "requests_chaos", Value: float64(res.Requests), Unit: "requests"})
+	if out == "" {
+		return nil
+	}
+	path := out
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(root, path)
+	}
+	return res.write(path, b)
+}
+
+// children are the PIDs of the stack's own child processes: its DynamoDB
+// Local.
+func (g *gateway) children() []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		f := procStat(e.Name())
+		if len(f) > 1 && f[1] == strconv.Itoa(g.cmd.Process.Pid) {
+			pid, _ := strconv.Atoi(e.Name())
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// run creates and deletes until stopAt, each write with a key of its own,
+// retried with that key until it has an answer that is not "retry".
+func (c *chaosClient) run(ctx context.Context, stopAt time.Time) {
+	for n := 0; time.Now().Before(stopAt) && ctx.Err() == nil; n++ {
+		if len(c.live) > 0 && c.rng.IntN(10) < 4 {
+			id := c.live[0]
+			status, _ := c.call(ctx, "DELETE", fmt.Sprintf("/api/v1/documents/%d", id), nil, fmt.Sprintf("c%02d-del-%d", c.id, id))
+			c.mu.Lock()
+			c.res.Deletes++
+			switch status {
+			case 200:
+				c.live = c.live[1:]
+				c.deleted[id] = true
+				c.res.Deleted++
+			case 404: // not ours to have deleted: the record is gone all the same
+				c.live = c.live[1:]
+			}
+			c.mu.Unlock()
+			continue
+		}
+		key := fmt.Sprintf("c%02d-%05d", c.id, n)
+		status, id := c.call(ctx, "POST", "/api/v1/documents", url.Values{"name": {"chaos " + key}, "prompt": {"p"}}, key)
+		c.mu.Lock()
+		c.res.Creates++
+		c.tried = append(c.tried, key)
+		if status == 201 && id > 0 {
+			c.created[key] = id
+			c.live = append(c.live, id)
+			c.res.Acknowledged++
+		}
+		c.mu.Unlock()
+	}
+}
+
+// call sends one write with its Idempotency-Key as a careful client does:
+// it retries lost connections, 5xx and 409 with the same key, after
+// Retry-After when there is one, and gives up after chaosAttempts tries or
+// past the grace period. It returns the final status and the record id.
+func (c *chaosClient) call(ctx context.Context, method, path string, form url.Values, key string) (int, int64) {
+	giveUp := time.Now().Add(chaosDuration + chaosGrace)
+	for attempt := 0; attempt < chaosAttempts && time.Now().Before(giveUp); attempt++ {
+		r := apiRequest(ctx, method, c.api+path, c.key, form)
+		r.Header.Set("Idempotency-Key", key)
+		resp, err := c.hc.Do(r)
+		c.mu.Lock()
+		c.res.Requests++
+		c.mu.Unlock()
+		wait := 500 * time.Millisecond
+		if err != nil {
+			c.mu.Lock()
+			c.res.TransportErrors++
+			c.mu.Unlock()
+			time.Sleep(wait)
+			continue
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		c.mu.Lock()
+		c.res.Status[resp.StatusCode]++
+		// API Gateway's own 500: no JSON of ours, no request id of ours.
+		if resp.StatusCode == 500 && !bytes.Contains(raw, []byte(`"status":500`)) {
+			c.res.PlatformErrors++
+		}
+		c.mu.Unlock()
+		if resp.StatusCode < 300 {
+			c.success.Store(time.Now().UnixNano())
+		}
+		if resp.StatusCode < 500 && resp.StatusCode != http.StatusConflict && resp.StatusCode != http.StatusTooManyRequests {
+			var body struct{ Data struct{ ID int64 } }
+			_ = json.Unmarshal(raw, &body)
+			return resp.StatusCode, body.Data.ID
+		}
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
+			wait = time.Duration(s) * time.Second
+		}
+		time.Sleep(wait)
+	}
+	c.mu.Lock()
+	c.res.GaveUp++
+	c.mu.Unlock()
+	return 0, 0
+}
+
+// settleChaos waits out the horizon after which later writes settle what an
+// outage left open (twice the request deadline), then creates and deletes
+// one record at a time until the counter item holds no intent from before
+// (the last write's own intent leaves with the next one).
+func settleChaos(ctx context.Context, c *chaosClient, db *dynamodb.Client) error {
+	deadline, _ := strconv.Atoi(chaosRequestTimeout)
+	time.Sleep(2*time.Duration(deadline)*time.Second + time.Second)
+	before := time.Now().Add(-time.Second)
+	for i := 0; ; i++ {
+		open, err := openIntents(ctx, db, before)
+		if err != nil {
+			return err
+		}
+		if len(open) == 0 {
+			return nil
+		}
+		if i == 20 {
+			return fmt.Errorf("chaos: intents from before settling still open after %d writes: %v", i, open)
+		}
+		key := fmt.Sprintf("settle-%d", i)
+		if status, id := c.call(ctx, "POST", "/api/v1/documents", url.Values{"name": {"settle " + key}, "prompt": {"p"}}, key); status == 201 {
+			c.call(ctx, "DELETE", fmt.Sprintf("/api/v1/documents/%d", id), nil, key+"-del")
+		}
+	}
+}
+
+// intentName is an open count change on the counter item (store/counter.go):
+// op_<kind><scope>_<token>.
+var intentName = regexp.MustCompile(`^op_[cd]\d+_(.+)$`)
+
+// openIntents names the counter's intents made before a time.
+func openIntents(ctx context.Context, db *dynamodb.Client, before time.Time) ([]string, error) {
+	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String("DocumentsTable"), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"account": &types.AttributeValueMemberS{Value: chaosAccount}, "id": &types.AttributeValueMemberN{Value: "0"}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for name := range out.Item {
+		m := intentName.FindStringSubmatch(name)
+		if m == nil {
+			continue
+		}
+		if at, ok := store.TokenTime(m[1]); !ok || at.Before(before) {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// check holds what the clients were told against what DynamoDB Local holds.
+func (res *chaosResult) check(ctx context.Context, db *dynamodb.Client, clients []*chaosClient) error {
+	byName := map[string][]int64{}
+	p := dynamodb.NewQueryPaginator(db, &dynamodb.QueryInput{
+		TableName:                 aws.String("DocumentsTable"),
+		KeyConditionExpression:    aws.String("account = :a AND id > :zero"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":a": &types.AttributeValueMemberS{Value: chaosAccount}, ":zero": &types.AttributeValueMemberN{Value: "0"}},
+		ConsistentRead:            aws.Bool(true),
+	})
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return err
+		}
+		for _, item := range out.Items {
+			if _, live := item["id_key"]; !live {
+				continue // a tombstone
+			}
+			name, _ := item["name"].(*types.AttributeValueMemberS)
+			id, _ := item["id"].(*types.AttributeValueMemberN)
+			n, _ := strconv.ParseInt(id.Value, 10, 64)
+			byName[name.Value] = append(byName[name.Value], n)
+			res.Stored++
+		}
+	}
+	for _, c := range clients {
+		for _, key := range c.tried {
+			have := byName["chaos "+key]
+			id, acknowledged := c.created[key]
+			switch {
+			case len(have) > 1:
+				res.Duplicates += len(have) - 1
+			case acknowledged && !c.deleted[id] && (len(have) == 0 || have[0] != id):
+				res.Lost++
+			case acknowledged && c.deleted[id] && len(have) > 0:
+				res.Undeleted++
+			}
+		}
+	}
+	list, err := http.NewRequestWithContext(ctx, "GET", clients[0].api+"/api/v1/documents", nil)
+	if err != nil {
+		return err
+	}
+	list.Header.Set("Authorization", "Bearer "+clients[0].key)
+	resp, err := clients[0].hc.Do(list)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var page struct{ Meta struct{ Total int64 } }
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+		return errors.Join(errors.New("chaos: the final list"), err)
+	}
+	res.Total = page.Meta.Total
+	res.TotalsAgree = res.Total == int64(res.Stored)
+	logf("chaos: %d requests, statuses %v, %d stored, total %d, %d duplicates, %d lost, recovery %v",
+		res.Requests, res.Status, res.Stored, res.Total, res.Duplicates, res.Lost, res.Recovery)
+	return nil
+}
+
+// Markers around the soak's section of BENCHMARKS.md, which make bench
+// keeps as it is.
+const (
+	chaosBegin = "<!-- make chaos -->"
+	chaosEnd   = "<!-- /make chaos -->"
+)
+
+// write puts the soak's section into the report at path, replacing the
+// previous one.
+func (res *chaosResult) write(path string, b *board) error {
+	tmpl, err := template.New("chaos").Funcs(template.FuncMap{
+		"val":   func(name string) string { return formatValue(b.get(name).Value) },
+		"round": func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) },
+	}).Parse(chaosTemplate)
+	if err != nil {
+		return err
+	}
+	var section bytes.Buffer
+	section.WriteString(chaosBegin + "\n")
+	if err := tmpl.Execute(&section, res); err != nil {
+		return err
+	}
+	section.WriteString(chaosEnd + "\n")
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return os.WriteFile(path, withChaos(old, section.Bytes()), 0o644)
+}
+
+// chaosSection is the soak's section of a report, markers included; nil if
+// it has none.
+func chaosSection(report []byte) []byte {
+	_, rest, found := bytes.Cut(report, []byte(chaosBegin))
+	if !found {
+		return nil
+	}
+	section, _, found := bytes.Cut(rest, []byte(chaosEnd+"\n"))
+	if !found {
+		return nil
+	}
+	return []byte(chaosBegin + string(section) + chaosEnd + "\n")
+}
+
+// withChaos is report with its soak section replaced by section, or section
+// added at the end; a nil section leaves report as it is.
+func withChaos(report, section []byte) []byte {
+	if section == nil {
+		return report
+	}
+	before, rest, found := bytes.Cut(report, []byte(chaosBegin))
+	var after []byte
+	if found {
+		_, after, _ = bytes.Cut(rest, []byte(chaosEnd+"\n"))
+	}
+	out := append(bytes.TrimRight(before, "\n"), "\n\n"...)
+	out = append(out, section...)
+	return append(out, bytes.TrimLeft(after, "\n")...)
+}
