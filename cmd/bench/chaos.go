@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/sam"
@@ -299,8 +300,11 @@ func (c *chaosClient) call(ctx context.Context, method, path string, form url.Va
 // one record at a time until the counter item holds no intent from before
 // (the last write's own intent leaves with the next one).
 func settleChaos(ctx context.Context, c *chaosClient, db *dynamodb.Client) error {
+	// The local stack generates, so the horizon covers the longest wait,
+	// not only the request deadline: ask the app, which sets it.
 	deadline, _ := strconv.Atoi(chaosRequestTimeout)
-	time.Sleep(2*time.Duration(deadline)*time.Second + time.Second)
+	horizon := app.Config{RequestTimeout: time.Duration(deadline) * time.Second, Generation: app.Generation{On: true}}.SettleHorizon()
+	time.Sleep(horizon + time.Second)
 	before := time.Now().Add(-time.Second)
 	for i := 0; ; i++ {
 		open, err := openIntents(ctx, db, before)

@@ -231,7 +231,7 @@ func (a *App) table(res Resource) (*store.Table, error) {
 	}
 	t := store.New(a.db, name, res.Def)
 	t.Quota = res.Policy(a.cfg.QuotaDefaults)
-	t.Horizon = a.cfg.settleHorizon()
+	t.Horizon = a.cfg.SettleHorizon()
 	if a.cfg.Clock != nil {
 		t.Now = a.cfg.Clock
 	}

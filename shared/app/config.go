@@ -88,11 +88,11 @@ type Generation struct {
 	Backoff       func(tries int) time.Duration
 }
 
-// settleHorizon is how old an unfinished count change must be before
+// SettleHorizon is how old an unfinished count change must be before
 // another request settles it: well past any request's deadline, so the
 // request that made it is done with it. A create that waits for its
 // generation may run up to httpapi.MaxWait plus its write budget.
-func (c Config) settleHorizon() time.Duration {
+func (c Config) SettleHorizon() time.Duration {
 	longest := c.RequestTimeout
 	if c.Generation.On {
 		longest = max(longest, httpapi.MaxWait+crud.WriteBudget)
