@@ -71,19 +71,13 @@ func (r *Resource) ValidateCreate(in input.Fields) (Values, error) {
 		if !f.Create {
 			continue
 		}
-		v, given := present(in, f.Name)
-		if !given {
-			if f.Required {
-				errs.add(f.Name, fmt.Sprintf("The %s field is required.", label(f.Name)))
-			} else {
-				out[f.Name] = f.Default
-			}
+		if take(in, f, errs, out) {
 			continue
 		}
-		if val, msg := f.Kind.parse(f.Name, v); msg != "" {
-			errs.add(f.Name, msg)
+		if f.Required {
+			errs.add(f.Name, fmt.Sprintf("The %s field is required.", label(f.Name)))
 		} else {
-			out[f.Name] = val
+			out[f.Name] = f.Default
 		}
 	}
 	r.refuseUnknown(in, errs, func(f Field) bool { return f.Create })
@@ -107,15 +101,7 @@ func (r *Resource) ValidateUpdate(in input.Fields) (Values, error) {
 			continue
 		}
 		updatable = append(updatable, f.Name)
-		v, given := present(in, f.Name)
-		if !given {
-			continue
-		}
-		if val, msg := f.Kind.parse(f.Name, v); msg != "" {
-			errs.add(f.Name, msg)
-		} else {
-			out[f.Name] = val
-		}
+		take(in, f, errs, out)
 	}
 	r.refuseUnknown(in, errs, func(f Field) bool { return f.Update })
 	if len(errs) == 0 && len(out) == 0 {
@@ -132,6 +118,21 @@ func (r *Resource) ValidateUpdate(in input.Fields) (Values, error) {
 	return out, nil
 }
 
+// take parses field f when the client gave it, into out or, when it is
+// invalid, into errs; it reports whether f was given.
+func take(in input.Fields, f Field, errs fieldErrors, out Values) bool {
+	v, given := present(in, f.Name)
+	if !given {
+		return false
+	}
+	if val, msg := f.Kind.parse(f.Name, v); msg != "" {
+		errs.add(f.Name, msg)
+	} else {
+		out[f.Name] = val
+	}
+	return true
+}
+
 // ValidateRegenerate checks the new inputs of a regenerate: only fields
 // that are inputs of generation, each validated as on create, none
 // required (a field not given keeps its value; no body at all regenerates
@@ -143,15 +144,7 @@ func (r *Resource) ValidateRegenerate(in input.Fields) (Values, error) {
 		if !f.Regenerate {
 			continue
 		}
-		v, given := present(in, f.Name)
-		if !given {
-			continue
-		}
-		if val, msg := f.Kind.parse(f.Name, v); msg != "" {
-			errs.add(f.Name, msg)
-		} else {
-			out[f.Name] = val
-		}
+		take(in, f, errs, out)
 	}
 	r.refuseUnknown(in, errs, func(f Field) bool { return f.Regenerate })
 	if err := errs.err(); err != nil {
