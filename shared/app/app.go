@@ -259,10 +259,11 @@ func (a *App) handler(routes []httpapi.Route, timeoutFor func(*http.Request) tim
 // lambdaFunction adapts an HTTP handler to the API Gateway v2 proxy event:
 // the adapter's core turns the event into the request (and puts the
 // gateway's context where core.GetAPIGatewayV2ContextFromContext finds
-// it); the answer is written to response, which makes the event the
-// adapter's own writer would, for less. The adapter fails the whole
-// invocation on an event it cannot turn into a request (bad base64 body,
-// unparsable path); those get a JSON 400 instead.
+// it), given the header names canonical (request.go); the answer is
+// written to response, which makes the event the adapter's own writer
+// would, for less. The adapter fails the whole invocation on an event it
+// cannot turn into a request (bad base64 body, unparsable path); those get
+// a JSON 400 instead.
 func lambdaFunction(h http.Handler) Function {
 	var requests core.RequestAccessorV2
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
@@ -280,7 +281,13 @@ func lambdaFunction(h http.Handler) Function {
 		if !convertible(ev) {
 			return badEvent(ev), nil
 		}
-		r, err := requests.EventToRequestWithContext(ctx, ev)
+		headers, pooled := canonicalHeaders(ev.Headers)
+		canonical := ev
+		canonical.Headers = headers
+		r, err := requests.EventToRequestWithContext(ctx, canonical)
+		if pooled {
+			releaseHeaders(headers)
+		}
 		if err != nil {
 			return badEvent(ev), nil
 		}
