@@ -322,6 +322,37 @@ func TestForgedKeysCostNoRead(t *testing.T) {
 	}
 }
 
+// The cache is asked before the checksum: a key that differs from a cached
+// one only in its checksum must still be checked, and refused unread.
+func TestCachedKeyVouchesForNoOtherChecksum(t *testing.T) {
+	a, db, _ := newTestAuthenticator(t, time.Minute)
+	a.checksum = mustChecksum(t, strings.Repeat("k", MinSecretLen))
+	ctx := context.Background()
+	real := mustNewKey(t, a.checksum)
+	db.put(real, KeyInfo{KeyID: "key_000000000001", Account: "acme", Scopes: []Scope{ScopeRead}})
+	if _, err := a.Authenticate(ctx, real); err != nil {
+		t.Fatal(err)
+	}
+	payload, sum := real[:KeyLen-checksumLen], real[KeyLen-checksumLen:]
+	for i := range checksumLen {
+		for _, c := range []byte("0aZ") {
+			if sum[i] == c {
+				continue
+			}
+			forged := payload + sum[:i] + string(c) + sum[i+1:]
+			if _, err := a.Authenticate(ctx, forged); !errors.Is(err, ErrUnauthenticated) {
+				t.Fatalf("%s, the cached key with another checksum: %v", forged, err)
+			}
+		}
+	}
+	if p, err := a.Authenticate(ctx, real); err != nil || p.Account != "acme" {
+		t.Fatalf("the cached key: %+v, %v", p, err)
+	}
+	if n := db.gets.Load(); n != 1 {
+		t.Errorf("%d GetItem calls, want the one that cached the key", n)
+	}
+}
+
 func TestAuthenticateCacheIsBounded(t *testing.T) {
 	a, db, c := newTestAuthenticator(t, time.Minute)
 	a.maxEntries = 4

@@ -95,24 +95,41 @@ func (c Checksum) Keyed() bool { return c.secret != nil }
 // It returns the hex SHA-256 under which the key is stored, or an error
 // wrapping [ErrUnauthenticated] that names the rule broken but not the key.
 func (c Checksum) Parse(key string) (hash string, err error) {
+	if err := checkFormat(key); err != nil {
+		return "", err
+	}
+	if err := c.verify(key); err != nil {
+		return "", err
+	}
+	return hashKey(key), nil
+}
+
+// checkFormat checks a key's prefix, length and alphabet: all of Parse but
+// the checksum.
+func checkFormat(key string) error {
 	if !strings.HasPrefix(key, KeyPrefix) {
-		return "", fmt.Errorf("%w: key lacks the %q prefix", ErrUnauthenticated, KeyPrefix)
+		return fmt.Errorf("%w: key lacks the %q prefix", ErrUnauthenticated, KeyPrefix)
 	}
 	if len(key) != KeyLen {
-		return "", fmt.Errorf("%w: key is %d bytes long, want %d", ErrUnauthenticated, len(key), KeyLen)
+		return fmt.Errorf("%w: key is %d bytes long, want %d", ErrUnauthenticated, len(key), KeyLen)
 	}
 	for i := len(KeyPrefix); i < len(key); i++ {
 		if strings.IndexByte(base62, key[i]) < 0 {
-			return "", fmt.Errorf("%w: key has a character outside [0-9A-Za-z]", ErrUnauthenticated)
+			return fmt.Errorf("%w: key has a character outside [0-9A-Za-z]", ErrUnauthenticated)
 		}
 	}
+	return nil
+}
+
+// verify checks the checksum of a key of the right format.
+func (c Checksum) verify(key string) error {
 	payload, sum := key[:KeyLen-checksumLen], key[KeyLen-checksumLen:]
 	// Constant time, so response timing tells nothing about how much of a
 	// guessed keyed checksum was right.
 	if subtle.ConstantTimeCompare([]byte(sum), []byte(c.sum(payload))) != 1 {
-		return "", fmt.Errorf("%w: key checksum does not match", ErrUnauthenticated)
+		return fmt.Errorf("%w: key checksum does not match", ErrUnauthenticated)
 	}
-	return hashKey(key), nil
+	return nil
 }
 
 // sum encodes the checksum of payload as exactly checksumLen base62
@@ -156,8 +173,17 @@ func (c Checksum) newKey(r io.Reader) (string, error) {
 }
 
 func hashKey(key string) string {
+	h := hexHash(key)
+	return string(h[:])
+}
+
+// hexHash is hashKey without the string, for looking a key up in a map
+// keyed by its hash without allocating one.
+func hexHash(key string) [2 * sha256.Size]byte {
 	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:])
+	var h [2 * sha256.Size]byte
+	hex.Encode(h[:], sum[:])
+	return h
 }
 
 // newKeyID draws a public key id. It is random rather than derived from the
