@@ -109,7 +109,7 @@ func (res *Resource) single(w http.ResponseWriter, r *http.Request, status int, 
 	if err != nil {
 		return err
 	}
-	w.Header().Set("ETag", etag(item))
+	setETag(w, etag(item))
 	httpapi.WriteJSON(w, status, map[string]any{"data": body, "status": status})
 	return nil
 }
@@ -126,10 +126,14 @@ func (res *Resource) get(w http.ResponseWriter, r *http.Request) error {
 	if item == nil {
 		return records.ErrNotFound
 	}
-	if httpapi.IfNoneMatch(r, etag(item)) {
-		w.Header().Set("ETag", etag(item))
-		w.WriteHeader(http.StatusNotModified)
-		return nil
+	// The tag is made here only for a conditional get; single makes it
+	// for the answer.
+	if r.Header.Get("If-None-Match") != "" {
+		if tag := etag(item); httpapi.IfNoneMatch(r, tag) {
+			setETag(w, tag)
+			w.WriteHeader(http.StatusNotModified)
+			return nil
+		}
 	}
 	return res.single(w, r, http.StatusOK, item)
 }

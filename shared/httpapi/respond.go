@@ -12,6 +12,8 @@ import (
 // ContentType is the only type this API answers with.
 const ContentType = "application/json; charset=utf-8"
 
+var contentType = []string{ContentType}
+
 // WriteJSON writes v as the response body with the given status, as
 // encoding/json would with HTML left unescaped. The Lambda adapter needs an
 // explicit Content-Type, so it is always set here.
@@ -26,7 +28,8 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 		buf = append(buf[:0], `{"message":"Server error.","status":500}`...)
 	}
 	buf = append(buf, '\n')
-	w.Header().Set("Content-Type", ContentType)
+	// Shared, as nothing edits a header's values in place.
+	w.Header()["Content-Type"] = contentType
 	w.WriteHeader(status)
 	// Every ResponseWriter copies what it is given, so the buffer serves
 	// the next answer; one grown by a rare huge answer is let go.

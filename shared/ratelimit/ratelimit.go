@@ -32,6 +32,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -69,8 +70,10 @@ type Limiter struct {
 	table string
 	limit int64
 	block int64
-	// limitText is limit as its header says it.
+	// limitText is limit as its header says it; resetText the last
+	// window's reset time.
 	limitText string
+	resetText atomic.Pointer[windowReset]
 	// Now is the clock; tests may set it.
 	Now func() time.Time
 
@@ -210,12 +213,27 @@ func (l *Limiter) lease(ctx context.Context, keyID string, w, reset, want int64)
 
 // headers are X-RateLimit-Limit, -Remaining and -Reset, keyed as
 // http.Header.Set would key them.
+// The three values share one array, each slice capped at its own value so
+// an append to one cannot reach the next; the reset is written once per
+// window, as every request of the window sends the same.
 func (l *Limiter) headers(remaining, reset int64) http.Header {
-	return http.Header{
-		"X-Ratelimit-Limit":     {l.limitText},
-		"X-Ratelimit-Remaining": {strconv.FormatInt(max(0, remaining), 10)},
-		"X-Ratelimit-Reset":     {strconv.FormatInt(reset, 10)},
+	resetText := l.resetText.Load()
+	if resetText == nil || resetText.reset != reset {
+		resetText = &windowReset{reset: reset, text: strconv.FormatInt(reset, 10)}
+		l.resetText.Store(resetText)
 	}
+	v := &[3]string{l.limitText, strconv.FormatInt(max(0, remaining), 10), resetText.text}
+	return http.Header{
+		"X-Ratelimit-Limit":     v[0:1:1],
+		"X-Ratelimit-Remaining": v[1:2:2],
+		"X-Ratelimit-Reset":     v[2:3:3],
+	}
+}
+
+// windowReset is a window's reset time and its header value.
+type windowReset struct {
+	reset int64
+	text  string
 }
 
 func num(n int64) *types.AttributeValueMemberN {
