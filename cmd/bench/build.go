@@ -56,10 +56,27 @@ func startBuilds(ctx context.Context, root, work string, only ...string) *artifa
 		}
 		a.bootstrapARM64 = build("bootstrap-arm64", lambda("arm64"), append(append([]string{"build"}, lambdaBuildFlags...), "./functions/documents")...)
 		a.bootstrapAMD64 = build("bootstrap-amd64", lambda("amd64"), append(append([]string{"build"}, lambdaBuildFlags...), "./functions/documents")...)
-		a.appTest = build("app.test", nil, "test", "-c", "./shared/app")
+		a.appTest = build("app.test", nil, append(append([]string{"test", "-c"}, appTestPGO(root)...), "./shared/app")...)
 		a.gateway = build("local", nil, "build", "./cmd/local")
 	}()
 	return a
+}
+
+// pgoProfile is the profile go build optimizes the documents function by
+// (a main package's default.pgo; make pgo refreshes it).
+const pgoProfile = "functions/documents/default.pgo"
+
+// appTestPGO are the flags that build the handler benchmarks' test binary
+// with the documents function's profile, when it has one: the shared
+// packages are then compiled as they are in the function that ships, and
+// the benchmarks time that code. Its SDK benchmarks, in the same binary,
+// get whatever the profile does for the SDK too, so the ratios leave the
+// handlers no advantage from it.
+func appTestPGO(root string) []string {
+	if _, err := os.Stat(filepath.Join(root, pgoProfile)); err != nil {
+		return nil
+	}
+	return []string{"-pgo=" + pgoProfile}
 }
 
 // wait blocks until every build is done.
