@@ -339,7 +339,12 @@ type scopeCache struct {
 // maxCachedScopes bounds the cache; when full it starts over.
 const maxCachedScopes = 100_000
 
-func scopeKey(account string, id int64) string { return account + "\x00" + strconv.FormatInt(id, 10) }
+// appendScopeKey appends the cache's key of account's record id: built in
+// a caller's buffer, it is looked up without allocating, and made a string
+// only when a scope is first remembered, not on every read of the record.
+func appendScopeKey(b []byte, account string, id int64) []byte {
+	return strconv.AppendInt(append(append(b, account...), 0), id, 10)
+}
 
 func (t *Table) remember(account string, item Item) {
 	if t.res.Scope == nil {
@@ -350,12 +355,17 @@ func (t *Table) remember(account string, item Item) {
 	if !ok1 || !ok2 {
 		return
 	}
+	var buf [64]byte
+	key := appendScopeKey(buf[:0], account, id)
 	t.scopes.mu.Lock()
 	defer t.scopes.mu.Unlock()
+	if s, ok := t.scopes.m[string(key)]; ok && s == scope {
+		return
+	}
 	if t.scopes.m == nil || len(t.scopes.m) >= maxCachedScopes {
 		t.scopes.m = map[string]int64{}
 	}
-	t.scopes.m[scopeKey(account, id)] = scope
+	t.scopes.m[string(key)] = scope
 }
 
 // guessScope is the scope a record most likely has: the one last seen, else
@@ -364,9 +374,11 @@ func (t *Table) guessScope(account string, id int64) int64 {
 	if t.res.Scope == nil {
 		return 0
 	}
+	var buf [64]byte
+	key := appendScopeKey(buf[:0], account, id)
 	t.scopes.mu.Lock()
 	defer t.scopes.mu.Unlock()
-	if s, ok := t.scopes.m[scopeKey(account, id)]; ok {
+	if s, ok := t.scopes.m[string(key)]; ok {
 		return s
 	}
 	return t.res.Scope.Default
