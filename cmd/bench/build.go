@@ -22,8 +22,8 @@ type artifacts struct {
 }
 
 // lambdaBuildFlags are the deployed bootstrap's (the Makefile's
-// build-<Function> targets): no RPC, no paths, no symbols.
-var lambdaBuildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w"}
+// build-<Function> targets): no RPC, no HTTP/2, no paths, no symbols.
+var lambdaBuildFlags = []string{"-tags", "lambda.norpc,nethttpomithttp2", "-trimpath", "-ldflags=-s -w"}
 
 // startBuilds builds, one after another in the background: the documents
 // function's bootstrap for arm64 (its size) and amd64 (its cold start on
