@@ -21,10 +21,9 @@ import (
 // Service calls one AWS service's REST API over net/http: each request
 // signed by the SDK's SigV4 signer, and tried again while the SDK's
 // standard retryer says a failure may pass. It is for the few calls a
-// function makes to a service whose SDK client would cost the bootstrap a
-// megabyte or more (S3 1.25 MB, Bedrock Runtime 1.2 MB, measured): the
-// protocol's framing is the caller's, everything AWS-specific stays the
-// SDK's.
+// function makes to a service whose SDK client would cost the bootstrap
+// more than it has room for (S3's, 1.3 MB, measured): the protocol's
+// framing is the caller's, everything AWS-specific stays the SDK's.
 type Service struct {
 	cfg    ServiceConfig
 	signer *v4.Signer
@@ -33,7 +32,7 @@ type Service struct {
 
 // ServiceConfig says how to call a service.
 type ServiceConfig struct {
-	// Name is the signing name ("s3", "bedrock") and Region the region
+	// Name is the signing name ("s3") and Region the region
 	// signed for.
 	Name, Region string
 	Credentials  aws.CredentialsProvider
