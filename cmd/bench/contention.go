@@ -11,6 +11,7 @@ import (
 
 	"contentapi/shared/auth"
 	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/figures"
 )
 
 // Contention: this many clients create on one account at once, each this
@@ -28,7 +29,7 @@ const (
 // round trip past a create's two is a retry (the SDK's, or the store's own).
 // It checks what must hold whatever the load: no errors, distinct ids, and
 // a total that counts exactly the documents made.
-func measureContention(ctx context.Context, b *board, meter *ddbmeter.Meter, plain *dynamodb.Client, keysTable string, handlers *client) error {
+func measureContention(ctx context.Context, b *figures.Board, meter *ddbmeter.Meter, plain *dynamodb.Client, keysTable string, handlers *client) error {
 	keys := make([]*client, contentionClients)
 	for i := range keys {
 		key, _, err := auth.NewKeys(plain, keysTable, auth.PublicChecksum).Create(ctx, contentionAccount,
@@ -84,8 +85,8 @@ func measureContention(ctx context.Context, b *board, meter *ddbmeter.Meter, pla
 	if issue != "" {
 		logf("contention: %s", issue)
 	}
-	b.add(Figure{Name: "retries_per_create_64", Value: retries, Unit: "retries", Missing: issue})
-	b.add(Figure{Name: "errors_create_64", Value: float64(len(failures)), Unit: "errors"})
-	b.add(Figure{Name: "wru_create_64", Value: t.Writes / float64(creates), Unit: "wru"})
+	b.Add(figures.Figure{Name: "retries_per_create_64", Value: retries, Unit: "retries", Missing: issue})
+	b.Add(figures.Figure{Name: "errors_create_64", Value: float64(len(failures)), Unit: "errors"})
+	b.Add(figures.Figure{Name: "wru_create_64", Value: t.Writes / float64(creates), Unit: "wru"})
 	return nil
 }

