@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,7 +47,7 @@ func measureBuilt(ctx context.Context, b *figures.Board, a *artifacts, tmpl *sam
 		b.Missing(err.Error(), "ms_cold_start")
 	} else {
 		logf("cold start: %d runs", coldStartRuns)
-		env := lambdaEnv(tmpl, endpoint, tables, filepath.Dir(bootstrap))
+		env := lambdaEnv(tmpl, endpoint, tables, "DocumentsFunction", filepath.Dir(bootstrap))
 		id := s.Document(0, func(v records.Values) bool { return v["template_id"] == int64(documents.FreestyleID) })
 		times, err := coldStarts(ctx, bootstrap, env, id, s.Key)
 		if err != nil {
@@ -153,29 +154,12 @@ func addSize(ctx context.Context, b *figures.Board, a *artifacts, figure, name s
 // ms is a duration in milliseconds, to the microsecond.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// lambdaEnv is the environment Lambda gives the documents function, with
-// the template's variables pointed at DynamoDB Local.
-func lambdaEnv(tmpl *sam.Template, endpoint string, tables map[string]string, taskRoot string) []string {
+// lambdaEnv is the environment Lambda gives function, with the
+// template's variables pointed at DynamoDB Local and generation's parts.
+func lambdaEnv(tmpl *sam.Template, endpoint string, tables map[string]string, function, taskRoot string) []string {
 	vars := ddblocal.EnvVars(tmpl, endpoint, tables)
-	for k, v := range generationEnv {
-		vars[k] = v
-	}
-	vars["AWS_DEFAULT_REGION"] = vars["AWS_REGION"]
-	vars["AWS_LAMBDA_FUNCTION_NAME"] = "contentapi-DocumentsFunction"
-	vars["AWS_LAMBDA_FUNCTION_VERSION"] = "$LATEST"
-	vars["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] = "256"
-	vars["AWS_LAMBDA_LOG_GROUP_NAME"] = "/aws/lambda/contentapi-DocumentsFunction"
-	vars["AWS_EXECUTION_ENV"] = "AWS_Lambda_provided.al2023"
-	vars["_HANDLER"] = "bootstrap"
-	vars["LAMBDA_TASK_ROOT"] = taskRoot
-	vars["TZ"] = ":UTC"
-	vars["PATH"] = "/usr/local/bin:/usr/bin:/bin"
-	var env []string
-	for k, v := range vars {
-		env = append(env, k+"="+v)
-	}
-	slices.Sort(env)
-	return env
+	maps.Copy(vars, generationEnv)
+	return runtimeapi.Env(vars, function, taskRoot)
 }
 
 // benchCount rounds of benchTime each: each ns figure is the fastest of its

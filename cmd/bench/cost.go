@@ -1,31 +1,14 @@
 package main
 
 import (
-	"fmt"
 	"math"
 
 	"contentapi/shared/documents"
 	"contentapi/shared/local/cost"
 	"contentapi/shared/local/figures"
-	"contentapi/shared/local/sam"
 	"contentapi/shared/local/seed"
 	"contentapi/shared/prompts"
 )
-
-// memoryMB is the documents function's memory size in template.yaml.
-func memoryMB(tmpl *sam.Template) (int, error) {
-	fn, err := tmpl.Function("DocumentsFunction")
-	if err != nil {
-		return 0, err
-	}
-	switch v := fn.Properties["MemorySize"].(type) {
-	case int:
-		return v, nil
-	case float64:
-		return int(v), nil
-	}
-	return 0, fmt.Errorf("template.yaml: DocumentsFunction has no MemorySize")
-}
 
 // costs computes the cost table from the run's figures: each operation's
 // DynamoDB calls and request units (and its share of the rate limiter's

@@ -17,6 +17,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
+	"contentapi/shared/local/apicall"
 	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/local/figures"
 	"contentapi/shared/local/genstack"
@@ -52,11 +53,8 @@ func measureGeneration(ctx context.Context, b *figures.Board, meter *ddbmeter.Me
 	if err != nil {
 		return err
 	}
-	c := &client{key: key}
-	if c.documents, err = a.Handler("documents"); err != nil {
-		return err
-	}
-	if c.images, err = a.Handler("images"); err != nil {
+	c, err := apicall.New(a, key)
+	if err != nil {
 		return err
 	}
 	document := url.Values{"name": {"Launch post"}, "prompt": {"Announce our new espresso machine, which brews barista-quality coffee at home."},
@@ -64,39 +62,34 @@ func measureGeneration(ctx context.Context, b *figures.Board, meter *ddbmeter.Me
 	picture := url.Values{"name": {"Lighthouse"}, "description": {"A red lighthouse on a cliff at dusk, waves below"},
 		"resolution": {"512x512"}, "style": {"digital_art"}, "filter": {"sepia"}}
 
-	for _, m := range []struct {
-		figure, path string
-		form         url.Values
-		runs         int
-	}{
-		{"ms_generate_doc_local", "/api/v1/documents", document, documentRuns},
-		{"ms_generate_image_local", "/api/v1/images", picture, imageRuns},
-	} {
+	creates := []struct {
+		name, path string
+		form       url.Values
+		runs       int
+	}{{"doc", "/api/v1/documents", document, documentRuns}, {"image", "/api/v1/images", picture, imageRuns}}
+	for _, m := range creates {
+		figure := "ms_generate_" + m.name + "_local"
 		var took []time.Duration
 		for range m.runs {
 			start := time.Now()
-			ans := c.do("POST", m.path, m.form, nil)
+			ans := c.Do("POST", m.path, m.form, nil)
 			took = append(took, time.Since(start))
 			if problem := generated(ans); problem != "" {
-				b.Missing(problem, m.figure)
+				b.Missing(problem, figure)
 				took = nil
 				break
 			}
 		}
 		if took != nil {
-			b.Add(figures.Figure{Name: m.figure, Value: ms(loadgen.Percentile(took, 50)), Unit: "ms"})
+			b.Add(figures.Figure{Name: figure, Value: ms(loadgen.Percentile(took, 50)), Unit: "ms"})
 		}
 	}
 
 	// What a create that generates costs in DynamoDB: the create's own
 	// writes, and the write-back of the content (the last call).
-	for _, m := range []struct{ name, path string }{{"doc", "/api/v1/documents"}, {"image", "/api/v1/images"}} {
-		form := document
-		if m.name == "image" {
-			form = picture
-		}
-		var ans answer
-		calls := meter.Measure(func() { ans = c.do("POST", m.path, form, nil) })
+	for _, m := range creates {
+		var ans apicall.Answer
+		calls := meter.Measure(func() { ans = c.Do("POST", m.path, m.form, nil) })
 		own := slices.DeleteFunc(calls, func(call ddbmeter.Call) bool { return call.Purpose != "" })
 		if problem := generated(ans); problem != "" || len(own) == 0 {
 			b.Missing(problem, "calls_generate_"+m.name, "wru_writeback_"+m.name)
@@ -150,8 +143,7 @@ func measureGeneration(ctx context.Context, b *figures.Board, meter *ddbmeter.Me
 	if err != nil {
 		return err
 	}
-	env := lambdaEnv(tmpl, endpoint, tables, filepath.Dir(bootstrap))
-	env = append(env, "AWS_LAMBDA_FUNCTION_NAME=contentapi-GeneratorFunction")
+	env := lambdaEnv(tmpl, endpoint, tables, "GeneratorFunction", filepath.Dir(bootstrap))
 	runs, err := runtimeapi.ColdStarts(ctx, bootstrap, env, event, coldStartRuns)
 	if err != nil {
 		b.Missing(err.Error(), "ms_cold_start_generator")
@@ -172,33 +164,29 @@ func measureGeneration(ctx context.Context, b *figures.Board, meter *ddbmeter.Me
 
 // generated is what is wrong with a create's answer ("" when it holds its
 // content).
-func generated(a answer) string {
+func generated(a apicall.Answer) string {
 	var d struct {
 		Generation struct{ Status string }
 		Result     *string
 	}
-	if a.status != 201 || json.Unmarshal(a.body.Data, &d) != nil || d.Generation.Status != "done" || d.Result == nil {
-		return fmt.Sprintf("create: %d %.300s", a.status, a.raw)
+	if a.Status != 201 || json.Unmarshal(a.Data, &d) != nil || d.Generation.Status != "done" || d.Result == nil {
+		return fmt.Sprintf("create: %d %.300s", a.Status, a.Raw)
 	}
 	return ""
 }
 
 // pendingEvent creates a document left to the queue and returns the stream
 // event that announces it, as its table's stream would.
-func pendingEvent(ctx context.Context, c *client, db *dynamodb.Client, table string, form url.Values) (events.DynamoDBEvent, error) {
-	ans := c.do("POST", "/api/v1/documents", form, map[string]string{"Prefer": "respond-async"})
-	if ans.status != 201 {
-		return events.DynamoDBEvent{}, fmt.Errorf("create: %d %.300s", ans.status, ans.raw)
+func pendingEvent(ctx context.Context, c *apicall.Client, db *dynamodb.Client, table string, form url.Values) (events.DynamoDBEvent, error) {
+	ans := c.Do("POST", "/api/v1/documents", form, map[string]string{"Prefer": "respond-async"})
+	if ans.Status != 201 {
+		return events.DynamoDBEvent{}, fmt.Errorf("create: %d %.300s", ans.Status, ans.Raw)
 	}
 	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
 		Key: store.Item{store.AttrAccount: &types.AttributeValueMemberS{Value: "bench-generation"},
-			store.AttrID: &types.AttributeValueMemberN{Value: strconv.FormatInt(ans.id(), 10)}}})
+			store.AttrID: &types.AttributeValueMemberN{Value: strconv.FormatInt(ans.ID(), 10)}}})
 	if err != nil {
 		return events.DynamoDBEvent{}, err
 	}
-	return events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{
-		EventID: "bench", EventName: "INSERT", EventSource: "aws:dynamodb", EventVersion: "1.1", AWSRegion: "us-east-1",
-		EventSourceArn: "arn:aws:dynamodb:us-east-1:000000000000:table/" + table + "/stream/2026-01-01T00:00:00.000",
-		Change:         events.DynamoDBStreamRecord{NewImage: streams.Image(out.Item), SequenceNumber: "1", StreamViewType: "NEW_AND_OLD_IMAGES"},
-	}}}, nil
+	return streams.Insert(table, out.Item), nil
 }

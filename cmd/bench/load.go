@@ -36,16 +36,8 @@ func measureLoad(ctx context.Context, b *figures.Board, a *artifacts, tmpl *sam.
 		return nil
 	}
 	g, err := localstack.Start(ctx, binary, root,
-		// One key drives all the clients: a per-key limit would only
-		// measure the limiter's 429s. Set high rather than off, so a
-		// limiter, when there is one, still does its work per request.
-		"RATE_LIMIT_PER_MINUTE=100000000",
-		// The 8 s request deadline and 10 s function timeout protect a
-		// Lambda deployment from a slow DynamoDB. Here DynamoDB Local's JVM
-		// is the bottleneck (see Raw output), and at the defaults a few
-		// requests queued behind it became 503s; errors_local counts the
-		// service's failures, and ms_p99_local still shows the queueing.
-		"REQUEST_TIMEOUT_SECONDS=60", "FUNCTION_TIMEOUT=60s")
+		// Why, the report's Method says (Load through the local gateway).
+		"RATE_LIMIT_PER_MINUTE=100000000", "REQUEST_TIMEOUT_SECONDS=60", "FUNCTION_TIMEOUT=60s")
 	if err != nil {
 		missing(err.Error())
 		return nil

@@ -31,6 +31,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"contentapi/shared/app"
+	"contentapi/shared/local/apicall"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/local/figures"
@@ -161,12 +162,8 @@ func run(ctx context.Context, o options) error {
 	// also writes its content back, measured apart (generation.go).
 	storageOnly := cfg
 	storageOnly.Generation = app.Generation{}
-	a := app.New(storageOnly, metered)
-	c := &client{key: s.Key}
-	if c.documents, err = a.Handler("documents"); err != nil {
-		return err
-	}
-	if c.images, err = a.Handler("images"); err != nil {
+	c, err := apicall.New(app.New(storageOnly, metered), s.Key)
+	if err != nil {
 		return err
 	}
 	cold, results, rl := measureOperations(meter, c, s)
@@ -197,11 +194,11 @@ func run(ctx context.Context, o options) error {
 			}
 		}
 	}
-	mem, err := memoryMB(tmpl)
+	fn, err := tmpl.Function("DocumentsFunction")
 	if err != nil {
 		return err
 	}
-	rep.Costs = costs(b, rep.Operations, mem)
+	rep.Costs = costs(b, rep.Operations, fn.MemorySize())
 	rep.Elapsed = time.Since(started)
 	rep.LoadAvg[1] = figures.LoadAverage()
 	if o.out != "" {

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"fmt"
 	"runtime"
-	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -54,16 +53,13 @@ type benchRatios struct {
 }
 
 // handlerFailure is what the report says of a handler benchmark over its
-// target, from its profile: the SDK's and the collector's shares, what the
-// SDK's share comes to, and our own parts by size.
+// target, from its profile: the SDK's and the collector's shares, and our
+// own parts by size.
 type handlerFailure struct {
 	Calls, Handler, Floor string
-	Profile               *profileSummary
-}
-
-type profileSummary struct {
-	SDK, GC float64
-	Ours    []string
+	Profiled              bool
+	SDK, GC               float64
+	Ours                  []string
 }
 
 func (r *report) handlerFailure(f judged) handlerFailure {
@@ -73,28 +69,14 @@ func (r *report) handlerFailure(f judged) handlerFailure {
 		h = handlerFailure{Calls: "a Query and a BatchGetItem of ten 5.5 KB documents", Handler: "ns_handler_list", Floor: "ns_sdk_list_calls"}
 		bench = "BenchmarkDocumentsList"
 	}
-	i := slices.IndexFunc(r.Profiles, func(p gobench.Profile) bool { return p.Bench == bench })
-	if i < 0 {
-		return h
-	}
-	prof := r.Profiles[i]
-	h.Profile = &profileSummary{}
-	var ours []gobench.Share
-	for _, s := range prof.Shares[:len(prof.Shares)-1] { // the rest is not ours to name
-		switch s.What {
-		case profileParts[1].What:
-			h.Profile.SDK = s.Percent
-		case profileParts[2].What:
-			h.Profile.GC = s.Percent
-		default:
-			if s.Percent >= 1 {
-				ours = append(ours, s)
+	sdk, gc := profileParts[1].What, profileParts[2].What
+	for _, p := range r.Profiles {
+		if p.Bench == bench {
+			h.Profiled, h.SDK, h.GC = true, p.Percent(sdk), p.Percent(gc)
+			for _, s := range p.Largest(1, sdk, gc) {
+				h.Ours = append(h.Ours, fmt.Sprintf("%s %.0f%%", s.What, s.Percent))
 			}
 		}
-	}
-	slices.SortFunc(ours, func(a, b gobench.Share) int { return int(b.Percent*100 - a.Percent*100) })
-	for _, s := range ours {
-		h.Profile.Ours = append(h.Profile.Ours, fmt.Sprintf("%s %.0f%%", s.What, s.Percent))
 	}
 	return h
 }
@@ -114,7 +96,7 @@ func (r *report) write(path string) error {
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
 		"val":       func(name string) string { return figures.Format(r.board.Get(name).Value) },
 		"num":       figures.Format,
-		"dollars":   dollars,
+		"dollars":   cost.Dollars,
 		"hasPrefix": strings.HasPrefix,
 		"hasSuffix": strings.HasSuffix,
 		"contains":  strings.Contains,
@@ -155,18 +137,6 @@ func (r *report) write(path string) error {
 	}
 	// make chaos writes a section of its own, which this run keeps.
 	return figures.Chaos.WriteKeeping(path, out.Bytes())
-}
-
-// dollars writes an amount with the cents that matter: two decimals, more
-// for amounts below a dollar.
-func dollars(v float64) string {
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 1:
-		return fmt.Sprintf("%.2f", v)
-	}
-	return fmt.Sprintf("%.3f", v)
 }
 
 func firstLine(s string) string {

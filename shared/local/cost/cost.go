@@ -4,7 +4,10 @@
 // fills it from its figures.
 package cost
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Prices holds AWS list prices, on demand, in US East (N. Virginia), in US
 // dollars.
@@ -132,4 +135,16 @@ func (m *Model) Text(promptChars, resultBytes int) (seconds, perMillion float64)
 // the model's pictures with one S3 PUT each.
 func (m *Model) Picture() (seconds, perMillion float64) {
 	return PictureSeconds, m.Prices.Picture*1e6 + m.Prices.S3Put*1e3
+}
+
+// Dollars writes an amount with the cents that matter: whole dollars from
+// 100, two decimals from 1, three below.
+func Dollars(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.3f", v)
 }

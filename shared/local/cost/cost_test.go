@@ -44,3 +44,11 @@ func TestGenerationWaitsAndPays(t *testing.T) {
 		t.Errorf("picture: %v s, $%v", s, p)
 	}
 }
+
+func TestDollarsKeepTheCentsThatMatter(t *testing.T) {
+	for v, want := range map[float64]string{40005: "40005", 178.5: "178", 1.0: "1.00", 1.2345: "1.23", 0.2167: "0.217", 0.0004: "0.000"} {
+		if got := Dollars(v); got != want {
+			t.Errorf("Dollars(%v) = %q, want %q", v, got, want)
+		}
+	}
+}

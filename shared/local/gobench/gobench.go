@@ -4,6 +4,7 @@
 package gobench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -146,4 +147,27 @@ func CPUProfile(ctx context.Context, testBinary, bench, dir string, env []string
 		h.Shares[i].Percent = 100 * h.Shares[i].Seconds / h.Seconds
 	}
 	return h, nil
+}
+
+// Percent is the share of the part named what.
+func (p Profile) Percent(what string) float64 {
+	for _, s := range p.Shares {
+		if s.What == what {
+			return s.Percent
+		}
+	}
+	return 0
+}
+
+// Largest are the parts of at least min percent, largest first, leaving
+// out the rest and the parts named in except.
+func (p Profile) Largest(min float64, except ...string) []Share {
+	var out []Share
+	for i, s := range p.Shares {
+		if i < len(p.Shares)-1 && s.Percent >= min && !slices.Contains(except, s.What) {
+			out = append(out, s)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Share) int { return cmp.Compare(b.Percent, a.Percent) })
+	return out
 }
