@@ -118,7 +118,7 @@ func (r *report) write(path string) error {
 		"seedDocuments":       func() int { return seedDocuments },
 		"seedImages":          func() int { return seedImages },
 		"resultBytes":         func() int { return resultBytes },
-		"resultSearchBudget":  func() int { return store.ResultSearchBudget },
+		"readBudget":          func() int { return store.DefaultReadBudget },
 		"contentionClients":   func() int { return contentionClients },
 		"contentionPerClient": func() int { return contentionPerClient },
 		"benchCount":          func() int { return benchCount },
