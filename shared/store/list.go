@@ -473,7 +473,7 @@ func (t *Table) indexQuery(account string, q records.ListQuery) *dynamodb.QueryI
 		// Global indexes are read eventually consistent (they can be read
 		// no other way): a list may trail a write by the index's lag. The
 		// page's records themselves are read strongly consistent (fetch).
-		ScanIndexForward:     ptr(!q.Desc),
+		ScanIndexForward: ptr(!q.Desc),
 		// The sort key too, so that a cursor can resume after any entry.
 		ProjectionExpression: ptr("#id, #sortkey"),
 	}
