@@ -17,8 +17,6 @@ const DefaultReadBudget = 2000
 // worst case fits, so the budget is never passed, whatever the data.
 type budget struct{ left float64 }
 
-func (b *budget) afford(units float64) bool { return b.left >= units }
-
 func (b *budget) spend(ccs ...*types.ConsumedCapacity) {
 	for _, cc := range ccs {
 		if cc != nil && cc.CapacityUnits != nil {
