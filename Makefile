@@ -130,7 +130,7 @@ bench: dynamodb-local ## Measure round trips, request units, latency; see BENCHM
 	$(GO) run ./cmd/bench
 
 chaos: dynamodb-local ## Fault-injection soak: writes with Idempotency-Keys while DynamoDB Local is paused (about 2 minutes); see BENCHMARKS.md.
-	$(GO) run ./cmd/bench -chaos
+	$(GO) run ./cmd/chaos
 
 # Fuzz targets as package:FuzzName. make test runs their seed corpora as
 # ordinary tests; make fuzz explores for FUZZ_TIME each.

@@ -1,7 +1,9 @@
 package contentapi_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -84,5 +86,32 @@ func TestFunctionsLinkNoHeavyClients(t *testing.T) {
 				t.Errorf("%s links %s", pkg, imp)
 			}
 		}
+	}
+}
+
+// The bench stays in proportion to what it measures: its generic harness
+// (seeding, load, the local stack, builds, figures, prices) lives in
+// shared/local, and cmd/bench holds what is particular to its figures and
+// the report's prose, within this many non-blank lines.
+func TestBenchInProportion(t *testing.T) {
+	const most = 2000
+	files, err := filepath.Glob("cmd/bench/*")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("cmd/bench: %v (%d files)", err, len(files))
+	}
+	lines := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(string(b)) {
+			if strings.TrimSpace(line) != "" {
+				lines++
+			}
+		}
+	}
+	if lines > most {
+		t.Errorf("cmd/bench has %d non-blank lines, more than %d: move what is not particular to its figures into a shared/local package", lines, most)
 	}
 }
