@@ -4285,8 +4285,7 @@ type PageMeta struct {
 	LastPage int64 `json:"last_page"`
 
 	// Partial True when a bound (the read budget, or the answer's 5 MB) ended this page before it
-	// was full; `links.next` then continues after its last record (planned; see "Bounded
-	// cost").
+	// was full; `links.next` then continues after its last record (see "Bounded cost").
 	Partial bool `json:"partial"`
 
 	// Path The list's absolute URL without query.
@@ -4300,7 +4299,7 @@ type PageMeta struct {
 	Total int `json:"total"`
 
 	// TotalEstimated True when the read budget ended the counting, so that `total`, `last_page` and
-	// `links.last` are estimates (planned; see "Bounded cost").
+	// `links.last` are estimates (see "Bounded cost").
 	TotalEstimated bool `json:"total_estimated"`
 }
 

@@ -107,7 +107,7 @@ func measureOperations(m *ddbmeter.Meter, c *apicall.Client, s *seed.Account) (c
 		{Name: "list_deep", What: "GET /api/v1/documents?page=50&per_page=100",
 			method: "GET", path: "/api/v1/documents?page=50&per_page=100", status: 200,
 			check: checkList(100, wantFreestyle)},
-		{Name: "list_search_result", What: "GET /api/v1/documents?search=brûlée&search_by=result: bounded by store.ResultSearchBudget",
+		{Name: "list_search_result", What: "GET /api/v1/documents?search=brûlée&search_by=result: bounded by the read budget (store.DefaultReadBudget)",
 			method: "GET", path: "/api/v1/documents?search=" + url.QueryEscape("brûlée") + "&search_by=result", status: 200,
 			check: func(a apicall.Answer) string {
 				if a.Header.Get("X-Search-Partial") != "true" {

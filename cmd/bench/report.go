@@ -105,7 +105,7 @@ func (r *report) write(path string) error {
 		"seedDocuments":       func() int { return seed.Documents },
 		"seedImages":          func() int { return seed.Images },
 		"resultBytes":         func() int { return seed.ResultBytes },
-		"resultSearchBudget":  func() int { return store.ResultSearchBudget },
+		"readBudget":          func() int { return store.DefaultReadBudget },
 		"contentionClients":   func() int { return contentionClients },
 		"contentionPerClient": func() int { return contentionPerClient },
 		"benchCount":          func() int { return benchCount },

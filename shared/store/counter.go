@@ -687,7 +687,7 @@ func (t *Table) settleAll(ctx context.Context, account string, stale []intent) e
 				ids = append(ids, in.id)
 			}
 		}
-		items, err := t.batchGet(ctx, account, ids)
+		items, err := t.batchGet(ctx, account, ids, &budget{})
 		if err != nil {
 			return err
 		}

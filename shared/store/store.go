@@ -101,6 +101,9 @@ type Table struct {
 	// monthly limits, in the create's counter write (usage, and the limits
 	// as its condition); the zero Policy counts nothing.
 	Quota quota.Policy
+	// ReadBudget is what one list may read, in read units (0:
+	// DefaultReadBudget).
+	ReadBudget float64
 
 	finished finished
 	scopes   scopeCache
