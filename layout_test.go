@@ -1,7 +1,9 @@
 package contentapi_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -74,15 +76,81 @@ func TestDomainKnowsNoHTTP(t *testing.T) {
 	}
 }
 
-// The functions call S3 and Bedrock Runtime through awsenv.Service, not
-// through the SDK's clients for them, which would take a bootstrap past
-// its 10 MB (awsenv/service.go gives the figures).
-func TestFunctionsLinkNoHeavyClients(t *testing.T) {
+// The functions call S3 through awsenv.Service (the SDK's signer and
+// retryer), not through the SDK's S3 client, which would take the API
+// functions' bootstraps past their 10 MB (shared/pictures gives the
+// figure). Bedrock Runtime they call through the SDK's client.
+func TestFunctionsLinkNoS3Client(t *testing.T) {
 	for pkg, imports := range deps(t, "./functions/...") {
 		for _, imp := range imports {
-			if imp == "github.com/aws/aws-sdk-go-v2/service/s3" || imp == "github.com/aws/aws-sdk-go-v2/service/bedrockruntime" {
+			if imp == "github.com/aws/aws-sdk-go-v2/service/s3" {
 				t.Errorf("%s links %s", pkg, imp)
 			}
 		}
+	}
+}
+
+// maxBootstrapBytes is a function's bound (BENCHMARKS.md's
+// bytes_bootstrap): the size of the file, as `make build` writes it.
+const maxBootstrapBytes = 10_000_000
+
+// Every function's bootstrap, built as the Makefile builds what is
+// deployed, stays within maxBootstrapBytes.
+func TestBootstrapsFit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every function")
+	}
+	make, err := exec.LookPath("make")
+	if err != nil {
+		t.Skip("no make")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(make, "--no-print-directory", "build", "BUILD_DIR="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
+	}
+	functions, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(imports(t, "./functions/...")); len(functions) != n {
+		t.Fatalf("make build made %d bootstraps for %d functions", len(functions), n)
+	}
+	for _, f := range functions {
+		st, err := os.Stat(filepath.Join(dir, f.Name(), "bootstrap"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d bytes", f.Name(), st.Size())
+		if st.Size() > maxBootstrapBytes {
+			t.Errorf("%s's bootstrap is %d bytes, past its %d", f.Name(), st.Size(), maxBootstrapBytes)
+		}
+	}
+}
+
+// The bench stays in proportion to what it measures: its generic harness
+// (seeding, load, the local stack, builds, figures, prices) lives in
+// shared/local, and cmd/bench holds what is particular to its figures and
+// the report's prose, within this many non-blank lines.
+func TestBenchInProportion(t *testing.T) {
+	const most = 2000
+	files, err := filepath.Glob("cmd/bench/*")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("cmd/bench: %v (%d files)", err, len(files))
+	}
+	lines := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(string(b)) {
+			if strings.TrimSpace(line) != "" {
+				lines++
+			}
+		}
+	}
+	if lines > most {
+		t.Errorf("cmd/bench has %d non-blank lines, more than %d: move what is not particular to its figures into a shared/local package", lines, most)
 	}
 }

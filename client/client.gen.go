@@ -3963,7 +3963,7 @@ type DocumentRegenerate struct {
 	// Prompt Optional; not given keeps the current prompt.
 	Prompt *string `json:"prompt,omitempty"`
 
-	// TemplateId Optional; not given keeps the current template. Only the record's own template is accepted (another is 422).
+	// TemplateId Optional; not given keeps the current template. Another template moves the document there.
 	TemplateId *int `json:"template_id,omitempty"`
 }
 
@@ -4285,8 +4285,7 @@ type PageMeta struct {
 	LastPage int64 `json:"last_page"`
 
 	// Partial True when a bound (the read budget, or the answer's 5 MB) ended this page before it
-	// was full; `links.next` then continues after its last record (planned; see "Bounded
-	// cost").
+	// was full; `links.next` then continues after its last record (see "Bounded cost").
 	Partial bool `json:"partial"`
 
 	// Path The list's absolute URL without query.
@@ -4300,7 +4299,7 @@ type PageMeta struct {
 	Total int `json:"total"`
 
 	// TotalEstimated True when the read budget ended the counting, so that `total`, `last_page` and
-	// `links.last` are estimates (planned; see "Bounded cost").
+	// `links.last` are estimates (see "Bounded cost").
 	TotalEstimated bool `json:"total_estimated"`
 }
 
@@ -6006,9 +6005,10 @@ type ClientInterface interface {
 	// RegenerateDocumentWithBody Generate a document's text again
 	//
 	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). `template_id` may only name
-	// the record's own template for now: another one is 422 and changes nothing, because moving a
-	// record between templates moves its count, which has no single-write form yet. The answer is 200 when
+	// validated as on create; inputs not given keep their values). Another `template_id` moves
+	// the document to that template: the text is written from that template's brief, the document
+	// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
+	// fails on the way: see the README's data model). The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -6022,9 +6022,10 @@ type ClientInterface interface {
 	// RegenerateDocument Generate a document's text again
 	//
 	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). `template_id` may only name
-	// the record's own template for now: another one is 422 and changes nothing, because moving a
-	// record between templates moves its count, which has no single-write form yet. The answer is 200 when
+	// validated as on create; inputs not given keep their values). Another `template_id` moves
+	// the document to that template: the text is written from that template's brief, the document
+	// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
+	// fails on the way: see the README's data model). The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -6038,9 +6039,10 @@ type ClientInterface interface {
 	// RegenerateDocumentWithFormdataBody Generate a document's text again
 	//
 	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). `template_id` may only name
-	// the record's own template for now: another one is 422 and changes nothing, because moving a
-	// record between templates moves its count, which has no single-write form yet. The answer is 200 when
+	// validated as on create; inputs not given keep their values). Another `template_id` moves
+	// the document to that template: the text is written from that template's brief, the document
+	// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
+	// fails on the way: see the README's data model). The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -6541,9 +6543,10 @@ func (c *Client) UpdateDocumentWithFormdataBody(ctx context.Context, id Id, para
 // RegenerateDocumentWithBody Generate a document's text again
 //
 // Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). `template_id` may only name
-// the record's own template for now: another one is 422 and changes nothing, because moving a
-// record between templates moves its count, which has no single-write form yet. The answer is 200 when
+// validated as on create; inputs not given keep their values). Another `template_id` moves
+// the document to that template: the text is written from that template's brief, the document
+// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
+// fails on the way: see the README's data model). The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -6567,9 +6570,10 @@ func (c *Client) RegenerateDocumentWithBody(ctx context.Context, id Id, params *
 // RegenerateDocument Generate a document's text again
 //
 // Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). `template_id` may only name
-// the record's own template for now: another one is 422 and changes nothing, because moving a
-// record between templates moves its count, which has no single-write form yet. The answer is 200 when
+// validated as on create; inputs not given keep their values). Another `template_id` moves
+// the document to that template: the text is written from that template's brief, the document
+// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
+// fails on the way: see the README's data model). The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -6593,9 +6597,10 @@ func (c *Client) RegenerateDocument(ctx context.Context, id Id, params *Regenera
 // RegenerateDocumentWithFormdataBody Generate a document's text again
 //
 // Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). `template_id` may only name
-// the record's own template for now: another one is 422 and changes nothing, because moving a
-// record between templates moves its count, which has no single-write form yet. The answer is 200 when
+// validated as on create; inputs not given keep their values). Another `template_id` moves
+// the document to that template: the text is written from that template's brief, the document
+// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
+// fails on the way: see the README's data model). The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -9013,9 +9018,10 @@ type ClientWithResponsesInterface interface {
 	// RegenerateDocumentWithBodyWithResponse Generate a document's text again
 	//
 	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). `template_id` may only name
-	// the record's own template for now: another one is 422 and changes nothing, because moving a
-	// record between templates moves its count, which has no single-write form yet. The answer is 200 when
+	// validated as on create; inputs not given keep their values). Another `template_id` moves
+	// the document to that template: the text is written from that template's brief, the document
+	// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
+	// fails on the way: see the README's data model). The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -9029,9 +9035,10 @@ type ClientWithResponsesInterface interface {
 	// RegenerateDocumentWithResponse Generate a document's text again
 	//
 	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). `template_id` may only name
-	// the record's own template for now: another one is 422 and changes nothing, because moving a
-	// record between templates moves its count, which has no single-write form yet. The answer is 200 when
+	// validated as on create; inputs not given keep their values). Another `template_id` moves
+	// the document to that template: the text is written from that template's brief, the document
+	// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
+	// fails on the way: see the README's data model). The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -9045,9 +9052,10 @@ type ClientWithResponsesInterface interface {
 	// RegenerateDocumentWithFormdataBodyWithResponse Generate a document's text again
 	//
 	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). `template_id` may only name
-	// the record's own template for now: another one is 422 and changes nothing, because moving a
-	// record between templates moves its count, which has no single-write form yet. The answer is 200 when
+	// validated as on create; inputs not given keep their values). Another `template_id` moves
+	// the document to that template: the text is written from that template's brief, the document
+	// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
+	// fails on the way: see the README's data model). The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -12588,9 +12596,10 @@ func (c *ClientWithResponses) UpdateDocumentWithFormdataBodyWithResponse(ctx con
 // RegenerateDocumentWithBodyWithResponse Generate a document's text again
 //
 // Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). `template_id` may only name
-// the record's own template for now: another one is 422 and changes nothing, because moving a
-// record between templates moves its count, which has no single-write form yet. The answer is 200 when
+// validated as on create; inputs not given keep their values). Another `template_id` moves
+// the document to that template: the text is written from that template's brief, the document
+// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
+// fails on the way: see the README's data model). The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -12610,9 +12619,10 @@ func (c *ClientWithResponses) RegenerateDocumentWithBodyWithResponse(ctx context
 // RegenerateDocumentWithResponse Generate a document's text again
 //
 // Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). `template_id` may only name
-// the record's own template for now: another one is 422 and changes nothing, because moving a
-// record between templates moves its count, which has no single-write form yet. The answer is 200 when
+// validated as on create; inputs not given keep their values). Another `template_id` moves
+// the document to that template: the text is written from that template's brief, the document
+// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
+// fails on the way: see the README's data model). The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -12632,9 +12642,10 @@ func (c *ClientWithResponses) RegenerateDocumentWithResponse(ctx context.Context
 // RegenerateDocumentWithFormdataBodyWithResponse Generate a document's text again
 //
 // Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). `template_id` may only name
-// the record's own template for now: another one is 422 and changes nothing, because moving a
-// record between templates moves its count, which has no single-write form yet. The answer is 200 when
+// validated as on create; inputs not given keep their values). Another `template_id` moves
+// the document to that template: the text is written from that template's brief, the document
+// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
+// fails on the way: see the README's data model). The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's document or words quota no

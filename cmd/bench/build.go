@@ -1,64 +1,76 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
-	"strings"
+	"sync"
 	"time"
+
+	"contentapi/shared/local/gobuild"
+	"contentapi/shared/local/localstack"
 )
 
-// artifacts are the binaries the bench builds while it seeds.
+// artifacts are the binaries the bench builds while it seeds and measures.
 type artifacts struct {
 	done chan struct{}
-	// Paths, set once done is closed; a failed build leaves its error.
-	bootstrapARM64, bootstrapAMD64, gateway, appTest string
-	errs                                             map[string]error
-	took                                             map[string]time.Duration
+	mu   sync.Mutex
+	// By name, once done is closed: a path, or the build's error.
+	paths map[string]string
+	errs  map[string]error
+	took  map[string]time.Duration
 }
 
-// lambdaBuildFlags are the deployed bootstrap's (the Makefile's
-// build-<Function> targets): no RPC, no paths, no symbols.
-var lambdaBuildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w"}
+type build struct {
+	name string
+	run  func(ctx context.Context, root, out string) error
+}
 
-// startBuilds builds, one after another in the background: the documents
-// function's bootstrap for arm64 (its size) and amd64 (its cold start on
-// this machine), the local gateway, and the shared/app test binary (the
-// handler benchmarks). Given names, it builds only those.
-func startBuilds(ctx context.Context, root, work string, only ...string) *artifacts {
-	a := &artifacts{done: make(chan struct{}), errs: map[string]error{}, took: map[string]time.Duration{}}
-	go func() {
-		defer close(a.done)
-		build := func(name string, env []string, args ...string) string {
-			if len(only) > 0 && !slices.Contains(only, name) {
-				return ""
+func lambda(arch, pkg string) func(context.Context, string, string) error {
+	return func(ctx context.Context, root, out string) error { return gobuild.Lambda(ctx, root, out, arch, pkg) }
+}
+
+// buildQueues run side by side, each one build after another: the
+// documents function's bootstrap for arm64 (its size) and amd64 (its cold
+// start on this machine), the shared/app test binary (the handler
+// benchmarks) and the local stack; and the other functions' bootstraps.
+var buildQueues = [][]build{
+	{
+		{"bootstrap-arm64", lambda("arm64", "./functions/documents")},
+		{"bootstrap-amd64", lambda("amd64", "./functions/documents")},
+		{"app.test", func(ctx context.Context, root, out string) error {
+			return gobuild.Run(ctx, root, out, nil, append(append([]string{"test", "-c"}, appTestPGO(root)...), "./shared/app")...)
+		}},
+		{"local", localstack.Build},
+	},
+	{
+		{"images-arm64", lambda("arm64", "./functions/images")},
+		{"generator-arm64", lambda("arm64", "./functions/generator")},
+		{"generator-amd64", lambda("amd64", "./functions/generator")},
+	},
+}
+
+// startBuilds builds buildQueues into work, in the background.
+func startBuilds(ctx context.Context, root, work string) *artifacts {
+	a := &artifacts{done: make(chan struct{}), paths: map[string]string{}, errs: map[string]error{}, took: map[string]time.Duration{}}
+	var wg sync.WaitGroup
+	for _, queue := range buildQueues {
+		wg.Go(func() {
+			for _, b := range queue {
+				start, out := time.Now(), filepath.Join(work, b.name)
+				err := b.run(ctx, root, out)
+				a.mu.Lock()
+				if err != nil {
+					a.errs[b.name] = err
+				} else {
+					a.paths[b.name], a.took[b.name] = out, time.Since(start)
+				}
+				a.mu.Unlock()
 			}
-			start := time.Now()
-			out := filepath.Join(work, name)
-			cmd := exec.CommandContext(ctx, "go", append(args[:1:1], append([]string{"-o", out}, args[1:]...)...)...)
-			cmd.Dir = root
-			cmd.Env = append(os.Environ(), env...)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Run(); err != nil {
-				a.errs[name] = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-				return ""
-			}
-			a.took[name] = time.Since(start)
-			return out
-		}
-		lambda := func(arch string) []string {
-			return []string{"GOOS=linux", "GOARCH=" + arch, "CGO_ENABLED=0"}
-		}
-		a.bootstrapARM64 = build("bootstrap-arm64", lambda("arm64"), append(append([]string{"build"}, lambdaBuildFlags...), "./functions/documents")...)
-		a.bootstrapAMD64 = build("bootstrap-amd64", lambda("amd64"), append(append([]string{"build"}, lambdaBuildFlags...), "./functions/documents")...)
-		a.appTest = build("app.test", nil, append(append([]string{"test", "-c"}, appTestPGO(root)...), "./shared/app")...)
-		a.gateway = build("local", nil, "build", "./cmd/local")
-	}()
+		})
+	}
+	go func() { wg.Wait(); close(a.done) }()
 	return a
 }
 
@@ -87,4 +99,19 @@ func (a *artifacts) wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// path waits for the builds and returns the binary of that name, or why
+// there is none.
+func (a *artifacts) path(ctx context.Context, name string) (string, error) {
+	if err := a.wait(ctx); err != nil {
+		return "", err
+	}
+	if err := a.errs[name]; err != nil {
+		return "", err
+	}
+	if a.paths[name] == "" {
+		return "", fmt.Errorf("%s was not built", name)
+	}
+	return a.paths[name], nil
 }

@@ -4,22 +4,24 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/google/pprof/profile"
 
 	"contentapi/shared/documents"
 	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/figures"
+	"contentapi/shared/local/gobench"
+	"contentapi/shared/local/loadgen"
 	"contentapi/shared/local/runtimeapi"
 	"contentapi/shared/local/sam"
+	"contentapi/shared/local/seed"
 	"contentapi/shared/records"
 )
 
@@ -28,7 +30,7 @@ const coldStartRuns = 9
 
 // measureBuilt reports the figures that need the built binaries: the
 // bootstrap's size and cold start, and the handler benchmarks.
-func measureBuilt(ctx context.Context, b *board, a *artifacts, tmpl *sam.Template, endpoint string, tables map[string]string, s *seeded, key string, rep *report) error {
+func measureBuilt(ctx context.Context, b *figures.Board, a *artifacts, tmpl *sam.Template, endpoint string, tables map[string]string, s *seed.Account, rep *report) error {
 	logf("waiting for the builds")
 	if err := a.wait(ctx); err != nil {
 		return err
@@ -38,23 +40,18 @@ func measureBuilt(ctx context.Context, b *board, a *artifacts, tmpl *sam.Templat
 	}
 	slices.Sort(rep.BuildTimes)
 
-	if err := a.errs["bootstrap-arm64"]; err != nil {
-		b.missing(err.Error(), "bytes_bootstrap")
-	} else if st, err := os.Stat(a.bootstrapARM64); err != nil {
+	if err := addSize(ctx, b, a, "bytes_bootstrap", "bootstrap-arm64"); err != nil {
 		return err
-	} else {
-		b.add(Figure{Name: "bytes_bootstrap", Value: float64(st.Size()), Unit: "bytes"})
 	}
-
-	if err := a.errs["bootstrap-amd64"]; err != nil {
-		b.missing(err.Error(), "ms_cold_start")
+	if bootstrap, err := a.path(ctx, "bootstrap-amd64"); err != nil {
+		b.Missing(err.Error(), "ms_cold_start")
 	} else {
 		logf("cold start: %d runs", coldStartRuns)
-		env := lambdaEnv(tmpl, endpoint, tables, filepath.Dir(a.bootstrapAMD64))
-		id := s.document(0, func(v records.Values) bool { return v["template_id"] == int64(documents.FreestyleID) })
-		times, err := coldStarts(ctx, a.bootstrapAMD64, env, id, key)
+		env := lambdaEnv(tmpl, endpoint, tables, "DocumentsFunction", filepath.Dir(bootstrap))
+		id := s.Document(0, func(v records.Values) bool { return v["template_id"] == int64(documents.FreestyleID) })
+		times, err := coldStarts(ctx, bootstrap, env, id, s.Key)
 		if err != nil {
-			b.missing(err.Error(), "ms_cold_start")
+			b.Missing(err.Error(), "ms_cold_start")
 			logf("%v", err)
 		} else {
 			var total, init []time.Duration
@@ -62,14 +59,14 @@ func measureBuilt(ctx context.Context, b *board, a *artifacts, tmpl *sam.Templat
 				total, init = append(total, t.Total), append(init, t.Init)
 			}
 			rep.ColdStarts = times
-			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-			b.add(Figure{Name: "ms_cold_start", Value: ms(percentile(total, 50)), Unit: "ms"})
-			b.add(Figure{Name: "ms_cold_init", Value: ms(percentile(init, 50)), Unit: "ms"})
+			b.Add(figures.Figure{Name: "ms_cold_start", Value: ms(loadgen.Percentile(total, 50)), Unit: "ms"})
+			b.Add(figures.Figure{Name: "ms_cold_init", Value: ms(loadgen.Percentile(init, 50)), Unit: "ms"})
 		}
 	}
 
-	if err := a.errs["app.test"]; err != nil {
-		b.missing(err.Error(), "ns_handler_get", "allocs_handler_get", "ns_handler_list", "allocs_handler_list",
+	appTest, err := a.path(ctx, "app.test")
+	if err != nil {
+		b.Missing(err.Error(), "ns_handler_get", "allocs_handler_get", "ns_handler_list", "allocs_handler_list",
 			"ratio_handler_get", "ratio_handler_list")
 		return nil
 	}
@@ -82,15 +79,21 @@ func measureBuilt(ctx context.Context, b *board, a *artifacts, tmpl *sam.Templat
 			rep.BenchEnv = append(rep.BenchEnv, k+"="+v)
 		}
 	}
-	rounds, raw, err := runBenchmarks(ctx, a.appTest, rep.BenchEnv)
-	rep.BenchLines = benchLines(raw)
+	names := make([]string, len(handlerBenchmarks))
+	for i, h := range handlerBenchmarks {
+		names[i] = strings.TrimPrefix(h.bench, "Benchmark")
+	}
+	// A round is one process running each once, so a handler and its
+	// floor see the machine in the same state.
+	rounds, raw, err := gobench.Rounds(ctx, appTest, rep.BenchEnv, names, benchCount, benchTime)
+	rep.BenchLines = gobench.Lines(raw)
 	if err != nil {
 		return err
 	}
 	reportBenchmarks(b, rounds, rep)
 	logf("profiling the handler benchmarks")
 	for _, bench := range []string{"BenchmarkDocumentsGet", "BenchmarkDocumentsList"} {
-		prof, err := profileHandler(ctx, a.appTest, bench, filepath.Dir(a.appTest), rep.BenchEnv)
+		prof, err := gobench.CPUProfile(ctx, appTest, bench, filepath.Dir(appTest), rep.BenchEnv, profileParts, "the rest: routing, middleware, parsing, runtime")
 		if err != nil {
 			logf("%v", err)
 			continue
@@ -134,53 +137,30 @@ func coldStarts(ctx context.Context, bootstrap string, env []string, id int64, k
 	return runs, err
 }
 
-func tailOf(s string, n int) string {
-	if len(s) > n {
-		return "..." + s[len(s)-n:]
+// addSize adds the size of the binary built as name, as figure.
+func addSize(ctx context.Context, b *figures.Board, a *artifacts, figure, name string) error {
+	path, err := a.path(ctx, name)
+	if err != nil {
+		b.Missing(err.Error(), figure)
+		return nil
 	}
-	return s
+	st, err := os.Stat(path)
+	if err == nil {
+		b.Add(figures.Figure{Name: figure, Value: float64(st.Size()), Unit: "bytes"})
+	}
+	return err
 }
 
-// handlerProfile is where a handler benchmark's CPU time goes.
-type handlerProfile struct {
-	Bench   string
-	Shares  []profileShare
-	Seconds float64
-}
+// ms is a duration in milliseconds, to the microsecond.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// lambdaEnv is the environment Lambda gives the documents function, with
-// the template's variables pointed at DynamoDB Local.
-func lambdaEnv(tmpl *sam.Template, endpoint string, tables map[string]string, taskRoot string) []string {
+// lambdaEnv is the environment Lambda gives function, with the
+// template's variables pointed at DynamoDB Local and generation's parts.
+func lambdaEnv(tmpl *sam.Template, endpoint string, tables map[string]string, function, taskRoot string) []string {
 	vars := ddblocal.EnvVars(tmpl, endpoint, tables)
-	for k, v := range generationEnv {
-		vars[k] = v
-	}
-	vars["AWS_DEFAULT_REGION"] = vars["AWS_REGION"]
-	vars["AWS_LAMBDA_FUNCTION_NAME"] = "contentapi-DocumentsFunction"
-	vars["AWS_LAMBDA_FUNCTION_VERSION"] = "$LATEST"
-	vars["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] = "256"
-	vars["AWS_LAMBDA_LOG_GROUP_NAME"] = "/aws/lambda/contentapi-DocumentsFunction"
-	vars["AWS_EXECUTION_ENV"] = "AWS_Lambda_provided.al2023"
-	vars["_HANDLER"] = "bootstrap"
-	vars["LAMBDA_TASK_ROOT"] = taskRoot
-	vars["TZ"] = ":UTC"
-	vars["PATH"] = "/usr/local/bin:/usr/bin:/bin"
-	var env []string
-	for k, v := range vars {
-		env = append(env, k+"="+v)
-	}
-	slices.Sort(env)
-	return env
+	maps.Copy(vars, generationEnv)
+	return runtimeapi.Env(vars, function, taskRoot)
 }
-
-// benchResult is one run of one benchmark.
-type benchResult struct {
-	ns, allocs float64
-}
-
-// benchRound is one run of every handler benchmark, back to back, by
-// benchmark name.
-type benchRound map[string]benchResult
 
 // benchCount rounds of benchTime each: each ns figure is the fastest of its
 // runs, since a busy machine only ever adds time, and so is each ratio the
@@ -201,40 +181,10 @@ var handlerBenchmarks = []struct{ bench, figure, floor string }{
 	{"BenchmarkSDKListCalls", "sdk_list_calls", ""},
 }
 
-var benchLine = regexp.MustCompile(`(?m)^(Benchmark\w+)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op.*\s([\d.]+) allocs/op`)
-
-// runBenchmarks runs benchCount rounds of the handler benchmarks; a round
-// is one process running each once, so a handler and its floor see the
-// machine in the same state.
-func runBenchmarks(ctx context.Context, testBinary string, env []string) ([]benchRound, string, error) {
-	names := make([]string, len(handlerBenchmarks))
-	for i, h := range handlerBenchmarks {
-		names[i] = strings.TrimPrefix(h.bench, "Benchmark")
-	}
-	var rounds []benchRound
-	var all strings.Builder
-	for range benchCount {
-		out, err := runBench(ctx, testBinary, env, "-test.bench", "^Benchmark("+strings.Join(names, "|")+")$",
-			"-test.benchmem", "-test.count", "1", "-test.benchtime", benchTime)
-		all.WriteString(out)
-		if err != nil {
-			return nil, all.String(), err
-		}
-		round := benchRound{}
-		for _, m := range benchLine.FindAllStringSubmatch(out, -1) {
-			ns, _ := strconv.ParseFloat(m[2], 64)
-			allocs, _ := strconv.ParseFloat(m[3], 64)
-			round[m[1]] = benchResult{ns: ns, allocs: allocs}
-		}
-		rounds = append(rounds, round)
-	}
-	return rounds, all.String(), nil
-}
-
 // reportBenchmarks adds the handler figures: for each benchmark its
 // fastest time and its allocations, and for each handler its ratio to the
 // SDK calls under it.
-func reportBenchmarks(b *board, rounds []benchRound, rep *report) {
+func reportBenchmarks(b *figures.Board, rounds []gobench.Round, rep *report) {
 	for _, h := range handlerBenchmarks {
 		var ns, ratios []float64
 		var allocs float64
@@ -243,50 +193,32 @@ func reportBenchmarks(b *board, rounds []benchRound, rep *report) {
 			if !ok {
 				continue
 			}
-			ns, allocs = append(ns, r.ns), r.allocs
-			if floor, ok := round[h.floor]; ok && floor.ns > 0 {
-				ratios = append(ratios, r.ns/floor.ns)
+			ns, allocs = append(ns, r.NS), r.Allocs
+			if floor, ok := round[h.floor]; ok && floor.NS > 0 {
+				ratios = append(ratios, r.NS/floor.NS)
 			}
 		}
 		if len(ns) == 0 {
-			b.missing("no result", "ns_"+h.figure, "allocs_"+h.figure)
+			b.Missing("no result", "ns_"+h.figure, "allocs_"+h.figure)
 			continue
 		}
-		b.add(Figure{Name: "ns_" + h.figure, Value: slices.Min(ns), Unit: "ns"})
-		b.add(Figure{Name: "allocs_" + h.figure, Value: allocs, Unit: "allocs"})
+		b.Add(figures.Figure{Name: "ns_" + h.figure, Value: slices.Min(ns), Unit: "ns"})
+		b.Add(figures.Figure{Name: "allocs_" + h.figure, Value: allocs, Unit: "allocs"})
 		if h.floor != "" {
 			var floor []float64
 			for _, round := range rounds {
 				if r, ok := round[h.floor]; ok {
-					floor = append(floor, r.ns)
+					floor = append(floor, r.NS)
 				}
 			}
 			if len(floor) == 0 {
-				b.missing("no result for "+h.floor, "ratio_"+h.figure)
+				b.Missing("no result for "+h.floor, "ratio_"+h.figure)
 				continue
 			}
 			rep.Ratios = append(rep.Ratios, benchRatios{Figure: "ratio_" + h.figure, Rounds: ratios})
-			b.add(Figure{Name: "ratio_" + h.figure, Value: slices.Min(ns) / slices.Min(floor), Unit: "x"})
+			b.Add(figures.Figure{Name: "ratio_" + h.figure, Value: slices.Min(ns) / slices.Min(floor), Unit: "x"})
 		}
 	}
-}
-
-// runBench runs benchmarks of the test binary (args say which and how) with
-// env added to the environment, and returns their output.
-func runBench(ctx context.Context, testBinary string, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, testBinary, append([]string{"-test.run", "^$"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		err = fmt.Errorf("%s %s: %v\n%s", filepath.Base(testBinary), strings.Join(args, " "), err, tailOf(string(out), 3000))
-	}
-	return string(out), err
-}
-
-// profileShare is one part of a handler benchmark's CPU profile.
-type profileShare struct {
-	What             string
-	Seconds, Percent float64
 }
 
 // profileParts are the parts of a handler's time, matched in this order
@@ -295,63 +227,15 @@ type profileShare struct {
 // the SDK's middleware stack, so SDK samples are known by the SDK's own
 // frames rather than by the call into it; rendering goes first since it
 // may fall back to attributevalue, which is the SDK's too.
-var profileParts = []struct{ what, match string }{
-	{"item to record (Render, shared/codec)", `(documents|images)\.Render$`},
-	{"AWS SDK (serialize, sign, retry, deserialize; the canned transport included)", `^github\.com/aws/(aws-sdk-go-v2/(aws|service)/|smithy-go/)`},
-	{"garbage collector, in the background", `^runtime\.gcBgMarkWorker$`},
-	{"JSON answer (httpapi.WriteJSON)", `httpapi\.WriteJSON$`},
-	{"API Gateway adapter: event to http.Request", `EventToRequestWithContext$`},
-	{"response to event (shared/app's writer)", `^contentapi/shared/app\.\(\*response\)\.`},
-	{"access log (log/slog)", `^log/slog\.`},
-	{"rate limiter (in memory)", `^contentapi/shared/ratelimit\.`},
-	{"auth (cached key)", `^contentapi/shared/auth\.`},
-	{"store: building requests, reading items", `^contentapi/shared/store\.`},
-}
-
-// profileHandler profiles one handler benchmark and splits its CPU time.
-func profileHandler(ctx context.Context, testBinary, bench, work string, env []string) (handlerProfile, error) {
-	h := handlerProfile{Bench: bench}
-	path := filepath.Join(work, bench+".prof")
-	if _, err := runBench(ctx, testBinary, env, "-test.bench", "^"+bench+"$", "-test.benchtime", "3s", "-test.cpuprofile", path); err != nil {
-		return h, err
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return h, err
-	}
-	prof, err := profile.ParseData(data)
-	if err != nil {
-		return h, fmt.Errorf("profile %s: %w", bench, err)
-	}
-	res := make([]*regexp.Regexp, len(profileParts))
-	h.Shares = make([]profileShare, len(profileParts)+1)
-	for i, p := range profileParts {
-		res[i], h.Shares[i].What = regexp.MustCompile(p.match), p.what
-	}
-	h.Shares[len(profileParts)].What = "the rest: routing, middleware, parsing, runtime"
-	cpu := slices.IndexFunc(prof.SampleType, func(t *profile.ValueType) bool { return t.Type == "cpu" })
-	for _, sample := range prof.Sample {
-		part := len(profileParts)
-	match:
-		for i, re := range res {
-			for _, loc := range sample.Location {
-				for _, line := range loc.Line {
-					if re.MatchString(line.Function.Name) {
-						part = i
-						break match
-					}
-				}
-			}
-		}
-		seconds := time.Duration(sample.Value[cpu]).Seconds()
-		h.Shares[part].Seconds += seconds
-		h.Seconds += seconds
-	}
-	if h.Seconds == 0 {
-		return h, fmt.Errorf("profile %s: no samples", bench)
-	}
-	for i := range h.Shares {
-		h.Shares[i].Percent = 100 * h.Shares[i].Seconds / h.Seconds
-	}
-	return h, nil
+var profileParts = []gobench.Part{
+	{What: "item to record (Render, shared/codec)", Match: `(documents|images)\.Render$`},
+	{What: "AWS SDK (serialize, sign, retry, deserialize; the canned transport included)", Match: `^github\.com/aws/(aws-sdk-go-v2/(aws|service)/|smithy-go/)`},
+	{What: "garbage collector, in the background", Match: `^runtime\.gcBgMarkWorker$`},
+	{What: "JSON answer (httpapi.WriteJSON)", Match: `httpapi\.WriteJSON$`},
+	{What: "API Gateway adapter: event to http.Request", Match: `EventToRequestWithContext$`},
+	{What: "response to event (shared/app's writer)", Match: `^contentapi/shared/app\.\(\*response\)\.`},
+	{What: "access log (log/slog)", Match: `^log/slog\.`},
+	{What: "rate limiter (in memory)", Match: `^contentapi/shared/ratelimit\.`},
+	{What: "auth (cached key)", Match: `^contentapi/shared/auth\.`},
+	{What: "store: building requests, reading items", Match: `^contentapi/shared/store\.`},
 }

@@ -10,7 +10,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"contentapi/shared/auth"
+	"contentapi/shared/local/apicall"
 	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/figures"
 )
 
 // Contention: this many clients create on one account at once, each this
@@ -28,18 +30,18 @@ const (
 // round trip past a create's two is a retry (the SDK's, or the store's own).
 // It checks what must hold whatever the load: no errors, distinct ids, and
 // a total that counts exactly the documents made.
-func measureContention(ctx context.Context, b *board, meter *ddbmeter.Meter, plain *dynamodb.Client, keysTable string, handlers *client) error {
-	keys := make([]*client, contentionClients)
+func measureContention(ctx context.Context, b *figures.Board, meter *ddbmeter.Meter, plain *dynamodb.Client, keysTable string, handlers *apicall.Client) error {
+	keys := make([]*apicall.Client, contentionClients)
 	for i := range keys {
 		key, _, err := auth.NewKeys(plain, keysTable, auth.PublicChecksum).Create(ctx, contentionAccount,
 			[]auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
 		if err != nil {
 			return err
 		}
-		keys[i] = &client{documents: handlers.documents, images: handlers.images, key: key}
+		keys[i] = handlers.WithKey(key)
 		// Each key's first request looks it up; that is not contention.
-		if a := keys[i].do("GET", "/api/v1/documents?per_page=10", nil, nil); a.status != 200 {
-			return fmt.Errorf("contention: list with a new key: %d %s", a.status, a.raw)
+		if a := keys[i].Do("GET", "/api/v1/documents?per_page=10", nil, nil); a.Status != 200 {
+			return fmt.Errorf("contention: list with a new key: %d %s", a.Status, a.Raw)
 		}
 	}
 	var mu sync.Mutex
@@ -52,13 +54,13 @@ func measureContention(ctx context.Context, b *board, meter *ddbmeter.Meter, pla
 			wg.Go(func() {
 				<-start
 				for n := range contentionPerClient {
-					a := c.do("POST", "/api/v1/documents", url.Values{
+					a := c.Do("POST", "/api/v1/documents", url.Values{
 						"name": {fmt.Sprintf("Contention %d.%d", i, n)}, "prompt": {"Write a haiku about queues."},
 					}, nil)
 					mu.Lock()
-					if a.status != 201 {
-						failures = append(failures, fmt.Sprintf("%d %.120s", a.status, a.raw))
-					} else if id := a.id(); ids[id] {
+					if a.Status != 201 {
+						failures = append(failures, fmt.Sprintf("%d %.120s", a.Status, a.Raw))
+					} else if id := a.ID(); ids[id] {
 						failures = append(failures, fmt.Sprintf("id %d handed out twice", id))
 					} else {
 						ids[id] = true
@@ -73,7 +75,7 @@ func measureContention(ctx context.Context, b *board, meter *ddbmeter.Meter, pla
 	creates := contentionClients * contentionPerClient
 	t := ddbmeter.Sum(calls)
 	retries := float64(t.RoundTrips-t.Auth-2*creates) / float64(creates)
-	total := keys[0].do("GET", "/api/v1/documents", nil, nil).body.Meta.Total
+	total := keys[0].Do("GET", "/api/v1/documents", nil, nil).Total
 	var issue string
 	switch {
 	case len(failures) > 0:
@@ -84,8 +86,8 @@ func measureContention(ctx context.Context, b *board, meter *ddbmeter.Meter, pla
 	if issue != "" {
 		logf("contention: %s", issue)
 	}
-	b.add(Figure{Name: "retries_per_create_64", Value: retries, Unit: "retries", Missing: issue})
-	b.add(Figure{Name: "errors_create_64", Value: float64(len(failures)), Unit: "errors"})
-	b.add(Figure{Name: "wru_create_64", Value: t.Writes / float64(creates), Unit: "wru"})
+	b.Add(figures.Figure{Name: "retries_per_create_64", Value: retries, Unit: "retries", Missing: issue})
+	b.Add(figures.Figure{Name: "errors_create_64", Value: float64(len(failures)), Unit: "errors"})
+	b.Add(figures.Figure{Name: "wru_create_64", Value: t.Writes / float64(creates), Unit: "wru"})
 	return nil
 }

@@ -1,21 +1,6 @@
 package main
 
-import (
-	"fmt"
-	"math"
-	"strconv"
-	"strings"
-	"sync"
-)
-
-// Figure is one line of the bench's output.
-type Figure struct {
-	Name  string
-	Value float64
-	Unit  string
-	// Missing is set when the figure could not be measured, with why.
-	Missing string
-}
+import "contentapi/shared/local/figures"
 
 // targets are the issue's, by figure name: the value must be at most this.
 var targets = map[string]float64{
@@ -50,8 +35,11 @@ var targets = map[string]float64{
 	"errors_local":              0,
 }
 
+// judged is a figure held against its target, for the report.
+type judged struct{ figures.Figure }
+
 // Verdict is "pass", "FAIL" or "" (no target).
-func (f Figure) Verdict() string {
+func (f judged) Verdict() string {
 	t, ok := targets[f.Name]
 	switch {
 	case !ok:
@@ -62,63 +50,9 @@ func (f Figure) Verdict() string {
 	return "FAIL"
 }
 
-func (f Figure) Target() string {
+func (f judged) Target() string {
 	if t, ok := targets[f.Name]; ok {
-		return "≤ " + formatValue(t)
+		return "≤ " + figures.Format(t)
 	}
 	return ""
-}
-
-// Line is the figure as the bench prints it.
-func (f Figure) Line() string {
-	v := formatValue(f.Value)
-	if f.Missing != "" {
-		v = "NaN"
-	}
-	return fmt.Sprintf("bench: %s %s %s", f.Name, v, f.Unit)
-}
-
-func formatValue(v float64) string {
-	if math.IsNaN(v) {
-		return "NaN"
-	}
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return strconv.FormatInt(int64(v), 10)
-	}
-	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
-}
-
-// board collects the figures in the order they are printed.
-type board struct {
-	mu      sync.Mutex
-	figures []Figure
-}
-
-func (b *board) add(f Figure) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.figures = append(b.figures, f)
-	fmt.Println(f.Line())
-}
-
-// missing adds figures that could not be measured, for why.
-func (b *board) missing(why string, names ...string) {
-	for _, n := range names {
-		unit, _, _ := strings.Cut(n, "_")
-		if unit == "mb" {
-			unit = "MB"
-		}
-		b.add(Figure{Name: n, Unit: unit, Missing: why})
-	}
-}
-
-func (b *board) get(name string) Figure {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, f := range b.figures {
-		if f.Name == name {
-			return f
-		}
-	}
-	return Figure{Name: name, Value: math.NaN(), Missing: "not measured"}
 }

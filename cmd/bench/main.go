@@ -10,7 +10,6 @@
 //
 //	go run ./cmd/bench            (make bench)
 //	go run ./cmd/bench -quick     per-operation figures only, no builds or load
-//	go run ./cmd/bench -chaos     the fault-injection soak instead (make chaos)
 //
 // It starts its own DynamoDB Local (in memory, on a free port), creates the
 // tables of template.yaml, and seeds one account with 10,000 documents and
@@ -32,17 +31,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"contentapi/shared/app"
+	"contentapi/shared/local/apicall"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/figures"
 	"contentapi/shared/local/genstack"
 	"contentapi/shared/local/sam"
+	"contentapi/shared/local/seed"
 )
 
 // account owns the seeded records.
 const account = "bench"
 
 type options struct {
-	chaos    bool
 	quick    bool
 	load     bool
 	out      string
@@ -52,7 +53,6 @@ type options struct {
 
 func main() {
 	var o options
-	flag.BoolVar(&o.chaos, "chaos", false, "run the fault-injection soak (DynamoDB Local paused under load) instead of the benchmarks")
 	flag.BoolVar(&o.quick, "quick", false, "per-operation figures only (no builds, cold start, handler benchmark or load run)")
 	flag.BoolVar(&o.load, "load", true, "run the load test through the local gateway")
 	flag.StringVar(&o.out, "o", "BENCHMARKS.md", "report to write, relative to the module root unless absolute (\"\" for none)")
@@ -73,7 +73,7 @@ func logf(format string, args ...any) {
 
 func run(ctx context.Context, o options) error {
 	started := time.Now()
-	startLoad := loadAverage()
+	startLoad := figures.LoadAverage()
 	tmplPath, err := sam.Find()
 	if err != nil {
 		return err
@@ -82,9 +82,6 @@ func run(ctx context.Context, o options) error {
 	tmpl, err := sam.Load(tmplPath)
 	if err != nil {
 		return err
-	}
-	if o.chaos {
-		return runChaos(ctx, root, tmpl, o.out)
 	}
 	work, err := os.MkdirTemp("", "contentapi-bench-")
 	if err != nil {
@@ -95,10 +92,8 @@ func run(ctx context.Context, o options) error {
 	// Builds run while DynamoDB Local starts and the account is seeded:
 	// nothing timed runs meanwhile.
 	var builds *artifacts
-	var genBuilt *genBuilds
 	if !o.quick {
 		builds = startBuilds(ctx, root, work)
-		genBuilt = startGenerationBuilds(ctx, root, work)
 	}
 
 	logf("starting DynamoDB Local")
@@ -116,12 +111,12 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
-	s, key, seedTime, err := seedAccount(ctx, plain, tables)
+	s, err := seedAccount(ctx, plain, tables)
 	if err != nil {
 		return err
 	}
 
-	b := &board{}
+	b := &figures.Board{}
 	meter, err := ddbmeter.New(tmpl, tables)
 	if err != nil {
 		return err
@@ -167,12 +162,8 @@ func run(ctx context.Context, o options) error {
 	// also writes its content back, measured apart (generation.go).
 	storageOnly := cfg
 	storageOnly.Generation = app.Generation{}
-	a := app.New(storageOnly, metered)
-	c := &client{key: key}
-	if c.documents, err = a.Handler("documents"); err != nil {
-		return err
-	}
-	if c.images, err = a.Handler("images"); err != nil {
+	c, err := apicall.New(app.New(storageOnly, metered), s.Key)
+	if err != nil {
 		return err
 	}
 	cold, results, rl := measureOperations(meter, c, s)
@@ -186,13 +177,13 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
-	rep := &report{board: b, Started: started, SeedTime: seedTime, Operations: append([]operationResult{cold}, results...),
+	rep := &report{board: b, Started: started, SeedTime: s.Took, Operations: append([]operationResult{cold}, results...),
 		RateLimit: rl, RateLimitPerMinute: cfg.RateLimitPerMinute, LoadAvg: [2]string{startLoad}}
-	if err := measureGeneration(ctx, b, meter, metered, plain, cfg, parts, tmpl, srv.Endpoint(), tables, genBuilt); err != nil {
+	if err := measureGeneration(ctx, b, meter, metered, plain, cfg, parts, tmpl, srv.Endpoint(), tables, builds); err != nil {
 		return err
 	}
 	if !o.quick {
-		if err := measureBuilt(ctx, b, builds, tmpl, srv.Endpoint(), tables, s, key, rep); err != nil {
+		if err := measureBuilt(ctx, b, builds, tmpl, srv.Endpoint(), tables, s, rep); err != nil {
 			return err
 		}
 		// The load run has its own DynamoDB Local, under the gateway.
@@ -203,13 +194,13 @@ func run(ctx context.Context, o options) error {
 			}
 		}
 	}
-	mem, err := memoryMB(tmpl)
+	fn, err := tmpl.Function("DocumentsFunction")
 	if err != nil {
 		return err
 	}
-	rep.Costs = costs(b, rep.Operations, mem)
+	rep.Costs = costs(b, rep.Operations, fn.MemorySize())
 	rep.Elapsed = time.Since(started)
-	rep.LoadAvg[1] = loadAverage()
+	rep.LoadAvg[1] = figures.LoadAverage()
 	if o.out != "" {
 		path := o.out
 		if !filepath.IsAbs(path) {
@@ -224,7 +215,7 @@ func run(ctx context.Context, o options) error {
 }
 
 // reportOperations turns the per-operation measurements into figures.
-func reportOperations(b *board, cold operationResult, results []operationResult, rl rateLimitCost) {
+func reportOperations(b *figures.Board, cold operationResult, results []operationResult, rl rateLimitCost) {
 	warmAuth := 0
 	for _, r := range results {
 		warmAuth += r.Totals.Auth
@@ -233,17 +224,27 @@ func reportOperations(b *board, cold operationResult, results []operationResult,
 		}
 		values := map[string]float64{"rru": r.Totals.Reads, "wru": r.Totals.Writes, "calls": float64(r.Totals.RoundTrips)}
 		for _, f := range r.Op.figures() {
-			fig := Figure{Name: f + "_" + r.Op.Name, Value: values[f], Unit: f}
+			fig := figures.Figure{Name: f + "_" + r.Op.Name, Value: values[f], Unit: f}
 			if r.status != r.Op.status {
 				fig.Missing = r.Issue
 			}
-			b.add(fig)
+			b.Add(fig)
 		}
 	}
-	b.add(Figure{Name: "calls_auth_warm", Value: float64(warmAuth), Unit: "calls"})
-	b.add(Figure{Name: "calls_auth_cold", Value: float64(cold.Totals.Auth), Unit: "calls"})
-	b.add(Figure{Name: "calls_ratelimit_per_request", Value: float64(rl.Leases) / float64(rl.Requests), Unit: "calls"})
-	b.add(Figure{Name: "wru_ratelimit_per_request", Value: rl.WRU / float64(rl.Requests), Unit: "wru"})
+	b.Add(figures.Figure{Name: "calls_auth_warm", Value: float64(warmAuth), Unit: "calls"})
+	b.Add(figures.Figure{Name: "calls_auth_cold", Value: float64(cold.Totals.Auth), Unit: "calls"})
+	b.Add(figures.Figure{Name: "calls_ratelimit_per_request", Value: float64(rl.Leases) / float64(rl.Requests), Unit: "calls"})
+	b.Add(figures.Figure{Name: "wru_ratelimit_per_request", Value: rl.WRU / float64(rl.Requests), Unit: "wru"})
+}
+
+// seedAccount seeds the bench account in db's tables.
+func seedAccount(ctx context.Context, db *dynamodb.Client, tables map[string]string) (*seed.Account, error) {
+	logf("seeding %d documents and %d images", seed.Documents, seed.Images)
+	s, err := seed.Seed(ctx, db, tables, account)
+	if err == nil {
+		logf("seeded in %s", s.Took.Round(100*time.Millisecond))
+	}
+	return s, err
 }
 
 // deployedRateLimit is the rate limit a deployment of tmpl runs with: the

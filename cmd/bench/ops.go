@@ -1,11 +1,7 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -13,9 +9,10 @@ import (
 
 	"contentapi/shared/documents"
 	"contentapi/shared/fold"
+	"contentapi/shared/local/apicall"
 	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/seed"
 	"contentapi/shared/records"
-	"contentapi/shared/usage"
 )
 
 // The created records' prompt and description; the cost table asks what
@@ -24,62 +21,6 @@ const (
 	createPrompt      = "Write a short press release about the opening of our café in Zürich."
 	createDescription = "A small café terrace in Zürich at dusk, string lights, people at wooden tables."
 )
-
-// client calls a handler the way API Gateway would, with one API key.
-type client struct {
-	documents, images http.Handler
-	key               string
-}
-
-type answer struct {
-	status int
-	header http.Header
-	raw    string
-	body   struct {
-		Data json.RawMessage
-		Meta struct{ Total int64 }
-	}
-}
-
-func (c *client) do(method, path string, form url.Values, header map[string]string) answer {
-	h := c.documents
-	// The first resource's function serves the usage too.
-	if strings.HasPrefix(path, "/api/v1/images") || strings.HasPrefix(path, usage.Path) {
-		h = c.images
-	}
-	r := apiRequest(context.Background(), method, "https://api.example.com"+path, c.key, form)
-	for k, v := range header {
-		r.Header.Set(k, v)
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	a := answer{status: w.Code, header: w.Header(), raw: w.Body.String()}
-	_ = json.Unmarshal(w.Body.Bytes(), &a.body)
-	return a
-}
-
-// apiRequest is a request as the API's clients send it, with key.
-func apiRequest(ctx context.Context, method, url, key string, form url.Values) *http.Request {
-	r, _ := http.NewRequestWithContext(ctx, method, url, strings.NewReader(form.Encode()))
-	r.Header.Set("Accept", "application/json")
-	r.Header.Set("Authorization", "Bearer "+key)
-	if form != nil {
-		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	return r
-}
-
-func (a answer) count() int {
-	var list []json.RawMessage
-	_ = json.Unmarshal(a.body.Data, &list)
-	return len(list)
-}
-
-func (a answer) id() int64 {
-	var record struct{ ID int64 }
-	_ = json.Unmarshal(a.body.Data, &record)
-	return record.ID
-}
 
 // operation is one measured request.
 type operation struct {
@@ -91,7 +32,7 @@ type operation struct {
 	header map[string]string
 	status int
 	// check returns a problem with the answer ("" when it is right).
-	check func(answer) string
+	check func(apicall.Answer) string
 }
 
 // figures are what an operation reports: request units and round trips.
@@ -118,38 +59,38 @@ type operationResult struct {
 // (auth, parsing, store, rendering) with the key already authenticated, and
 // returns what each cost. The lists come before the writes, so their
 // totals can be checked against the seeded data.
-func measureOperations(m *ddbmeter.Meter, c *client, s *seeded) (cold operationResult, results []operationResult, rl rateLimitCost) {
+func measureOperations(m *ddbmeter.Meter, c *apicall.Client, s *seed.Account) (cold operationResult, results []operationResult, rl rateLimitCost) {
 	freestyle := func(v records.Values) bool { return v["template_id"] == int64(documents.FreestyleID) }
 	other := func(v records.Values) bool { return !freestyle(v) }
-	getID := s.document(0, freestyle)
-	coldID := s.document(int(getID-s.firstDocument)+1, freestyle)
-	updateID := s.document(100, freestyle)
-	deleteID := s.document(200, freestyle)
-	deleteOtherID := s.document(300, other)
+	getID := s.Document(0, freestyle)
+	coldID := s.Document(int(getID-s.FirstDocument)+1, freestyle)
+	updateID := s.Document(100, freestyle)
+	deleteID := s.Document(200, freestyle)
+	deleteOtherID := s.Document(300, other)
 
 	var wantFreestyle, wantSearch, wantFiltered int64
-	for _, v := range s.docs {
+	for _, v := range s.Docs {
 		if freestyle(v) {
 			wantFreestyle++
-			if strings.Contains(fold.String(v["name"].(string)), searchDocuments) {
+			if strings.Contains(fold.String(v["name"].(string)), seed.SearchDocuments) {
 				wantSearch++
 			}
 		}
 	}
-	for _, v := range s.imgs {
-		if v["style"] == filterStyle && v["favorite"] == true {
+	for _, v := range s.Imgs {
+		if v["style"] == seed.FilterStyle && v["favorite"] == true {
 			wantFiltered++
 		}
 	}
-	checkList := func(count int, total int64) func(answer) string {
-		return func(a answer) string {
-			if a.count() != count || a.body.Meta.Total != total {
-				return fmt.Sprintf("got %d records of %d, want %d of %d", a.count(), a.body.Meta.Total, count, total)
+	checkList := func(count int, total int64) func(apicall.Answer) string {
+		return func(a apicall.Answer) string {
+			if a.Count() != count || a.Total != total {
+				return fmt.Sprintf("got %d records of %d, want %d of %d", a.Count(), a.Total, count, total)
 			}
 			return ""
 		}
 	}
-	resultText := newGenerator(7).text(resultBytes)
+	resultText := seed.NewGenerator(7).Text(seed.ResultBytes)
 	var created int64
 
 	ops := []operation{
@@ -157,19 +98,19 @@ func measureOperations(m *ddbmeter.Meter, c *client, s *seeded) (cold operationR
 			method: "GET", path: fmt.Sprintf("/api/v1/documents/%d", getID), status: 200},
 		{Name: "list_default", What: "GET /api/v1/documents: page 1, per_page 10, id desc, template 1 (Freestyle)",
 			method: "GET", path: "/api/v1/documents", status: 200, check: checkList(10, wantFreestyle)},
-		{Name: "list_filtered", What: "GET /api/v1/images?style=" + filterStyle + "&favorite=1&sort_by=name: page 1 with its total",
-			method: "GET", path: "/api/v1/images?style=" + filterStyle + "&favorite=1&sort_by=name", status: 200,
+		{Name: "list_filtered", What: "GET /api/v1/images?style=" + seed.FilterStyle + "&favorite=1&sort_by=name: page 1 with its total",
+			method: "GET", path: "/api/v1/images?style=" + seed.FilterStyle + "&favorite=1&sort_by=name", status: 200,
 			check: checkList(int(min(10, wantFiltered)), wantFiltered)},
-		{Name: "list_search_name", What: "GET /api/v1/documents?search=" + searchDocuments + ": name search, page 1 with its total",
-			method: "GET", path: "/api/v1/documents?search=" + searchDocuments, status: 200,
+		{Name: "list_search_name", What: "GET /api/v1/documents?search=" + seed.SearchDocuments + ": name search, page 1 with its total",
+			method: "GET", path: "/api/v1/documents?search=" + seed.SearchDocuments, status: 200,
 			check: checkList(int(min(10, wantSearch)), wantSearch)},
 		{Name: "list_deep", What: "GET /api/v1/documents?page=50&per_page=100",
 			method: "GET", path: "/api/v1/documents?page=50&per_page=100", status: 200,
 			check: checkList(100, wantFreestyle)},
-		{Name: "list_search_result", What: "GET /api/v1/documents?search=brûlée&search_by=result: bounded by store.ResultSearchBudget",
+		{Name: "list_search_result", What: "GET /api/v1/documents?search=brûlée&search_by=result: bounded by the read budget (store.DefaultReadBudget)",
 			method: "GET", path: "/api/v1/documents?search=" + url.QueryEscape("brûlée") + "&search_by=result", status: 200,
-			check: func(a answer) string {
-				if a.header.Get("X-Search-Partial") != "true" {
+			check: func(a apicall.Answer) string {
+				if a.Header.Get("X-Search-Partial") != "true" {
 					return "expected a partial search (X-Search-Partial: true)"
 				}
 				return ""
@@ -197,7 +138,7 @@ func measureOperations(m *ddbmeter.Meter, c *client, s *seeded) (cold operationR
 	run := func(op operation) operationResult {
 		r, a := measure(m, c, op)
 		if op.Name == "create" {
-			created = a.id()
+			created = a.ID()
 		}
 		return r
 	}
@@ -214,7 +155,7 @@ func measureOperations(m *ddbmeter.Meter, c *client, s *seeded) (cold operationR
 	rl.Requests = 240
 	calls := m.Measure(func() {
 		for i := range rl.Requests {
-			c.do("GET", fmt.Sprintf("/api/v1/documents/%d", s.firstDocument+int64(i)), nil, nil)
+			c.Do("GET", fmt.Sprintf("/api/v1/documents/%d", s.FirstDocument+int64(i)), nil, nil)
 		}
 	})
 	t := ddbmeter.Sum(calls)
@@ -223,13 +164,13 @@ func measureOperations(m *ddbmeter.Meter, c *client, s *seeded) (cold operationR
 }
 
 // measure runs one operation and returns what it cost, and its answer.
-func measure(m *ddbmeter.Meter, c *client, op operation) (operationResult, answer) {
-	var a answer
+func measure(m *ddbmeter.Meter, c *apicall.Client, op operation) (operationResult, apicall.Answer) {
+	var a apicall.Answer
 	start := time.Now()
-	calls := m.Measure(func() { a = c.do(op.method, op.path, op.form, op.header) })
-	r := operationResult{Op: op, Calls: calls, Totals: ddbmeter.Sum(calls), status: a.status, Took: time.Since(start), Bytes: len(a.raw)}
-	if a.status != op.status {
-		r.Issue = fmt.Sprintf("status %d, want %d: %.200s", a.status, op.status, a.raw)
+	calls := m.Measure(func() { a = c.Do(op.method, op.path, op.form, op.header) })
+	r := operationResult{Op: op, Calls: calls, Totals: ddbmeter.Sum(calls), status: a.Status, Took: time.Since(start), Bytes: len(a.Raw)}
+	if a.Status != op.status {
+		r.Issue = fmt.Sprintf("status %d, want %d: %.200s", a.Status, op.status, a.Raw)
 	} else if op.check != nil {
 		r.Issue = op.check(a)
 	}

@@ -6,11 +6,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"contentapi/shared/local/cost"
+	"contentapi/shared/local/figures"
 )
 
 // fakeBoard holds figures as a run of the bench would, without running it.
-func fakeBoard() *board {
-	b := &board{}
+func fakeBoard() *figures.Board {
+	b := &figures.Board{}
 	for name, v := range map[string]float64{
 		"calls_get": 1, "rru_get": 2, "calls_list_default": 2, "rru_list_default": 22,
 		"calls_create": 2, "wru_create": 9, "calls_create_image": 2, "wru_create_image": 5,
@@ -19,7 +22,7 @@ func fakeBoard() *board {
 		"calls_auth_warm": 0, "ns_handler_get": 70000, "ns_handler_list": 250000, "ns_sdk_getitem": 50000,
 		"ns_sdk_list_calls": 170000, "ratio_handler_get": 1.4, "ratio_handler_list": 1.47,
 	} {
-		b.figures = append(b.figures, Figure{Name: name, Value: v, Unit: strings.SplitN(name, "_", 2)[0]})
+		b.Add(figures.Figure{Name: name, Value: v, Unit: strings.SplitN(name, "_", 2)[0]})
 	}
 	return b
 }
@@ -54,7 +57,7 @@ func TestReportCosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## What a million requests cost", "| get | 1.029 | 2 | 0.029 | 5600 | 5 | 1.00 |",
-		"create image, picture generated", "checked on " + pricesRead, "$0.0000133334 per GB-second"} {
+		"create image, picture generated", "checked on " + cost.PricesRead, "$0.0000133334 per GB-second"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -63,8 +66,7 @@ func TestReportCosts(t *testing.T) {
 
 // Without the handler benchmarks (-quick), the report says what is missing.
 func TestReportCostsNeedTheHandlerBenchmarks(t *testing.T) {
-	b := &board{}
-	m := costs(b, nil, 256)
+	m := costs(&figures.Board{}, nil, 256)
 	if m.Missing == "" {
 		t.Fatal("costs computed from no figures")
 	}

@@ -193,6 +193,7 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 		return nil, err
 	}
 	served := crud.New(res.Def, table, res.Render)
+	served.MaxAnswerBytes = a.cfg.MaxAnswerBytes
 	if a.cfg.Generation.On && res.Content != nil {
 		m, err := a.generating(res)
 		if err != nil {
@@ -232,6 +233,7 @@ func (a *App) table(res Resource) (*store.Table, error) {
 	t := store.New(a.db, name, res.Def)
 	t.Quota = res.Policy(a.cfg.QuotaDefaults)
 	t.Horizon = a.cfg.SettleHorizon()
+	t.ReadBudget = a.cfg.listBudget()
 	if a.cfg.Clock != nil {
 		t.Now = a.cfg.Clock
 	}

@@ -16,6 +16,7 @@ import (
 	"contentapi/shared/crud"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/quota"
+	"contentapi/shared/store"
 )
 
 // Config is the service's configuration, read from the environment that
@@ -57,6 +58,11 @@ type Config struct {
 	// Generation is how records get their content; off unless GENERATION
 	// is on.
 	Generation Generation
+	// ReadBudget is what one request may read, in read units (0: the
+	// contract's 2,000); a list that would read more stops and says so.
+	ReadBudget float64
+	// MaxAnswerBytes bounds a list's body (0: the contract's 5 MB).
+	MaxAnswerBytes int
 	// Clock, when set, replaces time.Now for storage and idempotency
 	// (tests move it to age what a request left unfinished).
 	Clock func() time.Time
@@ -327,4 +333,18 @@ func (e *envReader) origin(name string) string {
 		e.fail(name, v, `"*" or an origin such as https://app.example.com`)
 	}
 	return v
+}
+
+// keyLookupUnits is the most a request's key lookup reads: one key item,
+// well under 4 KB, strongly consistent.
+const keyLookupUnits = 1
+
+// listBudget is what a list's storage may read: the request's budget but
+// for its key lookup.
+func (c Config) listBudget() float64 {
+	b := c.ReadBudget
+	if b <= 0 {
+		b = store.DefaultReadBudget
+	}
+	return b - keyLookupUnits
 }

@@ -29,6 +29,7 @@ import (
 	"contentapi/shared/local/genstack"
 	"contentapi/shared/local/streams"
 	"contentapi/shared/pictures"
+	"contentapi/shared/prompts"
 	"contentapi/shared/store"
 )
 
@@ -306,13 +307,21 @@ func TestRegenerate(t *testing.T) {
 	path := fmt.Sprintf("/api/v1/documents/%v", d["id"])
 	first := d["result"]
 
-	// Another template is refused for now (the store cannot move a count
-	// without a transaction) and changes nothing.
-	before := g.get(path).Raw
-	expect422(t, g.form("POST", path+"/regenerate", "prompt", "Tea", "template_id", "18"), "template_id")
-	if after := g.get(path).Raw; after != before {
-		t.Fatalf("a refused template change changed the record: %s", after)
+	// Another template moves the document there: written from that
+	// template's brief, listed under it, and both templates' totals exact.
+	moved := g.form("POST", path+"/regenerate", "prompt", "Tea", "template_id", "18")
+	expect(t, moved, 200)
+	md := moved.data()
+	if num(md["template_id"]) != 18 || md["template"].(map[string]any)["name"] != "Headline" || md["result"] != underTemplate(t, 18, "Tea", 0.5) {
+		t.Fatalf("moved to template 18: %v", md)
 	}
+	for template, want := range map[string]int64{"1": 0, "18": 1} {
+		l := g.get("/api/v1/documents?template_id=" + template)
+		if num(l.meta()["total"]) != want || int64(len(l.list())) != want {
+			t.Fatalf("template %s: total %v, %d listed; want %d", template, l.meta()["total"], len(l.list()), want)
+		}
+	}
+	// And back: a move again.
 	r := g.form("POST", path+"/regenerate", "prompt", "Tea leaves from the mountains", "template_id", "1")
 	expect(t, r, 200)
 	nd := r.data()
@@ -320,8 +329,11 @@ func TestRegenerate(t *testing.T) {
 		nd["result"] == first || r.Header.Get("ETag") == "" {
 		t.Fatalf("regenerated: %v", nd)
 	}
-	if l := g.get("/api/v1/documents?template_id=1").list(); len(l) != 1 {
-		t.Fatalf("template 1 lists %d documents", len(l))
+	for template, want := range map[string]int64{"1": 1, "18": 0} {
+		l := g.get("/api/v1/documents?template_id=" + template)
+		if num(l.meta()["total"]) != want || int64(len(l.list())) != want {
+			t.Fatalf("template %s: total %v, %d listed; want %d", template, l.meta()["total"], len(l.list()), want)
+		}
 	}
 
 	for _, bad := range [][]string{{"prompt", ""}, {"creativity", "0.3"}, {"template_id", "53"}, {"name", "Renamed"}, {"favorite", "1"}} {
@@ -699,4 +711,19 @@ func TestOpenAPIConformanceGeneration(t *testing.T) {
 			t.Errorf("%s never succeeded: %v", op, c.statuses(op))
 		}
 	}
+}
+
+// underTemplate is the text the stand-in model writes for prompt under a
+// template's brief, as the service stores it.
+func underTemplate(t *testing.T, template int64, prompt string, creativity float64) string {
+	t.Helper()
+	req, err := prompts.Document(template, prompt, creativity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _, err := prompts.Result(template, bedrockstandin.Write(req.System, req.Prompt, creativity))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
 }

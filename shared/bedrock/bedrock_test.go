@@ -3,7 +3,6 @@ package bedrock_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"image"
@@ -21,11 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
-
 	"contentapi/shared/bedrock"
 	"contentapi/shared/generation"
 	"contentapi/shared/local/bedrockstandin"
@@ -33,7 +27,8 @@ import (
 	"contentapi/shared/prompts"
 )
 
-// The real SDK client against the local stand-in of Bedrock Runtime.
+// This package's client, the SDK's bedrockruntime client inside, against
+// the local stand-in of Bedrock Runtime.
 func setup(t *testing.T, imageModel string) (*bedrock.Client, *bedrockstandin.Server) {
 	t.Helper()
 	standin, err := bedrockstandin.Start(bedrockstandin.Options{SlowDelay: time.Hour})
@@ -290,8 +285,8 @@ func TestUnsupportedSizeIsRefused(t *testing.T) {
 
 // exchange is one request as the recorder saw it.
 type exchange struct {
-	method, path, contentType, accept string
-	body                              any
+	method, path, contentType, accept, auth string
+	body                                    map[string]any
 }
 
 // recorder forwards to the stand-in and keeps what it was sent.
@@ -304,12 +299,13 @@ func recorder(t *testing.T, target string) (*httptest.Server, *[]exchange) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(raw))
-		var body any
+		var body map[string]any
 		if err := json.Unmarshal(raw, &body); err != nil {
-			t.Errorf("a body that is not JSON: %q", raw)
+			t.Errorf("a body that is not a JSON object: %q", raw)
 		}
 		mu.Lock()
-		seen = append(seen, exchange{r.Method, r.URL.EscapedPath(), r.Header.Get("Content-Type"), r.Header.Get("Accept"), body})
+		seen = append(seen, exchange{r.Method, r.URL.EscapedPath(), r.Header.Get("Content-Type"), r.Header.Get("Accept"),
+			r.Header.Get("Authorization"), body})
 		mu.Unlock()
 		proxy.ServeHTTP(w, r)
 	}))
@@ -317,83 +313,56 @@ func recorder(t *testing.T, target string) (*httptest.Server, *[]exchange) {
 	return srv, &seen
 }
 
-// This client speaks Bedrock Runtime's protocol as AWS's own SDK client
-// does: given the same request, the SDK's bedrockruntime client sends the
-// same method, path, headers and body, and reads the same answer from the
-// stand-in.
-func TestSameWireAsTheSDK(t *testing.T) {
+// What goes over the wire is Bedrock Runtime's protocol as the SDK's
+// bedrockruntime client speaks it: Converse and InvokeModel at their
+// paths, the model id escaped, signed for bedrock in the region, and the
+// bodies this package means to send.
+func TestWire(t *testing.T) {
 	standin, err := bedrockstandin.Start(bedrockstandin.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { standin.Close() })
-	for _, imageModel := range []string{"amazon.nova-canvas-v1:0", bedrock.DefaultImageModel} {
-		t.Run(imageModel, func(t *testing.T) {
-			rec, seen := recorder(t, standin.URL())
-			ours := client(t, rec.URL, imageModel)
-			sdk := bedrockruntime.New(bedrockruntime.Options{
-				Region: "us-east-1", BaseEndpoint: aws.String(rec.URL),
-				Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
-			})
-			ctx := context.Background()
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDWIRETEST")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	rec, seen := recorder(t, standin.URL())
+	c := client(t, rec.URL, "amazon.nova-canvas-v1:0")
+	ctx := context.Background()
 
-			req := tweetRequest(t, "Our new espresso machine")
-			got, err := ours.Text(ctx, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := sdk.Converse(ctx, &bedrockruntime.ConverseInput{
-				ModelId: aws.String(bedrock.DefaultTextModel),
-				System:  []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: req.System}},
-				Messages: []types.Message{{
-					Role:    types.ConversationRoleUser,
-					Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: req.Prompt}},
-				}},
-				InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(req.MaxTokens), Temperature: aws.Float32(req.Temperature)},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			msg := want.Output.(*types.ConverseOutputMemberMessage).Value
-			if text := msg.Content[0].(*types.ContentBlockMemberText).Value; text != got.Text ||
-				int64(*want.Usage.InputTokens) != got.InputTokens || int64(*want.Usage.OutputTokens) != got.OutputTokens {
-				t.Fatalf("the SDK read %q (%d, %d), this client %q (%d, %d)", text, *want.Usage.InputTokens, *want.Usage.OutputTokens,
-					got.Text, got.InputTokens, got.OutputTokens)
-			}
-
-			ireq, _ := prompts.Image("A lighthouse at dusk", "", "", "512x512", "a1")
-			img, err := ours.Image(ctx, ireq)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body := (*seen)[len(*seen)-1].body
-			raw, _ := json.Marshal(body)
-			out, err := sdk.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{
-				ModelId: aws.String(imageModel), Body: raw,
-				ContentType: aws.String("application/json"), Accept: aws.String("application/json"),
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var answer struct{ Images []string }
-			if err := json.Unmarshal(out.Body, &answer); err != nil || len(answer.Images) != 1 {
-				t.Fatalf("InvokeModel answer: %v", err)
-			}
-			if sdkImage, _ := base64.StdEncoding.DecodeString(answer.Images[0]); !bytes.Equal(sdkImage, img.Image) {
-				t.Fatal("the SDK and this client got different pictures for one request")
-			}
-
-			if len(*seen) != 4 {
-				t.Fatalf("%d requests", len(*seen))
-			}
-			// Converse, then InvokeModel: this client's request, then the SDK's.
-			for i := 0; i < 4; i += 2 {
-				o, s := (*seen)[i], (*seen)[i+1]
-				if o.method != s.method || o.path != s.path || o.contentType != s.contentType || o.accept != s.accept ||
-					!reflect.DeepEqual(o.body, s.body) {
-					t.Errorf("this client sent\n  %+v\nthe SDK\n  %+v", o, s)
-				}
-			}
-		})
+	req := tweetRequest(t, "Our new espresso machine")
+	if _, err := c.Text(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	ireq, _ := prompts.Image("A lighthouse at dusk", "", "", "512x512", "a1")
+	if _, err := c.Image(ctx, ireq); err != nil {
+		t.Fatal(err)
+	}
+	if len(*seen) != 2 {
+		t.Fatalf("%d requests for two calls", len(*seen))
+	}
+	converse, invoke := (*seen)[0], (*seen)[1]
+	for _, x := range []exchange{converse, invoke} {
+		if x.method != http.MethodPost || !strings.HasPrefix(x.auth, "AWS4-HMAC-SHA256 Credential=AKIDWIRETEST/") ||
+			!strings.Contains(x.auth, "/us-east-1/bedrock/aws4_request") {
+			t.Errorf("%s %s not signed for bedrock in us-east-1: %q", x.method, x.path, x.auth)
+		}
+	}
+	if converse.path != "/model/us.amazon.nova-micro-v1%3A0/converse" || converse.contentType != "application/json" {
+		t.Errorf("Converse sent as %s (%s)", converse.path, converse.contentType)
+	}
+	wantBody := map[string]any{
+		"system":          []any{map[string]any{"text": req.System}},
+		"messages":        []any{map[string]any{"role": "user", "content": []any{map[string]any{"text": req.Prompt}}}},
+		"inferenceConfig": map[string]any{"maxTokens": float64(req.MaxTokens), "temperature": float64(req.Temperature)},
+	}
+	if !reflect.DeepEqual(converse.body, wantBody) {
+		t.Errorf("Converse body\n  %v\nwant\n  %v", converse.body, wantBody)
+	}
+	if invoke.path != "/model/amazon.nova-canvas-v1%3A0/invoke" || invoke.contentType != "application/json" || invoke.accept != "application/json" {
+		t.Errorf("InvokeModel sent as %s (%s, accepting %s)", invoke.path, invoke.contentType, invoke.accept)
+	}
+	if invoke.body["taskType"] != "TEXT_IMAGE" || invoke.body["textToImageParams"].(map[string]any)["text"] != ireq.Prompt {
+		t.Errorf("InvokeModel body %v is not Nova Canvas's text-to-image request", invoke.body)
 	}
 }

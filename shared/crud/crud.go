@@ -24,6 +24,9 @@ type Resource struct {
 	render Render
 	// gen is nil when the deployment does not generate content.
 	gen *Generation
+	// MaxAnswerBytes bounds a list's body (0: DefaultMaxAnswerBytes); a
+	// page that would pass it is cut short, with a next link for the rest.
+	MaxAnswerBytes int
 }
 
 // New serves def, stored in table, shown through render.

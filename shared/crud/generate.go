@@ -190,13 +190,25 @@ func (res *Resource) regenerate(w http.ResponseWriter, r *http.Request) (err err
 		// The account's monthly quota is checked and counted here, once,
 		// before the record is written: a regenerate it no longer allows
 		// changes nothing, and one that fails from here on is given back
-		// (the deferred refund).
-		if charge == nil {
+		// (the deferred refund). A move to another template counts it in
+		// its own counter write, and gives it back with the count.
+		moves := res.table.Moves(old, v)
+		if charge == nil && !moves {
 			c, err := res.table.Spend(r.Context(), account(r))
 			if err != nil {
 				return err
 			}
 			charge = &c
+		}
+		if charge != nil && moves {
+			// Spent on an earlier try, when the record was still under
+			// the template asked for (rare: a move raced this one). Given
+			// back at most once: if that fails, one too many stays counted.
+			spent := *charge
+			charge = nil
+			if err := res.table.Refund(r.Context(), account(r), spent); err != nil {
+				return err
+			}
 		}
 		p = res.plan(r)
 		item, err = res.table.Regenerate(r.Context(), account(r), old, v, *p.state)

@@ -2,8 +2,10 @@ package crud
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
+	"contentapi/shared/codec"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/input"
 	"contentapi/shared/records"
@@ -17,8 +19,19 @@ type Links struct {
 	Next  *string `json:"next"`
 }
 
-// searchPartialHeader marks a search that stopped at its budget.
+// searchPartialHeader marks a search by result whose total is estimated;
+// deprecated in favour of meta.total_estimated.
 const searchPartialHeader = "X-Search-Partial"
+
+// DefaultMaxAnswerBytes bounds a list's body (5 MB, under Lambda's 6 MB
+// response limit) unless the Resource says otherwise.
+const DefaultMaxAnswerBytes = 5_000_000
+
+// envelopeBytes is what a list's answer holds besides its records, at most:
+// meta and four links, each a URL with the request's query and a cursor.
+func envelopeBytes(r *http.Request) int {
+	return 4<<10 + 5*(len(r.Host)+len(r.URL.Path)+len(r.URL.RawQuery)+records.MaxCursorLength+64)
+}
 
 func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 	query, err := httpapi.ParseQuery(r)
@@ -35,18 +48,30 @@ func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 	}
 	data := make([]any, 0, len(page.Items))
 	view := res.view(r)
-	for _, item := range page.Items {
+	room := res.maxAnswerBytes() - envelopeBytes(r)
+	var scratch []byte
+	for i, item := range page.Items {
 		body, err := res.render(item, view)
 		if err != nil {
 			return err
 		}
+		if scratch, err = codec.AppendJSON(scratch[:0], body); err != nil {
+			return err
+		}
+		if room -= len(scratch) + 1; room < 0 && i > 0 {
+			// The answer would pass its bound: the rest of the page comes
+			// in the next answer.
+			page.Partial, page.Next = true, &page.Before[i]
+			break
+		}
 		data = append(data, body)
 	}
 	path := baseURL(r) + r.URL.Path
-	meta := records.Paginate(q, page.Total, len(data), path)
-	links := pageLinks(path, query, meta)
+	meta := records.Paginate(q, page.Total, page.Start, len(data), path)
+	meta.TotalEstimated, meta.Partial = page.TotalEstimated, page.Partial
+	links := pageLinks(path, query, meta, q, page.Next)
 	w.Header().Set("Link", linkHeader(links))
-	if page.Partial {
+	if page.TotalEstimated && q.Search != "" && q.SearchBy == "result" {
 		w.Header().Set(searchPartialHeader, "true")
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{
@@ -55,21 +80,43 @@ func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func (res *Resource) maxAnswerBytes() int {
+	if res.MaxAnswerBytes > 0 {
+		return res.MaxAnswerBytes
+	}
+	return DefaultMaxAnswerBytes
+}
+
 // pageLinks builds Laravel's first/last/prev/next: prev whenever the page is
-// past the first (even past the end), next while a later page exists.
-func pageLinks(path string, query input.Params, m records.Meta) Links {
+// past the first (even past the end), next while a later page exists. When
+// a bound was hit, next resumes at the cursor instead: the same page when
+// it is partial, else the next one. Only next ever carries a cursor.
+func pageLinks(path string, query input.Params, m records.Meta, q records.ListQuery, resume *records.Cursor) Links {
+	query = slices.DeleteFunc(slices.Clone(query), func(p input.Param) bool { return p.Name == cursorParam })
 	at := func(n int64) string { return path + "?" + httpapi.QueryWithPage(query, n) }
 	l := Links{First: at(1), Last: at(m.LastPage)}
 	if m.CurrentPage > 1 {
 		prev := at(m.CurrentPage - 1)
 		l.Prev = &prev
 	}
-	if m.CurrentPage < m.LastPage {
+	switch {
+	case resume != nil:
+		page := m.CurrentPage
+		if !m.Partial {
+			page++
+		}
+		q.Page = page
+		next := at(page) + "&" + cursorParam + "=" + q.Encode(*resume)
+		l.Next = &next
+	case m.CurrentPage < m.LastPage:
 		next := at(m.CurrentPage + 1)
 		l.Next = &next
 	}
 	return l
 }
+
+// cursorParam is the query parameter of a cursor.
+const cursorParam = "cursor"
 
 // linkHeader is the RFC 8288 form of the same links.
 func linkHeader(l Links) string {

@@ -37,7 +37,7 @@ func TestOpenAPIDocumentIsTheYAML(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(fromJSON, want) {
-		t.Fatal("Document() differs from openapi.yaml")
+		t.Fatal("Document() differs from openapi.yaml: run go test ./shared/openapi -run TestJSONIsTheYAML -update")
 	}
 	if !bytes.HasPrefix(doc, []byte(`{"openapi":"3.1.`)) {
 		t.Errorf("Document() does not start with the openapi version: %.40s", doc)

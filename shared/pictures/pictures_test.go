@@ -241,7 +241,7 @@ func TestRetriesWhatMayPass(t *testing.T) {
 	store, _ = pictures.New(pictures.Config{Bucket: "pictures", Region: "us-east-1", Endpoint: denied.URL, PathStyle: true})
 	calls.Store(0)
 	var s3err *awsenv.ResponseError
-	if err := store.Put(context.Background(), name, []byte("png")); !errors.As(err, &s3err) || s3err.Code != "AccessDenied" || calls.Load() != 1 {
+	if err := store.Put(context.Background(), name, []byte("png")); !errors.As(err, &s3err) || s3err.Code != "AccessDenied" || s3err.Message != "Access Denied" || calls.Load() != 1 {
 		t.Fatalf("Put refused: %v after %d calls", err, calls.Load())
 	}
 }

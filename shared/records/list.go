@@ -37,6 +37,9 @@ type ListQuery struct {
 	Desc     bool
 	PerPage  int
 	Page     int64
+	// Cursor resumes the reading where an answer cut short by its bounds
+	// stopped; nil reads from the start.
+	Cursor *Cursor
 }
 
 // Offset is the number of matching records before the page.
@@ -107,6 +110,13 @@ func (r *Resource) ParseList(q input.Params) (ListQuery, error) {
 	if v, ok := parse("page", Int{Min: 1, Max: MaxPage}); ok {
 		lq.Page = v.(int64)
 	}
+	if v, ok := get("cursor"); ok && len(errs) == 0 {
+		c, ok := lq.decodeCursor(v)
+		if !ok {
+			errs.add("cursor", "The cursor is invalid: follow links.next as it was given.")
+		}
+		lq.Cursor = c
+	}
 	if err := errs.err(); err != nil {
 		return ListQuery{}, err
 	}
@@ -123,15 +133,22 @@ type Meta struct {
 	PerPage     int    `json:"per_page"`
 	To          *int64 `json:"to"`
 	Total       int64  `json:"total"`
+	// TotalEstimated: the read budget ended the counting, so Total (and
+	// LastPage) are estimates.
+	TotalEstimated bool `json:"total_estimated"`
+	// Partial: a bound ended the page before it was full.
+	Partial bool `json:"partial"`
 }
 
-// Paginate computes the meta of a page holding count records.
-func Paginate(q ListQuery, total int64, count int, path string) Meta {
+// Paginate computes the meta of a page holding count records, the first of
+// them after start matching records (the page's offset, or further on
+// where a cursor resumed it).
+func Paginate(q ListQuery, total, start int64, count int, path string) Meta {
 	m := Meta{CurrentPage: q.Page, Path: path, PerPage: q.PerPage, Total: total}
 	m.LastPage = max(1, (total+int64(q.PerPage)-1)/int64(q.PerPage))
 	if count > 0 {
-		from := q.Offset() + 1
-		to := q.Offset() + int64(count)
+		from := start + 1
+		to := start + int64(count)
 		m.From, m.To = &from, &to
 	}
 	return m

@@ -10,8 +10,9 @@ package store
 // stops answering for longer than the request may wait.
 //
 // So the counter write also records an intent, an attribute named after the
-// change and the execution's token (op_c<scope>_<token> = id, or
-// op_d<scope>_<token> = id). The count and its intent change in one write,
+// change and the execution's token (op_c<scope>_<token> = id,
+// op_d<scope>_<token> = id, or op_m<from>-<to>_<token> = id for a record
+// moved between scopes, move.go). The count and its intent change in one write,
 // so an intent on the counter item means exactly "this count change is
 // applied, and the record write it stands for may or may not have landed".
 // An intent is closed, and only ever by a write conditioned on it still
@@ -25,8 +26,8 @@ package store
 //     in the same write that removes the intent: for a create, a void
 //     tombstone at the id (a conditional put, which the record's own
 //     conditional put can then never overwrite, however late it arrives);
-//     for a delete, a fence on the record naming the execution, which its
-//     delete's condition refuses.
+//     for a delete or a move, a fence on the record naming the execution,
+//     which its write's condition refuses.
 //
 // Whoever learns the outcome closes the intent: the execution itself when it
 // can, else any later counter write of the account that finds the intent
@@ -62,6 +63,7 @@ const (
 	intentPrefix = "op_"
 	kindCreate   = 'c'
 	kindDelete   = 'd'
+	kindMove     = 'm'
 
 	// maxRidingRemovals bounds the finished intents one counter write
 	// removes on the way.
@@ -80,21 +82,26 @@ var (
 	// execution settled it as abandoned); nothing of it remains, and the
 	// same request may succeed a moment later.
 	ErrInterrupted = fmt.Errorf("%w: write interrupted, nothing was changed", records.ErrUnavailable)
-	// ErrRefused: the create's counter write was refused by a condition
-	// that is not its own; nothing was created.
-	ErrRefused = errors.New("create refused by the account's counter")
+	// ErrRefused: the counter write of a create or a move was refused by a
+	// condition that is not its own; nothing was written.
+	ErrRefused = errors.New("write refused by the account's counter")
 )
 
 // intent is a count change whose record write is not known to have landed.
 type intent struct {
-	kind  byte // kindCreate or kindDelete
-	scope int64
+	kind  byte   // kindCreate, kindDelete or kindMove
+	scope int64  // a move's scope of origin
+	to    int64  // a move's destination
 	token string // the execution's
 	id    int64
 }
 
 func (in intent) attr() string {
-	return intentPrefix + string(in.kind) + strconv.FormatInt(in.scope, 10) + "_" + in.token
+	scopes := strconv.FormatInt(in.scope, 10)
+	if in.kind == kindMove {
+		scopes += "-" + strconv.FormatInt(in.to, 10)
+	}
+	return intentPrefix + string(in.kind) + scopes + "_" + in.token
 }
 
 func parseIntent(name string, value types.AttributeValue) (intent, bool) {
@@ -104,10 +111,20 @@ func parseIntent(name string, value types.AttributeValue) (intent, bool) {
 	}
 	in := intent{kind: rest[0]}
 	scope, token, ok := strings.Cut(rest[1:], "_")
-	if !ok || (in.kind != kindCreate && in.kind != kindDelete) {
+	if !ok || (in.kind != kindCreate && in.kind != kindDelete && in.kind != kindMove) {
 		return intent{}, false
 	}
 	var err error
+	if in.kind == kindMove {
+		from, to, ok := strings.Cut(scope, "-")
+		if !ok {
+			return intent{}, false
+		}
+		if in.to, err = strconv.ParseInt(to, 10, 64); err != nil {
+			return intent{}, false
+		}
+		scope = from
+	}
 	if in.scope, err = strconv.ParseInt(scope, 10, 64); err != nil {
 		return intent{}, false
 	}
@@ -195,8 +212,8 @@ func (t *Table) writeCounter(ctx context.Context, account string, u *update) (It
 	return out.Attributes, nil
 }
 
-// charges is what a create moves on the counter item, and what abandoning
-// it moves back.
+// charges is what a create or a move moves on the counter item, and what
+// abandoning it moves back.
 // The usage is counted in the month of the execution's token, so that
 // moving it back lands in the month it was counted in.
 func (t *Table) charges(in intent) (quota.Part, error) {
@@ -208,17 +225,25 @@ func (t *Table) charges(in intent) (quota.Part, error) {
 	return p, nil
 }
 
-// chargeAdds are the counts a create moves: its record's, and its usage.
+// chargeAdds are the counts a create moves (its record's, and its usage),
+// or a move (its record's from one scope to the other, and the usage of its
+// regenerate).
 func (t *Table) chargeAdds(in intent) map[string]int64 {
 	adds := t.quotaCharge(in).Adds()
 	if adds == nil {
 		adds = map[string]int64{}
 	}
+	if in.kind == kindMove {
+		adds[countAttr(in.scope)]--
+		adds[countAttr(in.to)]++
+		return adds
+	}
 	adds[countAttr(in.scope)]++
 	return adds
 }
 
-// quotaCharge is what a create counts against the account's monthly limits.
+// quotaCharge is what a create or a move counts against the account's
+// monthly limits.
 func (t *Table) quotaCharge(in intent) quota.Charge {
 	at, _ := TokenTime(in.token)
 	return t.Quota.Generation(at)
@@ -232,33 +257,7 @@ func (t *Table) allocate(ctx context.Context, account string, in intent) (int64,
 	zero, one := u.value(num(0)), u.value(num(1))
 	u.set(fmt.Sprintf("%s = if_not_exists(%s, %s) + %s", next, next, zero, one))
 	u.set(fmt.Sprintf("%s = if_not_exists(%s, %s) + %s", mark, next, zero, one))
-	c, err := t.charges(in)
-	if err != nil {
-		return 0, nil, err
-	}
-	for _, attr := range slices.Sorted(maps.Keys(c.Adds)) {
-		u.add(attr, c.Adds[attr])
-	}
-	for _, attr := range c.Removes {
-		u.remove(attr)
-	}
-	u.cond("attribute_not_exists(" + mark + ")")
-	if c.Condition != "" {
-		maps.Copy(u.names, c.Names)
-		maps.Copy(u.values, c.Values)
-		u.cond("(" + c.Condition + ")")
-	}
-	counter, err := t.writeCounter(ctx, account, u)
-	if old, failed := conditionFailed(err); failed {
-		if id, ok := IntAttr(old, in.attr()); ok {
-			return id, old, nil
-		}
-		// The limits refused it: a *records.QuotaError naming the kind.
-		if err := t.quotaCharge(in).Exceeded(old, t.Now()); err != nil {
-			return 0, nil, err
-		}
-		return 0, nil, ErrRefused
-	}
+	counter, err := t.writeCharged(ctx, account, in, u)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -267,6 +266,41 @@ func (t *Table) allocate(ctx context.Context, account string, in intent) (int64,
 		return 0, nil, fmt.Errorf("counter of %s returned no usable id", t.name)
 	}
 	return id, counter, nil
+}
+
+// writeCharged is the counter write of a create or a move: u, which sets
+// the intent, plus the counts and usage it moves, under the limits. A
+// retry that finds its own intent returns the counter as it found it; a
+// write the limits refuse is a *records.QuotaError and writes nothing.
+func (t *Table) writeCharged(ctx context.Context, account string, in intent, u *update) (Item, error) {
+	c, err := t.charges(in)
+	if err != nil {
+		return nil, err
+	}
+	for _, attr := range slices.Sorted(maps.Keys(c.Adds)) {
+		u.add(attr, c.Adds[attr])
+	}
+	for _, attr := range c.Removes {
+		u.remove(attr)
+	}
+	u.cond("attribute_not_exists(" + u.name(in.attr()) + ")")
+	if c.Condition != "" {
+		maps.Copy(u.names, c.Names)
+		maps.Copy(u.values, c.Values)
+		u.cond("(" + c.Condition + ")")
+	}
+	counter, err := t.writeCounter(ctx, account, u)
+	if old, failed := conditionFailed(err); failed {
+		if _, ok := IntAttr(old, in.attr()); ok {
+			return old, nil
+		}
+		// The limits refused it: a *records.QuotaError naming the kind.
+		if err := t.quotaCharge(in).Exceeded(old, t.Now()); err != nil {
+			return nil, err
+		}
+		return nil, ErrRefused
+	}
+	return counter, err
 }
 
 // uncount is a delete's counter write: the count down, the intent.
@@ -581,9 +615,12 @@ func (t *Table) settleDelete(ctx context.Context, account string, in intent, cur
 
 func (t *Table) settle(ctx context.Context, account string, in intent, cur Item, known bool) error {
 	var err error
-	if in.kind == kindCreate {
+	switch in.kind {
+	case kindCreate:
 		_, err = t.settleCreate(ctx, account, in, cur, known)
-	} else {
+	case kindMove:
+		_, err = t.settleMove(ctx, account, in, cur, known)
+	default:
 		_, err = t.settleDelete(ctx, account, in, cur, known)
 	}
 	return err
@@ -650,7 +687,7 @@ func (t *Table) settleAll(ctx context.Context, account string, stale []intent) e
 				ids = append(ids, in.id)
 			}
 		}
-		items, err := t.batchGet(ctx, account, ids)
+		items, err := t.batchGet(ctx, account, ids, &budget{})
 		if err != nil {
 			return err
 		}

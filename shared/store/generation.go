@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -113,21 +112,30 @@ func own(item Item, to generation.State) bool {
 // a generation.InFlightError when it is now being generated, and the
 // caller reads it again.
 //
-// A regenerate does not move a document to another template: that would
-// be two writes (the record and the account's counts), and the counter's
-// intents (counter.go) only know how to settle a create or a delete whose
-// record write is lost, not a move half done. Until a move intent exists,
-// a template change is refused as invalid input (422) and changes nothing;
-// the same template given again is accepted.
+// When v names another scope (a document's template), the record moves
+// there, and its count with it (move.go): that regenerate's counter write
+// also counts its usage, so the caller does not Spend for it.
 func (t *Table) Regenerate(ctx context.Context, account string, old Item, v records.Values, gen generation.State) (Item, error) {
-	id, _ := IntAttr(old, AttrID)
-	version, _ := IntAttr(old, AttrVersion)
-	if t.res.Scope != nil && t.scopeOfItem(old) != t.scopeOf(merge(v, t.res, old)) {
-		field := t.res.Scope.Field
-		return nil, &records.InvalidError{Fields: map[string][]string{
-			field: {"A regenerate keeps the record's " + strings.ReplaceAll(field, "_", " ") + "; create a new record for another one."},
-		}}
+	if t.Moves(old, v) {
+		return t.move(ctx, account, old, v, gen)
 	}
+	id, _ := IntAttr(old, AttrID)
+	item, err := t.writeRecord(ctx, account, id, t.regenerateWrite(old, v, gen))
+	if err == nil {
+		t.remember(account, item)
+		return item, nil
+	}
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
+		return nil, err
+	}
+	return t.regenerateFailure(ccf.Item, gen)
+}
+
+// regenerateWrite is the record's write of a regenerate: the new inputs and
+// generation, if the record is still at the version read.
+func (t *Table) regenerateWrite(old Item, v records.Values, gen generation.State) *update {
+	version, _ := IntAttr(old, AttrVersion)
 	u := newUpdate()
 	u.set(u.name(AttrUpdated) + " = " + u.value(str(t.timestamp())))
 	u.set(u.name(AttrGeneration) + " = " + u.value(marshalState(gen)))
@@ -139,19 +147,21 @@ func (t *Table) Regenerate(ctx context.Context, account string, old Item, v reco
 	u.add(AttrVersion, 1)
 	u.cond("attribute_exists(" + u.name(AttrIDKey) + ")")
 	u.cond(u.name(AttrVersion) + " = " + u.value(num(version)))
+	return u
+}
+
+// writeRecord applies u to the record at id and returns it as written; a
+// failed condition returns the record as it was, in the
+// ConditionalCheckFailedException.
+func (t *Table) writeRecord(ctx context.Context, account string, id int64, u *update) (Item, error) {
 	in := u.input(t.name, key(account, id))
 	in.ReturnValues = types.ReturnValueAllNew
 	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	out, err := t.db.UpdateItem(ctx, in)
-	if err == nil {
-		t.remember(account, out.Attributes)
-		return out.Attributes, nil
-	}
-	var ccf *types.ConditionalCheckFailedException
-	if !errors.As(err, &ccf) {
+	if err != nil {
 		return nil, err
 	}
-	return t.regenerateFailure(ccf.Item, gen)
+	return out.Attributes, nil
 }
 
 func (t *Table) regenerateFailure(old Item, gen generation.State) (Item, error) {

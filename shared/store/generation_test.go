@@ -3,8 +3,11 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/generation"
 	"contentapi/shared/records"
@@ -74,21 +77,13 @@ func TestTransition(t *testing.T) {
 }
 
 // Regenerate starts anew only from the version read; a generation under
-// way is a conflict; a new template is refused (no transaction moves the
-// count) and changes nothing.
+// way is a conflict.
 func TestRegenerate(t *testing.T) {
 	_, doc := tables(t)
 	ctx := context.Background()
 	item, _ := doc.Create(ctx, "acme", document("Doc", 1), nil)
 	id, _ := store.IntAttr(item, store.AttrID)
 	first := generation.Request("m", time.Now())
-	var invalid *records.InvalidError
-	if _, err := doc.Regenerate(ctx, "acme", item, records.Values{"template_id": int64(9), "prompt": "New"}, first); !errors.As(err, &invalid) || invalid.Fields["template_id"] == nil {
-		t.Fatalf("a regenerate under another template: %v", err)
-	}
-	if p := list(t, doc, "acme", records.ListQuery{Scope: 1}); p.Total != 1 {
-		t.Fatalf("template 1 counts %d after a refused move", p.Total)
-	}
 	regenerated, err := doc.Regenerate(ctx, "acme", item, records.Values{"template_id": int64(1), "prompt": "New"}, first)
 	if err != nil {
 		t.Fatal(err)
@@ -121,5 +116,55 @@ func TestRegenerate(t *testing.T) {
 	}
 	if _, err := doc.Regenerate(ctx, "acme", regenerated, records.Values{}, second); !errors.Is(err, store.ErrVersionMismatch) {
 		t.Fatalf("a regenerate from an outdated read: %v", err)
+	}
+}
+
+// A regenerate under another template moves the record there, lists and
+// totals with it; one from a stale read moves nothing.
+func TestRegenerateMovesToAnotherTemplate(t *testing.T) {
+	_, doc := tables(t)
+	ctx := context.Background()
+	item, _ := doc.Create(ctx, "acme", document("Doc", 1), nil)
+	id, _ := store.IntAttr(item, store.AttrID)
+	if doc.Moves(item, records.Values{"template_id": int64(1), "prompt": "Same"}) || doc.Moves(item, records.Values{"prompt": "Same"}) {
+		t.Fatal("the record's own template counts as a move")
+	}
+	moved, err := doc.Regenerate(ctx, "acme", item, records.Values{"template_id": int64(9), "prompt": "Moved"}, generation.Request("m", time.Now()))
+	if err != nil {
+		t.Fatalf("a regenerate under another template: %v", err)
+	}
+	if tmpl, _ := store.IntAttr(moved, "template_id"); tmpl != 9 {
+		t.Fatalf("moved to template %d", tmpl)
+	}
+	if got, _ := doc.Get(ctx, "acme", id); got["prompt"].(*types.AttributeValueMemberS).Value != "Moved" {
+		t.Fatalf("stored: %v", got)
+	}
+	if p := list(t, doc, "acme", records.ListQuery{Scope: 9}); p.Total != 1 || fmt.Sprint(ids(p)) != fmt.Sprint([]int64{id}) {
+		t.Fatalf("template 9 after the move: total %d, ids %v", p.Total, ids(p))
+	}
+	if p := list(t, doc, "acme", records.ListQuery{Scope: 1}); p.Total != 0 || len(p.Items) != 0 {
+		t.Fatalf("template 1 after the move: total %d, ids %v", p.Total, ids(p))
+	}
+	// From the stale read (version 1) it moves nothing and counts nothing.
+	done := generation.Request("m", time.Now())
+	if _, err := doc.Regenerate(ctx, "acme", item, records.Values{"template_id": int64(4)}, done); !errors.Is(err, store.ErrVersionMismatch) && !errors.As(err, new(*generation.InFlightError)) {
+		t.Fatalf("a move from a stale read: %v", err)
+	}
+	for scope, want := range map[int64]int64{1: 0, 4: 0, 9: 1} {
+		if p := list(t, doc, "acme", records.ListQuery{Scope: scope}); p.Total != want {
+			t.Fatalf("template %d counts %d after a refused move, want %d", scope, p.Total, want)
+		}
+	}
+	// A deleted record cannot move.
+	if err := doc.Delete(ctx, "acme", id, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := doc.Regenerate(ctx, "acme", moved, records.Values{"template_id": int64(4)}, done); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a move of a deleted record: %v", err)
+	}
+	for _, scope := range []int64{1, 4, 9} {
+		if p := list(t, doc, "acme", records.ListQuery{Scope: scope}); p.Total != 0 {
+			t.Fatalf("template %d counts %d once the record is deleted", scope, p.Total)
+		}
 	}
 }

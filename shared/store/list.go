@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
-	"slices"
+	"math"
 	"strconv"
 	"strings"
 
@@ -17,90 +17,411 @@ import (
 // Page is one page of a list and the number of records that match.
 type Page struct {
 	Items []Item
+	// Total counts the records that match: exact unless TotalEstimated.
 	Total int64
-	// Partial is set when a search stopped at its budget before it had seen
-	// every record: Total then counts the matches among those it saw.
+	// Start is how many matching records come before Items[0]: the page's
+	// offset, or further on where a cursor resumed it.
+	Start int64
+	// TotalEstimated is set when the read budget ended the counting; Total
+	// is then estimated from the share of matches among the entries read.
+	TotalEstimated bool
+	// Partial is set when the read budget ended the page before it was
+	// full; Next resumes it.
 	Partial bool
+	// Before[i] resumes the list at Items[i], for an answer cut short
+	// after the reading (its size).
+	Before []records.Cursor
+	// Next resumes the reading where a bound stopped it: the rest of a
+	// partial page, or the next page of a list whose total is estimated.
+	Next *records.Cursor
 }
-
-// ResultSearchBudget bounds a search by result, which must read whole
-// items: it looks at the most recent this many records of the account (in
-// id order) and no more.
-const ResultSearchBudget = 1000
 
 // maxQueryLimit caps how many index entries one Query asks for when a list
 // needs a fixed number: large enough to keep round trips few, small enough
 // that a first page does not read far past what it shows.
 const maxQueryLimit = 1000
 
-// List returns one page of the account's records matching q.
+// List returns one page of the account's records matching q, reading at
+// most the table's read budget: the page's records first, then the
+// counting of the matches after them.
 func (t *Table) List(ctx context.Context, account string, q records.ListQuery) (Page, error) {
-	if q.Search != "" && q.SearchBy == "result" {
-		return t.searchResults(ctx, account, q)
-	}
-	counted := len(q.Filters) == 0 && q.Search == ""
-	if counted && q.Page > 1 {
-		// Past page one, learn the total first: a page past the end then
-		// costs one small read instead of a walk through the index.
-		total, err := t.scopeCount(ctx, account, q.Scope)
+	w := t.newWalk(account, q)
+	withCount := w.counted && q.Page == 1 && q.Cursor == nil
+	if w.counted && !withCount {
+		// Learn the total first: a page past the end then costs one small
+		// read instead of a walk through the index.
+		total, err := t.scopeCount(ctx, account, q.Scope, &w.budget)
 		if err != nil {
 			return Page{}, err
 		}
 		if q.Offset() >= total {
-			return Page{Total: total}, nil
+			return Page{Total: total, Start: q.Offset()}, nil
 		}
-		ids, _, err := t.queryIDs(ctx, account, q, false)
+		w.total = &total
+	}
+	if err := w.run(ctx, func() bool { return w.matches >= w.end }); err != nil {
+		return Page{}, err
+	}
+	if err := w.fetchPage(ctx, withCount); err != nil {
+		return Page{}, err
+	}
+	if w.total == nil {
+		if err := w.run(ctx, func() bool { return false }); err != nil {
+			return Page{}, err
+		}
+	}
+	return w.result(ctx)
+}
+
+// walk reads a list's index in list order within a read budget, keeping
+// the page's entries and counting every match it passes.
+type walk struct {
+	t       *Table
+	account string
+	q       records.ListQuery
+	in      *dynamodb.QueryInput
+	budget  budget
+	// verify is set when matching needs the whole record (a search by
+	// result): candidates from the index are fetched and tested.
+	verify func(Item) bool
+	// counted lists are unfiltered: their total is the counter's count
+	// (total, once read).
+	counted bool
+	total   *int64
+
+	offset, end int64
+	// matches and read count the matches and index entries passed, from the
+	// start of the index; first are their values where this request began.
+	matches, read          int64
+	firstMatch, firstRead  int64
+	at                     records.Cursor // just after the last entry passed
+	page                   []pageEntry
+	pageEnd                *records.Cursor // just after the page's last entry
+	ended, stopped, cutOff bool
+	items                  []Item
+	before                 []records.Cursor
+}
+
+type pageEntry struct {
+	id     int64
+	before records.Cursor
+	item   Item // already fetched when verified
+}
+
+func (t *Table) newWalk(account string, q records.ListQuery) *walk {
+	w := &walk{t: t, account: account, q: q, in: t.indexQuery(account, q), budget: t.readBudget(),
+		offset: q.Offset(), end: q.Offset() + int64(q.PerPage), counted: len(q.Filters) == 0 && q.Search == ""}
+	if q.Search != "" && q.SearchBy == "result" {
+		// The index filters the scope and the equality filters; the text
+		// is only in the records.
+		w.in = t.indexQuery(account, records.ListQuery{Scope: q.Scope, Filters: q.Filters, SortBy: q.SortBy, Desc: q.Desc})
+		w.verify = func(item Item) bool {
+			text, _ := item["result"].(*types.AttributeValueMemberS)
+			return text != nil && strings.Contains(fold.String(text.Value), q.Search)
+		}
+	}
+	if c := q.Cursor; c != nil {
+		w.matches, w.read = c.Matches, c.Read
+		if c.Key != "" {
+			w.in.ExclusiveStartKey = t.startKey(account, q, *c)
+		}
+	}
+	w.firstMatch, w.firstRead = w.matches, w.read
+	w.at = records.Cursor{Matches: w.matches, Read: w.read}
+	if c := q.Cursor; c != nil {
+		w.at.Key, w.at.ID = c.Key, c.ID
+	}
+	return w
+}
+
+// sortAttr is the index sort key of the list's order.
+func sortAttr(q records.ListQuery) string {
+	if q.SortBy == "name" {
+		return AttrNameKey
+	}
+	return AttrIDKey
+}
+
+// startKey is the ExclusiveStartKey that resumes the index after c.
+func (t *Table) startKey(account string, q records.ListQuery, c records.Cursor) Item {
+	k := key(account, c.ID)
+	if q.SortBy == "name" {
+		k[AttrNameKey] = str(c.Key)
+	} else {
+		n, _ := strconv.ParseInt(c.Key, 10, 64)
+		k[AttrIDKey] = num(n)
+	}
+	return k
+}
+
+// position is the cursor just after an index entry (or a LastEvaluatedKey).
+func (w *walk) position(entry Item) records.Cursor {
+	c := records.Cursor{Matches: w.matches, Read: max(w.read, w.matches)}
+	c.ID, _ = IntAttr(entry, AttrID)
+	switch v := entry[sortAttr(w.q)].(type) {
+	case *types.AttributeValueMemberN:
+		c.Key = v.Value
+	case *types.AttributeValueMemberS:
+		c.Key = v.Value
+	}
+	return c
+}
+
+// reserve is what the reading must leave for what follows it: the
+// page's fetch while the page is not complete, and the counter read of
+// an estimate.
+func (w *walk) reserve() float64 {
+	r := counterWorst
+	if w.verify == nil && w.matches < w.end {
+		pending := len(w.page) + int(w.end-max(w.matches, w.offset))
+		// At most half of what the budget leaves beside one index page, so
+		// that every request reads some of the index and a cursor moves on.
+		room := w.t.readBudget().left - w.t.indexPageWorst() - counterWorst
+		r += min(float64(pending)*w.t.itemWorst(), max(0, room/2))
+	}
+	return r
+}
+
+// run reads on until done, the index ends or the budget does.
+func (w *walk) run(ctx context.Context, done func() bool) error {
+	for !done() && !w.ended && !w.stopped {
+		spare := w.budget.left - w.reserve() - w.t.indexPageWorst()
+		if spare < 0 {
+			w.stopped = true
+			break
+		}
+		w.in.Limit = nil
+		switch {
+		case w.verify != nil:
+			n := int32(min(spare/w.t.itemWorst(), maxQueryLimit))
+			if n < 1 {
+				w.stopped = true
+				return nil
+			}
+			w.in.Limit = ptr(n)
+		case w.matches < w.end:
+			want := w.end - w.matches
+			if w.in.FilterExpression != nil {
+				want *= 2 // some of what is read will be filtered out
+			}
+			w.in.Limit = ptr(int32(min(want, maxQueryLimit)))
+		}
+		w.in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+		out, err := w.t.db.Query(ctx, w.in)
+		if err != nil {
+			return err
+		}
+		w.budget.spend(out.ConsumedCapacity)
+		if err := w.pass(ctx, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pass counts the entries of one Query page, fetching and testing them
+// first when matching needs the records.
+func (w *walk) pass(ctx context.Context, out *dynamodb.QueryOutput) error {
+	readBefore := w.read
+	entries := out.Items
+	for len(entries) > 0 {
+		var fetched map[int64]Item
+		n := len(entries)
+		if w.verify != nil {
+			n = min(n, maxBatchKeys, max(0, int((w.budget.left-counterWorst)/w.t.itemWorst())))
+			if n < 1 {
+				// The budget ends inside this page: resume at its first
+				// entry not tested.
+				w.stopped = true
+				w.at.Read = readBefore + int64(out.ScannedCount)*int64(len(out.Items)-len(entries))/int64(len(out.Items))
+				return nil
+			}
+			ids := make([]int64, n)
+			for i, e := range entries[:n] {
+				ids[i], _ = IntAttr(e, AttrID)
+			}
+			var err error
+			if fetched, err = w.t.batchGet(ctx, w.account, ids, &w.budget); err != nil {
+				return err
+			}
+		}
+		for _, e := range entries[:n] {
+			var item Item
+			if w.verify != nil {
+				id, _ := IntAttr(e, AttrID)
+				if item = fetched[id]; item == nil || !isLive(item) || !w.verify(item) {
+					w.at = w.position(e)
+					continue
+				}
+			}
+			if w.matches >= w.offset && w.matches < w.end {
+				id, _ := IntAttr(e, AttrID)
+				w.page = append(w.page, pageEntry{id: id, before: w.at, item: item})
+			}
+			w.matches++
+			w.at = w.position(e)
+			if w.matches == w.end {
+				end := w.at
+				w.pageEnd = &end
+			}
+		}
+		entries = entries[n:]
+	}
+	w.read = readBefore + int64(out.ScannedCount)
+	w.at.Read = w.read
+	if len(out.LastEvaluatedKey) == 0 {
+		w.ended = true
+	} else {
+		w.in.ExclusiveStartKey = out.LastEvaluatedKey
+		w.at = w.position(out.LastEvaluatedKey)
+	}
+	return nil
+}
+
+// fetchPage reads the page's records (a search by result has them
+// already), as many as the budget allows; withCount reads the counter in
+// the same call, for the total of an unfiltered list.
+func (w *walk) fetchPage(ctx context.Context, withCount bool) error {
+	var pending []pageEntry
+	for _, e := range w.page {
+		if e.item != nil {
+			w.keep(e, e.item)
+		} else {
+			pending = append(pending, e)
+		}
+	}
+	for first := true; first || len(pending) > 0; first = false {
+		// Kept back: the counter, read in this call or for an estimate.
+		left := w.budget.left - counterWorst
+		n := min(len(pending), maxBatchKeys, max(0, int(left/w.t.itemWorst())))
+		if n < 1 && len(pending) > 0 {
+			w.cutOff = true
+			next := pending[0].before
+			w.pageEnd, w.stopped = &next, true
+			return nil
+		}
+		ids := make([]int64, 0, n+1)
+		for _, e := range pending[:n] {
+			ids = append(ids, e.id)
+		}
+		if withCount && first {
+			ids = append(ids, counterID)
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		byID, err := w.t.batchGet(ctx, w.account, ids, &w.budget)
+		if err != nil {
+			return err
+		}
+		for _, e := range pending[:n] {
+			// An index entry whose record is gone (deleted since the index
+			// read, or the index still trailing the delete) is left out
+			// rather than shown as a hole.
+			if item, ok := byID[e.id]; ok && isLive(item) {
+				w.keep(e, item)
+			}
+		}
+		if withCount && first {
+			total, _ := IntAttr(byID[counterID], countAttr(w.q.Scope))
+			w.total = &total
+		}
+		pending = pending[n:]
+	}
+	return nil
+}
+
+func (w *walk) keep(e pageEntry, item Item) {
+	w.t.remember(w.account, item)
+	w.items = append(w.items, item)
+	w.before = append(w.before, e.before)
+}
+
+// result is the page, with its total exact or estimated, and where to
+// resume when a bound was hit.
+func (w *walk) result(ctx context.Context) (Page, error) {
+	p := Page{Items: w.items, Before: w.before, Start: max(w.offset, w.firstMatch)}
+	if len(w.page) > 0 {
+		p.Start = w.page[0].before.Matches
+	}
+	p.Partial = w.cutOff || (w.stopped && w.matches < w.end)
+	if w.counted && w.total == nil {
+		// The budget ended the page before the counter was read with it.
+		total, err := w.t.scopeCount(ctx, w.account, w.q.Scope, &w.budget)
 		if err != nil {
 			return Page{}, err
 		}
-		items, _, err := t.fetch(ctx, account, ids, false, q.Scope)
-		return Page{Items: items, Total: total}, err
+		w.total = &total
 	}
-	ids, matched, err := t.queryIDs(ctx, account, q, !counted)
-	if err != nil {
-		return Page{}, err
+	switch {
+	case w.total != nil:
+		p.Total = *w.total
+	case w.ended:
+		p.Total = w.matches
+	default:
+		total, err := w.estimate(ctx)
+		if err != nil {
+			return Page{}, err
+		}
+		p.Total, p.TotalEstimated = total, true
 	}
-	items, count, err := t.fetch(ctx, account, ids, counted, q.Scope)
-	if err != nil {
-		return Page{}, err
+	switch {
+	case w.cutOff:
+		p.Next = w.pageEnd
+	case p.Partial:
+		next := w.at
+		p.Next = &next
+	case w.stopped && w.pageEnd != nil && !w.ended:
+		// The page is whole but the counting stopped: the next page
+		// starts where this one ended.
+		p.Next = w.pageEnd
 	}
-	if !counted {
-		count = matched
-	}
-	return Page{Items: items, Total: count}, nil
+	return p, nil
 }
 
-// queryIDs walks the slim index in the list's order and returns the ids of
-// the requested page; with countAll it walks every match and counts them.
-func (t *Table) queryIDs(ctx context.Context, account string, q records.ListQuery, countAll bool) ([]int64, int64, error) {
-	in := t.indexQuery(account, q)
-	offset, end := q.Offset(), q.Offset()+int64(q.PerPage)
-	var ids []int64
-	var seen int64
-	for {
-		if !countAll {
-			want := end - seen
-			if in.FilterExpression != nil {
-				want *= 2 // some of what is read will be filtered out
-			}
-			in.Limit = ptr(int32(min(want, maxQueryLimit)))
-		}
-		out, err := t.db.Query(ctx, in)
-		if err != nil {
-			return nil, 0, err
-		}
-		for _, item := range out.Items {
-			if seen >= offset && seen < end {
-				id, _ := IntAttr(item, AttrID)
-				ids = append(ids, id)
-			}
-			seen++
-		}
-		if len(out.LastEvaluatedKey) == 0 || (!countAll && seen >= end) {
-			return ids, seen, nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
+// estimate is the matches counted plus the unread part of the index times
+// the share of matches among the entries this request read.
+func (w *walk) estimate(ctx context.Context) (int64, error) {
+	entries, err := w.t.indexEntries(ctx, w.account, w.q, &w.budget)
+	if err != nil {
+		return 0, err
 	}
+	read, matched := w.read-w.firstRead, w.matches-w.firstMatch
+	if read <= 0 {
+		read, matched = w.read, w.matches
+	}
+	total := w.matches
+	if unread := entries - w.read; unread > 0 && read > 0 {
+		total += int64(math.Round(float64(unread) * float64(matched) / float64(read)))
+	}
+	return max(total, w.matches), nil
+}
+
+// indexEntries is how many entries the list's index range holds: the
+// records of the scope in id order, of the account in name order (where
+// the scope is a filter).
+func (t *Table) indexEntries(ctx context.Context, account string, q records.ListQuery, b *budget) (int64, error) {
+	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:              &t.name,
+		Key:                    key(account, counterID),
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+	})
+	if err != nil {
+		return 0, err
+	}
+	b.spend(out.ConsumedCapacity)
+	if q.SortBy != "name" {
+		n, _ := IntAttr(out.Item, countAttr(q.Scope))
+		return n, nil
+	}
+	var n int64
+	for name := range out.Item {
+		if strings.HasPrefix(name, countPrefix) {
+			c, _ := IntAttr(out.Item, name)
+			n += c
+		}
+	}
+	return n, nil
 }
 
 // expression collects the names, values and filter terms of a Query.
@@ -152,8 +473,9 @@ func (t *Table) indexQuery(account string, q records.ListQuery) *dynamodb.QueryI
 		// Global indexes are read eventually consistent (they can be read
 		// no other way): a list may trail a write by the index's lag. The
 		// page's records themselves are read strongly consistent (fetch).
-		ScanIndexForward:     ptr(!q.Desc),
-		ProjectionExpression: ptr("#id"),
+		ScanIndexForward: ptr(!q.Desc),
+		// The sort key too, so that a cursor can resume after any entry.
+		ProjectionExpression: ptr("#id, #sortkey"),
 	}
 	if byID {
 		in.IndexName = ptr(IndexByID)
@@ -165,6 +487,7 @@ func (t *Table) indexQuery(account string, q records.ListQuery) *dynamodb.QueryI
 		in.IndexName = ptr(IndexByName)
 		in.KeyConditionExpression = ptr("#account = :account")
 	}
+	e.names["#sortkey"] = sortAttr(q)
 	t.scopeAndFilters(e, q, byID)
 	if q.Search != "" {
 		e.names["#fold"] = AttrNameFold
@@ -175,17 +498,19 @@ func (t *Table) indexQuery(account string, q records.ListQuery) *dynamodb.QueryI
 	return in
 }
 
-func (t *Table) scopeCount(ctx context.Context, account string, scope int64) (int64, error) {
+func (t *Table) scopeCount(ctx context.Context, account string, scope int64, b *budget) (int64, error) {
 	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:                &t.name,
 		Key:                      key(account, counterID),
 		ConsistentRead:           ptr(true),
 		ProjectionExpression:     ptr("#count"),
 		ExpressionAttributeNames: map[string]string{"#count": countAttr(scope)},
+		ReturnConsumedCapacity:   types.ReturnConsumedCapacityTotal,
 	})
 	if err != nil {
 		return 0, err
 	}
+	b.spend(out.ConsumedCapacity)
 	n, _ := IntAttr(out.Item, countAttr(scope))
 	return n, nil
 }
@@ -193,39 +518,10 @@ func (t *Table) scopeCount(ctx context.Context, account string, scope int64) (in
 // maxBatchKeys is BatchGetItem's limit of keys per call.
 const maxBatchKeys = 100
 
-// fetch reads the full items of ids with BatchGetItem (strongly consistent,
-// so the page shows every write already answered), keeping their order.
-// withCount adds the counter item to the same call and returns the scope's
-// record count.
-func (t *Table) fetch(ctx context.Context, account string, ids []int64, withCount bool, scope int64) ([]Item, int64, error) {
-	keys := ids
-	if withCount {
-		keys = append(slices.Clone(ids), counterID)
-	}
-	byID, err := t.batchGet(ctx, account, keys)
-	if err != nil {
-		return nil, 0, err
-	}
-	items := make([]Item, 0, len(ids))
-	for _, id := range ids {
-		// An index entry whose record is gone (deleted since the index
-		// read, or the index still trailing the delete) is left out
-		// rather than shown as a hole.
-		if item, ok := byID[id]; ok && isLive(item) {
-			t.remember(account, item)
-			items = append(items, item)
-		}
-	}
-	var count int64
-	if withCount {
-		count, _ = IntAttr(byID[counterID], countAttr(scope))
-	}
-	return items, count, nil
-}
-
 // batchGet reads the items of ids, strongly consistent, by id; ids with no
 // item are absent.
-func (t *Table) batchGet(ctx context.Context, account string, ids []int64) (map[int64]Item, error) {
+// The budget is charged what they cost; the caller makes sure it can.
+func (t *Table) batchGet(ctx context.Context, account string, ids []int64, b *budget) (map[int64]Item, error) {
 	byID := make(map[int64]Item, len(ids))
 	for start := 0; start < len(ids); start += maxBatchKeys {
 		var keys []Item
@@ -237,10 +533,12 @@ func (t *Table) batchGet(ctx context.Context, account string, ids []int64) (map[
 			if attempt > maxUnprocessedRetries {
 				return nil, fmt.Errorf("batch get on %s: keys still unprocessed", t.name)
 			}
-			out, err := t.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
+			out, err := t.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending,
+				ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
 			if err != nil {
 				return nil, err
 			}
+			b.spendAll(out.ConsumedCapacity)
 			for _, item := range out.Responses[t.name] {
 				id, _ := IntAttr(item, AttrID)
 				byID[id] = item
@@ -249,74 +547,6 @@ func (t *Table) batchGet(ctx context.Context, account string, ids []int64) (map[
 		}
 	}
 	return byID, nil
-}
-
-// searchResults serves search_by=result: the text is only in the full
-// items, so it reads them newest first, folds and matches each, and stops
-// after ResultSearchBudget records (the page is then marked partial).
-func (t *Table) searchResults(ctx context.Context, account string, q records.ListQuery) (Page, error) {
-	e := newExpression(account)
-	e.names["#result"] = "result"
-	e.values[":zero"] = num(counterID)
-	t.scopeAndFilters(e, q, false)
-	in := &dynamodb.QueryInput{
-		TableName:              &t.name,
-		KeyConditionExpression: ptr("#account = :account AND #id > :zero"),
-		ProjectionExpression:   ptr("#id, #result, " + AttrNameKey + ", " + AttrIDKey),
-		ConsistentRead:         ptr(true),
-		// The budget keeps the newest records; name order sorts below.
-		ScanIndexForward: ptr(false),
-	}
-	e.apply(in)
-	type match struct {
-		id      int64
-		nameKey string
-	}
-	var matches []match
-	scanned, partial := 0, false
-	for {
-		in.Limit = ptr(int32(ResultSearchBudget - scanned))
-		out, err := t.db.Query(ctx, in)
-		if err != nil {
-			return Page{}, err
-		}
-		scanned += int(out.ScannedCount)
-		for _, item := range out.Items {
-			text, _ := item["result"].(*types.AttributeValueMemberS)
-			if !isLive(item) || text == nil || !strings.Contains(fold.String(text.Value), q.Search) {
-				continue
-			}
-			m := match{}
-			m.id, _ = IntAttr(item, AttrID)
-			if nk, ok := item[AttrNameKey].(*types.AttributeValueMemberS); ok {
-				m.nameKey = nk.Value
-			}
-			matches = append(matches, m)
-		}
-		if len(out.LastEvaluatedKey) == 0 {
-			break
-		}
-		if scanned >= ResultSearchBudget {
-			partial = true
-			break
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
-	}
-	if q.SortBy == "name" {
-		sortMatches(matches, func(a, b match) int { return strings.Compare(a.nameKey, b.nameKey) }, q.Desc)
-	} else if !q.Desc {
-		sortMatches(matches, func(a, b match) int { return int(a.id - b.id) }, false)
-	}
-	total := int64(len(matches))
-	var ids []int64
-	for i := q.Offset(); i < total && i < q.Offset()+int64(q.PerPage); i++ {
-		ids = append(ids, matches[i].id)
-	}
-	items, _, err := t.fetch(ctx, account, ids, false, q.Scope)
-	if err != nil {
-		return Page{}, err
-	}
-	return Page{Items: items, Total: total, Partial: partial}, nil
 }
 
 // marshalValue stores a validated value: string, bool, int64, float64 or

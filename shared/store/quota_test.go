@@ -420,3 +420,39 @@ func TestQuotaRefundRegenerate(t *testing.T) {
 		}
 	}
 }
+
+// A move counts its regenerate in its own counter write, under the limits:
+// refused past them (nothing moves), and given back with the count when
+// the record's write is refused.
+func TestQuotaMove(t *testing.T) {
+	ctx := context.Background()
+	e := newQuotaEnv(t, nil, nil)
+	setLimits(t, e.doc, "acme", quota.Limits{quota.Documents: quota.Max(2)})
+	item, err := e.doc.Create(ctx, "acme", document("Doc", 1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := func() int64 { return e.usage(t, e.doc, "acme")[quota.Documents].Used }
+	moved, err := e.doc.Regenerate(ctx, "acme", item, records.Values{"template_id": int64(4)}, generation.Request("m", *e.now.Load()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used() != 2 {
+		t.Fatalf("%d used after a create and a move, want 2", used())
+	}
+	// From a stale read: refused by the record, the usage goes back.
+	setLimits(t, e.doc, "acme", quota.Limits{quota.Documents: quota.Max(3)})
+	if _, err := e.doc.Regenerate(ctx, "acme", item, records.Values{"template_id": int64(9)}, generation.Request("m", *e.now.Load())); err == nil {
+		t.Fatal("a move from a stale read landed")
+	}
+	if used() != 2 {
+		t.Fatalf("%d used after a refused move, want 2", used())
+	}
+	// Past the limit: nothing moves, nothing counts.
+	setLimits(t, e.doc, "acme", quota.Limits{quota.Documents: quota.Max(2)})
+	_, err = e.doc.Regenerate(ctx, "acme", moved, records.Values{"template_id": int64(9)}, generation.Request("m", *e.now.Load()))
+	quotaError(t, err, "documents", 2)
+	if used() != 2 || total(t, e.doc, "acme", 4) != 1 || total(t, e.doc, "acme", 9) != 0 {
+		t.Fatalf("after a move past the limit: %d used, totals %d and %d", used(), total(t, e.doc, "acme", 4), total(t, e.doc, "acme", 9))
+	}
+}

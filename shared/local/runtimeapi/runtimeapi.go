@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -132,4 +133,29 @@ func ColdStarts(ctx context.Context, bootstrap string, env []string, event []byt
 		out = append(out, Run{Init: init, Total: a.at.Sub(start), Response: a.body})
 	}
 	return out, nil
+}
+
+// Env is the environment Lambda gives the function named function (its
+// logical ID) whose code is in taskRoot, over vars, the template's
+// variables.
+func Env(vars map[string]string, function, taskRoot string) []string {
+	all := maps.Clone(vars)
+	maps.Copy(all, map[string]string{
+		"AWS_DEFAULT_REGION":              vars["AWS_REGION"],
+		"AWS_LAMBDA_FUNCTION_NAME":        "contentapi-" + function,
+		"AWS_LAMBDA_FUNCTION_VERSION":     "$LATEST",
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "256",
+		"AWS_LAMBDA_LOG_GROUP_NAME":       "/aws/lambda/contentapi-" + function,
+		"AWS_EXECUTION_ENV":               "AWS_Lambda_provided.al2023",
+		"_HANDLER":                        "bootstrap",
+		"LAMBDA_TASK_ROOT":                taskRoot,
+		"TZ":                              ":UTC",
+		"PATH":                            "/usr/local/bin:/usr/bin:/bin",
+	})
+	env := make([]string, 0, len(all))
+	for k, v := range all {
+		env = append(env, k+"="+v)
+	}
+	slices.Sort(env)
+	return env
 }

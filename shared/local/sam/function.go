@@ -135,6 +135,18 @@ func (f Function) Timeout() time.Duration {
 	return 3 * time.Second
 }
 
+// MemorySize is the function's memory in MB; Lambda's default of 128 when
+// the template sets none.
+func (f Function) MemorySize() int {
+	switch v := f.Properties["MemorySize"].(type) {
+	case int:
+		return v
+	case float64:
+		return int(v)
+	}
+	return 128
+}
+
 // Statement is one statement of an inline IAM policy.
 type Statement struct {
 	Effect    string

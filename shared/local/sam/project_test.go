@@ -195,7 +195,7 @@ func TestProjectBuildTargets(t *testing.T) {
 			continue
 		}
 		pkg := "./functions/" + strings.ToLower(strings.TrimSuffix(f.LogicalID, "Function"))
-		for _, want := range []string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0", "-tags lambda.norpc", `-o "` + artifacts + `/bootstrap"`, pkg} {
+		for _, want := range []string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0", "-tags lambda.norpc,nethttpomithttp2", `-o "` + artifacts + `/bootstrap"`, pkg} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("make build-%s runs %s, without %s", f.LogicalID, out, want)
 			}

@@ -45,3 +45,12 @@ func itemValue(v ddbtypes.AttributeValue) events.DynamoDBAttributeValue {
 	}
 	return events.NewNullAttribute()
 }
+
+// Insert is the event a table's stream delivers for one new item.
+func Insert(table string, item map[string]ddbtypes.AttributeValue) events.DynamoDBEvent {
+	return events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{
+		EventID: "1", EventName: "INSERT", EventSource: "aws:dynamodb", EventVersion: "1.1", AWSRegion: "us-east-1",
+		EventSourceArn: "arn:aws:dynamodb:us-east-1:000000000000:table/" + table + "/stream/2026-01-01T00:00:00.000",
+		Change:         events.DynamoDBStreamRecord{NewImage: Image(item), SequenceNumber: "1", StreamViewType: "NEW_AND_OLD_IMAGES"},
+	}}}
+}

@@ -1,4 +1,7 @@
-package main
+// Package seed fills an account with what a heavy user of the original app
+// holds: realistic documents and images, written as the store writes them,
+// for the bench to measure against.
+package seed
 
 import (
 	"context"
@@ -20,18 +23,18 @@ import (
 
 // The seeded account: what a heavy user of the original app holds.
 const (
-	seedDocuments = 10_000
-	seedImages    = 10_000
-	// resultBytes is the size of a generated document's text, ±10%.
-	resultBytes = 5_000
+	Documents = 10_000
+	Images    = 10_000
+	// ResultBytes is the size of a generated document's text, ±10%.
+	ResultBytes = 5_000
 )
 
 // Search terms the list figures use; the generator puts them in a few
 // percent of names ("café" written with its accent in some, without in
 // others, so the search shows folding at work).
 const (
-	searchDocuments = "cafe"
-	filterStyle     = "photography"
+	SearchDocuments = "cafe"
+	FilterStyle     = "photography"
 )
 
 var words = strings.Fields(`
@@ -92,17 +95,18 @@ var moods = []string{"Misty", "Golden", "Quiet", "Neon", "Rainy", "Sunlit", "Fro
 var settings = []string{"at dawn", "at dusk", "in the fog", "under the stars", "in winter",
 	"by the sea", "in the city", "in a forest", "on Mars", "in the rain", "at noon", ""}
 
-// generator makes the seeded records; a fixed seed makes every run alike.
-type generator struct{ r *rand.Rand }
+// Generator makes the seeded records; a fixed seed makes every run alike.
+type Generator struct{ r *rand.Rand }
 
-func newGenerator(seed uint64) *generator {
-	return &generator{r: rand.New(rand.NewPCG(seed, 0x5eed))}
+// NewGenerator is a generator whose records follow from seed.
+func NewGenerator(seed uint64) *Generator {
+	return &Generator{r: rand.New(rand.NewPCG(seed, 0x5eed))}
 }
 
-func (g *generator) pick(s []string) string { return s[g.r.IntN(len(s))] }
+func (g *Generator) pick(s []string) string { return s[g.r.IntN(len(s))] }
 
-// text is prose of about n bytes: sentences of varied words, paragraphs.
-func (g *generator) text(n int) string {
+// Text is prose of about n bytes: sentences of varied words, paragraphs.
+func (g *Generator) Text(n int) string {
 	var b strings.Builder
 	b.Grow(n + 200)
 	for b.Len() < n {
@@ -129,7 +133,7 @@ func (g *generator) text(n int) string {
 // document is a document as a client creates it and later saves its
 // generated result: ~60% Freestyle, the rest over the other templates,
 // ~20% favorites.
-func (g *generator) document() records.Values {
+func (g *Generator) document() records.Values {
 	template := int64(documents.FreestyleID)
 	if g.r.IntN(100) >= 60 {
 		template = 2 + g.r.Int64N(int64(len(documents.Templates)-2))
@@ -139,10 +143,10 @@ func (g *generator) document() records.Values {
 	if g.r.IntN(3) == 0 {
 		name = fmt.Sprintf("%s %s v%d", strings.ToUpper(topic[:1])+topic[1:], strings.ToLower(documents.Templates[template]), 1+g.r.IntN(9))
 	}
-	result := g.text(resultBytes*9/10 + g.r.IntN(resultBytes/5))
+	result := g.Text(ResultBytes*9/10 + g.r.IntN(ResultBytes/5))
 	return records.Values{
 		"name":        name,
-		"prompt":      fmt.Sprintf("Write a %s about %s for %s, in a %s tone. %s", strings.ToLower(documents.Templates[template]), topic, g.pick(audiences), g.pick(tones), g.text(40+g.r.IntN(200))),
+		"prompt":      fmt.Sprintf("Write a %s about %s for %s, in a %s tone. %s", strings.ToLower(documents.Templates[template]), topic, g.pick(audiences), g.pick(tones), g.Text(40+g.r.IntN(200))),
 		"creativity":  []float64{0, 0.25, 0.5, 0.5, 0.75, 1}[g.r.IntN(6)],
 		"template_id": template,
 		"result":      result,
@@ -153,11 +157,11 @@ func (g *generator) document() records.Values {
 
 // image is an image as a client creates it: every resolution, most with a
 // style, some with a medium or filter, ~20% favorites.
-func (g *generator) image() records.Values {
+func (g *Generator) image() records.Values {
 	name := strings.TrimSpace(fmt.Sprintf("%s %s %s", g.pick(moods), g.pick(subjects), g.pick(settings)))
 	v := records.Values{
 		"name":        name,
-		"description": fmt.Sprintf("%s, %s", name, g.text(60+g.r.IntN(240))),
+		"description": fmt.Sprintf("%s, %s", name, g.Text(60+g.r.IntN(240))),
 		"resolution":  []string{"1024x1024", "1024x1024", "512x512", "512x512", "256x256"}[g.r.IntN(5)],
 		"style":       nil,
 		"medium":      nil,
@@ -176,59 +180,52 @@ func (g *generator) image() records.Values {
 	return v
 }
 
-// seeded is what seed wrote, for the figures to pick records from.
-type seeded struct {
-	firstDocument, firstImage int64
-	docs, imgs                []records.Values
+// Account is what Seed wrote, for the figures to pick records from.
+type Account struct {
+	Name                      string
+	Key                       string // read and write
+	FirstDocument, FirstImage int64
+	Docs, Imgs                []records.Values
+	Took                      time.Duration
 }
 
-// document returns the id of a seeded document matching ok.
-func (s *seeded) document(from int, ok func(records.Values) bool) int64 {
-	for i := from; i < len(s.docs); i++ {
-		if ok(s.docs[i]) {
-			return s.firstDocument + int64(i)
+// Document returns the id of a seeded document matching ok, from the
+// from-th on.
+func (a *Account) Document(from int, ok func(records.Values) bool) int64 {
+	for i := from; i < len(a.Docs); i++ {
+		if ok(a.Docs[i]) {
+			return a.FirstDocument + int64(i)
 		}
 	}
 	panic("no seeded document fits")
 }
 
-// seedAccount seeds the bench account in db's tables and gives it a key.
-func seedAccount(ctx context.Context, db *dynamodb.Client, tables map[string]string) (*seeded, string, time.Duration, error) {
-	logf("seeding %d documents and %d images", seedDocuments, seedImages)
+// Seed writes the account's records into db's tables through
+// store.Table.Import, which writes the very items Create does
+// (BatchWriteItem, several in flight), and gives the account a key.
+func Seed(ctx context.Context, db *dynamodb.Client, tables map[string]string, account string) (*Account, error) {
 	start := time.Now()
-	s, err := seed(ctx, db, tables)
-	if err != nil {
-		return nil, "", 0, err
+	g := NewGenerator(1)
+	a := &Account{Name: account}
+	for range Documents {
+		a.Docs = append(a.Docs, g.document())
 	}
-	key, _, err := auth.NewKeys(db, tables["ApiKeysTable"], auth.PublicChecksum).Create(ctx, account, []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
-	logf("seeded in %s", time.Since(start).Round(100*time.Millisecond))
-	return s, key, time.Since(start), err
-}
-
-// seed writes the account's records through store.Table.Import, which
-// writes the very items Create does (BatchWriteItem, several in flight).
-func seed(ctx context.Context, db *dynamodb.Client, tables map[string]string) (*seeded, error) {
-	g := newGenerator(1)
-	s := &seeded{}
-	for range seedDocuments {
-		s.docs = append(s.docs, g.document())
-	}
-	for range seedImages {
-		s.imgs = append(s.imgs, g.image())
+	for range Images {
+		a.Imgs = append(a.Imgs, g.image())
 	}
 	docTable := store.New(db, tables["DocumentsTable"], documents.Resource)
-	docTable.Now = pastClock(seedDocuments)
+	docTable.Now = pastClock(Documents)
 	imgTable := store.New(db, tables["ImagesTable"], images.Resource)
-	imgTable.Now = pastClock(seedImages)
+	imgTable.Now = pastClock(Images)
 	errs := make(chan error, 2)
 	go func() {
 		var err error
-		s.firstDocument, err = docTable.Import(ctx, account, s.docs)
+		a.FirstDocument, err = docTable.Import(ctx, account, a.Docs)
 		errs <- err
 	}()
 	go func() {
 		var err error
-		s.firstImage, err = imgTable.Import(ctx, account, s.imgs)
+		a.FirstImage, err = imgTable.Import(ctx, account, a.Imgs)
 		errs <- err
 	}()
 	for range 2 {
@@ -236,7 +233,10 @@ func seed(ctx context.Context, db *dynamodb.Client, tables map[string]string) (*
 			return nil, fmt.Errorf("seed: %w", err)
 		}
 	}
-	return s, nil
+	var err error
+	a.Key, _, err = auth.NewKeys(db, tables["ApiKeysTable"], auth.PublicChecksum).Create(ctx, account, []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
+	a.Took = time.Since(start)
+	return a, err
 }
 
 // pastClock dates n records over the past months, one every ten minutes or

@@ -1,3 +1,13 @@
+// Command chaos is the fault-injection soak (make chaos): clients create
+// and delete with Idempotency-Keys and retry as a careful client does,
+// while the local stack's DynamoDB Local is paused twice; then it holds
+// what the clients were told against what DynamoDB Local holds. It prints
+// its figures as make bench does,
+//
+//	bench: <name> <value> <unit>
+//
+// and writes them, with how they were made, into their own section of
+// BENCHMARKS.md, which make bench keeps.
 package main
 
 import (
@@ -6,12 +16,14 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -28,13 +40,28 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/figures"
+	"contentapi/shared/local/localstack"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/store"
 )
 
-// The fault-injection soak (make chaos): clients create and delete with
-// Idempotency-Keys and retry as a careful client does, while the local
-// stack's DynamoDB Local is paused twice.
+func main() {
+	out := flag.String("o", "BENCHMARKS.md", "report whose section to write, relative to the module root unless absolute (\"\" for none)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "[chaos] error:", err)
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[chaos] "+format+"\n", args...)
+}
+
+// The soak's shape.
 const (
 	chaosClients  = 16
 	chaosDuration = 60 * time.Second
@@ -90,31 +117,35 @@ type chaosClient struct {
 	success *atomic.Int64    // Unix nanos of the last 2xx anyone got
 }
 
-// runChaos is make chaos.
-func runChaos(ctx context.Context, root string, tmpl *sam.Template, out string) error {
+func run(ctx context.Context, out string) error {
+	tmplPath, err := sam.Find()
+	if err != nil {
+		return err
+	}
+	root := filepath.Dir(tmplPath)
 	work, err := os.MkdirTemp("", "contentapi-chaos-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	logf("chaos: building the local stack")
-	a := startBuilds(ctx, root, work, "local")
-	if err := a.wait(ctx); err != nil {
+	logf("building the local stack")
+	binary := filepath.Join(work, "local")
+	if err := localstack.Build(ctx, root, binary); err != nil {
 		return err
 	}
-	if err := a.errs["local"]; err != nil {
-		return err
-	}
-	g, err := startGateway(ctx, a.gateway, root, "REQUEST_TIMEOUT_SECONDS="+chaosRequestTimeout, "FUNCTION_TIMEOUT="+chaosFunctionTimeout)
+	g, err := localstack.Start(ctx, binary, root, "REQUEST_TIMEOUT_SECONDS="+chaosRequestTimeout, "FUNCTION_TIMEOUT="+chaosFunctionTimeout,
+		// All clients share one key: the limiter's 429s are not what
+		// the soak is about.
+		"RATE_LIMIT_PER_MINUTE=100000000")
 	if err != nil {
 		return err
 	}
-	defer g.stop()
-	java := g.children()
+	defer g.Stop()
+	java := g.Children()
 	if len(java) != 1 {
-		return fmt.Errorf("chaos: the local stack runs %d child processes, want its one DynamoDB Local", len(java))
+		return fmt.Errorf("the local stack runs %d child processes, want its one DynamoDB Local", len(java))
 	}
-	db, err := ddblocal.NewClient(ctx, g.dynamoDB)
+	db, err := ddblocal.NewClient(ctx, g.DynamoDB)
 	if err != nil {
 		return err
 	}
@@ -123,18 +154,18 @@ func runChaos(ctx context.Context, root string, tmpl *sam.Template, out string) 
 		return err
 	}
 
-	res := &chaosResult{Started: time.Now(), Clients: chaosClients, Duration: chaosDuration, Status: map[int]int64{}, Machine: machine()}
+	res := &chaosResult{Started: time.Now(), Clients: chaosClients, Duration: chaosDuration, Status: map[int]int64{}, Machine: figures.Machine()}
 	var success atomic.Int64
 	var mu sync.Mutex
 	clients := make([]*chaosClient, chaosClients)
 	for i := range clients {
-		clients[i] = &chaosClient{id: i, api: g.api, key: key, rng: rand.New(rand.NewPCG(uint64(i), 17)), res: res, mu: &mu,
+		clients[i] = &chaosClient{id: i, api: g.API, key: key, rng: rand.New(rand.NewPCG(uint64(i), 17)), res: res, mu: &mu,
 			created: map[string]int64{}, deleted: map[int64]bool{}, success: &success,
 			// Longer than the function's timeout: the answer, whatever it
 			// is, comes from the stack, not from this client giving up.
 			hc: &http.Client{Timeout: 20 * time.Second}}
 	}
-	logf("chaos: %d clients for %s; DynamoDB Local (pid %d) paused %v", chaosClients, chaosDuration, java[0], chaosPauses)
+	logf("%d clients for %s; DynamoDB Local (pid %d) paused %v", chaosClients, chaosDuration, java[0], chaosPauses)
 	stopAt := time.Now().Add(chaosDuration)
 	var wg sync.WaitGroup
 	for _, c := range clients {
@@ -174,42 +205,26 @@ func runChaos(ctx context.Context, root string, tmpl *sam.Template, out string) 
 	if err := res.check(ctx, db, clients); err != nil {
 		return err
 	}
-	b := &board{}
-	b.add(Figure{Name: "duplicates_chaos", Value: float64(res.Duplicates), Unit: "records"})
-	b.add(Figure{Name: "platform_500s_chaos", Value: float64(res.PlatformErrors), Unit: "answers"})
-	b.add(Figure{Name: "lost_records_chaos", Value: float64(res.Lost), Unit: "records"})
-	b.add(Figure{Name: "totals_agree_chaos", Value: map[bool]float64{true: 1}[res.TotalsAgree], Unit: "bool"})
+	b := &figures.Board{}
+	b.Add(figures.Figure{Name: "duplicates_chaos", Value: float64(res.Duplicates), Unit: "records"})
+	b.Add(figures.Figure{Name: "platform_500s_chaos", Value: float64(res.PlatformErrors), Unit: "answers"})
+	b.Add(figures.Figure{Name: "lost_records_chaos", Value: float64(res.Lost), Unit: "records"})
+	b.Add(figures.Figure{Name: "totals_agree_chaos", Value: map[bool]float64{true: 1}[res.TotalsAgree], Unit: "bool"})
 	var worst time.Duration
 	for _, r := range res.Recovery {
 		worst = max(worst, r)
 	}
-	b.add(Figure{Name: "recovery_s_chaos", Value: worst.Seconds(), Unit: "s"})
-	b.add(Figure{Name: "undeleted_chaos", Value: float64(res.Undeleted), Unit: "records"})
-	b.add(Figure{Name: "acknowledged_creates_chaos", Value: float64(res.Acknowledged), Unit: "creates"})
-	b.add(Figure{Name: "requests_chaos", Value: float64(res.Requests), Unit: "requests"})
+	b.Add(figures.Figure{Name: "recovery_s_chaos", Value: worst.Seconds(), Unit: "s"})
+	b.Add(figures.Figure{Name: "undeleted_chaos", Value: float64(res.Undeleted), Unit: "records"})
+	b.Add(figures.Figure{Name: "acknowledged_creates_chaos", Value: float64(res.Acknowledged), Unit: "creates"})
+	b.Add(figures.Figure{Name: "requests_chaos", Value: float64(res.Requests), Unit: "requests"})
 	if out == "" {
 		return nil
 	}
-	path := out
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(root, path)
+	if !filepath.IsAbs(out) {
+		out = filepath.Join(root, out)
 	}
-	return res.write(path, b)
-}
-
-// children are the PIDs of the stack's own child processes: its DynamoDB
-// Local.
-func (g *gateway) children() []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		f := procStat(e.Name())
-		if len(f) > 1 && f[1] == strconv.Itoa(g.cmd.Process.Pid) {
-			pid, _ := strconv.Atoi(e.Name())
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return res.write(out, b)
 }
 
 // run creates and deletes until stopAt, each write with a key of its own,
@@ -253,7 +268,7 @@ func (c *chaosClient) run(ctx context.Context, stopAt time.Time) {
 func (c *chaosClient) call(ctx context.Context, method, path string, form url.Values, key string) (int, int64) {
 	giveUp := time.Now().Add(chaosDuration + chaosGrace)
 	for attempt := 0; attempt < chaosAttempts && time.Now().Before(giveUp); attempt++ {
-		r := apiRequest(ctx, method, c.api+path, c.key, form)
+		r := localstack.Request(ctx, method, c.api+path, c.key, form)
 		r.Header.Set("Idempotency-Key", key)
 		resp, err := c.hc.Do(r)
 		c.mu.Lock()
@@ -315,7 +330,7 @@ func settleChaos(ctx context.Context, c *chaosClient, db *dynamodb.Client) error
 			return nil
 		}
 		if i == 20 {
-			return fmt.Errorf("chaos: intents from before settling still open after %d writes: %v", i, open)
+			return fmt.Errorf("intents from before settling still open after %d writes: %v", i, open)
 		}
 		key := fmt.Sprintf("settle-%d", i)
 		if status, id := c.call(ctx, "POST", "/api/v1/documents", url.Values{"name": {"settle " + key}, "prompt": {"p"}}, key); status == 201 {
@@ -405,67 +420,24 @@ func (res *chaosResult) check(ctx context.Context, db *dynamodb.Client, clients 
 	}
 	res.Total = page.Meta.Total
 	res.TotalsAgree = res.Total == int64(res.Stored)
-	logf("chaos: %d requests, statuses %v, %d stored, total %d, %d duplicates, %d lost, recovery %v",
+	logf("%d requests, statuses %v, %d stored, total %d, %d duplicates, %d lost, recovery %v",
 		res.Requests, res.Status, res.Stored, res.Total, res.Duplicates, res.Lost, res.Recovery)
 	return nil
 }
 
-// Markers around the soak's section of BENCHMARKS.md, which make bench
-// keeps as it is.
-const (
-	chaosBegin = "<!-- make chaos -->"
-	chaosEnd   = "<!-- /make chaos -->"
-)
-
 // write puts the soak's section into the report at path, replacing the
 // previous one.
-func (res *chaosResult) write(path string, b *board) error {
+func (res *chaosResult) write(path string, b *figures.Board) error {
 	tmpl, err := template.New("chaos").Funcs(template.FuncMap{
-		"val":   func(name string) string { return formatValue(b.get(name).Value) },
+		"val":   func(name string) string { return figures.Format(b.Get(name).Value) },
 		"round": func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) },
 	}).Parse(chaosTemplate)
 	if err != nil {
 		return err
 	}
 	var section bytes.Buffer
-	section.WriteString(chaosBegin + "\n")
 	if err := tmpl.Execute(&section, res); err != nil {
 		return err
 	}
-	section.WriteString(chaosEnd + "\n")
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return os.WriteFile(path, withChaos(old, section.Bytes()), 0o644)
-}
-
-// chaosSection is the soak's section of a report, markers included; nil if
-// it has none.
-func chaosSection(report []byte) []byte {
-	_, rest, found := bytes.Cut(report, []byte(chaosBegin))
-	if !found {
-		return nil
-	}
-	section, _, found := bytes.Cut(rest, []byte(chaosEnd+"\n"))
-	if !found {
-		return nil
-	}
-	return []byte(chaosBegin + string(section) + chaosEnd + "\n")
-}
-
-// withChaos is report with its soak section replaced by section, or section
-// added at the end; a nil section leaves report as it is.
-func withChaos(report, section []byte) []byte {
-	if section == nil {
-		return report
-	}
-	before, rest, found := bytes.Cut(report, []byte(chaosBegin))
-	var after []byte
-	if found {
-		_, after, _ = bytes.Cut(rest, []byte(chaosEnd+"\n"))
-	}
-	out := append(bytes.TrimRight(before, "\n"), "\n\n"...)
-	out = append(out, section...)
-	return append(out, bytes.TrimLeft(after, "\n")...)
+	return figures.Chaos.WriteInto(path, section.Bytes())
 }

@@ -1,0 +1,150 @@
+// Package cost prices requests at AWS's list prices: what a million
+// requests of an operation cost, from its DynamoDB calls and request units,
+// its answer's size, its duration and the models it calls. make bench
+// fills it from its figures.
+package cost
+
+import (
+	"fmt"
+	"math"
+)
+
+// Prices holds AWS list prices, on demand, in US East (N. Virginia), in US
+// dollars.
+type Prices struct {
+	// HTTPAPI per million requests (the first 300 million a month).
+	HTTPAPI float64
+	// LambdaRequests per million; LambdaARMGBSecond per GB-second of
+	// arm64 duration (the first 7.5 billion GB-seconds a month).
+	LambdaRequests, LambdaARMGBSecond float64
+	// DynamoDBRead and DynamoDBWrite per million request units (standard
+	// table class, since the price cut of 1 November 2024).
+	DynamoDBRead, DynamoDBWrite float64
+	// TextInput and TextOutput per million tokens of the text model;
+	// Picture per picture of the image model.
+	TextModel, ImageModel          string
+	TextInput, TextOutput, Picture float64
+	// S3Put per thousand PUT requests (S3 Standard).
+	S3Put float64
+	// DataOut per GB from API Gateway to the internet (the first 10 TB a
+	// month).
+	DataOut float64
+}
+
+// AWS are the prices as read on PricesRead from the sources the report
+// names.
+var AWS = Prices{
+	HTTPAPI:        1.00,
+	LambdaRequests: 0.20, LambdaARMGBSecond: 0.0000133334,
+	DynamoDBRead: 0.125, DynamoDBWrite: 0.625,
+	TextModel: "us.amazon.nova-micro-v1:0", ImageModel: "stability.stable-image-core-v1:1",
+	TextInput: 0.035, TextOutput: 0.14, Picture: 0.04,
+	S3Put:   0.005,
+	DataOut: 0.09,
+}
+
+// PricesRead is when AWS's prices were last checked.
+const PricesRead = "2026-11-23"
+
+// The model's assumptions, each stated in the report.
+const (
+	// RoundTripMs is what one DynamoDB call adds to a function's duration
+	// in its own region: single-digit milliseconds, as AWS states.
+	RoundTripMs = 4
+	// vCPUMemoryMB is the memory size at which Lambda gives a function a
+	// whole vCPU; below it the CPU share is proportional.
+	vCPUMemoryMB = 1769
+	// charsPerToken is how much English text a model token holds.
+	charsPerToken = 4
+	// TokensPerSecond is the text model's assumed output speed, and
+	// PictureSeconds the image model's assumed time per picture: while a
+	// create waits for generation, the function's duration runs.
+	TokensPerSecond = 200
+	PictureSeconds  = 4
+)
+
+// Operation is what one request of an operation does.
+type Operation struct {
+	Name                   string
+	Calls, RRU, WRU, Bytes float64 // DynamoDB calls and units, the answer's body
+	// CPUNs is the handler's CPU time on a whole vCPU; WaitSeconds the time
+	// it waits for a model.
+	CPUNs, WaitSeconds float64
+	// Rest is what a million of it cost beyond the platform: the models,
+	// S3.
+	Rest float64
+}
+
+// Row is what a million requests of one operation cost, in dollars.
+type Row struct {
+	Op                                       string
+	Calls, RRU, WRU, Ms, Bytes               float64
+	Gateway, DataOut, Lambda, DynamoDB, Rest float64
+	Total                                    float64
+}
+
+// Model is the cost table and what it was computed from.
+type Model struct {
+	Rows                             []Row
+	MemoryMB                         int
+	InputTokens, OutputTokens        int
+	TextSeconds, LambdaPerSecondPerM float64
+	CPUScale                         float64
+	Prices                           Prices
+	PricesRead                       string
+	RoundTripMs, TokensPerSecond     int
+	PictureSeconds                   int
+	// Missing names what the table could not be computed from, if anything.
+	Missing string
+}
+
+// New is an empty table for a function of memoryMB on arm64.
+func New(memoryMB int) *Model {
+	return &Model{MemoryMB: memoryMB, Prices: AWS, PricesRead: PricesRead, RoundTripMs: RoundTripMs,
+		TokensPerSecond: TokensPerSecond, PictureSeconds: PictureSeconds,
+		CPUScale:            float64(vCPUMemoryMB) / float64(memoryMB),
+		LambdaPerSecondPerM: float64(memoryMB) / 1024 * AWS.LambdaARMGBSecond * 1e6}
+}
+
+// Add prices a million requests of op and adds them to the table. Lambda
+// bills duration rounded up to the millisecond: modeled as RoundTripMs per
+// call, the CPU time at the function's share of a vCPU, and the wait.
+func (m *Model) Add(op Operation) Row {
+	r := Row{Op: op.Name, Calls: op.Calls, RRU: op.RRU, WRU: op.WRU, Bytes: op.Bytes, Rest: op.Rest}
+	r.Ms = math.Ceil(r.Calls*RoundTripMs + op.CPUNs/1e6*m.CPUScale + op.WaitSeconds*1000)
+	r.Gateway = m.Prices.HTTPAPI
+	r.DataOut = op.Bytes / (1 << 30) * m.Prices.DataOut * 1e6
+	r.Lambda = m.Prices.LambdaRequests + r.Ms/1000*m.LambdaPerSecondPerM
+	r.DynamoDB = r.RRU*m.Prices.DynamoDBRead + r.WRU*m.Prices.DynamoDBWrite
+	r.Total = r.Gateway + r.DataOut + r.Lambda + r.DynamoDB + r.Rest
+	m.Rows = append(m.Rows, r)
+	return r
+}
+
+// Text is what generating a text of resultBytes from a prompt of
+// promptChars (system prompt included) takes: the wait, and the model's
+// price for a million of them.
+func (m *Model) Text(promptChars, resultBytes int) (seconds, perMillion float64) {
+	m.InputTokens = promptChars / charsPerToken
+	m.OutputTokens = resultBytes / charsPerToken
+	m.TextSeconds = float64(m.OutputTokens) / TokensPerSecond
+	return m.TextSeconds, float64(m.InputTokens)*m.Prices.TextInput + float64(m.OutputTokens)*m.Prices.TextOutput
+}
+
+// Picture is what generating a picture takes: the wait, and a million of
+// the model's pictures with one S3 PUT each.
+func (m *Model) Picture() (seconds, perMillion float64) {
+	return PictureSeconds, m.Prices.Picture*1e6 + m.Prices.S3Put*1e3
+}
+
+// Dollars writes an amount with the cents that matter: whole dollars from
+// 100, two decimals from 1, three below.
+func Dollars(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.3f", v)
+}

@@ -1,0 +1,54 @@
+package cost
+
+import (
+	"math"
+	"testing"
+)
+
+func near(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
+
+// A get as make bench measures one: 1 call plus the rate limiter's share,
+// 2 RRU, a 5.6 KB answer and 70 µs of CPU, priced at 256 MB.
+func TestAddPricesEachPart(t *testing.T) {
+	m := New(256)
+	r := m.Add(Operation{Name: "get", Calls: 1.029, RRU: 2, WRU: 0.029, Bytes: 5600, CPUNs: 70000})
+	// 1.029 calls at 4 ms and 70 µs at 256/1769 of a vCPU (0.48 ms): 4.6 ms,
+	// billed as 5.
+	if r.Ms != 5 {
+		t.Errorf("billed ms = %v, want 5", r.Ms)
+	}
+	lambda := 0.20 + 0.005*0.25*0.0000133334*1e6
+	dynamo := 2*0.125 + 0.029*0.625
+	dataOut := 5600.0 / (1 << 30) * 0.09 * 1e6
+	if !near(r.Gateway, 1) || !near(r.Lambda, lambda) || !near(r.DynamoDB, dynamo) || !near(r.DataOut, dataOut) {
+		t.Errorf("row = %+v, want gateway 1, lambda %v, DynamoDB %v, data out %v", r, lambda, dynamo, dataOut)
+	}
+	if !near(r.Total, 1+lambda+dynamo+dataOut) || len(m.Rows) != 1 || m.Rows[0] != r {
+		t.Errorf("total %v, rows %v", r.Total, m.Rows)
+	}
+}
+
+// Generation waits for the model, and the function's duration runs.
+func TestGenerationWaitsAndPays(t *testing.T) {
+	m := New(1769) // a whole vCPU: CPU time counts as measured
+	seconds, text := m.Text(400, 5000)
+	// 100 input tokens and 1250 output tokens, at 200 tokens a second.
+	if m.InputTokens != 100 || m.OutputTokens != 1250 || seconds != 6.25 || !near(text, 100*0.035+1250*0.14) {
+		t.Errorf("text: %d in, %d out, %v s, $%v", m.InputTokens, m.OutputTokens, seconds, text)
+	}
+	r := m.Add(Operation{Name: "create, text generated", Calls: 3, CPUNs: 1e6, WaitSeconds: seconds, Rest: text})
+	if r.Ms != 3*4+1+6250 || !near(r.Total-r.Rest, r.Gateway+r.Lambda+r.DynamoDB+r.DataOut) {
+		t.Errorf("row = %+v", r)
+	}
+	if s, p := m.Picture(); s != 4 || !near(p, 0.04*1e6+0.005*1e3) {
+		t.Errorf("picture: %v s, $%v", s, p)
+	}
+}
+
+func TestDollarsKeepTheCentsThatMatter(t *testing.T) {
+	for v, want := range map[float64]string{40005: "40005", 178.5: "178", 1.0: "1.00", 1.2345: "1.23", 0.2167: "0.217", 0.0004: "0.000"} {
+		if got := Dollars(v); got != want {
+			t.Errorf("Dollars(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
