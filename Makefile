@@ -47,7 +47,7 @@ GO_BUILD_LAMBDA = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda
 GO_FILES = $$(find . -name '*.go' -not -path './.cache/*' -not -path './.data/*' -not -path './$(BUILD_DIR)/*' -not -path './.aws-sam/*')
 
 .PHONY: help build $(addprefix build-,$(FUNCTIONS)) dynamodb-local run test lint fmt-check vet \
-	staticcheck cfn-lint openapi-lint redocly generate apikey limits invoke bench pgo chaos fuzz deploy clean
+	staticcheck cfn-lint openapi-lint redocly generate apikey limits invoke bench chaos fuzz deploy clean
 
 help: ## List the targets.
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -132,23 +132,6 @@ generate: ## Regenerate from openapi.yaml the Go client in client/ (oapi-codegen
 
 bench: dynamodb-local ## Measure round trips, request units, latency; see BENCHMARKS.md.
 	$(GO) run ./cmd/bench
-
-# Profile-guided optimization: go build compiles a function with the
-# profile in its folder (default.pgo). The documents and images functions
-# share the handler code the handler benchmarks time, so both take the
-# profile of those benchmarks; the generator's work is another, and it has
-# none. The bench builds its handler benchmarks with the same profile.
-PGO_BENCHMARKS := BenchmarkDocumentsGet BenchmarkDocumentsList
-PGO_FUNCTIONS := documents images
-PGO_DIR := $(BUILD_DIR)/pgo
-pgo: ## Refresh functions/{documents,images}/default.pgo from CPU profiles of the handler benchmarks.
-	@mkdir -p '$(PGO_DIR)'
-	$(GO) test -c -pgo=off -o '$(PGO_DIR)/app.test' ./shared/app
-	for b in $(PGO_BENCHMARKS); do \
-	  '$(PGO_DIR)/app.test' -test.run '^$$' -test.bench "^$$b\$$" -test.benchtime 10s -test.cpuprofile "$(PGO_DIR)/$$b.prof" >/dev/null; \
-	done
-	$(GO) tool pprof -proto $(foreach b,$(PGO_BENCHMARKS),'$(PGO_DIR)/$(b).prof') > '$(PGO_DIR)/merged.pgo'
-	for f in $(PGO_FUNCTIONS); do cp '$(PGO_DIR)/merged.pgo' "functions/$$f/default.pgo"; done
 
 chaos: dynamodb-local ## Fault-injection soak: writes with Idempotency-Keys while DynamoDB Local is paused (about 2 minutes); see BENCHMARKS.md.
 	$(GO) run ./cmd/chaos

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -40,7 +39,7 @@ var buildQueues = [][]build{
 		{"bootstrap-arm64", lambda("arm64", "./functions/documents")},
 		{"bootstrap-amd64", lambda("amd64", "./functions/documents")},
 		{"app.test", func(ctx context.Context, root, out string) error {
-			return gobuild.Run(ctx, root, out, nil, append(append([]string{"test", "-c"}, appTestPGO(root)...), "./shared/app")...)
+			return gobuild.Run(ctx, root, out, nil, "test", "-c", "./shared/app")
 		}},
 		{"local", localstack.Build},
 	},
@@ -72,23 +71,6 @@ func startBuilds(ctx context.Context, root, work string) *artifacts {
 	}
 	go func() { wg.Wait(); close(a.done) }()
 	return a
-}
-
-// pgoProfile is the profile go build optimizes the documents function by
-// (a main package's default.pgo; make pgo refreshes it).
-const pgoProfile = "functions/documents/default.pgo"
-
-// appTestPGO are the flags that build the handler benchmarks' test binary
-// with the documents function's profile, when it has one: the shared
-// packages are then compiled as they are in the function that ships, and
-// the benchmarks time that code. Its SDK benchmarks, in the same binary,
-// get whatever the profile does for the SDK too, so the ratios leave the
-// handlers no advantage from it.
-func appTestPGO(root string) []string {
-	if _, err := os.Stat(filepath.Join(root, pgoProfile)); err != nil {
-		return nil
-	}
-	return []string{"-pgo=" + pgoProfile}
 }
 
 // wait blocks until every build is done.
