@@ -13,7 +13,7 @@
 //
 // It starts its own DynamoDB Local (in memory, on a free port), creates the
 // tables of template.yaml, and seeds one account with 10,000 documents and
-// 10,000 images.
+// 10,000 images, and beside it the worst-case account (shared/local/worstcase).
 package main
 
 import (
