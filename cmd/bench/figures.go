@@ -21,6 +21,9 @@ var targets = map[string]float64{
 	"rru_list_search_name":    300,
 	"rru_list_deep":           600,
 	"calls_auth_warm":         0,
+	// Any request of the worst-case account (issue 18).
+	"rru_worst_request":      2000,
+	"bytes_largest_response": 5000000,
 	// A handler against the bare SDK calls it makes (issue 14): what the
 	// service adds to a plain SDK user's cost, measured on one machine in
 	// one run.

@@ -13,7 +13,7 @@
 //
 // It starts its own DynamoDB Local (in memory, on a free port), creates the
 // tables of template.yaml, and seeds one account with 10,000 documents and
-// 10,000 images.
+// 10,000 images, and beside it the worst-case account (shared/local/worstcase).
 package main
 
 import (
@@ -38,6 +38,7 @@ import (
 	"contentapi/shared/local/genstack"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/seed"
+	"contentapi/shared/local/worstcase"
 )
 
 // account owns the seeded records.
@@ -176,9 +177,13 @@ func run(ctx context.Context, o options) error {
 	if err := measureContention(ctx, b, meter, plain, tables["ApiKeysTable"], c); err != nil {
 		return err
 	}
+	worst, err := measureWorstCase(ctx, b, meter, plain, tables, c)
+	if err != nil {
+		return err
+	}
 
 	rep := &report{board: b, Started: started, SeedTime: s.Took, Operations: append([]operationResult{cold}, results...),
-		RateLimit: rl, RateLimitPerMinute: cfg.RateLimitPerMinute, LoadAvg: [2]string{startLoad}}
+		RateLimit: rl, RateLimitPerMinute: cfg.RateLimitPerMinute, LoadAvg: [2]string{startLoad}, Worst: worst}
 	if err := measureGeneration(ctx, b, meter, metered, plain, cfg, parts, tmpl, srv.Endpoint(), tables, builds); err != nil {
 		return err
 	}
@@ -245,6 +250,25 @@ func seedAccount(ctx context.Context, db *dynamodb.Client, tables map[string]str
 		logf("seeded in %s", s.Took.Round(100*time.Millisecond))
 	}
 	return s, err
+}
+
+// measureWorstCase seeds the worst-case account beside the bench's and
+// measures its costliest requests (shared/local/worstcase).
+func measureWorstCase(ctx context.Context, b *figures.Board, m *ddbmeter.Meter, db *dynamodb.Client, tables map[string]string, c *apicall.Client) (*worstcase.Report, error) {
+	logf("seeding the worst case: %d images, %d documents", worstcase.Full.Images, worstcase.Full.Documents)
+	acc, err := worstcase.Seed(ctx, db, tables, account+"-worst", worstcase.Full)
+	if err != nil {
+		return nil, err
+	}
+	logf("seeded in %s", acc.Took.Round(100*time.Millisecond))
+	r := worstcase.Measure(m, c, acc)
+	for _, issue := range r.Issues() {
+		logf("worst case: %s", issue)
+	}
+	for _, f := range r.Figures() {
+		b.Add(f)
+	}
+	return r, nil
 }
 
 // deployedRateLimit is the rate limit a deployment of tmpl runs with: the

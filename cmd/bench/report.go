@@ -9,6 +9,7 @@ import (
 	"text/template"
 	"time"
 
+	"contentapi/shared/crud"
 	"contentapi/shared/local/cost"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/figures"
@@ -17,6 +18,7 @@ import (
 	"contentapi/shared/local/loadgen"
 	"contentapi/shared/local/runtimeapi"
 	"contentapi/shared/local/seed"
+	"contentapi/shared/local/worstcase"
 	"contentapi/shared/store"
 )
 
@@ -44,6 +46,7 @@ type report struct {
 	Machine, DynamoDBLocal string
 	LoadClients            int
 	Figures, Failing       []judged
+	Worst                  *worstcase.Report
 }
 
 // benchRatios are a handler's ratios to its SDK floor, one per round.
@@ -106,6 +109,7 @@ func (r *report) write(path string) error {
 		"seedImages":          func() int { return seed.Images },
 		"resultBytes":         func() int { return seed.ResultBytes },
 		"readBudget":          func() int { return store.DefaultReadBudget },
+		"maxAnswerBytes":      func() int { return crud.DefaultMaxAnswerBytes },
 		"contentionClients":   func() int { return contentionClients },
 		"contentionPerClient": func() int { return contentionPerClient },
 		"benchCount":          func() int { return benchCount },
