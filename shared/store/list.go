@@ -199,12 +199,11 @@ func (w *walk) run(ctx context.Context, done func() bool) error {
 				return nil
 			}
 			w.in.Limit = ptr(n)
-		case w.matches < w.end:
-			want := w.end - w.matches
-			if w.in.FilterExpression != nil {
-				want *= 2 // some of what is read will be filtered out
-			}
-			w.in.Limit = ptr(int32(min(want, maxQueryLimit)))
+		case w.counted && w.matches < w.end:
+			// Only an unfiltered list stops reading at its page; a
+			// filtered one counts on past it anyway, so a Limit would
+			// only cut its reading into more, smaller calls.
+			w.in.Limit = ptr(int32(min(w.end-w.matches, maxQueryLimit)))
 		}
 		w.in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 		out, err := w.t.db.Query(ctx, w.in)
