@@ -77,9 +77,13 @@ var structTypes = []reflect.Type{
 	reflect.TypeFor[withList](), reflect.TypeFor[withEmbedded](), reflect.TypeFor[withStringOption](), reflect.TypeFor[recursive](),
 }
 
-// answer is shaped like the service's list answers: a map of any.
+// answer is shaped like the service's list answers: a map of any, its
+// records as they are and as they come encoded already (codec.JSON).
 func answer(s *codectest.Source, t reflect.Type) map[string]any {
 	data := []any{s.Value(t).Interface(), s.Value(reflect.PointerTo(t)).Interface()}
+	if encoded, err := codec.AppendJSON(nil, s.Value(t).Interface()); err == nil {
+		data = append(data, codec.JSON(encoded))
+	}
 	return map[string]any{"data": data, "status": 200, "meta": map[string]any{"total": int64(12), "path": s.String()}, "links": nil}
 }
 

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"unicode/utf8"
 	"unsafe"
@@ -52,7 +53,14 @@ func plainPrefix(p []byte) int {
 		for len(q) >= 16 && special(binary.LittleEndian.Uint64(q[:8]))|special(binary.LittleEndian.Uint64(q[8:16])) == 0 {
 			q = q[16:]
 		}
-		for len(q) >= 8 && special(binary.LittleEndian.Uint64(q[:8])) == 0 {
+		for len(q) >= 8 {
+			if m := special(binary.LittleEndian.Uint64(q[:8])); m != 0 {
+				// Its lowest flagged byte is one to look at (a borrow only
+				// flags bytes above one that is): the plain bytes before it
+				// are skipped at once rather than one at a time.
+				q = q[bits.TrailingZeros64(m)/8:]
+				break
+			}
 			q = q[8:]
 		}
 		i = len(p) - len(q)

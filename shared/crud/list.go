@@ -49,23 +49,29 @@ func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 	data := make([]any, 0, len(page.Items))
 	view := res.view(r)
 	room := res.maxAnswerBytes() - envelopeBytes(r)
-	var scratch []byte
+	// Each record is encoded once, here, where its size is measured; the
+	// answer then copies its bytes.
+	encodedBuf := httpapi.Buffer()
+	defer httpapi.Release(encodedBuf)
+	encoded := *encodedBuf
 	for i, item := range page.Items {
 		body, err := res.render(item, view)
 		if err != nil {
 			return err
 		}
-		if scratch, err = codec.AppendJSON(scratch[:0], body); err != nil {
+		start := len(encoded)
+		if encoded, err = codec.AppendJSON(encoded, body); err != nil {
 			return err
 		}
-		if room -= len(scratch) + 1; room < 0 && i > 0 {
+		if room -= len(encoded) - start + 1; room < 0 && i > 0 {
 			// The answer would pass its bound: the rest of the page comes
 			// in the next answer.
 			page.Partial, page.Next = true, &page.Before[i]
 			break
 		}
-		data = append(data, body)
+		data = append(data, codec.JSON(encoded[start:len(encoded):len(encoded)]))
 	}
+	*encodedBuf = encoded
 	path := baseURL(r) + r.URL.Path
 	meta := records.Paginate(q, page.Total, page.Start, len(data), path)
 	meta.TotalEstimated, meta.Partial = page.TotalEstimated, page.Partial

@@ -18,7 +18,7 @@ var contentType = []string{ContentType}
 // encoding/json would with HTML left unescaped. The Lambda adapter needs an
 // explicit Content-Type, so it is always set here.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	bp := bodies.Get().(*[]byte)
+	bp := Buffer()
 	buf, err := codec.AppendJSON((*bp)[:0], v)
 	if err != nil {
 		// Only our own types are encoded here; a failure is a bug, and the
@@ -38,8 +38,22 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	} else {
 		_, _ = w.Write(buf)
 	}
-	if cap(buf) <= maxPooledBody {
-		*bp = buf
+	*bp = buf
+	Release(bp)
+}
+
+// Buffer is an empty buffer sized for a page of records, for a handler
+// to build part of an answer in; Release gives it back once the answer is
+// written.
+func Buffer() *[]byte {
+	bp := bodies.Get().(*[]byte)
+	*bp = (*bp)[:0]
+	return bp
+}
+
+// Release keeps bp for a later answer, unless a rare huge answer grew it.
+func Release(bp *[]byte) {
+	if cap(*bp) <= maxPooledBody {
 		bodies.Put(bp)
 	}
 }

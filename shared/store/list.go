@@ -110,7 +110,8 @@ type pageEntry struct {
 
 func (t *Table) newWalk(account string, q records.ListQuery) *walk {
 	w := &walk{t: t, account: account, q: q, in: t.indexQuery(account, q), budget: t.readBudget(),
-		offset: q.Offset(), end: q.Offset() + int64(q.PerPage), counted: len(q.Filters) == 0 && q.Search == ""}
+		offset: q.Offset(), end: q.Offset() + int64(q.PerPage), counted: len(q.Filters) == 0 && q.Search == "",
+		page: make([]pageEntry, 0, min(max(q.PerPage, 0), maxQueryLimit))}
 	if q.Search != "" && q.SearchBy == "result" {
 		// The index filters the scope and the equality filters; the text
 		// is only in the records.
@@ -332,6 +333,10 @@ func (w *walk) fetchPage(ctx context.Context, withCount bool) error {
 
 func (w *walk) keep(e pageEntry, item Item) {
 	w.t.remember(w.account, item)
+	if w.items == nil {
+		w.items = make([]Item, 0, len(w.page))
+		w.before = make([]records.Cursor, 0, len(w.page))
+	}
 	w.items = append(w.items, item)
 	w.before = append(w.before, e.before)
 }
@@ -523,9 +528,10 @@ const maxBatchKeys = 100
 func (t *Table) batchGet(ctx context.Context, account string, ids []int64, b *budget) (map[int64]Item, error) {
 	byID := make(map[int64]Item, len(ids))
 	for start := 0; start < len(ids); start += maxBatchKeys {
-		var keys []Item
-		for _, id := range ids[start:min(start+maxBatchKeys, len(ids))] {
-			keys = append(keys, key(account, id))
+		batch := ids[start:min(start+maxBatchKeys, len(ids))]
+		keys := make([]Item, len(batch))
+		for i, id := range batch {
+			keys[i] = key(account, id)
 		}
 		pending := map[string]types.KeysAndAttributes{t.name: {Keys: keys, ConsistentRead: ptr(true)}}
 		for attempt := 0; len(pending) > 0; attempt++ {
