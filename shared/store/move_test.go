@@ -48,6 +48,37 @@ func (r *rig) templateOf(account string, id int64) int64 {
 	return tmpl
 }
 
+// failedMove creates document 1 under template 1 and moves it to template
+// 4 with the move's record write failing as lost (lose > 0) or hung, and
+// its fence hung: the move must report failure. The faults are then cleared.
+func (r *rig) failedMove(lose int) {
+	r.t.Helper()
+	if _, err := r.docs.Create(request(r.t), "acme", document("Travels", 1), nil); err != nil {
+		r.t.Fatal(err)
+	}
+	if lose > 0 {
+		r.proxy.Inject(moveWrite, faultproxy.LoseAnswer, lose)
+	} else {
+		r.proxy.Inject(moveWrite, faultproxy.Hang, 100)
+	}
+	r.proxy.Inject(moveFence, faultproxy.Hang, 100)
+	if _, err := move(request(r.t), r.docs, "acme", 1, 4); err == nil {
+		r.t.Fatal("move succeeded")
+	}
+	r.proxy.Reset()
+	r.proxy.Wait()
+}
+
+// totals holds the documents' list totals per template.
+func (r *rig) totals(want map[int64]int64) {
+	r.t.Helper()
+	for scope, n := range want {
+		if p := list(r.t, r.docs, "acme", records.ListQuery{Scope: scope}); p.Total != n {
+			r.t.Fatalf("template %d: total %d, want %d", scope, p.Total, n)
+		}
+	}
+}
+
 func TestMoveWhoseAnswerIsLostIsRecognised(t *testing.T) {
 	r := newRig(t)
 	for range 2 {
@@ -116,16 +147,7 @@ func TestMoveThatFailsIsPutBack(t *testing.T) {
 // record and moves the count back.
 func TestCrashBetweenMoveStepsIsSettledByALaterWrite(t *testing.T) {
 	r := newRig(t)
-	if _, err := r.docs.Create(request(t), "acme", document("Stays", 1), nil); err != nil {
-		t.Fatal(err)
-	}
-	r.proxy.Inject(moveWrite, faultproxy.Hang, 100)
-	r.proxy.Inject(moveFence, faultproxy.Hang, 100)
-	if _, err := move(request(t), r.docs, "acme", 1, 4); err == nil {
-		t.Fatal("move succeeded")
-	}
-	r.proxy.Reset()
-	r.proxy.Wait()
+	r.failedMove(0)
 	if open := r.intents(r.docs, "acme"); len(open) != 1 || !strings.HasPrefix(open[0], "op_m1-4_") {
 		t.Fatalf("open intents %v, want the move's", open)
 	}
@@ -140,11 +162,7 @@ func TestCrashBetweenMoveStepsIsSettledByALaterWrite(t *testing.T) {
 	if tmpl := r.templateOf("acme", 1); tmpl != 1 {
 		t.Fatalf("template %d after the move was settled as abandoned", tmpl)
 	}
-	for scope, want := range map[int64]int64{1: 2, 4: 0} {
-		if p := list(t, r.docs, "acme", records.ListQuery{Scope: scope}); p.Total != want {
-			t.Fatalf("template %d: total %d, want %d", scope, p.Total, want)
-		}
-	}
+	r.totals(map[int64]int64{1: 2, 4: 0})
 }
 
 // A move that landed while its process lost every answer and could not
@@ -153,16 +171,7 @@ func TestCrashBetweenMoveStepsIsSettledByALaterWrite(t *testing.T) {
 // finds nothing to reverse.
 func TestLandedMoveIsKeptByTheNextMove(t *testing.T) {
 	r := newRig(t)
-	if _, err := r.docs.Create(request(t), "acme", document("Travels", 1), nil); err != nil {
-		t.Fatal(err)
-	}
-	r.proxy.Inject(moveWrite, faultproxy.LoseAnswer, 3)
-	r.proxy.Inject(moveFence, faultproxy.Hang, 100)
-	if _, err := move(request(t), r.docs, "acme", 1, 4); err == nil {
-		t.Fatal("move succeeded")
-	}
-	r.proxy.Reset()
-	r.proxy.Wait()
+	r.failedMove(3)
 	if r.templateOf("acme", 1) != 4 {
 		t.Fatal("the first move did not land")
 	}
@@ -185,25 +194,12 @@ func TestLandedMoveIsKeptByTheNextMove(t *testing.T) {
 // which names it: the count stays moved.
 func TestLandedMoveIsSettledByLaterWrites(t *testing.T) {
 	r := newRig(t)
-	if _, err := r.docs.Create(request(t), "acme", document("Travels", 1), nil); err != nil {
-		t.Fatal(err)
-	}
-	r.proxy.Inject(moveWrite, faultproxy.LoseAnswer, 3)
-	r.proxy.Inject(moveFence, faultproxy.Hang, 100)
-	if _, err := move(request(t), r.docs, "acme", 1, 4); err == nil {
-		t.Fatal("move succeeded")
-	}
-	r.proxy.Reset()
-	r.proxy.Wait()
+	r.failedMove(3)
 	r.offset = time.Minute
 	if _, err := r.docs.Create(request(t), "acme", document("Later", 1), nil); err != nil {
 		t.Fatal(err)
 	}
-	for scope, want := range map[int64]int64{1: 1, 4: 1} {
-		if p := list(t, r.docs, "acme", records.ListQuery{Scope: scope}); p.Total != want {
-			t.Fatalf("template %d: total %d, want %d", scope, p.Total, want)
-		}
-	}
+	r.totals(map[int64]int64{1: 1, 4: 1})
 	r.exact(r.docs, "acme", 1, 4)
 }
 
@@ -260,15 +256,7 @@ func TestTotalsStayExactUnderMovesWithFaults(t *testing.T) {
 			}
 		}
 		answered[fmt.Sprint(err != nil)]++
-		if held != nil {
-			select {
-			case <-held.Held():
-			default:
-			}
-			held.Release()
-		}
-		r.proxy.Reset()
-		r.proxy.Wait()
+		r.endStep(held)
 	}
 	t.Logf("answers (error?): %v", answered)
 	r.exact(r.docs, "acme", templates...)
