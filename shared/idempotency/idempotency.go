@@ -127,7 +127,6 @@ func (s *Store) serve(w http.ResponseWriter, r *http.Request, key string, next h
 	if err != nil {
 		return httpapi.TooLarge()
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	p, _ := httpapi.PrincipalFrom(r.Context())
 	k := p.Account + "#" + key
 	ctx := r.Context()
