@@ -288,7 +288,7 @@ func (s *Store) claim(ctx context.Context, k, fp, exec string, lease time.Time) 
 		if c.outcome != owned || strAttr(old, attrOwner) == exec {
 			return c, nil
 		}
-		_, err = s.takeOver(ctx, k, old, exec, lease)
+		err = s.takeOver(ctx, k, old, exec, lease)
 		if err == nil {
 			return c, nil
 		}
@@ -325,9 +325,9 @@ func (s *Store) judge(old map[string]types.AttributeValue, fp, exec string) clai
 }
 
 // takeOver claims a running key whose lease has ended, if no one else did
-// first; it returns the claim as it then is.
-func (s *Store) takeOver(ctx context.Context, k string, old map[string]types.AttributeValue, exec string, lease time.Time) (map[string]types.AttributeValue, error) {
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+// first.
+func (s *Store) takeOver(ctx context.Context, k string, old map[string]types.AttributeValue, exec string, lease time.Time) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           &s.table,
 		Key:                 map[string]types.AttributeValue{attrKey: str(k)},
 		UpdateExpression:    ptr("SET #owner = :exec, #lease = :lease"),
@@ -339,13 +339,9 @@ func (s *Store) takeOver(ctx context.Context, k string, old map[string]types.Att
 			":exec": str(exec), ":lease": num(lease.UnixMilli()), ":running": str(stateRunning),
 			":previous": str(strAttr(old, attrOwner)),
 		},
-		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out.Attributes, nil
+	return err
 }
 
 // bind records the id a create is about to write, while this execution
