@@ -209,9 +209,11 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 	if res.Function() == Resources[0].Function() {
 		var tables []*store.Table
 		for _, r := range Resources {
-			t, err := a.table(r)
-			if err != nil {
-				return nil, fmt.Errorf("%w (the usage route reads every resource's table)", err)
+			t := table // this function's own resource: its store serves the usage route too
+			if r.Table() != res.Table() {
+				if t, err = a.table(r); err != nil {
+					return nil, fmt.Errorf("%w (the usage route reads every resource's table)", err)
+				}
 			}
 			tables = append(tables, t)
 		}
