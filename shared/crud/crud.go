@@ -22,6 +22,8 @@ type Resource struct {
 	def    *records.Resource
 	table  *store.Table
 	render Render
+	// collection is the resource's path, /api/v1/<name>.
+	collection string
 	// gen is nil when the deployment does not generate content.
 	gen *Generation
 	// MaxAnswerBytes bounds a list's body (0: DefaultMaxAnswerBytes); a
@@ -31,13 +33,13 @@ type Resource struct {
 
 // New serves def, stored in table, shown through render.
 func New(def *records.Resource, table *store.Table, render Render) *Resource {
-	return &Resource{def: def, table: table, render: render}
+	return &Resource{def: def, table: table, render: render, collection: "/api/v1/" + def.Name}
 }
 
 // Routes are the resource's operations. PATCH is the same update as PUT:
 // Laravel's apiResource routes both, so clients of the original may use it.
 func (res *Resource) Routes() []httpapi.Route {
-	collection := "/api/v1/" + res.def.Name
+	collection := res.collection
 	item := collection + "/{id}"
 	return []httpapi.Route{
 		{Method: http.MethodGet, Pattern: collection, Handler: res.handle(res.list)},
@@ -159,7 +161,7 @@ func (res *Resource) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	item = res.await(w, r, plan, item)
 	id, _ := store.IntAttr(item, store.AttrID)
-	w.Header().Set("Location", baseURL(r)+"/api/v1/"+res.def.Name+"/"+strconv.FormatInt(id, 10))
+	w.Header().Set("Location", baseURL(r)+res.collection+"/"+strconv.FormatInt(id, 10))
 	return res.single(w, r, http.StatusCreated, item)
 }
 

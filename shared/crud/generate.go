@@ -67,7 +67,7 @@ func (res *Resource) Timeout(r *http.Request) time.Duration {
 	if res.gen == nil || r.Method != http.MethodPost {
 		return 0
 	}
-	collection := "/api/v1/" + res.def.Name
+	collection := res.collection
 	if p := r.URL.Path; p != collection && !(strings.HasPrefix(p, collection+"/") && strings.HasSuffix(p, "/regenerate")) {
 		return 0
 	}
