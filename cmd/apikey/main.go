@@ -187,6 +187,19 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseNoArgs reads flags for a command that takes no positional
+// arguments.
+func parseNoArgs(fs *flag.FlagSet, args []string) error {
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("%w: %s takes no arguments, got %q", errUsage, fs.Name(), pos[0])
+	}
+	return nil
+}
+
 // checksumEnv holds the deployed stack's checksum secret: the functions'
 // own variable, so one export serves both.
 const checksumEnv = "KEY_CHECKSUM_SECRET"
@@ -265,12 +278,8 @@ func create(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&account, "account", "", "account that owns the key (required)")
 	fs.StringVar(&scope, "scope", "read", "read, write or read,write")
 	fs.StringVar(&expires, "expires", "", "lifetime (720h) or end (2027-01-01T00:00:00Z); empty: never")
-	pos, err := parse(fs, args)
-	if err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return fmt.Errorf("%w: create takes no arguments, got %q", errUsage, pos[0])
 	}
 	if account == "" {
 		return fmt.Errorf("%w: create needs --account", errUsage)
@@ -335,12 +344,8 @@ func list(args []string, stdout, _ io.Writer) error {
 	var account string
 	fs := newFlags("list", &t)
 	fs.StringVar(&account, "account", "", "only this account's keys")
-	pos, err := parse(fs, args)
-	if err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return fmt.Errorf("%w: list takes no arguments, got %q", errUsage, pos[0])
 	}
 	ctx := context.Background()
 	// Listing reads no key, so the checksum does not matter.
@@ -438,12 +443,8 @@ func limits(args []string, stdout, stderr io.Writer) error {
 			return nil
 		})
 	}
-	pos, err := parse(fs, args)
-	if err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return fmt.Errorf("%w: limits takes no arguments, got %q", errUsage, pos[0])
 	}
 	if account == "" {
 		return fmt.Errorf("%w: limits needs --account", errUsage)

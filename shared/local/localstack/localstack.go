@@ -44,21 +44,8 @@ func Build(ctx context.Context, root, out string) error {
 // in the developer's .data/dynamodb, on free ports. env overrides its
 // environment.
 func Start(ctx context.Context, binary, root string, env ...string) (*Stack, error) {
-	// In memory where there is a tmpfs: DynamoDB Local's database on disk
-	// makes seeding several times slower.
-	parent := ""
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		parent = "/dev/shm"
-	}
-	dir, err := os.MkdirTemp(parent, "contentapi-localstack-")
-	if err != nil {
-		return nil, err
-	}
 	tmpl, err := os.ReadFile(filepath.Join(root, sam.FileName))
 	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, sam.FileName), tmpl, 0o644); err != nil {
 		return nil, err
 	}
 	jar, err := ddblocal.JarPath()
@@ -71,6 +58,20 @@ func Start(ctx context.Context, binary, root string, env ...string) (*Stack, err
 	}
 	ddbPort, err := ddblocal.FreePort()
 	if err != nil {
+		return nil, err
+	}
+	// In memory where there is a tmpfs: DynamoDB Local's database on disk
+	// makes seeding several times slower.
+	parent := ""
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		parent = "/dev/shm"
+	}
+	dir, err := os.MkdirTemp(parent, "contentapi-localstack-")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, sam.FileName), tmpl, 0o644); err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	cmd := exec.Command(binary, "serve")

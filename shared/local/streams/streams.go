@@ -20,6 +20,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
@@ -191,7 +192,13 @@ func (p *Poller) shard(ctx context.Context, m Mapping, arn, shard string, fromSt
 		}
 		var batch []events.DynamoDBEventRecord
 		for _, r := range out.Records {
-			if rec := eventRecord(r, arn); m.Filter.Match(rec) {
+			rec, cerr := eventRecord(r, arn)
+			switch {
+			case cerr != nil:
+				// Only an attribute type newer than this SDK gets here.
+				p.logger.Error("streams: a record with an attribute type this SDK does not know, skipped",
+					"table", m.Table, "sequence", aws.ToString(r.Dynamodb.SequenceNumber), "error", cerr.Error())
+			case m.Filter.Match(rec):
 				batch = append(batch, rec)
 			}
 			last = aws.ToString(r.Dynamodb.SequenceNumber)
@@ -290,7 +297,7 @@ func sleep(ctx context.Context, d time.Duration) {
 }
 
 // eventRecord is a stream record as Lambda delivers it.
-func eventRecord(r types.Record, streamARN string) events.DynamoDBEventRecord {
+func eventRecord(r types.Record, streamARN string) (events.DynamoDBEventRecord, error) {
 	rec := events.DynamoDBEventRecord{
 		AWSRegion:      aws.ToString(r.AwsRegion),
 		EventID:        aws.ToString(r.EventID),
@@ -300,10 +307,16 @@ func eventRecord(r types.Record, streamARN string) events.DynamoDBEventRecord {
 		EventSourceArn: streamARN,
 	}
 	if c := r.Dynamodb; c != nil {
+		keys, kerr := image(c.Keys)
+		newImage, nerr := image(c.NewImage)
+		oldImage, oerr := image(c.OldImage)
+		if err := errors.Join(kerr, nerr, oerr); err != nil {
+			return rec, err
+		}
 		rec.Change = events.DynamoDBStreamRecord{
-			Keys:           image(c.Keys),
-			NewImage:       image(c.NewImage),
-			OldImage:       image(c.OldImage),
+			Keys:           keys,
+			NewImage:       newImage,
+			OldImage:       oldImage,
 			SequenceNumber: aws.ToString(c.SequenceNumber),
 			SizeBytes:      aws.ToInt64(c.SizeBytes),
 			StreamViewType: string(c.StreamViewType),
@@ -312,44 +325,16 @@ func eventRecord(r types.Record, streamARN string) events.DynamoDBEventRecord {
 			rec.Change.ApproximateCreationDateTime = events.SecondsEpochTime{Time: *t}
 		}
 	}
-	return rec
+	return rec, nil
 }
 
-func image(m map[string]types.AttributeValue) map[string]events.DynamoDBAttributeValue {
+// image is an item as the streams API returns it, as Lambda delivers it:
+// the SDK converts the streams API's attribute values into the table
+// API's, which Image turns into the event's.
+func image(m map[string]types.AttributeValue) (map[string]events.DynamoDBAttributeValue, error) {
 	if m == nil {
-		return nil
+		return nil, nil
 	}
-	out := make(map[string]events.DynamoDBAttributeValue, len(m))
-	for k, v := range m {
-		out[k] = attribute(v)
-	}
-	return out
-}
-
-func attribute(v types.AttributeValue) events.DynamoDBAttributeValue {
-	switch x := v.(type) {
-	case *types.AttributeValueMemberS:
-		return events.NewStringAttribute(x.Value)
-	case *types.AttributeValueMemberN:
-		return events.NewNumberAttribute(x.Value)
-	case *types.AttributeValueMemberBOOL:
-		return events.NewBooleanAttribute(x.Value)
-	case *types.AttributeValueMemberB:
-		return events.NewBinaryAttribute(x.Value)
-	case *types.AttributeValueMemberSS:
-		return events.NewStringSetAttribute(x.Value)
-	case *types.AttributeValueMemberNS:
-		return events.NewNumberSetAttribute(x.Value)
-	case *types.AttributeValueMemberBS:
-		return events.NewBinarySetAttribute(x.Value)
-	case *types.AttributeValueMemberL:
-		list := make([]events.DynamoDBAttributeValue, len(x.Value))
-		for i, e := range x.Value {
-			list[i] = attribute(e)
-		}
-		return events.NewListAttribute(list)
-	case *types.AttributeValueMemberM:
-		return events.NewMapAttribute(image(x.Value))
-	}
-	return events.NewNullAttribute()
+	item, err := attributevalue.FromDynamoDBStreamsMap(m)
+	return Image(item), err
 }
