@@ -511,14 +511,7 @@ func (t *Table) tombstone(ctx context.Context, account string, in intent, op str
 	if ifVersion > 0 {
 		u.cond(u.name(AttrVersion) + " = " + u.value(num(ifVersion)))
 	}
-	req := u.input(t.name, key(account, in.id))
-	req.ReturnValues = types.ReturnValueAllNew
-	req.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
-	out, err := t.db.UpdateItem(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return out.Attributes, nil
+	return t.writeRecord(ctx, account, in.id, u)
 }
 
 // settleDeleted finishes a delete whose tombstone is written: the intent

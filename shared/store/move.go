@@ -67,7 +67,7 @@ func (t *Table) move(ctx context.Context, account string, old Item, v records.Va
 		// Refused: nothing was written, the counts go back. Should that
 		// fail, the intent stays for settling, which fences and reverses.
 		_ = t.close(ctx, account, in, t.reversal(in))
-		return t.regenerateFailure(now, gen)
+		return t.refusal(now, own(now, gen))
 	default:
 		// The write's outcome is unknown: find out, and settle.
 		landed, serr := t.settleMove(ctx, account, in, nil, false)
