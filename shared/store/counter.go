@@ -420,13 +420,7 @@ func (t *Table) Create(ctx context.Context, account string, v records.Values, ge
 // (now or before); ErrInterrupted says the id was voided.
 func (t *Table) putRecord(ctx context.Context, account string, id int64, v records.Values, op string, gen *generation.State) (Item, bool, error) {
 	item := t.newItem(account, id, v, op, gen)
-	_, err := t.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                           &t.name,
-		Item:                                item,
-		ConditionExpression:                 ptr("attribute_not_exists(#id)"),
-		ExpressionAttributeNames:            map[string]string{"#id": AttrID},
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	err := t.putNew(ctx, item)
 	old, failed := conditionFailed(err)
 	switch {
 	case err == nil:
@@ -555,6 +549,16 @@ func (t *Table) settleCreate(ctx context.Context, account string, in intent, cur
 func (t *Table) void(ctx context.Context, account string, in intent) (Item, error) {
 	item := key(account, in.id)
 	item[AttrVoid] = str(in.token)
+	err := t.putNew(ctx, item)
+	if old, failed := conditionFailed(err); failed {
+		return old, nil
+	}
+	return nil, err
+}
+
+// putNew writes item unless its id is taken; a taken id fails the
+// condition, with what is there in the ConditionalCheckFailedException.
+func (t *Table) putNew(ctx context.Context, item Item) error {
 	_, err := t.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                           &t.name,
 		Item:                                item,
@@ -562,10 +566,7 @@ func (t *Table) void(ctx context.Context, account string, in intent) (Item, erro
 		ExpressionAttributeNames:            map[string]string{"#id": AttrID},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if old, failed := conditionFailed(err); failed {
-		return old, nil
-	}
-	return nil, err
+	return err
 }
 
 // settleDelete settles a delete intent: landed when its tombstone is there,
