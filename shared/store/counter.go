@@ -430,7 +430,7 @@ func (t *Table) putRecord(ctx context.Context, account string, id int64, v recor
 		return nil, false, err
 	case isVoid(old):
 		return nil, false, ErrInterrupted
-	case isLive(old) && strAttr(old, AttrAttempt) == op:
+	case isLive(old) && StrAttr(old, AttrAttempt) == op:
 		return old, true, nil
 	case !isLive(old):
 		// The record this operation made is deleted already.
@@ -469,10 +469,10 @@ func (t *Table) Delete(ctx context.Context, account string, id int64, ifVersion 
 		return err
 	}
 	switch {
-	case strAttr(old, AttrGoneBy) == in.token:
+	case StrAttr(old, AttrGoneBy) == in.token:
 		_ = t.settleDeleted(ctx, account, in, old) // our own write, landed before
 		return nil
-	case !isLive(old) && strAttr(old, AttrAttempt) == att.Op:
+	case !isLive(old) && StrAttr(old, AttrAttempt) == att.Op:
 		// An earlier execution of this operation deleted it, and counted
 		// it: this execution's count goes back.
 		return t.close(ctx, account, in, t.reversal(in))
@@ -583,7 +583,7 @@ func (t *Table) settleDelete(ctx context.Context, account string, in intent, cur
 			cur, known = out.Item, true
 		}
 		switch {
-		case strAttr(cur, AttrGoneBy) == in.token:
+		case StrAttr(cur, AttrGoneBy) == in.token:
 			return true, t.settleDeleted(ctx, account, in, cur)
 		case !isLive(cur):
 			// Never there, or deleted by another execution.

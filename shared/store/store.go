@@ -178,7 +178,8 @@ func IntAttr(item Item, name string) (int64, bool) {
 	return v, err == nil
 }
 
-func strAttr(item Item, name string) string {
+// StrAttr reads a string attribute of an item, "" when it has none.
+func StrAttr(item Item, name string) string {
 	if s, ok := item[name].(*types.AttributeValueMemberS); ok {
 		return s.Value
 	}
@@ -282,7 +283,7 @@ func (t *Table) Update(ctx context.Context, account string, id int64, v records.
 	t.guardGenerated(v, u)
 	item, err := t.writeRecord(ctx, account, id, u)
 	if old, failed := conditionFailed(err); failed {
-		return t.refusal(old, strAttr(old, AttrAttempt) == att.Op)
+		return t.refusal(old, StrAttr(old, AttrAttempt) == att.Op)
 	}
 	if err != nil {
 		return nil, err
