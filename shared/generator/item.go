@@ -48,10 +48,3 @@ func attributeValue(v events.DynamoDBAttributeValue) types.AttributeValue {
 	}
 	return &types.AttributeValueMemberNULL{Value: true}
 }
-
-func stringAttr(item store.Item, name string) string {
-	if s, ok := item[name].(*types.AttributeValueMemberS); ok {
-		return s.Value
-	}
-	return ""
-}

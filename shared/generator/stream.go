@@ -161,12 +161,12 @@ func (s *Stream) removed(ctx context.Context, target Target, oldItem store.Item)
 }
 
 func keyOf(item store.Item) (string, int64, bool) {
-	account := stringAttr(item, store.AttrAccount)
+	account := store.StrAttr(item, store.AttrAccount)
 	id, ok := store.IntAttr(item, store.AttrID)
 	return account, id, ok && account != ""
 }
 
-func resultOf(item store.Item) string { return stringAttr(item, "result") }
+func resultOf(item store.Item) string { return store.StrAttr(item, "result") }
 
 // tableName is the table of a stream's ARN:
 // arn:aws:dynamodb:region:account:table/NAME/stream/LABEL.

@@ -420,13 +420,7 @@ func (t *Table) Create(ctx context.Context, account string, v records.Values, ge
 // (now or before); ErrInterrupted says the id was voided.
 func (t *Table) putRecord(ctx context.Context, account string, id int64, v records.Values, op string, gen *generation.State) (Item, bool, error) {
 	item := t.newItem(account, id, v, op, gen)
-	_, err := t.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                           &t.name,
-		Item:                                item,
-		ConditionExpression:                 ptr("attribute_not_exists(#id)"),
-		ExpressionAttributeNames:            map[string]string{"#id": AttrID},
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	err := t.putNew(ctx, item)
 	old, failed := conditionFailed(err)
 	switch {
 	case err == nil:
@@ -436,7 +430,7 @@ func (t *Table) putRecord(ctx context.Context, account string, id int64, v recor
 		return nil, false, err
 	case isVoid(old):
 		return nil, false, ErrInterrupted
-	case isLive(old) && strAttr(old, AttrAttempt) == op:
+	case isLive(old) && StrAttr(old, AttrAttempt) == op:
 		return old, true, nil
 	case !isLive(old):
 		// The record this operation made is deleted already.
@@ -475,10 +469,10 @@ func (t *Table) Delete(ctx context.Context, account string, id int64, ifVersion 
 		return err
 	}
 	switch {
-	case strAttr(old, AttrGoneBy) == in.token:
+	case StrAttr(old, AttrGoneBy) == in.token:
 		_ = t.settleDeleted(ctx, account, in, old) // our own write, landed before
 		return nil
-	case !isLive(old) && strAttr(old, AttrAttempt) == att.Op:
+	case !isLive(old) && StrAttr(old, AttrAttempt) == att.Op:
 		// An earlier execution of this operation deleted it, and counted
 		// it: this execution's count goes back.
 		return t.close(ctx, account, in, t.reversal(in))
@@ -511,14 +505,7 @@ func (t *Table) tombstone(ctx context.Context, account string, in intent, op str
 	if ifVersion > 0 {
 		u.cond(u.name(AttrVersion) + " = " + u.value(num(ifVersion)))
 	}
-	req := u.input(t.name, key(account, in.id))
-	req.ReturnValues = types.ReturnValueAllNew
-	req.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
-	out, err := t.db.UpdateItem(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return out.Attributes, nil
+	return t.writeRecord(ctx, account, in.id, u)
 }
 
 // settleDeleted finishes a delete whose tombstone is written: the intent
@@ -562,6 +549,16 @@ func (t *Table) settleCreate(ctx context.Context, account string, in intent, cur
 func (t *Table) void(ctx context.Context, account string, in intent) (Item, error) {
 	item := key(account, in.id)
 	item[AttrVoid] = str(in.token)
+	err := t.putNew(ctx, item)
+	if old, failed := conditionFailed(err); failed {
+		return old, nil
+	}
+	return nil, err
+}
+
+// putNew writes item unless its id is taken; a taken id fails the
+// condition, with what is there in the ConditionalCheckFailedException.
+func (t *Table) putNew(ctx context.Context, item Item) error {
 	_, err := t.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                           &t.name,
 		Item:                                item,
@@ -569,10 +566,7 @@ func (t *Table) void(ctx context.Context, account string, in intent) (Item, erro
 		ExpressionAttributeNames:            map[string]string{"#id": AttrID},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if old, failed := conditionFailed(err); failed {
-		return old, nil
-	}
-	return nil, err
+	return err
 }
 
 // settleDelete settles a delete intent: landed when its tombstone is there,
@@ -589,7 +583,7 @@ func (t *Table) settleDelete(ctx context.Context, account string, in intent, cur
 			cur, known = out.Item, true
 		}
 		switch {
-		case strAttr(cur, AttrGoneBy) == in.token:
+		case StrAttr(cur, AttrGoneBy) == in.token:
 			return true, t.settleDeleted(ctx, account, in, cur)
 		case !isLive(cur):
 			// Never there, or deleted by another execution.

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -79,22 +78,17 @@ func (t *Table) Transition(ctx context.Context, account string, id int64, from s
 	u.cond(g + "." + u.name(attrGenStatus) + " = " + u.value(str(string(status))))
 	u.cond(g + "." + u.name(attrGenRequested) + " > " +
 		u.value(str(generation.FormatTime(t.Now().Add(-generation.MaxDuration)))))
-	in := u.input(t.name, key(account, id))
-	in.ReturnValues = types.ReturnValueAllNew
-	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
-	out, err := t.db.UpdateItem(ctx, in)
-	if err == nil {
-		return out.Attributes, nil
-	}
-	var ccf *types.ConditionalCheckFailedException
-	if !errors.As(err, &ccf) {
+	item, err := t.writeRecord(ctx, account, id, u)
+	old, failed := conditionFailed(err)
+	switch {
+	case err == nil:
+		return item, nil
+	case !failed:
 		return nil, err
-	}
-	if !isLive(ccf.Item) {
+	case !isLive(old):
 		return nil, fmt.Errorf("%w: %w", generation.ErrSuperseded, ErrNotFound)
-	}
-	if own(ccf.Item, to) {
-		return ccf.Item, nil
+	case own(old, to):
+		return old, nil
 	}
 	return nil, generation.ErrSuperseded
 }
@@ -125,11 +119,10 @@ func (t *Table) Regenerate(ctx context.Context, account string, old Item, v reco
 		t.remember(account, item)
 		return item, nil
 	}
-	var ccf *types.ConditionalCheckFailedException
-	if !errors.As(err, &ccf) {
-		return nil, err
+	if now, failed := conditionFailed(err); failed {
+		return t.refusal(now, own(now, gen))
 	}
-	return t.regenerateFailure(ccf.Item, gen)
+	return nil, err
 }
 
 // regenerateWrite is the record's write of a regenerate: the new inputs and
@@ -164,11 +157,14 @@ func (t *Table) writeRecord(ctx context.Context, account string, id int64, u *up
 	return out.Attributes, nil
 }
 
-func (t *Table) regenerateFailure(old Item, gen generation.State) (Item, error) {
+// refusal is the answer to a record write whose condition failed, old being
+// the record as it is: ours says the write is this operation's own, landed
+// by an earlier try, so the record as it is is the answer.
+func (t *Table) refusal(old Item, ours bool) (Item, error) {
 	switch {
 	case !isLive(old):
 		return nil, ErrNotFound
-	case own(old, gen):
+	case ours:
 		return old, nil
 	}
 	if err := t.inFlight(old); err != nil {

@@ -44,7 +44,7 @@ func (t *Table) Moves(old Item, v records.Values) bool {
 func (t *Table) move(ctx context.Context, account string, old Item, v records.Values, gen generation.State) (Item, error) {
 	id, _ := IntAttr(old, AttrID)
 	in := intent{kind: kindMove, scope: t.scopeOfItem(old), to: t.scopeOf(v), token: NewToken(t.Now()), id: id}
-	counter, err := t.shift(ctx, account, in, strAttr(old, AttrMovedBy))
+	counter, err := t.shift(ctx, account, in, StrAttr(old, AttrMovedBy))
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (t *Table) move(ctx context.Context, account string, old Item, v records.Va
 	now, failed := conditionFailed(err)
 	switch {
 	case err == nil:
-	case failed && strAttr(now, AttrMovedBy) == in.attr():
+	case failed && StrAttr(now, AttrMovedBy) == in.attr():
 		item = now // an SDK retry of the write, whose first try landed
 	case failed && containsString(now, attrFences, in.token):
 		// Settled as abandoned under us: the counts are back already.
@@ -67,7 +67,7 @@ func (t *Table) move(ctx context.Context, account string, old Item, v records.Va
 		// Refused: nothing was written, the counts go back. Should that
 		// fail, the intent stays for settling, which fences and reverses.
 		_ = t.close(ctx, account, in, t.reversal(in))
-		return t.regenerateFailure(now, gen)
+		return t.refusal(now, own(now, gen))
 	default:
 		// The write's outcome is unknown: find out, and settle.
 		landed, serr := t.settleMove(ctx, account, in, nil, false)
@@ -100,7 +100,7 @@ func (t *Table) shift(ctx context.Context, account string, in intent, prev strin
 // fenced against the move and the counts and usage go back. The fence's
 // condition decides, so a write landing meanwhile is never reversed.
 func (t *Table) settleMove(ctx context.Context, account string, in intent, cur Item, known bool) (bool, error) {
-	if known && strAttr(cur, AttrMovedBy) == in.attr() {
+	if known && StrAttr(cur, AttrMovedBy) == in.attr() {
 		return true, t.close(ctx, account, in, nil)
 	}
 	u := newUpdate()
@@ -113,7 +113,7 @@ func (t *Table) settleMove(ctx context.Context, account string, in intent, cur I
 	_, err := t.db.UpdateItem(ctx, req)
 	old, failed := conditionFailed(err)
 	switch {
-	case failed && strAttr(old, AttrMovedBy) == in.attr():
+	case failed && StrAttr(old, AttrMovedBy) == in.attr():
 		return true, t.close(ctx, account, in, nil)
 	case err != nil && !failed:
 		return false, err

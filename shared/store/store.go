@@ -178,7 +178,8 @@ func IntAttr(item Item, name string) (int64, bool) {
 	return v, err == nil
 }
 
-func strAttr(item Item, name string) string {
+// StrAttr reads a string attribute of an item, "" when it has none.
+func StrAttr(item Item, name string) string {
 	if s, ok := item[name].(*types.AttributeValueMemberS); ok {
 		return s.Value
 	}
@@ -280,27 +281,15 @@ func (t *Table) Update(ctx context.Context, account string, id int64, v records.
 		u.cond(u.name(AttrVersion) + " = " + u.value(num(ifVersion)))
 	}
 	t.guardGenerated(v, u)
-	in := u.input(t.name, key(account, id))
-	in.ReturnValues = types.ReturnValueAllNew
-	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
-	out, err := t.db.UpdateItem(ctx, in)
+	item, err := t.writeRecord(ctx, account, id, u)
 	if old, failed := conditionFailed(err); failed {
-		switch {
-		case !isLive(old):
-			return nil, ErrNotFound
-		case strAttr(old, AttrAttempt) == att.Op:
-			return old, nil // this operation's own update, landed before
-		}
-		if err := t.inFlight(old); err != nil {
-			return nil, err
-		}
-		return nil, ErrVersionMismatch
+		return t.refusal(old, StrAttr(old, AttrAttempt) == att.Op)
 	}
 	if err != nil {
 		return nil, err
 	}
-	t.remember(account, out.Attributes)
-	return out.Attributes, nil
+	t.remember(account, item)
+	return item, nil
 }
 
 // contentAttrs are the attributes a delete clears: everything a record
