@@ -76,10 +76,10 @@ func maxItemBytes(res *records.Resource) int {
 
 // itemWorst is the most one record costs to fetch (strongly consistent);
 // indexPageWorst the most one page of an index Query costs.
-func (t *Table) itemWorst() float64 { return units(maxItemBytes(t.res), true) }
+func (t *Table) itemWorst() float64 { return units(t.maxItem, true) }
 
 func (t *Table) indexPageWorst() float64 {
-	return units(queryPageBytes+maxItemBytes(t.res), false)
+	return units(queryPageBytes+t.maxItem, false)
 }
 
 var counterWorst = units(maxCounterBytes, true)

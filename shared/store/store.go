@@ -105,13 +105,17 @@ type Table struct {
 	// DefaultReadBudget).
 	ReadBudget float64
 
+	// maxItem bounds a record's stored size (maxItemBytes), which the
+	// read budget plans with.
+	maxItem int
+
 	finished finished
 	scopes   scopeCache
 }
 
 // New returns the store of res in the named table.
 func New(db DB, table string, res *records.Resource) *Table {
-	return &Table{db: db, name: table, res: res, Now: time.Now, Horizon: DefaultHorizon}
+	return &Table{db: db, name: table, res: res, Now: time.Now, Horizon: DefaultHorizon, maxItem: maxItemBytes(res)}
 }
 
 // Name is the table's name.
