@@ -210,6 +210,8 @@ func (res *Resource) regenerate(w http.ResponseWriter, r *http.Request) (err err
 				return err
 			}
 		}
+		// Each try plans a new attempt: only the try that is written
+		// names its attempt on the record, and that is the one p keeps.
 		p = res.plan(r)
 		item, err = res.table.Regenerate(r.Context(), account(r), old, v, *p.state)
 		if errors.Is(err, records.ErrVersionMismatch) && try < maxRegenerateTries {
