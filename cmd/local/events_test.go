@@ -23,7 +23,7 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/generation"
-	"contentapi/shared/generator"
+	"contentapi/shared/streamevent"
 	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/gateway"
 	"contentapi/shared/local/genstack"
@@ -244,7 +244,7 @@ func TestStreamEvents(t *testing.T) {
 				f.ev.Records[i].EventSourceArn = strings.Replace(rec.EventSourceArn, ":table/"+logical+"/", ":table/"+table+"/", 1)
 				gen := rec.Change.NewImage["generation"].Map()
 				gen["requested_at"] = events.NewStringAttribute(now)
-				item := generator.Item(rec.Change.NewImage)
+				item := streamevent.Item(rec.Change.NewImage)
 				if _, err := env.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
 					t.Fatal(err)
 				}

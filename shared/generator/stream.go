@@ -3,7 +3,6 @@ package generator
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"contentapi/shared/generation"
 	"contentapi/shared/pictures"
 	"contentapi/shared/store"
+	"contentapi/shared/streamevent"
 )
 
 // Target is a record table whose stream the generator takes.
@@ -55,7 +55,7 @@ func (s *Stream) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 		wg.Go(func() {
 			if err := s.record(ctx, rec); err != nil {
 				s.Generator.logger().Error("stream record not handled", "event_id", rec.EventID,
-					"table", tableName(rec.EventSourceArn), "error", err.Error())
+					"table", streamevent.Table(rec.EventSourceArn), "error", err.Error())
 				failed[i] = true
 			}
 		})
@@ -72,12 +72,12 @@ func (s *Stream) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 }
 
 func (s *Stream) record(ctx context.Context, rec events.DynamoDBEventRecord) error {
-	target, ok := s.Targets[tableName(rec.EventSourceArn)]
+	target, ok := s.Targets[streamevent.Table(rec.EventSourceArn)]
 	if !ok {
 		s.Generator.logger().Warn("stream event of a table the generator does not serve", "source", rec.EventSourceArn)
 		return nil
 	}
-	newItem, oldItem := Item(rec.Change.NewImage), Item(rec.Change.OldImage)
+	newItem, oldItem := streamevent.Item(rec.Change.NewImage), streamevent.Item(rec.Change.OldImage)
 	// A delete leaves a tombstone (store.AttrGoneBy), so it arrives as a
 	// MODIFY; a REMOVE is still a delete.
 	_, tombstone := newItem[store.AttrGoneBy]
@@ -167,17 +167,6 @@ func keyOf(item store.Item) (string, int64, bool) {
 }
 
 func resultOf(item store.Item) string { return store.StrAttr(item, "result") }
-
-// tableName is the table of a stream's ARN:
-// arn:aws:dynamodb:region:account:table/NAME/stream/LABEL.
-func tableName(arn string) string {
-	_, rest, ok := strings.Cut(arn, ":table/")
-	if !ok {
-		return ""
-	}
-	name, _, _ := strings.Cut(rest, "/")
-	return name
-}
 
 func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {

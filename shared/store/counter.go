@@ -2,32 +2,35 @@ package store
 
 // How counts stay exact without transactions.
 //
+// A delete is one write: the record turned into its tombstone. Its count
+// comes down afterwards, from the table's stream, in the tally function's
+// write on the counter item (uncount.go), applied once per stream record.
+//
 // A create is two single-item writes: the account's counter item (allocate
-// the id, count it) and then the record; a delete is the counter item
-// (uncount) and then the record (turned into a tombstone). Between the two
-// anything can happen: an answer lost while the write landed, a write that
-// lands seconds after we gave up on it, a process that dies, a database that
-// stops answering for longer than the request may wait.
+// the id, count it) and then the record. Between the two anything can
+// happen: an answer lost while the write landed, a write that lands seconds
+// after we gave up on it, a process that dies, a database that stops
+// answering for longer than the request may wait.
 //
 // So the counter write also records an intent, an attribute named after the
-// change and the execution's token (op_c<scope>_<token> = id,
-// op_d<scope>_<token> = id, or op_m<from>-<to>_<token> = id for a record
-// moved between scopes, move.go). The count and its intent change in one write,
-// so an intent on the counter item means exactly "this count change is
-// applied, and the record write it stands for may or may not have landed".
-// An intent is closed, and only ever by a write conditioned on it still
-// being there, in one of two ways:
+// change and the execution's token (op_c<scope>_<token> = id, or
+// op_m<from>-<to>_<token> = id for a record moved between scopes, move.go).
+// The count and its intent change in one write, so an intent on the counter
+// item means exactly "this count change is applied, and the record write it
+// stands for may or may not have landed". An intent is closed, and only
+// ever by a write conditioned on it still being there, in one of two ways:
 //
 //   - the record write is known to have landed: the intent is removed and
 //     the count kept. The execution that saw it land queues the removal for
 //     its process's next counter write on the account, where it rides for
-//     free.
+//     free. A record that landed and was deleted since counts as landed:
+//     its delete's count comes down from the stream.
 //   - the record write is made impossible first, then the count is reversed
 //     in the same write that removes the intent: for a create, a void
 //     tombstone at the id (a conditional put, which the record's own
 //     conditional put can then never overwrite, however late it arrives);
-//     for a delete or a move, a fence on the record naming the execution,
-//     which its write's condition refuses.
+//     for a move, a fence on the record naming the execution, which its
+//     write's condition refuses.
 //
 // Whoever learns the outcome closes the intent: the execution itself when it
 // can, else any later counter write of the account that finds the intent
@@ -36,6 +39,9 @@ package store
 // that can still land. A retried counter write finds its own intent (the
 // condition attribute_not_exists fails and returns it), so an SDK retry whose
 // first attempt landed neither allocates nor counts twice.
+//
+// Earlier versions counted a delete in its request, under a delete intent
+// (op_d<scope>_<token>); one left open by them is settled as they did.
 
 import (
 	"context"
@@ -62,8 +68,9 @@ const DefaultHorizon = 30 * time.Second
 const (
 	intentPrefix = "op_"
 	kindCreate   = 'c'
-	kindDelete   = 'd'
-	kindMove     = 'm'
+	// kindDelete is an earlier version's: only settled, never made.
+	kindDelete = 'd'
+	kindMove   = 'm'
 
 	// maxRidingRemovals bounds the finished intents one counter write
 	// removes on the way.
@@ -303,20 +310,6 @@ func (t *Table) writeCharged(ctx context.Context, account string, in intent, u *
 	return counter, err
 }
 
-// uncount is a delete's counter write: the count down, the intent.
-func (t *Table) uncount(ctx context.Context, account string, in intent) (Item, error) {
-	u := newUpdate()
-	mark := u.name(in.attr())
-	u.set(mark + " = " + u.value(num(in.id)))
-	u.add(countAttr(in.scope), -1)
-	u.cond("attribute_not_exists(" + mark + ")")
-	counter, err := t.writeCounter(ctx, account, u)
-	if old, failed := conditionFailed(err); failed {
-		return old, nil // this execution's own write, landed before
-	}
-	return counter, err
-}
-
 // close removes an intent and moves the counts by adds, if the intent is
 // still there; when it is not, someone closed it already.
 func (t *Table) close(ctx context.Context, account string, in intent, adds map[string]int64) error {
@@ -424,7 +417,6 @@ func (t *Table) putRecord(ctx context.Context, account string, id int64, v recor
 	old, failed := conditionFailed(err)
 	switch {
 	case err == nil:
-		t.remember(account, item)
 		return item, true, nil
 	case !failed:
 		return nil, false, err
@@ -439,76 +431,47 @@ func (t *Table) putRecord(ctx context.Context, account string, id int64, v recor
 	return nil, false, fmt.Errorf("id %d of %s is taken by another record", id, t.name)
 }
 
-// Delete removes a record: the counter write (uncount, on the scope the
-// record most likely has), then the record becomes a tombstone. A miss
-// (404, 412) puts the count back; a wrong scope guess moves it.
+// Delete removes a record in one conditional write: the record becomes its
+// tombstone. Its count is not touched here: the table's stream carries the
+// change to the tally function, which takes the count down once (Uncount).
+// A retry whose first attempt landed finds the tombstone naming its
+// execution or its operation, and succeeds.
 func (t *Table) Delete(ctx context.Context, account string, id int64, ifVersion int64) error {
 	exec := NewToken(t.Now())
 	att, _ := operation(ctx, exec)
-	in := intent{kind: kindDelete, scope: t.guessScope(account, id), token: exec, id: id}
-	counter, err := t.uncount(ctx, account, in)
-	if err != nil {
-		return err
-	}
-	defer t.settleStale(ctx, account, counter)
-	tomb, err := within(ctx, func(c context.Context) (Item, error) {
-		return t.tombstone(c, account, in, att.Op, ifVersion)
-	})
-	if err == nil {
-		// Deleted. Should moving the count to the right scope fail, the
-		// intent stays and a later write settles it.
-		_ = t.settleDeleted(ctx, account, in, tomb)
-		return nil
-	}
+	_, err := t.tombstone(ctx, account, id, exec, att.Op, ifVersion)
 	old, failed := conditionFailed(err)
-	if !failed {
-		// Unknown outcome: find out, and settle.
-		if landed, _ := t.settleDelete(ctx, account, in, nil, false); landed {
-			return nil
-		}
-		return err
-	}
 	switch {
-	case StrAttr(old, AttrGoneBy) == in.token:
-		_ = t.settleDeleted(ctx, account, in, old) // our own write, landed before
-		return nil
-	case !isLive(old) && StrAttr(old, AttrAttempt) == att.Op:
-		// An earlier execution of this operation deleted it, and counted
-		// it: this execution's count goes back.
-		return t.close(ctx, account, in, t.reversal(in))
-	case !isLive(old):
-		err = ErrNotFound
-	case containsString(old, attrFences, in.token):
-		err = ErrInterrupted
-	default:
-		err = ErrVersionMismatch
+	case !failed:
+		// Done, or its outcome unknown (as an update's): the client's
+		// retry, under the same operation, is recognised.
+		return err
+	case isLive(old):
+		return ErrVersionMismatch
+	case StrAttr(old, AttrGoneBy) == exec || StrAttr(old, AttrAttempt) == att.Op:
+		return nil // this operation's own delete, landed before
 	}
-	if cerr := t.close(ctx, account, in, t.reversal(in)); cerr != nil {
-		return cerr
-	}
-	return err
+	return ErrNotFound
 }
 
 // tombstone turns a live record into its tombstone: content and index keys
-// removed, scope kept, the deleting execution and operation named. It
-// returns the tombstone.
-func (t *Table) tombstone(ctx context.Context, account string, in intent, op string, ifVersion int64) (Item, error) {
+// removed, scope and last move kept, the deleting execution and operation
+// named. It returns the tombstone.
+func (t *Table) tombstone(ctx context.Context, account string, id int64, exec, op string, ifVersion int64) (Item, error) {
 	u := newUpdate()
 	for _, attr := range t.contentAttrs() {
 		u.remove(attr)
 	}
-	execValue := u.value(str(in.token))
-	u.set(u.name(AttrGoneBy) + " = " + execValue)
+	u.set(u.name(AttrGoneBy) + " = " + u.value(str(exec)))
 	u.set(u.name(AttrAttempt) + " = " + u.value(str(op)))
 	u.cond("attribute_exists(" + u.name(AttrIDKey) + ")")
-	u.cond("NOT contains(" + u.name(attrFences) + ", " + execValue + ")")
 	if ifVersion > 0 {
 		u.cond(u.name(AttrVersion) + " = " + u.value(num(ifVersion)))
 	}
-	return t.writeRecord(ctx, account, in.id, u)
+	return t.writeRecord(ctx, account, id, u)
 }
 
-// settleDeleted finishes a delete whose tombstone is written: the intent
+// settleDeleted finishes an earlier version's delete whose tombstone is written: the intent
 // rides away, or, when the scope guess was wrong, the count moves to the
 // record's real scope as the intent is closed.
 func (t *Table) settleDeleted(ctx context.Context, account string, in intent, tomb Item) error {
@@ -569,7 +532,7 @@ func (t *Table) putNew(ctx context.Context, item Item) error {
 	return err
 }
 
-// settleDelete settles a delete intent: landed when its tombstone is there,
+// settleDelete settles an earlier version's delete intent: landed when its tombstone is there,
 // else the record is fenced against the delete and the count put back.
 func (t *Table) settleDelete(ctx context.Context, account string, in intent, cur Item, known bool) (bool, error) {
 	for range 3 {

@@ -116,7 +116,6 @@ func (t *Table) Regenerate(ctx context.Context, account string, old Item, v reco
 	id, _ := IntAttr(old, AttrID)
 	item, err := t.writeRecord(ctx, account, id, t.regenerateWrite(old, v, gen))
 	if err == nil {
-		t.remember(account, item)
 		return item, nil
 	}
 	if now, failed := conditionFailed(err); failed {

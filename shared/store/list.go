@@ -332,7 +332,6 @@ func (w *walk) fetchPage(ctx context.Context, withCount bool) error {
 }
 
 func (w *walk) keep(e pageEntry, item Item) {
-	w.t.remember(w.account, item)
 	if w.items == nil {
 		w.items = make([]Item, 0, len(w.page))
 		w.before = make([]records.Cursor, 0, len(w.page))

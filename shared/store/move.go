@@ -79,7 +79,6 @@ func (t *Table) move(ctx context.Context, account string, old Item, v records.Va
 		return nil, err
 	}
 	t.finish(account, in)
-	t.remember(account, item)
 	return item, nil
 }
 

@@ -21,7 +21,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -110,7 +109,6 @@ type Table struct {
 	maxItem int
 
 	finished finished
-	scopes   scopeCache
 }
 
 // New returns the store of res in the named table.
@@ -254,7 +252,6 @@ func (t *Table) Get(ctx context.Context, account string, id int64) (Item, error)
 	if !isLive(out.Item) {
 		return nil, nil
 	}
-	t.remember(account, out.Item)
 	return out.Item, nil
 }
 
@@ -292,7 +289,6 @@ func (t *Table) Update(ctx context.Context, account string, id int64, v records.
 	if err != nil {
 		return nil, err
 	}
-	t.remember(account, item)
 	return item, nil
 }
 
@@ -324,62 +320,6 @@ func (t *Table) contentAttrs() []string {
 		add(AttrGeneration)
 	}
 	return out
-}
-
-// scopeCache remembers the scope of records this process has seen, so a
-// delete, which knows only the id, usually counts on the right scope
-// first time.
-type scopeCache struct {
-	mu sync.Mutex
-	m  map[string]int64
-}
-
-// maxCachedScopes bounds the cache; when full it starts over.
-const maxCachedScopes = 100_000
-
-// appendScopeKey appends the cache's key of account's record id: built in
-// a caller's buffer, it is looked up without allocating, and made a string
-// only when a scope is first remembered, not on every read of the record.
-func appendScopeKey(b []byte, account string, id int64) []byte {
-	return strconv.AppendInt(append(append(b, account...), 0), id, 10)
-}
-
-func (t *Table) remember(account string, item Item) {
-	if t.res.Scope == nil {
-		return
-	}
-	id, ok1 := IntAttr(item, AttrID)
-	scope, ok2 := t.itemScope(item)
-	if !ok1 || !ok2 {
-		return
-	}
-	var buf [64]byte
-	key := appendScopeKey(buf[:0], account, id)
-	t.scopes.mu.Lock()
-	defer t.scopes.mu.Unlock()
-	if s, ok := t.scopes.m[string(key)]; ok && s == scope {
-		return
-	}
-	if t.scopes.m == nil || len(t.scopes.m) >= maxCachedScopes {
-		t.scopes.m = map[string]int64{}
-	}
-	t.scopes.m[string(key)] = scope
-}
-
-// guessScope is the scope a record most likely has: the one last seen, else
-// the resource's default.
-func (t *Table) guessScope(account string, id int64) int64 {
-	if t.res.Scope == nil {
-		return 0
-	}
-	var buf [64]byte
-	key := appendScopeKey(buf[:0], account, id)
-	t.scopes.mu.Lock()
-	defer t.scopes.mu.Unlock()
-	if s, ok := t.scopes.m[string(key)]; ok {
-		return s
-	}
-	return t.res.Scope.Default
 }
 
 // update builds an UpdateItem's expressions with placeholders for every

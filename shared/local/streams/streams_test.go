@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"contentapi/shared/generator"
+	"contentapi/shared/streamevent"
 	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/streams"
 )
@@ -183,7 +183,7 @@ func TestImageRoundTrip(t *testing.T) {
 		"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "x"}}},
 		"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": &types.AttributeValueMemberN{Value: "1"}}},
 	}
-	if back := generator.Item(streams.Image(item)); !reflect.DeepEqual(back, item) {
+	if back := streamevent.Item(streams.Image(item)); !reflect.DeepEqual(back, item) {
 		t.Fatalf("round trip:\n%#v\n%#v", back, item)
 	}
 }

@@ -1,6 +1,11 @@
-package generator
+// Package streamevent reads a DynamoDB stream's records as Lambda delivers
+// them (aws-lambda-go's events) in the store's terms, for the functions the
+// record tables' streams feed: the generator and the tally.
+package streamevent
 
 import (
+	"strings"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -47,4 +52,15 @@ func attributeValue(v events.DynamoDBAttributeValue) types.AttributeValue {
 		return &types.AttributeValueMemberM{Value: Item(v.Map())}
 	}
 	return &types.AttributeValueMemberNULL{Value: true}
+}
+
+// Table is the table of a stream's ARN:
+// arn:aws:dynamodb:region:account:table/NAME/stream/LABEL.
+func Table(arn string) string {
+	_, rest, ok := strings.Cut(arn, ":table/")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return name
 }

@@ -1,0 +1,162 @@
+package store
+
+// How a delete's count comes down.
+//
+// A delete is one write, the record turned into its tombstone; the table's
+// stream then carries that change (old image live, new image a tombstone)
+// to the tally function, which takes the count down with Uncount. Lambda
+// delivers a shard's records in order the first time, but may deliver them
+// again: a retried batch, the rest of a batch after a reported failure. So
+// each count write on the counter item also moves a watermark of the shard
+// it reads, sq_<hash of the shard id> = "<sequence number> <unix seconds>",
+// conditioned on the watermark being below the first sequence number it
+// applies: a record at or below the watermark was counted already. The
+// count and the watermark move in one single-item write, so a record is
+// counted exactly once however often it arrives, and a lost answer is
+// harmless (the retry finds the watermark moved and drops what it covers).
+//
+// Sequence numbers are decimal strings of up to 40 digits, stored
+// zero-padded to 40 so that comparing strings orders them. A shard's
+// watermark matters while the shard can still deliver: a stream keeps its
+// records 24 hours, so a watermark older than markRetention is removed.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const (
+	markPrefix = "sq_"
+	seqDigits  = 40
+	// markRetention outlasts a stream record's 24 hours.
+	markRetention = 25 * time.Hour
+	// maxUncountTries bounds the writes of one Uncount: each failed
+	// condition drops what the watermark covers, so the next applies.
+	maxUncountTries = 4
+)
+
+// Removal is a record's delete as the table's stream reports it.
+type Removal struct {
+	// Scope is the record's when it was deleted (the stream's old image).
+	Scope int64
+	// Seq is the stream record's sequence number, At its approximate
+	// creation time.
+	Seq string
+	At  time.Time
+}
+
+// Removed reads a stream record's old image: the account and scope of
+// the record deleted. ok is false for an image that is no live record of
+// this table.
+func (t *Table) Removed(old Item) (account string, scope int64, ok bool) {
+	account = StrAttr(old, AttrAccount)
+	id, hasID := IntAttr(old, AttrID)
+	scope, hasScope := t.itemScope(old)
+	return account, scope, account != "" && hasID && id != counterID && hasScope && isLive(old)
+}
+
+// ValidSeq reports a sequence number Uncount can order.
+func ValidSeq(seq string) bool {
+	if seq == "" || len(seq) > seqDigits {
+		return false
+	}
+	for _, c := range seq {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Uncount takes an account's removals, all read from one shard of the
+// table's stream, off its counts, each exactly once, however often and in
+// whatever order they are delivered again. Every sequence number must be
+// ValidSeq. On an error, some or none of them may be applied: delivering
+// them again is safe.
+func (t *Table) Uncount(ctx context.Context, shard, account string, rs []Removal) error {
+	pending := slices.Clone(rs)
+	for i := range pending {
+		pending[i].Seq = padSeq(pending[i].Seq)
+	}
+	slices.SortFunc(pending, func(a, b Removal) int { return strings.Compare(a.Seq, b.Seq) })
+	mark := markAttr(shard)
+	for range maxUncountTries {
+		if len(pending) == 0 {
+			return nil
+		}
+		first, last := pending[0], pending[len(pending)-1]
+		perScope := map[int64]int64{}
+		for _, r := range pending {
+			perScope[r.Scope]++
+		}
+		u := newUpdate()
+		for _, scope := range slices.Sorted(maps.Keys(perScope)) {
+			u.add(countAttr(scope), -perScope[scope])
+		}
+		m := u.name(mark)
+		u.set(m + " = " + u.value(str(last.Seq+" "+strconv.FormatInt(last.At.Unix(), 10))))
+		u.cond("(attribute_not_exists(" + m + ") OR " + m + " < " + u.value(str(first.Seq)) + ")")
+		counter, err := t.writeCounter(ctx, account, u)
+		if old, failed := conditionFailed(err); failed {
+			counted, _, _ := strings.Cut(StrAttr(old, mark), " ")
+			pending = slices.DeleteFunc(pending, func(r Removal) bool { return r.Seq <= counted })
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		// Counted. Pruning is housekeeping: should it fail, a later
+		// count of the account prunes.
+		_ = t.pruneMarks(ctx, account, counter)
+		return nil
+	}
+	return fmt.Errorf("uncounting in %s: no progress", t.name)
+}
+
+// pruneMarks removes the watermarks of the counter that are older than
+// markRetention, each only if it is still what was read.
+func (t *Table) pruneMarks(ctx context.Context, account string, counter Item) error {
+	cutoff := t.Now().Add(-markRetention).Unix()
+	u := newUpdate()
+	for _, name := range slices.Sorted(maps.Keys(counter)) {
+		if !strings.HasPrefix(name, markPrefix) {
+			continue
+		}
+		value := StrAttr(counter, name)
+		_, at, _ := strings.Cut(value, " ")
+		if sec, err := strconv.ParseInt(at, 10, 64); err != nil || sec >= cutoff {
+			continue
+		}
+		u.remove(name)
+		u.cond(u.name(name) + " = " + u.value(str(value)))
+	}
+	if len(u.removes) == 0 {
+		return nil
+	}
+	_, err := t.writeCounter(ctx, account, u)
+	if _, failed := conditionFailed(err); failed {
+		return nil // moved since: not stale any more
+	}
+	return err
+}
+
+// markAttr is the watermark attribute of a shard: short, so that the
+// counter item stays under 1 KB with a day's shards on it.
+func markAttr(shard string) string {
+	sum := sha256.Sum256([]byte(shard))
+	return markPrefix + base64.RawURLEncoding.EncodeToString(sum[:6])
+}
+
+func padSeq(seq string) string {
+	if len(seq) >= seqDigits {
+		return seq
+	}
+	return strings.Repeat("0", seqDigits-len(seq)) + seq
+}
