@@ -23,12 +23,12 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/generation"
-	"contentapi/shared/streamevent"
 	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/gateway"
 	"contentapi/shared/local/genstack"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/store"
+	"contentapi/shared/streamevent"
 )
 
 // expected is the status each event in events/ must get when the files run

@@ -103,11 +103,15 @@ func (a *App) Stream() (StreamFunction, error) {
 
 // MustStream is what the generator function's main starts, configured
 // from the environment; a misconfigured function stops here, at init.
-func MustStream(ctx context.Context) StreamFunction {
+func MustStream(ctx context.Context) StreamFunction { return must(ctx, (*App).Stream) }
+
+// must is an entry point built by build from the environment, or the
+// function's end at init, with the reason in its log.
+func must[F any](ctx context.Context, build func(*App) (F, error)) F {
 	a, err := FromEnv(ctx)
-	var fn StreamFunction
+	var fn F
 	if err == nil {
-		fn, err = a.Stream()
+		fn, err = build(a)
 	}
 	if err != nil {
 		slog.Error("configuration", "error", err.Error())

@@ -15,9 +15,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"contentapi/shared/streamevent"
 	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/streams"
+	"contentapi/shared/streamevent"
 )
 
 // recorder is a stream function that keeps what it was given and fails

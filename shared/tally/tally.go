@@ -1,0 +1,132 @@
+// Package tally is the tally function: it takes deleted records off their
+// accounts' counts, from the record tables' streams. A delete is one write
+// (the record becomes its tombstone); its stream record, filtered by
+// template.yaml to a live record turned tombstone, comes here, and
+// store.Table.Uncount applies it to the counter item exactly once, under
+// the watermark of the shard it was read from (shared/store/uncount.go).
+//
+// The event source mappings use a tumbling window only so that each
+// invocation names its shard (events.DynamoDBTimeWindowEvent); the window's
+// state is not used.
+package tally
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"contentapi/shared/store"
+	"contentapi/shared/streamevent"
+)
+
+// maxConcurrentWrites bounds the counter writes one invocation has in
+// flight (one per account of the batch).
+const maxConcurrentWrites = 16
+
+// ErrNoShard is the answer to a batch that names no shard: its mapping has
+// no tumbling window, and without the shard no watermark can tell a record
+// delivered again from a new one.
+var ErrNoShard = errors.New("tally: the batch names no shard (the event source mapping needs TumblingWindowInSeconds)")
+
+// Tally is the function's handler.
+type Tally struct {
+	// Tables are the record tables by name.
+	Tables map[string]*store.Table
+	Logger *slog.Logger
+}
+
+// account is one account's removals in a batch, from one table.
+type account struct {
+	table *store.Table
+	name  string
+	// first is the index in the batch of its first record.
+	first int
+	rs    []store.Removal
+}
+
+// Handle is the tally function's entry point. Records it cannot apply now
+// (DynamoDB failing) are reported from the first of them, so the mapping
+// delivers them, and everything after them in the shard, again; records
+// it can never apply (no record's delete) are logged and skipped.
+func (t *Tally) Handle(ctx context.Context, ev events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error) {
+	resp := events.DynamoDBTimeWindowEventResponse{
+		TimeWindowEventResponseProperties: events.TimeWindowEventResponseProperties{State: map[string]string{}},
+	}
+	if len(ev.Records) == 0 {
+		return resp, nil // a window's closing call
+	}
+	if ev.ShardID == "" {
+		return resp, ErrNoShard
+	}
+	accounts := t.group(ev.Records)
+	failed := make([]bool, len(accounts))
+	sem := make(chan struct{}, maxConcurrentWrites)
+	var wg sync.WaitGroup
+	for i, a := range accounts {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if err := a.table.Uncount(ctx, ev.ShardID, a.name, a.rs); err != nil {
+				t.Logger.Error("tally: counts not taken down, delivered again", "table", a.table.Name(),
+					"shard", ev.ShardID, "records", len(a.rs), "error", err.Error())
+				failed[i] = true
+			}
+		})
+	}
+	wg.Wait()
+	first := -1
+	for i, a := range accounts {
+		if failed[i] && (first < 0 || a.first < first) {
+			first = a.first
+		}
+	}
+	if first >= 0 {
+		resp.BatchItemFailures = []events.DynamoDBBatchItemFailure{{ItemIdentifier: ev.Records[first].Change.SequenceNumber}}
+	}
+	return resp, nil
+}
+
+// group sorts a batch's deletes by table and account, in stream order.
+func (t *Tally) group(recs []events.DynamoDBEventRecord) []*account {
+	type key struct{ table, account string }
+	byKey := map[key]*account{}
+	var out []*account
+	for i, rec := range recs {
+		name := streamevent.Table(rec.EventSourceArn)
+		table := t.Tables[name]
+		if table == nil {
+			t.skip("a table the tally does not serve", name, rec)
+			continue
+		}
+		if _, live := rec.Change.NewImage[store.AttrIDKey]; live || rec.EventName != string(events.DynamoDBOperationTypeModify) {
+			t.skip("not a delete", name, rec)
+			continue
+		}
+		acct, scope, ok := table.Removed(streamevent.Item(rec.Change.OldImage))
+		if !ok || !store.ValidSeq(rec.Change.SequenceNumber) {
+			t.skip("not a record's delete", name, rec)
+			continue
+		}
+		k := key{name, acct}
+		a := byKey[k]
+		if a == nil {
+			a = &account{table: table, name: acct, first: i}
+			byKey[k] = a
+			out = append(out, a)
+		}
+		a.rs = append(a.rs, store.Removal{
+			Scope: scope, Seq: rec.Change.SequenceNumber, At: rec.Change.ApproximateCreationDateTime.Time,
+		})
+	}
+	return out
+}
+
+// skip logs a record that can never be applied, by its position only:
+// nothing of its content.
+func (t *Tally) skip(why, table string, rec events.DynamoDBEventRecord) {
+	t.Logger.Error("tally: stream record skipped: "+why, "table", table,
+		"event_id", rec.EventID, "sequence", rec.Change.SequenceNumber)
+}
