@@ -136,30 +136,13 @@ func (s *Stack) Banner() string {
 // (TRIM_HORIZON), so nothing written before they run is missed.
 func Deliver(ctx context.Context, db *dynamodb.Client, endpoint string, tmpl *sam.Template, tables map[string]string,
 	fn app.StreamFunction, logger *slog.Logger) (*streams.Poller, error) {
-	all, err := tmpl.StreamMappings()
-	if err != nil {
-		return nil, err
-	}
-	var mappings []streams.Mapping
-	for _, m := range all {
-		if m.Function != app.GeneratorFunction {
-			continue
-		}
-		table, ok := tables[m.Table]
-		if !ok {
-			return nil, fmt.Errorf("genstack: no local table for %s", m.Table)
-		}
-		mapping, err := streams.FromTemplate(m, table, streams.Handler(fn))
-		if err != nil {
-			return nil, err
-		}
-		mappings = append(mappings, mapping)
-	}
-	p := streams.New(db, endpoint, logger)
-	go func() {
-		if err := p.Run(ctx, mappings...); err != nil {
-			logger.Error("genstack: stream delivery stopped", "error", err.Error())
-		}
-	}()
-	return p, nil
+	return streams.Deliver(ctx, db, endpoint, tmpl, tables, app.GeneratorFunction, streams.Handler(fn), nil, logger)
+}
+
+// DeliverTally runs the template's stream mappings of the tally function,
+// as Deliver does the generator's. They read from now on (LATEST):
+// Drained on the poller returns once they read.
+func DeliverTally(ctx context.Context, db *dynamodb.Client, endpoint string, tmpl *sam.Template, tables map[string]string,
+	fn app.TallyHandler, logger *slog.Logger) (*streams.Poller, error) {
+	return streams.Deliver(ctx, db, endpoint, tmpl, tables, app.TallyFunction, nil, streams.WindowHandler(fn), logger)
 }

@@ -27,6 +27,7 @@ type StreamMapping struct {
 	MaximumRetryAttempts       int
 	MaximumRecordAgeInSeconds  int
 	ParallelizationFactor      int
+	TumblingWindowInSeconds    int
 	BisectBatchOnFunctionError bool
 	FunctionResponseTypes      []string
 }
@@ -37,6 +38,7 @@ type cfnMapping struct {
 	MaximumRetryAttempts       flexInt
 	MaximumRecordAgeInSeconds  flexInt
 	ParallelizationFactor      flexInt
+	TumblingWindowInSeconds    flexInt
 	BisectBatchOnFunctionError flexBool
 	FunctionResponseTypes      []string
 	FilterCriteria             struct {
@@ -74,6 +76,7 @@ func (t *Template) StreamMappings() ([]StreamMapping, error) {
 		m.BatchSize, m.MaximumRetryAttempts = int(c.BatchSize), int(c.MaximumRetryAttempts)
 		m.MaximumRecordAgeInSeconds, m.ParallelizationFactor = int(c.MaximumRecordAgeInSeconds), int(c.ParallelizationFactor)
 		m.BisectBatchOnFunctionError, m.FunctionResponseTypes = bool(c.BisectBatchOnFunctionError), c.FunctionResponseTypes
+		m.TumblingWindowInSeconds = int(c.TumblingWindowInSeconds)
 		for _, f := range c.FilterCriteria.Filters {
 			m.Filters = append(m.Filters, f.Pattern)
 		}

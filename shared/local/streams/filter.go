@@ -94,6 +94,11 @@ func matches(pattern, ev map[string]any) bool {
 		switch w := want.(type) {
 		case map[string]any:
 			sub, ok := got.(map[string]any)
+			if !present {
+				// Nothing there: only rules that ask for absence match
+				// within it ({"exists": false}).
+				sub, ok = map[string]any{}, true
+			}
 			if !ok || !matches(w, sub) {
 				return false
 			}

@@ -5,7 +5,9 @@
 // says (sam.StreamMapping): batch size, filter criteria, partial batch
 // failures retried from the first failed record, bisection of a batch the
 // function failed, bounded retries, and then the on-failure destination,
-// which here is a log line and a count.
+// which here is a log line and a count. A mapping with a tumbling window
+// delivers events.DynamoDBTimeWindowEvent batches instead, naming their
+// shard and carrying the window's state from one call to the next.
 package streams
 
 import (
@@ -31,15 +33,24 @@ import (
 // Handler is a stream function's entry point, as lambda.Start takes it.
 type Handler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
 
+// WindowHandler is the entry point of a function whose mapping has a
+// tumbling window.
+type WindowHandler func(context.Context, events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error)
+
 // Mapping is one table's stream delivered to a handler.
 type Mapping struct {
 	// Table is the table's name.
-	Table   string
-	Filter  *Filter
-	Handler Handler
+	Table  string
+	Filter *Filter
+	// Handler takes the batches, or WindowHandler when the mapping has a
+	// tumbling Window.
+	Handler       Handler
+	WindowHandler WindowHandler
+	Window        time.Duration
 	// Batch is the most records per delivery; MaxRetries how often a
 	// failed batch is delivered again before it goes to the on-failure
-	// destination; Bisect splits a batch the function failed.
+	// destination (negative: until the poller stops, as Lambda's -1 retries
+	// until the record expires); Bisect splits a batch the function failed.
 	Batch      int
 	MaxRetries int
 	Bisect     bool
@@ -49,8 +60,9 @@ type Mapping struct {
 }
 
 // FromTemplate is the mapping the template declares for a table (by
-// logical ID), delivered to handler, under the table's name here.
-func FromTemplate(m sam.StreamMapping, table string, handler Handler) (Mapping, error) {
+// logical ID), under the table's name here, delivered to handler or, for a
+// mapping with a tumbling window, to windowed.
+func FromTemplate(m sam.StreamMapping, table string, handler Handler, windowed WindowHandler) (Mapping, error) {
 	f, err := ParseFilter(m.Filters)
 	if err != nil {
 		return Mapping{}, fmt.Errorf("%s: %w", m.LogicalID, err)
@@ -59,14 +71,56 @@ func FromTemplate(m sam.StreamMapping, table string, handler Handler) (Mapping, 
 	if batch == 0 {
 		batch = 100 // Lambda's default for streams
 	}
-	retries := m.MaximumRetryAttempts
-	if retries < 0 {
-		retries = 10 // -1 is "until the record expires"; a local run stops sooner
-	}
-	return Mapping{
-		Table: table, Filter: f, Handler: handler, Batch: batch, MaxRetries: retries,
+	out := Mapping{
+		Table: table, Filter: f, Batch: batch, MaxRetries: m.MaximumRetryAttempts,
 		Bisect: m.BisectBatchOnFunctionError, FromStart: m.StartingPosition == "TRIM_HORIZON",
-	}, nil
+		Window: time.Duration(m.TumblingWindowInSeconds) * time.Second,
+	}
+	if out.Window > 0 {
+		out.WindowHandler = windowed
+	} else {
+		out.Handler = handler
+	}
+	if out.Handler == nil && out.WindowHandler == nil {
+		return Mapping{}, fmt.Errorf("%s: no entry point of its kind (tumbling window: %v)", m.LogicalID, out.Window > 0)
+	}
+	return out, nil
+}
+
+// Deliver runs the template's stream mappings of a function (by logical
+// ID) over the tables (names by logical ID) until ctx ends, handing their
+// batches to handler, or to windowed for mappings with a tumbling window.
+func Deliver(ctx context.Context, db *dynamodb.Client, endpoint string, tmpl *sam.Template, tables map[string]string,
+	function string, handler Handler, windowed WindowHandler, logger *slog.Logger) (*Poller, error) {
+	all, err := tmpl.StreamMappings()
+	if err != nil {
+		return nil, err
+	}
+	var mappings []Mapping
+	for _, m := range all {
+		if m.Function != function {
+			continue
+		}
+		table, ok := tables[m.Table]
+		if !ok {
+			return nil, fmt.Errorf("streams: no local table for %s", m.Table)
+		}
+		mapping, err := FromTemplate(m, table, handler, windowed)
+		if err != nil {
+			return nil, err
+		}
+		mappings = append(mappings, mapping)
+	}
+	if err := checkFunctions(mappings); err != nil {
+		return nil, err
+	}
+	p := New(db, endpoint, logger)
+	go func() {
+		if err := p.Run(ctx, mappings...); err != nil {
+			logger.Error("streams: delivery stopped", "function", function, "error", err.Error())
+		}
+	}()
+	return p, nil
 }
 
 // Poller runs mappings until its context ends.
@@ -79,6 +133,13 @@ type Poller struct {
 	Interval time.Duration
 
 	delivered, failed atomic.Int64
+
+	mu sync.Mutex
+	// described are the tables whose shards are known; idle is, by shard,
+	// when its last read that found nothing new began.
+	described map[string]bool
+	idle      map[string]time.Time
+	tables    []string
 }
 
 // New polls the streams of the tables db holds.
@@ -87,7 +148,8 @@ func New(db *dynamodb.Client, endpoint string, logger *slog.Logger) *Poller {
 		Region: db.Options().Region, Credentials: db.Options().Credentials,
 		BaseEndpoint: aws.String(endpoint), HTTPClient: db.Options().HTTPClient,
 	})
-	return &Poller{db: db, streams: streams, logger: logger, Interval: 250 * time.Millisecond}
+	return &Poller{db: db, streams: streams, logger: logger, Interval: 250 * time.Millisecond,
+		described: map[string]bool{}, idle: map[string]time.Time{}}
 }
 
 // Delivered is how many records the handlers have taken; Failed how many
@@ -95,8 +157,62 @@ func New(db *dynamodb.Client, endpoint string, logger *slog.Logger) *Poller {
 func (p *Poller) Delivered() int64 { return p.delivered.Load() }
 func (p *Poller) Failed() int64    { return p.failed.Load() }
 
+// Drained returns once every record written to the mappings' tables before
+// the call has been read and delivered (or has gone to the on-failure
+// destination), or when ctx ends.
+func (p *Poller) Drained(ctx context.Context) error {
+	since := time.Now()
+	for {
+		if p.drainedSince(since) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// checkFunctions refuses a mapping whose function does not take what it delivers.
+func checkFunctions(mappings []Mapping) error {
+	for _, m := range mappings {
+		if (m.Window > 0) != (m.WindowHandler != nil) || (m.Window == 0) != (m.Handler != nil) {
+			return fmt.Errorf("streams: %s: a mapping with a tumbling window takes a WindowHandler, any other a Handler", m.Table)
+		}
+	}
+	return nil
+}
+
+func (p *Poller) drainedSince(since time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.tables) == 0 {
+		return false
+	}
+	for _, t := range p.tables {
+		if !p.described[t] {
+			return false
+		}
+	}
+	for _, at := range p.idle {
+		if !at.After(since) {
+			return false
+		}
+	}
+	return true
+}
+
 // Run polls every mapping until ctx ends.
 func (p *Poller) Run(ctx context.Context, mappings ...Mapping) error {
+	if err := checkFunctions(mappings); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	for _, m := range mappings {
+		p.tables = append(p.tables, m.Table)
+	}
+	p.mu.Unlock()
 	var wg sync.WaitGroup
 	errs := make([]error, len(mappings))
 	for i, m := range mappings {
@@ -137,6 +253,9 @@ func (p *Poller) table(ctx context.Context, m Mapping) error {
 				}
 				finished := make(chan struct{})
 				done[id] = finished
+				p.mu.Lock()
+				p.idle[m.Table+"/"+id] = time.Time{}
+				p.mu.Unlock()
 				parent := done[aws.ToString(shard.ParentShardId)]
 				// Shards there at the start are read from where the
 				// mapping starts; shards that appear later, from their
@@ -155,6 +274,9 @@ func (p *Poller) table(ctx context.Context, m Mapping) error {
 				})
 			}
 			first = false
+			p.mu.Lock()
+			p.described[m.Table] = true
+			p.mu.Unlock()
 		}
 		select {
 		case <-ctx.Done():
@@ -170,8 +292,10 @@ func (p *Poller) shard(ctx context.Context, m Mapping, arn, shard string, fromSt
 		kind = types.ShardIteratorTypeTrimHorizon
 	}
 	var last string // the sequence number of the last record read
+	at := &position{shard: shard, arn: arn}
 	iterator, err := p.iterator(ctx, arn, shard, kind, last)
 	for err == nil && iterator != nil && ctx.Err() == nil {
+		began := time.Now()
 		out, gerr := p.streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iterator})
 		var trimmed *types.TrimmedDataAccessException
 		var expired *types.ExpiredIteratorException
@@ -205,13 +329,22 @@ func (p *Poller) shard(ctx context.Context, m Mapping, arn, shard string, fromSt
 		}
 		for len(batch) > 0 {
 			n := min(m.Batch, len(batch))
-			p.deliver(ctx, m, batch[:n], 0)
+			p.deliver(ctx, m, at, batch[:n], 0)
 			batch = batch[n:]
 		}
 		iterator = out.NextShardIterator
 		if len(out.Records) == 0 {
+			p.mu.Lock()
+			p.idle[m.Table+"/"+shard] = began
+			p.mu.Unlock()
 			sleep(ctx, p.Interval)
 		}
+	}
+	if err == nil && iterator == nil {
+		// A closed shard read to its end: nothing more will come.
+		p.mu.Lock()
+		p.idle[m.Table+"/"+shard] = time.Now().Add(24 * time.Hour)
+		p.mu.Unlock()
 	}
 	if err != nil && ctx.Err() == nil {
 		p.logger.Warn("streams: shard iterator", "table", m.Table, "shard", shard, "error", err.Error())
@@ -232,32 +365,68 @@ func (p *Poller) iterator(ctx context.Context, arn, shard string, kind types.Sha
 	return out.ShardIterator, nil
 }
 
-// deliver hands a batch to the handler until it succeeds, its retries are
+// position is where a shard's delivery is: the shard, and for a mapping
+// with a tumbling window, the window and its state.
+type position struct {
+	shard, arn string
+	window     events.Window
+	state      map[string]string
+}
+
+// invoke calls the mapping's function with a batch and returns the
+// records it reported failed.
+func (p *Poller) invoke(ctx context.Context, m Mapping, at *position, batch []events.DynamoDBEventRecord) ([]events.DynamoDBBatchItemFailure, error) {
+	if m.WindowHandler == nil {
+		resp, err := m.Handler(ctx, events.DynamoDBEvent{Records: batch})
+		return resp.BatchItemFailures, err
+	}
+	if start := time.Now().UTC().Truncate(m.Window); !at.window.Start.Equal(start) {
+		// A new window starts with a fresh state.
+		at.window = events.Window{Start: events.RFC3339EpochTime{Time: start}, End: events.RFC3339EpochTime{Time: start.Add(m.Window)}}
+		at.state = map[string]string{}
+	}
+	resp, err := m.WindowHandler(ctx, events.DynamoDBTimeWindowEvent{
+		DynamoDBEvent: events.DynamoDBEvent{Records: batch},
+		TimeWindowProperties: events.TimeWindowProperties{
+			Window: at.window, State: at.state, ShardID: at.shard, EventSourceARN: at.arn,
+		},
+	})
+	if err == nil && resp.State == nil {
+		// Lambda refuses such an answer, and delivers the batch again.
+		return nil, errors.New("streams: a tumbling window's function answered without a state")
+	}
+	if err == nil {
+		at.state = resp.State
+	}
+	return resp.BatchItemFailures, err
+}
+
+// deliver hands a batch to the function until it succeeds, its retries are
 // spent, or (bisecting) its halves are delivered on their own.
-func (p *Poller) deliver(ctx context.Context, m Mapping, batch []events.DynamoDBEventRecord, tries int) {
+func (p *Poller) deliver(ctx context.Context, m Mapping, at *position, batch []events.DynamoDBEventRecord, tries int) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		resp, err := m.Handler(ctx, events.DynamoDBEvent{Records: batch})
-		if err == nil && len(resp.BatchItemFailures) == 0 {
+		failures, err := p.invoke(ctx, m, at, batch)
+		if err == nil && len(failures) == 0 {
 			p.delivered.Add(int64(len(batch)))
 			return
 		}
 		tries++
-		if tries > m.MaxRetries {
+		if m.MaxRetries >= 0 && tries > m.MaxRetries {
 			p.toDestination(m, batch, err)
 			return
 		}
 		if err != nil && m.Bisect && len(batch) > 1 {
 			half := len(batch) / 2
-			p.deliver(ctx, m, batch[:half], tries)
-			p.deliver(ctx, m, batch[half:], tries)
+			p.deliver(ctx, m, at, batch[:half], tries)
+			p.deliver(ctx, m, at, batch[half:], tries)
 			return
 		}
 		if err == nil {
 			// Lambda checkpoints before the first failed record and
 			// delivers the rest of the batch again from there.
 			first := len(batch)
-			for _, f := range resp.BatchItemFailures {
+			for _, f := range failures {
 				if i := slices.IndexFunc(batch, func(r events.DynamoDBEventRecord) bool {
 					return r.Change.SequenceNumber == f.ItemIdentifier
 				}); i >= 0 && i < first {

@@ -1,0 +1,134 @@
+package app_test
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"contentapi/shared/app"
+	"contentapi/shared/local/sam"
+	"contentapi/shared/local/streams"
+	"contentapi/shared/store"
+)
+
+// The tally function exists whether generation is on or off, is built like
+// the others, may only update the tables and read their streams, and each
+// record table's stream reaches it through one mapping that never drops a
+// record: retried until it lands, from the first record reported failed,
+// one batch per shard at a time, from now on, with the shard named (a
+// tumbling window).
+func TestTemplateTally(t *testing.T) {
+	tmpl := loadTemplate(t)
+	f, err := tmpl.Function(app.TallyFunction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := tmpl.Resources[app.TallyFunction].Condition; c != "" || f.Metadata["BuildMethod"] != "makefile" {
+		t.Errorf("TallyFunction: condition %q, build %v", c, f.Metadata["BuildMethod"])
+	}
+	if c := tmpl.Resources["TallyLogGroup"].Condition; c != "" {
+		t.Errorf("TallyLogGroup: condition %q", c)
+	}
+	path, _ := sam.Find()
+	if _, err := os.Stat(filepath.Join(filepath.Dir(path), "functions", "tally", "main.go")); err != nil {
+		t.Error(err)
+	}
+	var want []string
+	env := f.Env()
+	for _, res := range app.Resources {
+		if !reflect.DeepEqual(env[res.TableEnv()], map[string]any{"Ref": res.Table()}) {
+			t.Errorf("TallyFunction: %s = %v", res.TableEnv(), env[res.TableEnv()])
+		}
+		want = append(want, on(res.Table()+".Arn", "dynamodb:UpdateItem")...)
+		want = append(want, on(res.Table()+".StreamArn", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams")...)
+	}
+	if got := grants(t, f, ""); !slices.Equal(got, sorted(want)) {
+		t.Errorf("TallyFunction grants\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(sorted(want), "\n  "))
+	}
+
+	mappings, err := tmpl.StreamMappings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readers := map[string]int{}
+	tallied := map[string]int{}
+	for _, m := range mappings {
+		readers[m.Table]++
+		if m.Function != app.TallyFunction {
+			continue
+		}
+		tallied[m.Table]++
+		if m.Condition != "" || m.StartingPosition != "LATEST" || m.MaximumRetryAttempts != -1 ||
+			m.ParallelizationFactor != 1 || m.TumblingWindowInSeconds < 1 || m.BisectBatchOnFunctionError ||
+			!slices.Equal(m.FunctionResponseTypes, []string{"ReportBatchItemFailures"}) || m.BatchSize < 1 {
+			t.Errorf("%s: %+v", m.LogicalID, m)
+		}
+	}
+	for _, res := range app.Resources {
+		if tallied[res.Table()] != 1 {
+			t.Errorf("%s: %d tally mappings, want 1", res.Table(), tallied[res.Table()])
+		}
+		// DynamoDB lets two readers share a stream's shard.
+		if readers[res.Table()] > 2 {
+			t.Errorf("%s: %d readers of its stream", res.Table(), readers[res.Table()])
+		}
+	}
+}
+
+// The tally's filter passes exactly a delete: a live record turned into its
+// tombstone; not a create, a void id, an edit, a tombstone touched again.
+func TestTemplateTallyFilter(t *testing.T) {
+	tmpl := loadTemplate(t)
+	mappings, err := tmpl.StreamMappings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	live := store.Item{store.AttrAccount: s("acme"), store.AttrID: n("7"), store.AttrIDKey: n("7"), "name": s("x")}
+	edited := store.Item{store.AttrAccount: s("acme"), store.AttrID: n("7"), store.AttrIDKey: n("7"), "name": s("y")}
+	tomb := store.Item{store.AttrAccount: s("acme"), store.AttrID: n("7"), store.AttrGoneBy: s("t")}
+	fenced := store.Item{store.AttrAccount: s("acme"), store.AttrID: n("7"), store.AttrGoneBy: s("t"), "fences": &types.AttributeValueMemberSS{Value: []string{"f"}}}
+	void := store.Item{store.AttrAccount: s("acme"), store.AttrID: n("7"), store.AttrVoid: s("t")}
+	testCases := []struct {
+		name     string
+		event    string
+		old, new store.Item
+		want     bool
+	}{
+		{"a delete", "MODIFY", live, tomb, true},
+		{"a create", "INSERT", nil, live, false},
+		{"a void id", "INSERT", nil, void, false},
+		{"an edit", "MODIFY", live, edited, false},
+		{"a tombstone touched again", "MODIFY", tomb, fenced, false},
+		{"an item removed", "REMOVE", tomb, nil, false},
+	}
+	count := 0
+	for _, m := range mappings {
+		if m.Function != app.TallyFunction {
+			continue
+		}
+		count++
+		f, err := streams.ParseFilter(m.Filters)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range testCases {
+			rec := events.DynamoDBEventRecord{EventName: tc.event, Change: events.DynamoDBStreamRecord{
+				OldImage: imageOrNil(t, tc.old), NewImage: imageOrNil(t, tc.new),
+			}}
+			if got := f.Match(rec); got != tc.want {
+				t.Errorf("%s, %s: passes %v, want %v", m.LogicalID, tc.name, got, tc.want)
+			}
+		}
+	}
+	if count == 0 {
+		t.Fatal("no tally mappings")
+	}
+}
