@@ -21,6 +21,7 @@ import (
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/faultproxy"
+	"contentapi/shared/local/tallytest"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
@@ -34,6 +35,8 @@ type rig struct {
 	db         *dynamodb.Client
 	proxy      *faultproxy.Proxy
 	docs, imgs *store.Table
+	// tally takes deletes' counts down, its writes going through the proxy.
+	tally *tallytest.Run
 	// offset moves the tables' clock: intents look older by it.
 	offset time.Duration
 }
@@ -52,6 +55,7 @@ func newRig(t *testing.T) *rig {
 	for _, tbl := range []*store.Table{r.docs, r.imgs} {
 		tbl.Now = func() time.Time { return time.Now().Add(r.offset) }
 	}
+	r.tally = tallytest.Start(t, env, tallytest.Handler(tallytest.Tables(env, db, nil)))
 	return r
 }
 
@@ -65,7 +69,7 @@ func request(t *testing.T) context.Context {
 // Matchers for the store's writes, by what their bodies name.
 var (
 	counterWrite = faultproxy.Op("UpdateItem", `"next_id"`)
-	uncountWrite = faultproxy.Op("UpdateItem", `"op_d`)
+	tallyWrite   = faultproxy.Op("UpdateItem", `"sq_`)
 	recordPut    = faultproxy.Op("PutItem", `"id_key"`)
 	voidPut      = faultproxy.Op("PutItem", `"void"`)
 	tombstone    = faultproxy.Op("UpdateItem", `"gone_by"`)
@@ -142,12 +146,14 @@ func (r *rig) endStep(held *faultproxy.Rule) {
 	r.proxy.Wait()
 }
 
-// exact settles what is left open, as later writes would once it is old,
-// and then holds every total the API shows against the records stored.
+// exact lets the tally count every delete made, settles what is left open,
+// as later writes would once it is old, and then holds every total the API
+// shows against the records stored.
 func (r *rig) exact(tbl *store.Table, account string, scopes ...int64) {
 	r.t.Helper()
 	r.proxy.Reset()
 	r.proxy.Wait()
+	r.tally.Drain()
 	saved := r.offset
 	r.offset += time.Hour
 	if _, err := tbl.Settle(context.Background(), account); err != nil {
@@ -299,6 +305,9 @@ func TestCrashBetweenCreateStepsIsSettledByALaterWrite(t *testing.T) {
 	}
 }
 
+// A delete is one call: the tombstone's write. Its answer lost, the SDK's
+// retry finds the tombstone its execution wrote: success, not 404. The
+// count comes down once, from the stream.
 func TestDeleteWhoseAnswerIsLostIsRecognised(t *testing.T) {
 	r := newRig(t)
 	for _, name := range []string{"a", "b"} {
@@ -306,78 +315,110 @@ func TestDeleteWhoseAnswerIsLostIsRecognised(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r.proxy.Inject(uncountWrite, faultproxy.LoseAnswer, 1)
+	r.tally.Drain()
+	before := len(r.proxy.Calls())
 	if err := r.imgs.Delete(request(t), "acme", 1, 0); err != nil {
-		t.Fatalf("delete with its counter answer lost: %v", err)
+		t.Fatal(err)
+	}
+	if calls := requestCalls(r.proxy.Calls()[before:]); len(calls) != 1 || !tombstone(calls[0]) {
+		t.Fatalf("a delete made %d calls, want 1 (the tombstone): %v", len(calls), calls)
 	}
 	r.proxy.Inject(tombstone, faultproxy.LoseAnswer, 1)
 	if err := r.imgs.Delete(request(t), "acme", 2, 0); err != nil {
 		t.Fatalf("delete whose first attempt landed: %v, want success, not 404", err)
 	}
 	r.exact(r.imgs, "acme")
+	if p := list(t, r.imgs, "acme", records.ListQuery{}); p.Total != 0 {
+		t.Fatalf("total %d after both deletes", p.Total)
+	}
+	// An operation's later execution (an Idempotency-Key's retry) finds its
+	// tombstone too; another operation finds nothing.
+	att := store.Attempt{Op: store.NewToken(time.Now())}
+	if _, err := r.imgs.Create(request(t), "acme", image("c"), nil); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := r.imgs.Delete(store.WithAttempt(request(t), att), "acme", 3, 0); err != nil {
+			t.Fatalf("the operation's second execution: %v", err)
+		}
+	}
+	if err := r.imgs.Delete(request(t), "acme", 3, 0); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("another delete: %v, want not found", err)
+	}
+	r.exact(r.imgs, "acme")
 }
 
-func TestDeleteThatFailsIsPutBack(t *testing.T) {
+// requestCalls are the calls of requests: not the tally's.
+func requestCalls(calls []faultproxy.Request) []faultproxy.Request {
+	return slices.DeleteFunc(calls, tallyWrite)
+}
+
+// A delete whose write is held past the request's deadline answers an
+// error; when the write lands after all, the record is gone and its count
+// comes down once, as for any delete.
+func TestDeleteThatLandsLateIsCountedOnce(t *testing.T) {
 	r := newRig(t)
-	if _, err := r.imgs.Create(request(t), "acme", image("Keep"), nil); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"Gone", "Kept"} {
+		if _, err := r.imgs.Create(request(t), "acme", image(name), nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	held := r.proxy.Inject(tombstone, faultproxy.Hold, 1)
 	if err := r.imgs.Delete(request(t), "acme", 1, 0); err == nil {
 		t.Fatal("delete succeeded with its write held")
 	}
-	// Settled: the record is fenced against that delete and counted again.
-	// Now the held delete reaches the database: it must not land.
 	<-held.Held()
 	held.Release()
 	r.proxy.Wait()
-	if item := r.raw(r.imgs, "acme", 1); item[store.AttrIDKey] == nil {
-		t.Fatal("the late delete landed after its count was put back")
+	if item := r.raw(r.imgs, "acme", 1); item[store.AttrIDKey] != nil {
+		t.Fatal("the held delete did not land")
 	}
 	r.exact(r.imgs, "acme")
-	// A new delete is not fenced.
-	if err := r.imgs.Delete(request(t), "acme", 1, 0); err != nil {
-		t.Fatal(err)
-	}
-	r.exact(r.imgs, "acme")
-}
-
-func TestCrashBetweenDeleteStepsIsSettled(t *testing.T) {
-	r := newRig(t)
-	if _, err := r.docs.Create(request(t), "acme", document("Stays", 1), nil); err != nil {
-		t.Fatal(err)
-	}
-	r.proxy.Inject(tombstone, faultproxy.Hang, 100)
-	r.proxy.Inject(faultproxy.Op("GetItem"), faultproxy.Hang, 100)
-	if err := r.docs.Delete(request(t), "acme", 1, 0); err == nil {
-		t.Fatal("delete succeeded")
-	}
-	r.proxy.Reset()
-	r.proxy.Wait()
-	if open := r.intents(r.docs, "acme"); len(open) != 1 {
-		t.Fatalf("open intents %v", open)
-	}
-	r.exact(r.docs, "acme", 1)
-	if p := list(t, r.docs, "acme", records.ListQuery{Scope: 1}); p.Total != 1 {
+	if p := list(t, r.imgs, "acme", records.ListQuery{}); p.Total != 1 {
 		t.Fatalf("total %d", p.Total)
 	}
 }
 
-func TestDeleteOfAnotherTemplateMovesTheCount(t *testing.T) {
+// An earlier version counted a delete in the request, under a delete
+// intent; one it left open is settled as it did: the record still there
+// is fenced against that delete and counted again.
+func TestEarlierVersionsDeleteIntentIsSettled(t *testing.T) {
+	r := newRig(t)
+	if _, err := r.docs.Create(request(t), "acme", document("Stays", 4), nil); err != nil {
+		t.Fatal(err)
+	}
+	token := store.NewToken(time.Now().Add(-time.Hour))
+	_, err := r.env.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(r.docs.Name()),
+		Key:                       map[string]types.AttributeValue{"account": &types.AttributeValueMemberS{Value: "acme"}, "id": &types.AttributeValueMemberN{Value: "0"}},
+		UpdateExpression:          aws.String("SET #i = :id ADD count_4 :minus"),
+		ExpressionAttributeNames:  map[string]string{"#i": "op_d4_" + token},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":id": &types.AttributeValueMemberN{Value: "1"}, ":minus": &types.AttributeValueMemberN{Value: "-1"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.exact(r.docs, "acme", 4)
+	if p := list(t, r.docs, "acme", records.ListQuery{Scope: 4}); p.Total != 1 {
+		t.Fatalf("total %d", p.Total)
+	}
+}
+
+// A process that never saw the record deletes it: the count comes down on
+// the template the record had, which the stream's old image carries.
+func TestDeleteCountsTheTemplateTheRecordHad(t *testing.T) {
 	r := newRig(t)
 	if _, err := r.docs.Create(request(t), "acme", document("Article", 4), nil); err != nil {
 		t.Fatal(err)
 	}
-	// A fresh process has not seen the record: it guesses Freestyle, and
-	// the tombstone tells it better. Here the write that moves the count
-	// fails, so the move is left to settling.
 	fresh := store.New(r.db, r.docs.Name(), documents.Resource)
-	fresh.Now = r.docs.Now
-	r.proxy.Inject(faultproxy.Op("UpdateItem", `"count_4"`), faultproxy.Fail, 3)
 	if err := fresh.Delete(request(t), "acme", 1, 0); err != nil {
-		t.Fatalf("the record was deleted, yet: %v", err)
+		t.Fatal(err)
 	}
 	r.exact(r.docs, "acme", 1, 4)
+	if p := list(t, r.docs, "acme", records.ListQuery{Scope: 4}); p.Total != 0 {
+		t.Fatalf("total %d", p.Total)
+	}
 }
 
 func TestUpdateWhoseAnswerIsLostIsRecognised(t *testing.T) {
@@ -445,7 +486,7 @@ func TestTotalsStayExactUnderFaults(t *testing.T) {
 	faults := []faultproxy.Fault{faultproxy.LoseAnswer, faultproxy.Fail, faultproxy.Throttle, faultproxy.Drop, faultproxy.Pass}
 	steps := map[string]func(faultproxy.Request) bool{
 		"counter": counterWrite, "put": recordPut, "void": voidPut,
-		"uncount": uncountWrite, "tombstone": tombstone, "update": recordUpdate,
+		"tally": tallyWrite, "tombstone": tombstone, "update": recordUpdate,
 	}
 	stepNames := slices.Sorted(maps.Keys(steps))
 	var live []int64
@@ -484,30 +525,23 @@ func TestTotalsStayExactUnderFaults(t *testing.T) {
 	r.exact(r.docs, "acme", 1, 4, 9)
 }
 
-// A delete that landed while its process lost every answer and could not
-// look: a later write finds the tombstone its intent names and keeps the
-// count, and the write after that takes the intent away.
-func TestLandedDeleteIsSettledByLaterWrites(t *testing.T) {
+// A delete that landed while its process lost every answer: the stream
+// still carries it, and the count comes down once.
+func TestLandedDeleteIsCounted(t *testing.T) {
 	r := newRig(t)
 	if _, err := r.docs.Create(request(t), "acme", document("Gone", 1), nil); err != nil {
 		t.Fatal(err)
 	}
 	r.proxy.Inject(tombstone, faultproxy.LoseAnswer, 3)
-	r.proxy.Inject(faultproxy.Op("GetItem"), faultproxy.Hang, 100)
 	if err := r.docs.Delete(request(t), "acme", 1, 0); err == nil {
 		t.Fatal("delete succeeded")
 	}
-	r.proxy.Reset()
-	r.proxy.Wait()
-	r.offset = time.Minute
 	for i := range 2 {
 		if _, err := r.docs.Create(request(t), "acme", document(fmt.Sprint("later ", i), 1), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if open := r.intents(r.docs, "acme"); len(open) != 1 || !strings.HasPrefix(open[0], "op_c1_") {
-		t.Fatalf("open intents %v, want only the last create's", open)
-	}
+	r.exact(r.docs, "acme", 1)
 	if p := list(t, r.docs, "acme", records.ListQuery{Scope: 1}); p.Total != 2 {
 		t.Fatalf("total %d", p.Total)
 	}

@@ -122,7 +122,7 @@ func TestRegenerate(t *testing.T) {
 // A regenerate under another template moves the record there, lists and
 // totals with it; one from a stale read moves nothing.
 func TestRegenerateMovesToAnotherTemplate(t *testing.T) {
-	_, doc := tables(t)
+	_, doc, tally := tallied(t)
 	ctx := context.Background()
 	item, _ := doc.Create(ctx, "acme", document("Doc", 1), nil)
 	id, _ := store.IntAttr(item, store.AttrID)
@@ -159,6 +159,7 @@ func TestRegenerateMovesToAnotherTemplate(t *testing.T) {
 	if err := doc.Delete(ctx, "acme", id, 0); err != nil {
 		t.Fatal(err)
 	}
+	tally.Drain()
 	if _, err := doc.Regenerate(ctx, "acme", moved, records.Values{"template_id": int64(4)}, done); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a move of a deleted record: %v", err)
 	}

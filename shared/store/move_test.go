@@ -210,7 +210,7 @@ func TestTotalsStayExactUnderMovesWithFaults(t *testing.T) {
 	r := newRig(t)
 	rng := rand.New(rand.NewPCG(13, 7))
 	faults := []faultproxy.Fault{faultproxy.LoseAnswer, faultproxy.Fail, faultproxy.Throttle, faultproxy.Drop, faultproxy.Pass}
-	steps := []func(faultproxy.Request) bool{shiftWrite, moveWrite, moveFence, recordReads, counterWrite, tombstone, uncountWrite}
+	steps := []func(faultproxy.Request) bool{shiftWrite, moveWrite, moveFence, recordReads, counterWrite, tombstone, tallyWrite}
 	templates := []int64{1, 4, 9, 18}
 	var live []int64
 	for i := range 8 {

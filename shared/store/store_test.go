@@ -17,6 +17,7 @@ import (
 	"contentapi/shared/generation"
 	"contentapi/shared/images"
 	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/tallytest"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
@@ -25,6 +26,15 @@ func tables(t *testing.T) (img, doc *store.Table) {
 	env := ddbtest.New(t)
 	return store.New(env.Client, env.Tables["ImagesTable"], images.Resource),
 		store.New(env.Client, env.Tables["DocumentsTable"], documents.Resource)
+}
+
+// tallied are the tables with the tally running: a delete's count comes
+// down once the tally has drained the streams.
+func tallied(t *testing.T) (img, doc *store.Table, tally *tallytest.Run) {
+	env := ddbtest.New(t)
+	tally = tallytest.Start(t, env, tallytest.Handler(tallytest.Tables(env, env.Client, nil)))
+	return store.New(env.Client, env.Tables["ImagesTable"], images.Resource),
+		store.New(env.Client, env.Tables["DocumentsTable"], documents.Resource), tally
 }
 
 func image(name string, extra ...any) records.Values {
@@ -68,7 +78,7 @@ func list(t *testing.T, tbl *store.Table, account string, q records.ListQuery) s
 
 func TestLifecycle(t *testing.T) {
 	ctx := context.Background()
-	img, _ := tables(t)
+	img, _, tally := tallied(t)
 	item, err := img.Create(ctx, "acme", image("Sunset"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +121,8 @@ func TestLifecycle(t *testing.T) {
 	if err := img.Delete(ctx, "acme", 1, 0); err != store.ErrNotFound {
 		t.Fatalf("second delete: %v", err)
 	}
+	// The count comes down once the tally has the delete.
+	tally.Drain()
 	if p := list(t, img, "acme", records.ListQuery{}); p.Total != 0 || len(p.Items) != 0 {
 		t.Fatalf("after delete: %+v", p)
 	}
@@ -123,7 +135,7 @@ func TestLifecycle(t *testing.T) {
 
 func TestConcurrentCreatesAndDeletes(t *testing.T) {
 	ctx := context.Background()
-	img, _ := tables(t)
+	img, _, tally := tallied(t)
 	// 64 clients create on one account at once: single-item writes on its
 	// counter never conflict, so none fails and every id is distinct.
 	const n = 64
@@ -163,7 +175,8 @@ func TestConcurrentCreatesAndDeletes(t *testing.T) {
 		t.Fatalf("total %d, want %d", p.Total, n)
 	}
 	// Everyone deletes the same records at once: each is deleted exactly
-	// once and the total lands on zero.
+	// once (one success, the others not found) and, once the tally has the
+	// deletes, the total lands on zero: each counted down once.
 	var deleted sync.Map
 	for range 3 {
 		for id := range seen {
@@ -181,6 +194,7 @@ func TestConcurrentCreatesAndDeletes(t *testing.T) {
 		}
 	}
 	wg.Wait()
+	tally.Drain()
 	if p := list(t, img, "acme", records.ListQuery{}); p.Total != 0 {
 		t.Fatalf("total after deletes %d", p.Total)
 	}
@@ -239,7 +253,7 @@ func TestListOrderFiltersAndPages(t *testing.T) {
 
 func TestDocumentScopes(t *testing.T) {
 	ctx := context.Background()
-	_, doc := tables(t)
+	_, doc, tally := tallied(t)
 	for i, tpl := range []int64{1, 5, 1, 5, 52} {
 		if _, err := doc.Create(ctx, "acme", document(fmt.Sprintf("doc %d", i+1), tpl), nil); err != nil {
 			t.Fatal(err)
@@ -258,13 +272,14 @@ func TestDocumentScopes(t *testing.T) {
 	if p := list(t, doc, "acme", records.ListQuery{Scope: 5, SortBy: "name"}); fmt.Sprint(ids(p)) != "[2 4]" {
 		t.Fatalf("template 5 by name: %v", ids(p))
 	}
-	// Deleting a non-Freestyle document corrects its guessed template.
+	// A delete counts down the template the record had.
 	if err := doc.Delete(ctx, "acme", 4, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := doc.Delete(ctx, "acme", 1, 0); err != nil {
 		t.Fatal(err)
 	}
+	tally.Drain()
 	if got := totals(); got != "[1 1 1]" {
 		t.Fatalf("totals after deletes %s", got)
 	}

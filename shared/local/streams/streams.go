@@ -88,10 +88,26 @@ func FromTemplate(m sam.StreamMapping, table string, handler Handler, windowed W
 }
 
 // Deliver runs the template's stream mappings of a function (by logical
-// ID) over the tables (names by logical ID) until ctx ends, handing their
-// batches to handler, or to windowed for mappings with a tumbling window.
+// ID) over the tables (names by logical ID) until ctx ends: see Mappings.
 func Deliver(ctx context.Context, db *dynamodb.Client, endpoint string, tmpl *sam.Template, tables map[string]string,
 	function string, handler Handler, windowed WindowHandler, logger *slog.Logger) (*Poller, error) {
+	mappings, err := Mappings(tmpl, tables, function, handler, windowed)
+	if err != nil {
+		return nil, err
+	}
+	p := New(db, endpoint, logger)
+	go func() {
+		if err := p.Run(ctx, mappings...); err != nil {
+			logger.Error("streams: delivery stopped", "function", function, "error", err.Error())
+		}
+	}()
+	return p, nil
+}
+
+// Mappings are the template's stream mappings of a function (by logical
+// ID) over the tables (names by logical ID), handing their batches to
+// handler, or to windowed for mappings with a tumbling window.
+func Mappings(tmpl *sam.Template, tables map[string]string, function string, handler Handler, windowed WindowHandler) ([]Mapping, error) {
 	all, err := tmpl.StreamMappings()
 	if err != nil {
 		return nil, err
@@ -111,16 +127,7 @@ func Deliver(ctx context.Context, db *dynamodb.Client, endpoint string, tmpl *sa
 		}
 		mappings = append(mappings, mapping)
 	}
-	if err := checkFunctions(mappings); err != nil {
-		return nil, err
-	}
-	p := New(db, endpoint, logger)
-	go func() {
-		if err := p.Run(ctx, mappings...); err != nil {
-			logger.Error("streams: delivery stopped", "function", function, "error", err.Error())
-		}
-	}()
-	return p, nil
+	return mappings, checkFunctions(mappings)
 }
 
 // Poller runs mappings until its context ends.
@@ -135,11 +142,14 @@ type Poller struct {
 	delivered, failed atomic.Int64
 
 	mu sync.Mutex
-	// described are the tables whose shards are known; idle is, by shard,
-	// when its last read that found nothing new began.
-	described map[string]bool
+	// described is, by table, when the last look at its shards began
+	// (a table's first shard appears with its first write); idle is, by
+	// shard, when its last read that found nothing new began; wake, closed,
+	// has the tables look at their shards now.
+	described map[string]time.Time
 	idle      map[string]time.Time
 	tables    []string
+	wake      chan struct{}
 }
 
 // New polls the streams of the tables db holds.
@@ -149,7 +159,7 @@ func New(db *dynamodb.Client, endpoint string, logger *slog.Logger) *Poller {
 		BaseEndpoint: aws.String(endpoint), HTTPClient: db.Options().HTTPClient,
 	})
 	return &Poller{db: db, streams: streams, logger: logger, Interval: 250 * time.Millisecond,
-		described: map[string]bool{}, idle: map[string]time.Time{}}
+		described: map[string]time.Time{}, idle: map[string]time.Time{}, wake: make(chan struct{})}
 }
 
 // Delivered is how many records the handlers have taken; Failed how many
@@ -162,6 +172,10 @@ func (p *Poller) Failed() int64    { return p.failed.Load() }
 // destination), or when ctx ends.
 func (p *Poller) Drained(ctx context.Context) error {
 	since := time.Now()
+	p.mu.Lock()
+	close(p.wake)
+	p.wake = make(chan struct{})
+	p.mu.Unlock()
 	for {
 		if p.drainedSince(since) {
 			return nil
@@ -191,7 +205,7 @@ func (p *Poller) drainedSince(since time.Time) bool {
 		return false
 	}
 	for _, t := range p.tables {
-		if !p.described[t] {
+		if !p.described[t].After(since) {
 			return false
 		}
 	}
@@ -241,6 +255,7 @@ func (p *Poller) table(ctx context.Context, m Mapping) error {
 	defer wg.Wait()
 	first := true
 	for {
+		began := time.Now()
 		out, err := p.streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)})
 		if err != nil && ctx.Err() == nil {
 			p.logger.Warn("streams: describe stream", "table", m.Table, "error", err.Error())
@@ -253,9 +268,7 @@ func (p *Poller) table(ctx context.Context, m Mapping) error {
 				}
 				finished := make(chan struct{})
 				done[id] = finished
-				p.mu.Lock()
-				p.idle[m.Table+"/"+id] = time.Time{}
-				p.mu.Unlock()
+				p.idleSince(m, id, time.Time{})
 				parent := done[aws.ToString(shard.ParentShardId)]
 				// Shards there at the start are read from where the
 				// mapping starts; shards that appear later, from their
@@ -275,24 +288,33 @@ func (p *Poller) table(ctx context.Context, m Mapping) error {
 			}
 			first = false
 			p.mu.Lock()
-			p.described[m.Table] = true
+			p.described[m.Table] = began
 			p.mu.Unlock()
 		}
+		p.mu.Lock()
+		wake := p.wake
+		p.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-wake:
 		case <-time.After(5 * time.Second):
 		}
 	}
 }
 
+// shard reads one shard and delivers what passes the filter. A mapping
+// that starts from now (LATEST) reads the shard from its start too, and
+// passes over what is there: DynamoDB Local's iterators fail after a while
+// on a quiet shard, and a LATEST iterator taken again would skip what was
+// written meanwhile, where one after the last record read, or from the
+// start of a shard that was empty, does not.
 func (p *Poller) shard(ctx context.Context, m Mapping, arn, shard string, fromStart bool) {
-	kind := types.ShardIteratorTypeLatest
-	if fromStart {
-		kind = types.ShardIteratorTypeTrimHorizon
-	}
+	kind := types.ShardIteratorTypeTrimHorizon
+	passOver := !fromStart
 	var last string // the sequence number of the last record read
 	at := &position{shard: shard, arn: arn}
+	taken := time.Now()
 	iterator, err := p.iterator(ctx, arn, shard, kind, last)
 	for err == nil && iterator != nil && ctx.Err() == nil {
 		began := time.Now()
@@ -302,9 +324,15 @@ func (p *Poller) shard(ctx context.Context, m Mapping, arn, shard string, fromSt
 		switch {
 		case errors.As(gerr, &trimmed) || errors.As(gerr, &expired):
 			// DynamoDB Local answers this for a trim-horizon iterator taken
-			// while the shard was empty; take one again, after what was
-			// read.
+			// while the shard was empty, and for iterators on a quiet
+			// shard; take one again, after what was read.
+			if last == "" {
+				// Empty when the iterator was taken: nothing to pass over.
+				passOver = false
+				p.idleSince(m, shard, taken)
+			}
 			sleep(ctx, p.Interval)
+			taken = time.Now()
 			iterator, err = p.iterator(ctx, arn, shard, kind, last)
 			continue
 		case gerr != nil:
@@ -318,6 +346,7 @@ func (p *Poller) shard(ctx context.Context, m Mapping, arn, shard string, fromSt
 		for _, r := range out.Records {
 			rec, cerr := eventRecord(r, arn)
 			switch {
+			case passOver:
 			case cerr != nil:
 				// Only an attribute type newer than this SDK gets here.
 				p.logger.Error("streams: a record with an attribute type this SDK does not know, skipped",
@@ -334,21 +363,25 @@ func (p *Poller) shard(ctx context.Context, m Mapping, arn, shard string, fromSt
 		}
 		iterator = out.NextShardIterator
 		if len(out.Records) == 0 {
-			p.mu.Lock()
-			p.idle[m.Table+"/"+shard] = began
-			p.mu.Unlock()
+			passOver = false
+			p.idleSince(m, shard, began)
 			sleep(ctx, p.Interval)
 		}
 	}
 	if err == nil && iterator == nil {
 		// A closed shard read to its end: nothing more will come.
-		p.mu.Lock()
-		p.idle[m.Table+"/"+shard] = time.Now().Add(24 * time.Hour)
-		p.mu.Unlock()
+		p.idleSince(m, shard, time.Now().Add(24*time.Hour))
 	}
 	if err != nil && ctx.Err() == nil {
 		p.logger.Warn("streams: shard iterator", "table", m.Table, "shard", shard, "error", err.Error())
 	}
+}
+
+// idleSince notes that a shard had nothing more to deliver at a time.
+func (p *Poller) idleSince(m Mapping, shard string, at time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.idle[m.Table+"/"+shard] = at
 }
 
 // iterator starts reading a shard where kind says, or after the record
