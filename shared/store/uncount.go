@@ -114,19 +114,20 @@ func (t *Table) Uncount(ctx context.Context, shard, account string, rs []Removal
 		}
 		// Counted. Pruning is housekeeping: should it fail, a later
 		// count of the account prunes.
-		_ = t.pruneMarks(ctx, account, counter)
+		_ = t.pruneMarks(ctx, account, counter, mark)
 		return nil
 	}
 	return fmt.Errorf("uncounting in %s: no progress", t.name)
 }
 
 // pruneMarks removes the watermarks of the counter that are older than
-// markRetention, each only if it is still what was read.
-func (t *Table) pruneMarks(ctx context.Context, account string, counter Item) error {
+// markRetention, each only if it is still what was read, but the one just
+// written (keep).
+func (t *Table) pruneMarks(ctx context.Context, account string, counter Item, keep string) error {
 	cutoff := t.Now().Add(-markRetention).Unix()
 	u := newUpdate()
 	for _, name := range slices.Sorted(maps.Keys(counter)) {
-		if !strings.HasPrefix(name, markPrefix) {
+		if !strings.HasPrefix(name, markPrefix) || name == keep {
 			continue
 		}
 		value := StrAttr(counter, name)

@@ -1,0 +1,276 @@
+package tally_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"contentapi/shared/app"
+	"contentapi/shared/documents"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/faultproxy"
+	"contentapi/shared/local/streams"
+	"contentapi/shared/records"
+	"contentapi/shared/store"
+	"contentapi/shared/tally"
+)
+
+// rig is the documents table, written directly, and the tally on it
+// through a fault proxy, by the service's own DynamoDB client.
+type rig struct {
+	t     *testing.T
+	env   *ddbtest.Env
+	docs  *store.Table
+	proxy *faultproxy.Proxy
+	tally *tally.Tally
+	seq   int
+}
+
+func newRig(t *testing.T) *rig {
+	env := ddbtest.New(t)
+	proxy := faultproxy.New(env.Endpoint)
+	t.Cleanup(proxy.Close)
+	db, err := app.NewDynamoDB(context.Background(), app.Config{Region: ddblocal.Region, DynamoDBEndpoint: proxy.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := env.Tables["DocumentsTable"]
+	return &rig{
+		t: t, env: env, proxy: proxy,
+		docs: store.New(env.Client, name, documents.Resource),
+		tally: &tally.Tally{
+			Tables: map[string]*store.Table{name: store.New(db, name, documents.Resource)},
+			Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		},
+	}
+}
+
+func document(name string, template int64) records.Values {
+	return records.Values{"name": name, "prompt": "p", "creativity": 0.5, "template_id": template, "words": int64(0)}
+}
+
+// deleted creates a document and deletes it, and returns the stream
+// record of its delete, with the next sequence number of the shard.
+func (r *rig) deleted(account string, template int64) events.DynamoDBEventRecord {
+	r.t.Helper()
+	ctx := context.Background()
+	live, err := r.docs.Create(ctx, account, document("d", template), nil)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	id, _ := store.IntAttr(live, store.AttrID)
+	if err := r.docs.Delete(ctx, account, id, 0); err != nil {
+		r.t.Fatal(err)
+	}
+	out, err := r.env.Client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(r.docs.Name()), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"account": &types.AttributeValueMemberS{Value: account}, "id": &types.AttributeValueMemberN{Value: fmt.Sprint(id)}},
+	})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.seq++
+	return events.DynamoDBEventRecord{
+		EventID: fmt.Sprint(r.seq), EventName: "MODIFY", EventSource: "aws:dynamodb",
+		EventSourceArn: "arn:aws:dynamodb:us-east-1:000000000000:table/" + r.docs.Name() + "/stream/2026-01-01T00:00:00.000",
+		Change: events.DynamoDBStreamRecord{
+			OldImage: streams.Image(live), NewImage: streams.Image(out.Item),
+			SequenceNumber:              fmt.Sprintf("%021d", 100+r.seq),
+			ApproximateCreationDateTime: events.SecondsEpochTime{Time: time.Now()},
+		},
+	}
+}
+
+// deliver hands the tally a batch of one shard, as a windowed mapping does.
+func (r *rig) deliver(shard string, recs ...events.DynamoDBEventRecord) events.DynamoDBTimeWindowEventResponse {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	resp, err := r.tally.Handle(ctx, events.DynamoDBTimeWindowEvent{
+		DynamoDBEvent:        events.DynamoDBEvent{Records: recs},
+		TimeWindowProperties: events.TimeWindowProperties{ShardID: shard, State: map[string]string{}},
+	})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if resp.State == nil {
+		r.t.Fatal("a windowed function's answer without a state: Lambda refuses it")
+	}
+	return resp
+}
+
+// total is the account's count of a template, as lists show it.
+func (r *rig) total(account string, template int64) int64 {
+	r.t.Helper()
+	p, err := r.docs.List(context.Background(), account, records.ListQuery{Scope: template, SortBy: "id", PerPage: 10, Page: 1})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return p.Total
+}
+
+func (r *rig) wantTotal(account string, template, want int64) {
+	r.t.Helper()
+	if got := r.total(account, template); got != want {
+		r.t.Fatalf("%s, template %d: total %d, want %d", account, template, got, want)
+	}
+}
+
+func (r *rig) counter(account string) store.Item {
+	r.t.Helper()
+	out, err := r.env.Client.GetItem(context.Background(), &dynamodb.GetItemInput{
+		TableName: aws.String(r.docs.Name()), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"account": &types.AttributeValueMemberS{Value: account}, "id": &types.AttributeValueMemberN{Value: "0"}},
+	})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return out.Item
+}
+
+func marks(counter store.Item) []string {
+	var out []string
+	for name := range counter {
+		if strings.HasPrefix(name, "sq_") {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Each delete comes down once, on the template the record had, however
+// often and in whatever order its record is delivered again.
+func TestEachDeleteCountsOnce(t *testing.T) {
+	r := newRig(t)
+	var recs []events.DynamoDBEventRecord
+	for i := range 6 {
+		recs = append(recs, r.deleted("acme", []int64{1, 4}[i%2]))
+	}
+	r.wantTotal("acme", 1, 3)
+	if resp := r.deliver("shard-1", recs[:4]...); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures %v", resp.BatchItemFailures)
+	}
+	r.wantTotal("acme", 1, 1)
+	r.wantTotal("acme", 4, 1)
+	// The same batch again, part of it, then a batch overlapping it.
+	r.deliver("shard-1", recs[:4]...)
+	r.deliver("shard-1", recs[1], recs[2])
+	r.deliver("shard-1", recs[2:]...)
+	r.wantTotal("acme", 1, 0)
+	r.wantTotal("acme", 4, 0)
+	// An old record delivered after newer ones changes nothing.
+	r.deliver("shard-1", recs[0])
+	r.wantTotal("acme", 1, 0)
+	if n := len(marks(r.counter("acme"))); n != 1 {
+		t.Fatalf("%d watermarks for one shard", n)
+	}
+}
+
+// A batch is grouped by account: an account whose write fails is reported
+// from its first record, the others are applied, and the batch delivered
+// again from there counts every delete once.
+func TestPartialBatchIsDeliveredAgainFromTheFirstFailure(t *testing.T) {
+	r := newRig(t)
+	a1, b1, a2, b2 := r.deleted("acme", 1), r.deleted("globex", 1), r.deleted("acme", 1), r.deleted("globex", 1)
+	r.proxy.Inject(faultproxy.Op("UpdateItem", `"globex"`), faultproxy.Fail, 100)
+	resp := r.deliver("shard-1", a1, b1, a2, b2)
+	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != b1.Change.SequenceNumber {
+		t.Fatalf("failures %v, want globex's first record", resp.BatchItemFailures)
+	}
+	r.wantTotal("acme", 1, 0)
+	r.wantTotal("globex", 1, 2)
+	r.proxy.Reset()
+	r.proxy.Wait()
+	if resp := r.deliver("shard-1", b1, a2, b2); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures %v", resp.BatchItemFailures)
+	}
+	r.wantTotal("acme", 1, 0)
+	r.wantTotal("globex", 1, 0)
+}
+
+// A count write whose answer is lost is retried by the SDK, which finds
+// the watermark moved: counted once. One held past the invocation's
+// deadline is reported failed; when it lands after all, the batch
+// delivered again counts nothing twice.
+func TestLostAndLateCountWritesCountOnce(t *testing.T) {
+	r := newRig(t)
+	recs := []events.DynamoDBEventRecord{r.deleted("acme", 1), r.deleted("acme", 1), r.deleted("acme", 1)}
+	r.proxy.Inject(faultproxy.Op("UpdateItem", `"sq_`), faultproxy.LoseAnswer, 1)
+	if resp := r.deliver("shard-1", recs[0]); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures %v", resp.BatchItemFailures)
+	}
+	r.wantTotal("acme", 1, 2)
+
+	held := r.proxy.Inject(faultproxy.Op("UpdateItem", `"sq_`), faultproxy.Hold, 100) // every SDK attempt
+	if resp := r.deliver("shard-1", recs[1:]...); len(resp.BatchItemFailures) != 1 {
+		t.Fatalf("failures %v, want the held write's", resp.BatchItemFailures)
+	}
+	<-held.Held()
+	held.Release()
+	r.proxy.Reset()
+	r.proxy.Wait()
+	r.deliver("shard-1", recs[1:]...)
+	r.wantTotal("acme", 1, 0)
+
+	// The database down: every delivery fails, none counts, and the first
+	// after it is back counts each delete once.
+	more := []events.DynamoDBEventRecord{r.deleted("acme", 4), r.deleted("acme", 4)}
+	r.proxy.Down(faultproxy.Hang)
+	for range 2 {
+		if resp := r.deliver("shard-1", more...); len(resp.BatchItemFailures) != 1 {
+			t.Fatalf("failures %v", resp.BatchItemFailures)
+		}
+	}
+	r.proxy.Up()
+	r.proxy.Wait()
+	r.deliver("shard-1", more...)
+	r.wantTotal("acme", 4, 0)
+}
+
+// Shards have watermarks of their own: a record of a new shard (after a
+// split, or the stream's next shard) is not taken for one already counted.
+// Watermarks older than the stream's retention are removed.
+func TestWatermarksByShardArePruned(t *testing.T) {
+	r := newRig(t)
+	old := r.deleted("acme", 1)
+	old.Change.ApproximateCreationDateTime = events.SecondsEpochTime{Time: time.Now().Add(-26 * time.Hour)}
+	r.deliver("shard-old", old)
+	recent := r.deleted("acme", 1)
+	recent.Change.SequenceNumber = "1" // lower than the old shard's
+	r.deliver("shard-new", recent)
+	r.wantTotal("acme", 1, 0)
+	if m := marks(r.counter("acme")); len(m) != 1 {
+		t.Fatalf("watermarks %v, want the new shard's alone", m)
+	}
+}
+
+// A record that can never be applied (no record's image) is skipped, and
+// does not hold up the shard; a batch that names no shard is refused whole.
+func TestWhatCannotBeCountedIsSkipped(t *testing.T) {
+	r := newRig(t)
+	good := r.deleted("acme", 1)
+	bad := good
+	bad.Change.OldImage = map[string]events.DynamoDBAttributeValue{"id": events.NewNumberAttribute("3")}
+	bad.Change.SequenceNumber = "99"
+	notDelete := good
+	notDelete.Change.NewImage = good.Change.OldImage
+	if resp := r.deliver("shard-1", bad, notDelete, good); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures %v", resp.BatchItemFailures)
+	}
+	r.wantTotal("acme", 1, 0)
+	_, err := r.tally.Handle(context.Background(), events.DynamoDBTimeWindowEvent{DynamoDBEvent: events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{good}}})
+	if !errors.Is(err, tally.ErrNoShard) {
+		t.Fatalf("a batch without its shard: %v", err)
+	}
+}
