@@ -61,6 +61,18 @@ type eventFile struct {
 	ev   events.APIGatewayV2HTTPRequest
 }
 
+// expectedTally is, for each tally event in events/, the count of its
+// records' template once the tally function has taken the event (from one
+// record each).
+var expectedTally = map[string]int64{
+	"tally-document-deleted.json": 0,
+}
+
+type tallyFile struct {
+	name string
+	ev   events.DynamoDBTimeWindowEvent
+}
+
 type streamFile struct {
 	name string
 	ev   events.DynamoDBEvent
@@ -97,7 +109,7 @@ func loadEvents(t *testing.T, root string) []eventFile {
 	t.Helper()
 	var files []eventFile
 	for _, p := range eventPaths(t, root) {
-		if _, stream, _ := readStreamEvent(p); stream {
+		if _, stream, _ := readWindowEvent(p); stream {
 			continue
 		}
 		ev, err := readEvent(p)
@@ -264,6 +276,82 @@ func TestStreamEvents(t *testing.T) {
 				s, err := store.StateOf(out.Item)
 				if err != nil || s == nil || string(s.Status) != expectedStream[f.name] || out.Item["result"] == nil {
 					t.Errorf("after the event: %+v (%v), result %v", s, err, out.Item["result"])
+				}
+			}
+		})
+	}
+}
+
+// TestTallyEvents runs every tally event in events/ through the tally
+// function's real entry point, on a counter that counts its records once,
+// twice: delivered again, the event counts nothing more.
+func TestTallyEvents(t *testing.T) {
+	p, err := loadProject()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []tallyFile
+	for _, path := range eventPaths(t, p.root) {
+		ev, ok, err := readTallyEvent(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			files = append(files, tallyFile{filepath.Base(path), ev})
+		}
+	}
+	if len(files) != len(expectedTally) {
+		t.Errorf("%d tally events in events/, %d expected", len(files), len(expectedTally))
+	}
+	a, env := eventsApp(t)
+	fn, err := a.Tally()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, f := range files {
+		want, ok := expectedTally[f.name]
+		if !ok {
+			t.Errorf("events/%s has no expected outcome in events_test.go", f.name)
+			continue
+		}
+		t.Run(f.name, func(t *testing.T) {
+			var counters []store.Item
+			for i, rec := range f.ev.Records {
+				_, afterTable, _ := strings.Cut(rec.EventSourceArn, ":table/")
+				logical, _, _ := strings.Cut(afterTable, "/")
+				table, ok := env.Tables[logical]
+				if !ok {
+					t.Fatalf("%s names table %s, which the template does not have", f.name, logical)
+				}
+				f.ev.Records[i].EventSourceArn = strings.Replace(rec.EventSourceArn, ":table/"+logical+"/", ":table/"+table+"/", 1)
+				old := streamevent.Item(rec.Change.OldImage)
+				counter := store.Item{"account": old["account"], "id": &types.AttributeValueMemberN{Value: "0"},
+					"count_" + old["template_id"].(*types.AttributeValueMemberN).Value: &types.AttributeValueMemberN{Value: "1"}}
+				if _, err := env.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: counter}); err != nil {
+					t.Fatal(err)
+				}
+				counter["table"] = &types.AttributeValueMemberS{Value: table}
+				counters = append(counters, counter)
+			}
+			for range 2 {
+				resp, err := fn(ctx, f.ev)
+				if err != nil || len(resp.BatchItemFailures) != 0 || resp.State == nil {
+					t.Fatalf("%s: %+v, %v", app.TallyFunction, resp, err)
+				}
+			}
+			for _, c := range counters {
+				out, err := env.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(c["table"].(*types.AttributeValueMemberS).Value),
+					ConsistentRead: aws.Bool(true), Key: store.Item{"account": c["account"], "id": c["id"]}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for name := range c {
+					if n, isCount := strings.CutPrefix(name, "count_"); isCount {
+						if got, _ := store.IntAttr(out.Item, name); got != want {
+							t.Errorf("template %s counts %d after the event, want %d", n, got, want)
+						}
+					}
 				}
 			}
 		})

@@ -20,7 +20,8 @@ import (
 // invoke runs the event in file through the function it is for, against
 // the running local stack, and prints the response: `sam local invoke -e`
 // without Docker. An API Gateway event goes to the function its route
-// belongs to; a DynamoDB stream event to the generator function.
+// belongs to; a DynamoDB stream event to the generator function, or with a
+// tumbling window's shard, to the tally function.
 func invoke(ctx context.Context, file string, stdout, stderr io.Writer) error {
 	p, err := loadProject()
 	if err != nil {
@@ -46,6 +47,21 @@ func invoke(ctx context.Context, file string, stdout, stderr io.Writer) error {
 	a, err := app.FromEnv(ctx)
 	if err != nil {
 		return err
+	}
+	if window, ok, err := readTallyEvent(file); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		fn, err := a.Tally()
+		if err != nil {
+			return err
+		}
+		resp, err := fn(ctx, window)
+		if err != nil {
+			return fmt.Errorf("%s returned an error (the mapping would retry the batch): %w", app.TallyFunction, err)
+		}
+		fmt.Fprintf(stderr, "%s: %d records, %d failed\n", app.TallyFunction, len(window.Records), len(resp.BatchItemFailures))
+		return printJSON(stdout, resp)
 	}
 	if stream, ok, err := readStreamEvent(file); ok || err != nil {
 		if err != nil {
@@ -88,15 +104,34 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// readStreamEvent reads file as a DynamoDB stream event; ok is false for
-// any other kind of event.
-func readStreamEvent(file string) (ev events.DynamoDBEvent, ok bool, err error) {
+// readStreamEvent reads file as a DynamoDB stream event without a tumbling
+// window (the generator's); ok is false for any other kind of event.
+func readStreamEvent(file string) (events.DynamoDBEvent, bool, error) {
+	ev, ok, err := readWindowEvent(file)
+	if !ok || ev.ShardID != "" {
+		return events.DynamoDBEvent{}, false, err
+	}
+	return ev.DynamoDBEvent, true, nil
+}
+
+// readTallyEvent reads file as a DynamoDB stream event of a tumbling
+// window (the tally's, which names its shard); ok is false for any other
+// kind of event.
+func readTallyEvent(file string) (events.DynamoDBTimeWindowEvent, bool, error) {
+	ev, ok, err := readWindowEvent(file)
+	if !ok || ev.ShardID == "" {
+		return events.DynamoDBTimeWindowEvent{}, false, err
+	}
+	return ev, true, nil
+}
+
+func readWindowEvent(file string) (ev events.DynamoDBTimeWindowEvent, ok bool, err error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return ev, false, err
 	}
 	if err := json.Unmarshal(b, &ev); err != nil || len(ev.Records) == 0 || ev.Records[0].EventSource != "aws:dynamodb" {
-		return events.DynamoDBEvent{}, false, nil
+		return events.DynamoDBTimeWindowEvent{}, false, nil
 	}
 	return ev, true, nil
 }

@@ -146,6 +146,15 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 			return err
 		}
 	}
+	// The tally function, fed by the tables' streams whether generation is
+	// on or off: deletes' counts come down through it.
+	tally, err := a.Tally()
+	if err != nil {
+		return err
+	}
+	if _, err := genstack.DeliverTally(ctx, client, db.Endpoint(), p.tmpl, tables, tally, newLogger(stderr)); err != nil {
+		return err
+	}
 	gw, err := gateway.NewGateway(p.tmpl, fns, newLogger(stderr))
 	if err != nil {
 		return err
@@ -171,6 +180,7 @@ Local API:       %[1]s/api/v1/  (routes from template.yaml)
 DynamoDB Local:  %[2]s  (data in %[3]s)
 %[9]s
 Generator:       the tables' streams, filtered as template.yaml says, to GeneratorFunction
+Tally:           deletes, from the tables' streams, to TallyFunction (counts trail a delete by its lag)
 
 A new API key for account %[4]q (read, write), key id %[5]s; shown only now:
 
