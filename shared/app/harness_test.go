@@ -15,6 +15,7 @@ import (
 	"contentapi/shared/auth"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/tallytest"
 )
 
 // stack is the service as a client sees it: the real handlers behind the
@@ -27,6 +28,8 @@ type stack struct {
 	writeKey string // account "acme", read and write
 	readKey  string // account "acme", read only
 	otherKey string // account "globex", read and write
+	// tally takes deletes' counts down as the tally function does in AWS.
+	tally *tallytest.Run
 }
 
 func newStack(t testing.TB) *stack { return newStackWith(t, nil) }
@@ -57,6 +60,11 @@ func newStackWith(t testing.TB, configure func(*app.Config)) *stack {
 	}
 	a := app.New(cfg, db)
 	s := &stack{t: t, env: env, app: a}
+	tally, err := a.Tally()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.tally = tallytest.Start(t, env, tally)
 	keys := auth.NewKeys(env.Client, cfg.KeysTable, cfg.KeyChecksum)
 	create := func(account string, scopes ...auth.Scope) string {
 		key, _, err := keys.Create(context.Background(), account, scopes, time.Time{})

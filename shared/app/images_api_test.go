@@ -3,6 +3,7 @@ package app_test
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -315,6 +316,12 @@ func TestImageListReadsItsWrites(t *testing.T) {
 		t.Fatalf("favorite filter after update: %v", r.meta())
 	}
 	expect(t, s.do(request{method: "DELETE", path: "/api/v1/images/12", key: s.writeKey}), 200)
+	r = s.get("/api/v1/images")
+	if slices.ContainsFunc(r.list(), func(v any) bool { return v.(map[string]any)["id"] == 12.0 }) {
+		t.Fatal("the deleted record is listed")
+	}
+	// The total comes down once the tally has the delete from the stream.
+	s.tally.Drain()
 	r = s.get("/api/v1/images")
 	if got := r.list()[0].(map[string]any); got["id"] != 11.0 || num(r.meta()["total"]) != 11 {
 		t.Fatalf("delete not visible: %v %v", got["id"], r.meta()["total"])
