@@ -46,9 +46,14 @@ func costs(b *figures.Board, ops []operationResult, memory int) *cost.Model {
 	// (one record in, one out); their calls dominate their duration.
 	m.Add(op("get", val("calls_get"), val("rru_get"), 0, bytes("get"), get))
 	m.Add(op("list", val("calls_list_default"), val("rru_list_default"), 0, bytes("list_default"), list))
-	for _, w := range []string{"create", "update", "delete"} {
+	for _, w := range []string{"create", "update"} {
 		m.Add(op(w, val("calls_"+w), 0, val("wru_"+w), bytes(w), get))
 	}
+	// wru_delete is the request's and the tally's; the tally's calls run in
+	// an invocation of their own.
+	del := op("delete", val("calls_delete"), 0, val("wru_delete"), bytes("delete"), get)
+	del.Streamed = val("calls_delete_tally")
+	m.Add(del)
 	// The content is written back with one UpdateItem, counted as
 	// update_result's (a ~5 KB result; a picture's file name costs less).
 	// A create that generates text answers with it, as large as a get's.

@@ -7,7 +7,9 @@ var targets = map[string]float64{
 	"calls_get":    1,
 	"calls_update": 1,
 	"calls_delete": 1,
-	"calls_create": 2,
+	// The tally function's, from the stream, for each delete.
+	"calls_delete_tally": 1,
+	"calls_create":       2,
 	// The monthly limits ride on the create's counter write (issue 12).
 	"calls_create_with_quota": 2,
 	"wru_create":              9,

@@ -167,7 +167,12 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	cold, results, rl := measureOperations(meter, c, s)
+	tally, err := app.New(storageOnly, metered).Tally()
+	if err != nil {
+		return err
+	}
+	tl := &tallier{fn: tally, db: plain, table: tables["DocumentsTable"], account: account}
+	cold, results, rl := measureOperations(meter, c, s, tl)
 	quotaResults, err := measureQuota(ctx, meter, c, plain, tables)
 	if err != nil {
 		return err
@@ -228,9 +233,21 @@ func reportOperations(b *figures.Board, cold operationResult, results []operatio
 			logf("%s: %s", r.Op.Name, r.Issue)
 		}
 		values := map[string]float64{"rru": r.Totals.Reads, "wru": r.Totals.Writes, "calls": float64(r.Totals.RoundTrips)}
-		for _, f := range r.Op.figures() {
-			fig := figures.Figure{Name: f + "_" + r.Op.Name, Value: values[f], Unit: f}
-			if r.status != r.Op.status {
+		names := r.Op.figures()
+		if r.Tally != nil {
+			// A delete's write units are its request's and its tally's;
+			// its calls, the request's, and the tally's apart.
+			values["wru"] += r.Tally.Writes
+			values["calls_tally"] = float64(r.Tally.RoundTrips)
+			names = append(names, "calls_tally")
+		}
+		for _, f := range names {
+			name, unit := f+"_"+r.Op.Name, f
+			if f == "calls_tally" {
+				name, unit = "calls_"+r.Op.Name+"_tally", "calls"
+			}
+			fig := figures.Figure{Name: name, Value: values[f], Unit: unit}
+			if r.status != r.Op.status || r.Issue != "" && r.Tally != nil {
 				fig.Missing = r.Issue
 			}
 			b.Add(fig)

@@ -33,6 +33,9 @@ type operation struct {
 	status int
 	// check returns a problem with the answer ("" when it is right).
 	check func(apicall.Answer) string
+	// deletes is the record a delete removes: the tally's cost of it is
+	// the operation's too.
+	deletes int64
 }
 
 // figures are what an operation reports: request units and round trips.
@@ -48,6 +51,8 @@ type operationResult struct {
 	Op     operation
 	Calls  []ddbmeter.Call
 	Totals ddbmeter.Totals
+	// Tally is what the tally function paid for a delete's count.
+	Tally  *ddbmeter.Totals
 	status int
 	Issue  string
 	Took   time.Duration // on DynamoDB Local, through the handler
@@ -59,7 +64,7 @@ type operationResult struct {
 // (auth, parsing, store, rendering) with the key already authenticated, and
 // returns what each cost. The lists come before the writes, so their
 // totals can be checked against the seeded data.
-func measureOperations(m *ddbmeter.Meter, c *apicall.Client, s *seed.Account) (cold operationResult, results []operationResult, rl rateLimitCost) {
+func measureOperations(m *ddbmeter.Meter, c *apicall.Client, s *seed.Account, tl *tallier) (cold operationResult, results []operationResult, rl rateLimitCost) {
 	freestyle := func(v records.Values) bool { return v["template_id"] == int64(documents.FreestyleID) }
 	other := func(v records.Values) bool { return !freestyle(v) }
 	getID := s.Document(0, freestyle)
@@ -130,12 +135,21 @@ func measureOperations(m *ddbmeter.Meter, c *apicall.Client, s *seed.Account) (c
 		{Name: "update_result", What: "PUT /api/v1/documents/{id} (form: result of ~5 KB) on the document just created",
 			method: "PUT", status: 200, form: url.Values{"result": {resultText}}},
 		{Name: "delete", What: "DELETE /api/v1/documents/{id}: a Freestyle document with a ~5 KB result",
-			method: "DELETE", path: fmt.Sprintf("/api/v1/documents/%d", deleteID), status: 200},
-		{Name: "delete_other_template", What: "DELETE /api/v1/documents/{id}: a document of another template (the store guesses Freestyle first)",
-			method: "DELETE", path: fmt.Sprintf("/api/v1/documents/%d", deleteOtherID), status: 200},
+			method: "DELETE", path: fmt.Sprintf("/api/v1/documents/%d", deleteID), status: 200, deletes: deleteID},
+		{Name: "delete_other_template", What: "DELETE /api/v1/documents/{id}: a document of another template than Freestyle",
+			method: "DELETE", path: fmt.Sprintf("/api/v1/documents/%d", deleteOtherID), status: 200, deletes: deleteOtherID},
 	}
 
 	run := func(op operation) operationResult {
+		if op.deletes != 0 {
+			var r operationResult
+			tally, err := tl.measure(m, op.deletes, func() { r, _ = measure(m, c, op) })
+			r.Tally = &tally
+			if err != nil && r.Issue == "" {
+				r.Issue = "the tally: " + err.Error()
+			}
+			return r
+		}
 		r, a := measure(m, c, op)
 		if op.Name == "create" {
 			created = a.ID()

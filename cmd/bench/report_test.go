@@ -18,7 +18,7 @@ func fakeBoard() *figures.Board {
 		"calls_get": 1, "rru_get": 2, "calls_list_default": 2, "rru_list_default": 22,
 		"calls_create": 2, "wru_create": 9, "calls_create_image": 2, "wru_create_image": 5,
 		"calls_update": 1, "wru_update": 9, "calls_update_result": 1, "wru_update_result": 6,
-		"calls_delete": 1, "wru_delete": 18, "calls_ratelimit_per_request": 0.029, "wru_ratelimit_per_request": 0.029,
+		"calls_delete": 1, "calls_delete_tally": 1, "wru_delete": 9, "calls_ratelimit_per_request": 0.029, "wru_ratelimit_per_request": 0.029,
 		"calls_auth_warm": 0, "ns_handler_get": 70000, "ns_handler_list": 250000, "ns_sdk_getitem": 50000,
 		"ns_sdk_list_calls": 170000, "ratio_handler_get": 1.4, "ratio_handler_list": 1.47,
 	} {
@@ -43,6 +43,10 @@ func TestReportCosts(t *testing.T) {
 	// 1.029 calls at 4 ms and 70 µs of CPU at 256/1769 of a vCPU: 5 ms.
 	if get.Ms != 5 || get.Gateway != 1 || get.DynamoDB < 0.25 || get.DynamoDB > 0.27 {
 		t.Errorf("get: %+v", get)
+	}
+	// A delete's tally: its call, in an invocation of its own.
+	if del := rep.Costs.Rows[4]; del.Op != "delete" || del.Calls != 2.029 || del.Lambda < 2*cost.AWS.LambdaRequests {
+		t.Errorf("delete: %+v", del)
 	}
 	text := rep.Costs.Rows[5]
 	if text.Rest < 100 || text.Total < text.Rest || text.Ms < 1000 {

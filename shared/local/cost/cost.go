@@ -73,6 +73,10 @@ type Operation struct {
 	// Rest is what a million of it cost beyond the platform: the models,
 	// S3.
 	Rest float64
+	// Streamed is the DynamoDB calls a stream function (the tally) makes
+	// for one of it, in an invocation of its own: as many deletes as a
+	// batch holds share one, so this is the most it costs.
+	Streamed float64
 }
 
 // Row is what a million requests of one operation cost, in dollars.
@@ -115,6 +119,11 @@ func (m *Model) Add(op Operation) Row {
 	r.Gateway = m.Prices.HTTPAPI
 	r.DataOut = op.Bytes / (1 << 30) * m.Prices.DataOut * 1e6
 	r.Lambda = m.Prices.LambdaRequests + r.Ms/1000*m.LambdaPerSecondPerM
+	if op.Streamed > 0 {
+		ms := math.Ceil(op.Streamed * RoundTripMs)
+		r.Calls += op.Streamed
+		r.Lambda += m.Prices.LambdaRequests + ms/1000*m.LambdaPerSecondPerM
+	}
 	r.DynamoDB = r.RRU*m.Prices.DynamoDBRead + r.WRU*m.Prices.DynamoDBWrite
 	r.Total = r.Gateway + r.DataOut + r.Lambda + r.DynamoDB + r.Rest
 	m.Rows = append(m.Rows, r)

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"contentapi/shared/app"
+	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/streams"
+	"contentapi/shared/store"
+)
+
+// tallier measures what a delete costs after its request: the tally
+// function taking the delete's stream record (the record as it was, and
+// its tombstone) on the metered client, as its mapping delivers it.
+type tallier struct {
+	fn      app.TallyHandler
+	db      *dynamodb.Client // unmetered: reads the images
+	table   string
+	account string
+	seq     int
+}
+
+// image is the item at id, read as the stream would show it.
+func (t *tallier) image(id int64) (store.Item, error) {
+	out, err := t.db.GetItem(context.Background(), &dynamodb.GetItemInput{
+		TableName: aws.String(t.table), ConsistentRead: aws.Bool(true),
+		Key: store.Item{"account": &types.AttributeValueMemberS{Value: t.account}, "id": &types.AttributeValueMemberN{Value: strconv.FormatInt(id, 10)}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out.Item, nil
+}
+
+// measure runs the delete of id (its request, in del) and then the tally
+// of it, and returns what the tally cost.
+func (t *tallier) measure(m *ddbmeter.Meter, id int64, del func()) (ddbmeter.Totals, error) {
+	old, err := t.image(id)
+	if err != nil {
+		return ddbmeter.Totals{}, err
+	}
+	del()
+	tomb, err := t.image(id)
+	if err != nil {
+		return ddbmeter.Totals{}, err
+	}
+	t.seq++
+	ev := events.DynamoDBTimeWindowEvent{
+		DynamoDBEvent: events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{
+			EventID: strconv.Itoa(t.seq), EventName: "MODIFY", EventSource: "aws:dynamodb",
+			EventSourceArn: "arn:aws:dynamodb:us-east-1:000000000000:table/" + t.table + "/stream/bench",
+			Change: events.DynamoDBStreamRecord{
+				OldImage: streams.Image(old), NewImage: streams.Image(tomb),
+				SequenceNumber:              fmt.Sprintf("%021d", t.seq),
+				ApproximateCreationDateTime: events.SecondsEpochTime{Time: time.Now()},
+			},
+		}}},
+		TimeWindowProperties: events.TimeWindowProperties{ShardID: "shardId-bench", State: map[string]string{}},
+	}
+	var resp events.DynamoDBTimeWindowEventResponse
+	calls := m.Measure(func() { resp, err = t.fn(context.Background(), ev) })
+	if err == nil && len(resp.BatchItemFailures) > 0 {
+		err = fmt.Errorf("the tally reported %d failed", len(resp.BatchItemFailures))
+	}
+	return ddbmeter.Sum(calls), err
+}
