@@ -33,6 +33,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -43,6 +44,7 @@ import (
 	"contentapi/shared/local/figures"
 	"contentapi/shared/local/localstack"
 	"contentapi/shared/local/sam"
+	"contentapi/shared/local/streams"
 	"contentapi/shared/store"
 )
 
@@ -201,6 +203,11 @@ func run(ctx context.Context, out string) error {
 	if err := settleChaos(ctx, clients[0], db); err != nil {
 		return err
 	}
+	// Deletes' counts come down from the stream: wait until the tally has
+	// counted the last one.
+	if err := waitTallied(ctx, db, g.DynamoDB); err != nil {
+		return err
+	}
 	res.Settle = time.Since(settled)
 	if err := res.check(ctx, db, clients); err != nil {
 		return err
@@ -335,6 +342,54 @@ func settleChaos(ctx context.Context, c *chaosClient, db *dynamodb.Client) error
 		key := fmt.Sprintf("settle-%d", i)
 		if status, id := c.call(ctx, "POST", "/api/v1/documents", url.Values{"name": {"settle " + key}, "prompt": {"p"}}, key); status == 201 {
 			c.call(ctx, "DELETE", fmt.Sprintf("/api/v1/documents/%d", id), nil, key+"-del")
+		}
+	}
+}
+
+// waitTallied returns once the tally has counted every delete of the
+// documents table's stream: the counter's watermark of each shard is at its
+// last delete.
+func waitTallied(ctx context.Context, db *dynamodb.Client, endpoint string) error {
+	tmplPath, err := sam.Find()
+	if err != nil {
+		return err
+	}
+	tmpl, err := sam.Load(tmplPath)
+	if err != nil {
+		return err
+	}
+	mappings, err := streams.Mappings(tmpl, map[string]string{"DocumentsTable": "DocumentsTable"}, app.TallyFunction, nil,
+		func(context.Context, events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error) {
+			return events.DynamoDBTimeWindowEventResponse{}, nil
+		})
+	if err != nil || len(mappings) != 1 {
+		return fmt.Errorf("chaos: the documents table's tally mapping: %v", err)
+	}
+	last, err := streams.Last(ctx, db, endpoint, "DocumentsTable", func(rec events.DynamoDBEventRecord) bool {
+		return mappings[0].Filter.Match(rec) && rec.Change.Keys["account"].String() == chaosAccount
+	})
+	if err != nil {
+		return err
+	}
+	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: aws.String("DocumentsTable"), ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{"account": &types.AttributeValueMemberS{Value: chaosAccount}, "id": &types.AttributeValueMemberN{Value: "0"}},
+		})
+		if err != nil {
+			return err
+		}
+		behind := 0
+		for shard, seq := range last {
+			if !store.Counted(out.Item, shard, seq) {
+				behind++
+			}
+		}
+		if behind == 0 {
+			return nil
+		}
+		if time.Since(start) > 2*time.Minute {
+			return fmt.Errorf("chaos: the tally has not counted %d shards' last deletes after %v", behind, time.Since(start))
 		}
 	}
 }

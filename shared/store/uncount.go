@@ -161,3 +161,11 @@ func padSeq(seq string) string {
 	}
 	return strings.Repeat("0", seqDigits-len(seq)) + seq
 }
+
+// Counted reports whether a counter item has counted the delete read at
+// seq from a shard of its table's stream (the shard's watermark is at or
+// past it): for what waits for the tally to catch up.
+func Counted(counter Item, shard, seq string) bool {
+	counted, _, _ := strings.Cut(StrAttr(counter, markAttr(shard)), " ")
+	return counted != "" && padSeq(seq) <= counted
+}

@@ -172,8 +172,13 @@ func TestEachDeleteCountsOnce(t *testing.T) {
 	// An old record delivered after newer ones changes nothing.
 	r.deliver("shard-1", recs[0])
 	r.wantTotal("acme", 1, 0)
-	if n := len(marks(r.counter("acme"))); n != 1 {
+	counter := r.counter("acme")
+	if n := len(marks(counter)); n != 1 {
 		t.Fatalf("%d watermarks for one shard", n)
+	}
+	if !store.Counted(counter, "shard-1", recs[5].Change.SequenceNumber) || store.Counted(counter, "shard-1", "999999999999999999999") ||
+		store.Counted(counter, "shard-2", recs[0].Change.SequenceNumber) {
+		t.Fatal("Counted does not read the watermark")
 	}
 }
 

@@ -540,3 +540,46 @@ func image(m map[string]types.AttributeValue) (map[string]events.DynamoDBAttribu
 	item, err := attributevalue.FromDynamoDBStreamsMap(m)
 	return Image(item), err
 }
+
+// Last is, by shard, the sequence number of the last record of a table's
+// stream that keep keeps, read from every shard's start to its end now:
+// what a mapping has delivered once it has caught up.
+func Last(ctx context.Context, db *dynamodb.Client, endpoint, table string, keep func(events.DynamoDBEventRecord) bool) (map[string]string, error) {
+	p := New(db, endpoint, nil)
+	d, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	if err != nil {
+		return nil, err
+	}
+	arn := d.Table.LatestStreamArn
+	out, err := p.streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: arn})
+	if err != nil {
+		return nil, err
+	}
+	last := map[string]string{}
+	for _, shard := range out.StreamDescription.Shards {
+		id := aws.ToString(shard.ShardId)
+		iterator, err := p.iterator(ctx, aws.ToString(arn), id, types.ShardIteratorTypeTrimHorizon, "")
+		for err == nil && iterator != nil {
+			var page *dynamodbstreams.GetRecordsOutput
+			page, err = p.streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iterator})
+			var trimmed *types.TrimmedDataAccessException
+			if errors.As(err, &trimmed) {
+				err = nil // an empty shard, as DynamoDB Local says it
+				break
+			}
+			if err != nil || len(page.Records) == 0 {
+				break
+			}
+			for _, r := range page.Records {
+				if rec, cerr := eventRecord(r, aws.ToString(arn)); cerr == nil && keep(rec) {
+					last[id] = rec.Change.SequenceNumber
+				}
+			}
+			iterator = page.NextShardIterator
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return last, nil
+}

@@ -25,6 +25,13 @@ type windowRecorder struct {
 	shards   []string
 	states   []string
 	ids      []string
+	seq      string
+}
+
+func (w *windowRecorder) lastSeq() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seq
 }
 
 func (w *windowRecorder) handle(_ context.Context, ev events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error) {
@@ -42,6 +49,7 @@ func (w *windowRecorder) handle(_ context.Context, ev events.DynamoDBTimeWindowE
 	}
 	for _, r := range ev.Records {
 		w.ids = append(w.ids, r.Change.Keys["id"].Number())
+		w.seq = r.Change.SequenceNumber
 	}
 	n, _ := strconv.Atoi(ev.State["calls"])
 	return events.DynamoDBTimeWindowEventResponse{
@@ -99,6 +107,18 @@ func TestWindowedMapping(t *testing.T) {
 	}
 	if p.Failed() != 0 || p.Delivered() != 2 {
 		t.Fatalf("delivered %d, failed %d", p.Delivered(), p.Failed())
+	}
+	// What a caught-up mapping has delivered last, read off the stream.
+	last, err := streams.Last(ctx, env.Client, env.Endpoint, env.Tables["ImagesTable"], func(r events.DynamoDBEventRecord) bool {
+		return r.Change.Keys["id"].Number() != "3"
+	})
+	if err != nil || len(last) != 1 {
+		t.Fatalf("last %v, %v", last, err)
+	}
+	for _, seq := range last {
+		if seq == "" || seq >= w.lastSeq() {
+			t.Fatalf("last kept %q, want before record 3's %q", seq, w.lastSeq())
+		}
 	}
 }
 
