@@ -4295,7 +4295,10 @@ type PageMeta struct {
 	// To The position of the page's last record; null when the page is empty.
 	To *int `json:"to"`
 
-	// Total Records that match, over all pages: exact unless `total_estimated` is true.
+	// Total Records that match, over all pages: exact unless `total_estimated` is true. Like the
+	// list, it trails a write by a moment: a delete counts once the table's stream has
+	// carried it to the tally (usually well under a second), as a list shows a write once the
+	// index has it.
 	Total int `json:"total"`
 
 	// TotalEstimated True when the read budget ended the counting, so that `total`, `last_page` and
