@@ -471,9 +471,9 @@ func (t *Table) tombstone(ctx context.Context, account string, id int64, exec, o
 	return t.writeRecord(ctx, account, id, u)
 }
 
-// settleDeleted finishes an earlier version's delete whose tombstone is written: the intent
-// rides away, or, when the scope guess was wrong, the count moves to the
-// record's real scope as the intent is closed.
+// settleDeleted finishes an earlier version's delete whose tombstone is
+// written: the intent rides away, or, when the scope guess was wrong, the
+// count moves to the record's real scope as the intent is closed.
 func (t *Table) settleDeleted(ctx context.Context, account string, in intent, tomb Item) error {
 	scope, ok := t.itemScope(tomb)
 	if !ok || scope == in.scope {
@@ -532,8 +532,9 @@ func (t *Table) putNew(ctx context.Context, item Item) error {
 	return err
 }
 
-// settleDelete settles an earlier version's delete intent: landed when its tombstone is there,
-// else the record is fenced against the delete and the count put back.
+// settleDelete settles an earlier version's delete intent: landed when its
+// tombstone is there, else the record is fenced against the delete and the
+// count put back.
 func (t *Table) settleDelete(ctx context.Context, account string, in intent, cur Item, known bool) (bool, error) {
 	for range 3 {
 		if !known {
