@@ -26,6 +26,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -358,15 +359,20 @@ func waitTallied(ctx context.Context, db *dynamodb.Client, endpoint string) erro
 	if err != nil {
 		return err
 	}
-	mappings, err := streams.Mappings(tmpl, map[string]string{"DocumentsTable": "DocumentsTable"}, app.TallyFunction, nil,
-		func(context.Context, events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error) {
+	// The local stack names its tables by their logical IDs.
+	mappings, err := streams.Mappings(tmpl, map[string]string{"DocumentsTable": "DocumentsTable", "ImagesTable": "ImagesTable"},
+		app.TallyFunction, nil, func(context.Context, events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error) {
 			return events.DynamoDBTimeWindowEventResponse{}, nil
 		})
-	if err != nil || len(mappings) != 1 {
-		return fmt.Errorf("chaos: the documents table's tally mapping: %v", err)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(mappings, func(m streams.Mapping) bool { return m.Table == "DocumentsTable" })
+	if i < 0 {
+		return errors.New("chaos: the template has no tally mapping of the documents table")
 	}
 	last, err := streams.Last(ctx, db, endpoint, "DocumentsTable", func(rec events.DynamoDBEventRecord) bool {
-		return mappings[0].Filter.Match(rec) && rec.Change.Keys["account"].String() == chaosAccount
+		return mappings[i].Filter.Match(rec) && rec.Change.Keys["account"].String() == chaosAccount
 	})
 	if err != nil {
 		return err
