@@ -280,8 +280,8 @@ func lambdaFunction(h http.Handler) Function {
 			ev.Body, ev.IsBase64Encoded = string(body), false
 		}
 		ctx = httpapi.WithGatewayRequestID(ctx, ev.RequestContext.RequestID)
-		r, err := eventRequest(ctx, ev)
-		if err != nil {
+		r := eventRequest(ctx, ev)
+		if r == nil {
 			return badEvent(ev), nil
 		}
 		w := newResponse()

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/textproto"
 	"os"
@@ -12,31 +11,33 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 )
 
-// errUnconvertible is an event the adapter would fail on, and log the raw
-// URL of in plain text.
-var errUnconvertible = errors.New("the event makes no request")
-
 // eventRequest is the request the adapter makes of ev
-// (core.RequestAccessorV2.EventToRequestWithContext), on ctx. The events
-// API Gateway sends, plain ones, are turned into it here, for a fraction
-// of the adapter's cost: it builds and parses the URL again, sorts the
-// headers through two maps, canonicalizes each name twice and copies the
-// request to set its context. Anything else goes to the adapter, which
-// stays the definition of the conversion: FuzzRequestAsTheAdapter holds
-// the two to the same request, field by field.
+// (core.RequestAccessorV2.EventToRequestWithContext), on ctx, or nil for
+// an event the adapter would fail on (and log the raw URL of, in plain
+// text). The events API Gateway sends, plain ones, are turned into it
+// here, for a fraction of the adapter's cost: it builds and parses the
+// URL again, sorts the headers through two maps, canonicalizes each name
+// twice and copies the request to set its context. Anything else goes to
+// the adapter, which stays the definition of the conversion:
+// FuzzRequestAsTheAdapter holds the two to the same request, field by
+// field.
 //
 // The request's context carries no adapter value (its key is the
 // adapter's own): what the middleware needs of the gateway's context, the
 // request id, lambdaFunction gives it on both paths.
-func eventRequest(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (*http.Request, error) {
+func eventRequest(ctx context.Context, ev events.APIGatewayV2HTTPRequest) *http.Request {
 	if r, ok := plainRequest(ctx, ev); ok {
-		return r, nil
+		return r
 	}
 	if !convertible(ev) {
-		return nil, errUnconvertible
+		return nil
 	}
 	var requests core.RequestAccessorV2
-	return requests.EventToRequestWithContext(ctx, ev)
+	r, err := requests.EventToRequestWithContext(ctx, ev)
+	if err != nil {
+		return nil
+	}
+	return r
 }
 
 // plainRequest is eventRequest for an event whose URL url.Parse takes as
@@ -110,7 +111,9 @@ func eventHeader(ev events.APIGatewayV2HTTPRequest) (h http.Header, ok bool) {
 		if singletonHeader(c) {
 			values = append(values, v)
 		} else {
-			for part := range strings.SplitSeq(v, ",") {
+			for more := true; more; {
+				var part string
+				part, v, more = strings.Cut(v, ",")
 				values = append(values, strings.Trim(part, " "))
 			}
 		}
