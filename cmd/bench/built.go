@@ -232,7 +232,7 @@ var profileParts = []gobench.Part{
 	{What: "AWS SDK (serialize, sign, retry, deserialize; the canned transport included)", Match: `^github\.com/aws/(aws-sdk-go-v2/(aws|service)/|smithy-go/)`},
 	{What: "garbage collector, in the background", Match: `^runtime\.gcBgMarkWorker$`},
 	{What: "JSON answer (httpapi.WriteJSON)", Match: `httpapi\.WriteJSON$`},
-	{What: "API Gateway adapter: event to http.Request", Match: `EventToRequestWithContext$`},
+	{What: "API Gateway event to http.Request (shared/app, or the adapter)", Match: `(app\.eventRequest|EventToRequestWithContext)$`},
 	{What: "response to event (shared/app's writer)", Match: `^contentapi/shared/app\.\(\*response\)\.`},
 	{What: "access log (log/slog)", Match: `^log/slog\.`},
 	{What: "rate limiter (in memory)", Match: `^contentapi/shared/ratelimit\.`},

@@ -21,7 +21,6 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
 	"contentapi/shared/auth"
 	"contentapi/shared/crud"
@@ -261,15 +260,13 @@ func (a *App) handler(routes []httpapi.Route, timeoutFor func(*http.Request) tim
 }
 
 // lambdaFunction adapts an HTTP handler to the API Gateway v2 proxy event:
-// the adapter's core turns the event into the request (and puts the
-// gateway's context where core.GetAPIGatewayV2ContextFromContext finds
-// it), given the header names canonical (request.go); the answer is
-// written to response, which makes the event the adapter's own writer
-// would, for less. The adapter fails the whole invocation on an event it
-// cannot turn into a request (bad base64 body, unparsable path); those get
-// a JSON 400 instead.
+// the event becomes the request the adapter's core would make of it
+// (eventRequest, request.go), with the gateway's request id where the
+// middleware finds it; the answer is written to response, which makes the
+// event the adapter's own writer would, for less. The adapter fails the
+// whole invocation on an event it cannot turn into a request (bad base64
+// body, unparsable path); those get a JSON 400 instead.
 func lambdaFunction(h http.Handler) Function {
-	var requests core.RequestAccessorV2
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		if ev.IsBase64Encoded {
 			// Decoded here, once, so that bad base64 is a 400 rather than
@@ -282,17 +279,9 @@ func lambdaFunction(h http.Handler) Function {
 			}
 			ev.Body, ev.IsBase64Encoded = string(body), false
 		}
-		if !convertible(ev) {
-			return badEvent(ev), nil
-		}
-		headers, pooled := canonicalHeaders(ev.Headers)
-		canonical := ev
-		canonical.Headers = headers
-		r, err := requests.EventToRequestWithContext(ctx, canonical)
-		if pooled {
-			releaseHeaders(headers)
-		}
-		if err != nil {
+		ctx = httpapi.WithGatewayRequestID(ctx, ev.RequestContext.RequestID)
+		r := eventRequest(ctx, ev)
+		if r == nil {
 			return badEvent(ev), nil
 		}
 		w := newResponse()

@@ -245,7 +245,23 @@ func requestDeadline(ctx context.Context, timeout time.Duration) time.Time {
 	return deadline
 }
 
+type gatewayRequestIDKey struct{}
+
+// WithGatewayRequestID gives the middleware API Gateway's id of the
+// request, to log and answer with (X-Request-Id). The Lambda entry point
+// sets it on every request it makes, whether or not the adapter's core
+// made it (and put the gateway's context where
+// core.GetAPIGatewayV2ContextFromContext finds it).
+func WithGatewayRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, gatewayRequestIDKey{}, id)
+}
+
+// gatewayRequestID is the gateway's id of the request, or a random one
+// where there is none.
 func gatewayRequestID(ctx context.Context) string {
+	if id, _ := ctx.Value(gatewayRequestIDKey{}).(string); id != "" {
+		return id
+	}
 	if gw, ok := core.GetAPIGatewayV2ContextFromContext(ctx); ok && gw.RequestID != "" {
 		return gw.RequestID
 	}
