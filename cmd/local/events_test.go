@@ -222,6 +222,21 @@ func eventsApp(t *testing.T) (*app.App, *ddbtest.Env) {
 // generator function's real entry point. Each record's new image is first
 // stored, as the stream shows what the table holds, with its times moved
 // to now: the 15-minute rule would otherwise end it as timed out.
+// localTable points a stream record of an events/ file, which names a
+// table by its logical ID, at that table in the test's DynamoDB Local, and
+// returns the table's name there.
+func localTable(t *testing.T, env *ddbtest.Env, file string, rec *events.DynamoDBEventRecord) string {
+	t.Helper()
+	_, afterTable, _ := strings.Cut(rec.EventSourceArn, ":table/")
+	logical, _, _ := strings.Cut(afterTable, "/")
+	table, ok := env.Tables[logical]
+	if !ok {
+		t.Fatalf("%s names table %s, which the template does not have", file, logical)
+	}
+	rec.EventSourceArn = strings.Replace(rec.EventSourceArn, ":table/"+logical+"/", ":table/"+table+"/", 1)
+	return table
+}
+
 func TestStreamEvents(t *testing.T) {
 	p, err := loadProject()
 	if err != nil {
@@ -247,13 +262,7 @@ func TestStreamEvents(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			var keys []store.Item
 			for i, rec := range f.ev.Records {
-				_, afterTable, _ := strings.Cut(rec.EventSourceArn, ":table/")
-				logical, _, _ := strings.Cut(afterTable, "/")
-				table, ok := env.Tables[logical]
-				if !ok {
-					t.Fatalf("%s names table %s, which the template does not have", f.name, logical)
-				}
-				f.ev.Records[i].EventSourceArn = strings.Replace(rec.EventSourceArn, ":table/"+logical+"/", ":table/"+table+"/", 1)
+				table := localTable(t, env, f.name, &f.ev.Records[i])
 				gen := rec.Change.NewImage["generation"].Map()
 				gen["requested_at"] = events.NewStringAttribute(now)
 				item := streamevent.Item(rec.Change.NewImage)
@@ -318,13 +327,7 @@ func TestTallyEvents(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			var counters []store.Item
 			for i, rec := range f.ev.Records {
-				_, afterTable, _ := strings.Cut(rec.EventSourceArn, ":table/")
-				logical, _, _ := strings.Cut(afterTable, "/")
-				table, ok := env.Tables[logical]
-				if !ok {
-					t.Fatalf("%s names table %s, which the template does not have", f.name, logical)
-				}
-				f.ev.Records[i].EventSourceArn = strings.Replace(rec.EventSourceArn, ":table/"+logical+"/", ":table/"+table+"/", 1)
+				table := localTable(t, env, f.name, &f.ev.Records[i])
 				old := streamevent.Item(rec.Change.OldImage)
 				counter := store.Item{"account": old["account"], "id": &types.AttributeValueMemberN{Value: "0"},
 					"count_" + old["template_id"].(*types.AttributeValueMemberN).Value: &types.AttributeValueMemberN{Value: "1"}}

@@ -49,34 +49,12 @@ func invoke(ctx context.Context, file string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if window, ok, err := readTallyEvent(file); ok || err != nil {
-		if err != nil {
-			return err
-		}
-		fn, err := a.Tally()
-		if err != nil {
-			return err
-		}
-		resp, err := fn(ctx, window)
-		if err != nil {
-			return fmt.Errorf("%s returned an error (the mapping would retry the batch): %w", app.TallyFunction, err)
-		}
-		fmt.Fprintf(stderr, "%s: %d records, %d failed\n", app.TallyFunction, len(window.Records), len(resp.BatchItemFailures))
-		return printJSON(stdout, resp)
+		return invokeStream(ctx, stdout, stderr, app.TallyFunction, window, window.Records, err, a.Tally,
+			func(r events.DynamoDBTimeWindowEventResponse) int { return len(r.BatchItemFailures) })
 	}
 	if stream, ok, err := readStreamEvent(file); ok || err != nil {
-		if err != nil {
-			return err
-		}
-		fn, err := a.Stream()
-		if err != nil {
-			return err
-		}
-		resp, err := fn(ctx, stream)
-		if err != nil {
-			return fmt.Errorf("%s returned an error (the mapping would retry the batch): %w", app.GeneratorFunction, err)
-		}
-		fmt.Fprintf(stderr, "%s: %d records, %d failed\n", app.GeneratorFunction, len(stream.Records), len(resp.BatchItemFailures))
-		return printJSON(stdout, resp)
+		return invokeStream(ctx, stdout, stderr, app.GeneratorFunction, stream, stream.Records, err, a.Stream,
+			func(r events.DynamoDBEventResponse) int { return len(r.BatchItemFailures) })
 	}
 	ev, err := readEvent(file)
 	if err != nil {
@@ -95,6 +73,26 @@ func invoke(ctx context.Context, file string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s returned an error (API Gateway would answer 500): %w", function, err)
 	}
 	fmt.Fprintf(stderr, "%s %s -> %d\n", function, ev.RouteKey, resp.StatusCode)
+	return printJSON(stdout, resp)
+}
+
+// invokeStream runs a stream event (read with readErr) through the stream
+// function build makes, and prints its response.
+func invokeStream[E, R any, F ~func(context.Context, E) (R, error)](ctx context.Context, stdout, stderr io.Writer,
+	function string, ev E, records []events.DynamoDBEventRecord, readErr error,
+	build func() (F, error), failures func(R) int) error {
+	if readErr != nil {
+		return readErr
+	}
+	fn, err := build()
+	if err != nil {
+		return err
+	}
+	resp, err := fn(ctx, ev)
+	if err != nil {
+		return fmt.Errorf("%s returned an error (the mapping would retry the batch): %w", function, err)
+	}
+	fmt.Fprintf(stderr, "%s: %d records, %d failed\n", function, len(records), failures(resp))
 	return printJSON(stdout, resp)
 }
 
