@@ -47,6 +47,8 @@ var buildQueues = [][]build{
 		{"images-arm64", lambda("arm64", "./functions/images")},
 		{"generator-arm64", lambda("arm64", "./functions/generator")},
 		{"generator-amd64", lambda("amd64", "./functions/generator")},
+		{"tally-arm64", lambda("arm64", "./functions/tally")},
+		{"tally-amd64", lambda("amd64", "./functions/tally")},
 	},
 }
 

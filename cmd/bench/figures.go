@@ -37,6 +37,8 @@ var targets = map[string]float64{
 	"bytes_bootstrap_images":    10000000,
 	"bytes_bootstrap_generator": 10000000,
 	"ms_cold_start_generator":   30,
+	"bytes_bootstrap_tally":     10000000,
+	"ms_cold_start_tally":       30,
 	"errors_local":              0,
 }
 

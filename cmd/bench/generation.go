@@ -129,36 +129,45 @@ func measureGeneration(ctx context.Context, b *figures.Board, meter *ddbmeter.Me
 	if err := addSize(ctx, b, builds, "bytes_bootstrap_generator", "generator-arm64"); err != nil {
 		return err
 	}
-	bootstrap, err := builds.path(ctx, "generator-amd64")
-	if err != nil {
-		b.Missing(err.Error(), "ms_cold_start_generator")
-		return nil
-	}
-	logf("generator cold start: %d runs", coldStartRuns)
 	ev, err = pendingEvent(ctx, c, plain, tables["DocumentsTable"], document)
 	if err != nil {
 		return err
 	}
+	return coldStartStream(ctx, b, builds, tmpl, endpoint, tables, "GeneratorFunction", "generator-amd64", "ms_cold_start_generator", ev,
+		func(r events.DynamoDBEventResponse) int { return len(r.BatchItemFailures) })
+}
+
+// coldStartStream measures a stream function's cold start: its amd64
+// bootstrap (built as bootstrap), exec to the answer to ev, whose failed
+// records (failures) must be none.
+func coldStartStream[E, R any](ctx context.Context, b *figures.Board, builds *artifacts, tmpl *sam.Template, endpoint string,
+	tables map[string]string, function, bootstrap, figure string, ev E, failures func(R) int) error {
+	path, err := builds.path(ctx, bootstrap)
+	if err != nil {
+		b.Missing(err.Error(), figure)
+		return nil
+	}
+	logf("%s cold start: %d runs", function, coldStartRuns)
 	event, err := json.Marshal(ev)
 	if err != nil {
 		return err
 	}
-	env := lambdaEnv(tmpl, endpoint, tables, "GeneratorFunction", filepath.Dir(bootstrap))
-	runs, err := runtimeapi.ColdStarts(ctx, bootstrap, env, event, coldStartRuns)
+	env := lambdaEnv(tmpl, endpoint, tables, function, filepath.Dir(path))
+	runs, err := runtimeapi.ColdStarts(ctx, path, env, event, coldStartRuns)
 	if err != nil {
-		b.Missing(err.Error(), "ms_cold_start_generator")
+		b.Missing(err.Error(), figure)
 		return nil
 	}
 	var total []time.Duration
 	for _, r := range runs {
-		var resp events.DynamoDBEventResponse
-		if err := json.Unmarshal(r.Response, &resp); err != nil || len(resp.BatchItemFailures) != 0 {
-			b.Missing(fmt.Sprintf("unexpected response %.300s", r.Response), "ms_cold_start_generator")
+		var resp R
+		if err := json.Unmarshal(r.Response, &resp); err != nil || failures(resp) != 0 {
+			b.Missing(fmt.Sprintf("unexpected response %.300s", r.Response), figure)
 			return nil
 		}
 		total = append(total, r.Total)
 	}
-	b.Add(figures.Figure{Name: "ms_cold_start_generator", Value: ms(loadgen.Percentile(total, 50)), Unit: "ms"})
+	b.Add(figures.Figure{Name: figure, Value: ms(loadgen.Percentile(total, 50)), Unit: "ms"})
 	return nil
 }
 

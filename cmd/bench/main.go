@@ -193,6 +193,9 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	if !o.quick {
+		if err := measureTallyBuilt(ctx, b, builds, tmpl, srv.Endpoint(), tables, tl); err != nil {
+			return err
+		}
 		if err := measureBuilt(ctx, b, builds, tmpl, srv.Endpoint(), tables, s, rep); err != nil {
 			return err
 		}

@@ -13,6 +13,8 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/figures"
+	"contentapi/shared/local/sam"
 	"contentapi/shared/local/streams"
 	"contentapi/shared/store"
 )
@@ -26,6 +28,8 @@ type tallier struct {
 	table   string
 	account string
 	seq     int
+	// last is the event of the last delete measured.
+	last events.DynamoDBTimeWindowEvent
 }
 
 // image is the item at id, read as the stream would show it.
@@ -65,10 +69,27 @@ func (t *tallier) measure(m *ddbmeter.Meter, id int64, del func()) (ddbmeter.Tot
 		}}},
 		TimeWindowProperties: events.TimeWindowProperties{ShardID: "shardId-bench", State: map[string]string{}},
 	}
+	t.last = ev
 	var resp events.DynamoDBTimeWindowEventResponse
 	calls := m.Measure(func() { resp, err = t.fn(context.Background(), ev) })
 	if err == nil && len(resp.BatchItemFailures) > 0 {
 		err = fmt.Errorf("the tally reported %d failed", len(resp.BatchItemFailures))
 	}
 	return ddbmeter.Sum(calls), err
+}
+
+// measureTallyBuilt adds the tally function's bootstrap size and its cold
+// start, taking the last delete measured again: the watermark has it, so
+// each run is the tally's one conditional write finding it counted.
+func measureTallyBuilt(ctx context.Context, b *figures.Board, builds *artifacts, tmpl *sam.Template, endpoint string,
+	tables map[string]string, t *tallier) error {
+	if err := addSize(ctx, b, builds, "bytes_bootstrap_tally", "tally-arm64"); err != nil {
+		return err
+	}
+	if len(t.last.Records) == 0 {
+		b.Missing("no delete was tallied", "ms_cold_start_tally")
+		return nil
+	}
+	return coldStartStream(ctx, b, builds, tmpl, endpoint, tables, app.TallyFunction, "tally-amd64", "ms_cold_start_tally", t.last,
+		func(r events.DynamoDBTimeWindowEventResponse) int { return len(r.BatchItemFailures) })
 }
