@@ -165,9 +165,11 @@ func lambdaEnv(tmpl *sam.Template, endpoint string, tables map[string]string, fu
 // benchCount rounds of benchTime each: each ns figure is the fastest of its
 // runs, since a busy machine only ever adds time, and so is each ratio the
 // ratio of the fastest runs: the round by round ratios, measured moments
-// apart, still swing with what else the machine does.
+// apart, still swing with what else the machine does. Seven rounds left
+// the get's ratio moving by a tenth from one make bench to the next on a
+// shared machine; twelve give each side more chances at a quiet moment.
 const (
-	benchCount = 7
+	benchCount = 12
 	benchTime  = "1s"
 )
 
