@@ -85,17 +85,23 @@ type Proxy struct {
 	target string
 	client *http.Client
 
-	mu       sync.Mutex
-	rules    []*Rule
-	down     Fault
-	up       chan struct{} // closed by Up: releases what Down held
-	calls    []Request
-	inflight sync.WaitGroup
+	mu    sync.Mutex
+	rules []*Rule
+	down  Fault
+	up    chan struct{} // closed by Up: releases what Down held
+	calls []Request
+	// inflight counts the calls taken and not yet done with; idle is
+	// signalled when it drops to zero. Not a WaitGroup: calls keep coming
+	// while a test waits (a stream function writing in the background),
+	// and a WaitGroup must not be added to while it is waited on.
+	inflight int
+	idle     *sync.Cond
 }
 
 // New starts a proxy to target, a DynamoDB Local endpoint, on 127.0.0.1.
 func New(target string) *Proxy {
 	p := &Proxy{target: strings.TrimSuffix(target, "/"), client: &http.Client{}, up: make(chan struct{})}
+	p.idle = sync.NewCond(&p.mu)
 	close(p.up)
 	p.Server = httptest.NewServer(http.HandlerFunc(p.serve))
 	return p
@@ -124,7 +130,27 @@ func (p *Proxy) Reset() {
 
 // Wait returns once every call the proxy has taken is done with: forwarded
 // and answered, or failed.
-func (p *Proxy) Wait() { p.inflight.Wait() }
+func (p *Proxy) Wait() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.inflight > 0 {
+		p.idle.Wait()
+	}
+}
+
+func (p *Proxy) enter() {
+	p.mu.Lock()
+	p.inflight++
+	p.mu.Unlock()
+}
+
+func (p *Proxy) leave() {
+	p.mu.Lock()
+	if p.inflight--; p.inflight == 0 {
+		p.idle.Broadcast()
+	}
+	p.mu.Unlock()
+}
 
 // Inject adds a rule: the next times calls that match get fault.
 func (p *Proxy) Inject(match func(Request) bool, fault Fault, times int) *Rule {
@@ -183,8 +209,8 @@ func Op(op string, has ...string) func(Request) bool {
 }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
-	p.inflight.Add(1)
-	defer p.inflight.Done()
+	p.enter()
+	defer p.leave()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return
