@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/awslabs/aws-lambda-go-api-proxy/core"
-
 	"contentapi/shared/auth"
 )
 
@@ -249,9 +247,8 @@ type gatewayRequestIDKey struct{}
 
 // WithGatewayRequestID gives the middleware API Gateway's id of the
 // request, to log and answer with (X-Request-Id). The Lambda entry point
-// sets it on every request it makes, whether or not the adapter's core
-// made it (and put the gateway's context where
-// core.GetAPIGatewayV2ContextFromContext finds it).
+// sets it on every request it makes, whether its own code or the
+// adapter's core made the request.
 func WithGatewayRequestID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, gatewayRequestIDKey{}, id)
 }
@@ -261,9 +258,6 @@ func WithGatewayRequestID(ctx context.Context, id string) context.Context {
 func gatewayRequestID(ctx context.Context) string {
 	if id, _ := ctx.Value(gatewayRequestIDKey{}).(string); id != "" {
 		return id
-	}
-	if gw, ok := core.GetAPIGatewayV2ContextFromContext(ctx); ok && gw.RequestID != "" {
-		return gw.RequestID
 	}
 	var b [12]byte
 	_, _ = rand.Read(b[:])
