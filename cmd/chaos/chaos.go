@@ -351,28 +351,26 @@ func settleChaos(ctx context.Context, c *chaosClient, db *dynamodb.Client) error
 // documents table's stream: the counter's watermark of each shard is at its
 // last delete.
 func waitTallied(ctx context.Context, db *dynamodb.Client, endpoint string) error {
-	tmplPath, err := sam.Find()
+	tmpl, err := sam.LoadProject()
 	if err != nil {
 		return err
 	}
-	tmpl, err := sam.Load(tmplPath)
+	all, err := tmpl.StreamMappings()
 	if err != nil {
 		return err
 	}
-	// The local stack names its tables by their logical IDs.
-	mappings, err := streams.Mappings(tmpl, map[string]string{"DocumentsTable": "DocumentsTable", "ImagesTable": "ImagesTable"},
-		app.TallyFunction, nil, func(context.Context, events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error) {
-			return events.DynamoDBTimeWindowEventResponse{}, nil
-		})
-	if err != nil {
-		return err
-	}
-	i := slices.IndexFunc(mappings, func(m streams.Mapping) bool { return m.Table == "DocumentsTable" })
+	i := slices.IndexFunc(all, func(m sam.StreamMapping) bool {
+		return m.Function == app.TallyFunction && m.Table == "DocumentsTable"
+	})
 	if i < 0 {
 		return errors.New("chaos: the template has no tally mapping of the documents table")
 	}
+	filter, err := streams.ParseFilter(all[i].Filters)
+	if err != nil {
+		return err
+	}
 	last, err := streams.Last(ctx, db, endpoint, "DocumentsTable", func(rec events.DynamoDBEventRecord) bool {
-		return mappings[i].Filter.Match(rec) && rec.Change.Keys["account"].String() == chaosAccount
+		return filter.Match(rec) && rec.Change.Keys["account"].String() == chaosAccount
 	})
 	if err != nil {
 		return err
