@@ -127,7 +127,7 @@ func Mappings(tmpl *sam.Template, tables map[string]string, function string, han
 		}
 		mappings = append(mappings, mapping)
 	}
-	return mappings, checkFunctions(mappings)
+	return mappings, nil
 }
 
 // Poller runs mappings until its context ends.

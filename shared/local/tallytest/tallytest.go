@@ -43,8 +43,7 @@ func Tables(env *ddbtest.Env, db store.DB, now func() time.Time) map[string]*sto
 
 // Handler is the tally function on tables, logging warnings and worse.
 func Handler(tables map[string]*store.Table) app.TallyHandler {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return (&tally.Tally{Tables: tables, Logger: logger}).Handle
+	return (&tally.Tally{Tables: tables, Logger: warnings()}).Handle
 }
 
 // Start delivers env's tables' streams to fn until the test ends, and
@@ -57,12 +56,11 @@ func Start(t testing.TB, env *ddbtest.Env, fn app.TallyHandler) *Run {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	mappings, err := streams.Mappings(tmpl, env.Tables, app.TallyFunction, nil, streams.WindowHandler(fn))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := streams.New(env.Client, env.Endpoint, logger)
+	p := streams.New(env.Client, env.Endpoint, warnings())
 	p.Interval = 20 * time.Millisecond
 	go func() { _ = p.Run(ctx, mappings...) }()
 	r := &Run{t: t, poller: p}
@@ -82,3 +80,8 @@ func (r *Run) Drain() {
 
 // Delivered is how many stream records the tally has taken.
 func (r *Run) Delivered() int64 { return r.poller.Delivered() }
+
+// warnings is a test's log of warnings and worse, on stderr.
+func warnings() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
