@@ -227,8 +227,7 @@ func eventsApp(t *testing.T) (*app.App, *ddbtest.Env) {
 // returns the table's name there.
 func localTable(t *testing.T, env *ddbtest.Env, file string, rec *events.DynamoDBEventRecord) string {
 	t.Helper()
-	_, afterTable, _ := strings.Cut(rec.EventSourceArn, ":table/")
-	logical, _, _ := strings.Cut(afterTable, "/")
+	logical := streamevent.Table(rec.EventSourceArn)
 	table, ok := env.Tables[logical]
 	if !ok {
 		t.Fatalf("%s names table %s, which the template does not have", file, logical)
