@@ -380,11 +380,12 @@ func BenchmarkSDKListCalls(b *testing.B) {
 // BenchmarkInterleaved is the handler benchmarks' ratio to their SDK floor
 // measured another way: in one process, in alternating blocks of 200
 // handler calls and 200 repetitions of the bare SDK calls, as the ratio of
-// the two sums (the "x" metric). Both sides then see the machine in the
-// same state and each other's garbage collection, and a shared machine's
-// drift cancels out: the ratio moves by about 0.02 from run to run, where
-// make bench's ratio of the fastest of 12 separate runs moves by a tenth.
-// It is the central value under ordinary load, not the quiet-moment one.
+// their mean times per call (the "x" metric; ns/op mixes the two). Both
+// sides then see the machine in the same state and each other's garbage
+// collection, and a shared machine's drift cancels out: the ratio moves by
+// a few hundredths from run to run, where make bench's ratio of the
+// fastest of 12 separate runs moves by a tenth. It is the central value
+// under ordinary load, not the quiet-moment one.
 //
 //	go test -run '^$' -bench Interleaved -benchtime 60000x ./shared/app
 func BenchmarkInterleaved(b *testing.B) {
