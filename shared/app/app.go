@@ -140,16 +140,7 @@ func ExtraRoutes(function string) []string {
 // named resource ("images"), configured from the environment. A
 // misconfigured function stops here, at init, with the error in its log.
 func MustFunction(ctx context.Context, resource string) Function {
-	a, err := FromEnv(ctx)
-	var fn Function
-	if err == nil {
-		fn, err = a.Function(resource)
-	}
-	if err != nil {
-		slog.Error("configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	return fn
+	return must(ctx, func(a *App) (Function, error) { return a.Function(resource) })
 }
 
 // Functions are the Lambda entry points by the function's logical ID in
