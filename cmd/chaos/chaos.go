@@ -376,16 +376,13 @@ func waitTallied(ctx context.Context, db *dynamodb.Client, endpoint string) erro
 		return err
 	}
 	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
-		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{
-			TableName: aws.String("DocumentsTable"), ConsistentRead: aws.Bool(true),
-			Key: map[string]types.AttributeValue{"account": &types.AttributeValueMemberS{Value: chaosAccount}, "id": &types.AttributeValueMemberN{Value: "0"}},
-		})
+		counter, err := chaosCounter(ctx, db)
 		if err != nil {
 			return err
 		}
 		behind := 0
 		for shard, seq := range last {
-			if !store.Counted(out.Item, shard, seq) {
+			if !store.Counted(counter, shard, seq) {
 				behind++
 			}
 		}
@@ -402,8 +399,8 @@ func waitTallied(ctx context.Context, db *dynamodb.Client, endpoint string) erro
 // op_<kind><scope>_<token>.
 var intentName = regexp.MustCompile(`^op_[cd]\d+_(.+)$`)
 
-// openIntents names the counter's intents made before a time.
-func openIntents(ctx context.Context, db *dynamodb.Client, before time.Time) ([]string, error) {
+// chaosCounter is the soak account's counter item, read consistently.
+func chaosCounter(ctx context.Context, db *dynamodb.Client) (store.Item, error) {
 	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String("DocumentsTable"), ConsistentRead: aws.Bool(true),
 		Key: map[string]types.AttributeValue{"account": &types.AttributeValueMemberS{Value: chaosAccount}, "id": &types.AttributeValueMemberN{Value: "0"}},
@@ -411,8 +408,17 @@ func openIntents(ctx context.Context, db *dynamodb.Client, before time.Time) ([]
 	if err != nil {
 		return nil, err
 	}
+	return out.Item, nil
+}
+
+// openIntents names the counter's intents made before a time.
+func openIntents(ctx context.Context, db *dynamodb.Client, before time.Time) ([]string, error) {
+	counter, err := chaosCounter(ctx, db)
+	if err != nil {
+		return nil, err
+	}
 	var names []string
-	for name := range out.Item {
+	for name := range counter {
 		m := intentName.FindStringSubmatch(name)
 		if m == nil {
 			continue
