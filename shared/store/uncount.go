@@ -105,7 +105,7 @@ func (t *Table) Uncount(ctx context.Context, shard, account string, rs []Removal
 		u.cond("(attribute_not_exists(" + m + ") OR " + m + " < " + u.value(str(first.Seq)) + ")")
 		counter, err := t.writeCounter(ctx, account, u)
 		if old, failed := conditionFailed(err); failed {
-			counted, _, _ := strings.Cut(StrAttr(old, mark), " ")
+			counted := watermark(old, mark)
 			pending = slices.DeleteFunc(pending, func(r Removal) bool { return r.Seq <= counted })
 			continue
 		}
@@ -166,6 +166,13 @@ func padSeq(seq string) string {
 // seq from a shard of its table's stream (the shard's watermark is at or
 // past it): for what waits for the tally to catch up.
 func Counted(counter Item, shard, seq string) bool {
-	counted, _, _ := strings.Cut(StrAttr(counter, markAttr(shard)), " ")
+	counted := watermark(counter, markAttr(shard))
 	return counted != "" && padSeq(seq) <= counted
+}
+
+// watermark is the padded sequence number a counter's watermark attribute
+// mark holds ("" for none).
+func watermark(counter Item, mark string) string {
+	seq, _, _ := strings.Cut(StrAttr(counter, mark), " ")
+	return seq
 }
