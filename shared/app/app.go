@@ -67,7 +67,7 @@ func New(cfg Config, db *dynamodb.Client) *App {
 	if out == nil {
 		out = os.Stdout
 	}
-	logger := slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	logger := slog.New(httpapi.NewLogHandler(out, cfg.LogLevel))
 	a := &App{
 		cfg:    cfg,
 		db:     db,

@@ -8,6 +8,10 @@ import (
 	"unsafe"
 )
 
+// AppendString appends s as a JSON string, as AppendJSON writes one: for
+// a line built by hand that must read as the service's other JSON.
+func AppendString(b []byte, s string) []byte { return appendString(b, s) }
+
 // appendString writes s as a JSON string exactly as encoding/json does
 // with HTML escaping off: `"` and `\` escaped, control characters as \b,
 // \f, \n, \r, \t or \u00XX, invalid UTF-8 as \ufffd, and U+2028 and U+2029

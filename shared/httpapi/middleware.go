@@ -208,26 +208,6 @@ func observe(cfg Config, next http.Handler) http.Handler {
 	})
 }
 
-// logAccess writes the request's access line: one record handed straight
-// to the handler, which is all a line needs (slog's Logger would also look
-// up the caller's source line, unused here).
-func logAccess(ctx context.Context, logger *slog.Logger, ri *requestInfo, r *http.Request, start time.Time) {
-	h := logger.Handler()
-	if !h.Enabled(ctx, slog.LevelInfo) {
-		return
-	}
-	now := time.Now()
-	rec := slog.NewRecord(now, slog.LevelInfo, "request", 0)
-	rec.AddAttrs(slog.String("request_id", ri.id))
-	if ri.authenticated {
-		rec.AddAttrs(slog.String("account", ri.principal.Account))
-	}
-	// The query string is left out: search text is the client's data.
-	rec.AddAttrs(slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", ri.rec.status),
-		slog.Float64("latency_ms", float64(now.Sub(start).Microseconds())/1000))
-	_ = h.Handle(ctx, rec)
-}
-
 // functionMargin is kept between a request's deadline and the function's
 // own (the Lambda context's), to answer and log before Lambda stops us.
 const functionMargin = time.Second
