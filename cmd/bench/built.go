@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -66,7 +67,7 @@ func measureBuilt(ctx context.Context, b *figures.Board, a *artifacts, tmpl *sam
 
 	appTest, err := a.path(ctx, "app.test")
 	if err != nil {
-		b.Missing(err.Error(), "ns_handler_get", "allocs_handler_get", "ns_handler_list", "allocs_handler_list",
+		b.Missing(err.Error(), "ns_handler_get", "allocs_handler_get", "ns_handler_list", "allocs_handler_list", "ns_sdk_getitem", "ns_sdk_list_calls",
 			"ratio_handler_get", "ratio_handler_list")
 		return nil
 	}
@@ -79,18 +80,25 @@ func measureBuilt(ctx context.Context, b *figures.Board, a *artifacts, tmpl *sam
 			rep.BenchEnv = append(rep.BenchEnv, k+"="+v)
 		}
 	}
-	names := make([]string, len(handlerBenchmarks))
-	for i, h := range handlerBenchmarks {
-		names[i] = strings.TrimPrefix(h.bench, "Benchmark")
+	// Allocations per call: one round of the handler benchmarks and their
+	// SDK floors, each on its own.
+	var names []string
+	for _, h := range handlerBenchmarks {
+		names = append(names, strings.TrimPrefix(h.handler, "Benchmark"), strings.TrimPrefix(h.floor, "Benchmark"))
 	}
-	// A round is one process running each once, so a handler and its
-	// floor see the machine in the same state.
-	rounds, raw, err := gobench.Rounds(ctx, appTest, rep.BenchEnv, names, benchCount, benchTime)
+	allocRounds, raw, err := gobench.Rounds(ctx, appTest, rep.BenchEnv, names, 1, "1s")
 	rep.BenchLines = gobench.Lines(raw)
 	if err != nil {
 		return err
 	}
-	reportBenchmarks(b, rounds, rep)
+	// Time per call and the ratios: rounds of BenchmarkInterleaved, each
+	// a fresh process.
+	ratioRounds, raw, err := gobench.Rounds(ctx, appTest, rep.BenchEnv, []string{"Interleaved"}, interleavedRounds, interleavedCalls)
+	rep.BenchLines = append(rep.BenchLines, gobench.Lines(raw)...)
+	if err != nil {
+		return err
+	}
+	reportBenchmarks(b, allocRounds, ratioRounds, rep)
 	logf("profiling the handler benchmarks")
 	for _, bench := range []string{"BenchmarkDocumentsGet", "BenchmarkDocumentsList"} {
 		prof, err := gobench.CPUProfile(ctx, appTest, bench, filepath.Dir(appTest), rep.BenchEnv, profileParts, "the rest: routing, middleware, parsing, runtime")
@@ -162,63 +170,63 @@ func lambdaEnv(tmpl *sam.Template, endpoint string, tables map[string]string, fu
 	return runtimeapi.Env(vars, function, taskRoot)
 }
 
-// benchCount rounds of benchTime each: each ns figure is the fastest of its
-// runs, since a busy machine only ever adds time, and so is each ratio the
-// ratio of the fastest runs: the round by round ratios, measured moments
-// apart, still swing with what else the machine does. Seven rounds left
-// the get's ratio moving by a tenth from one make bench to the next on a
-// shared machine; twelve give each side more chances at a quiet moment.
+// interleavedRounds of BenchmarkInterleaved, each interleavedCalls calls of
+// each handler and its floor together: the figures are the median
+// round's. Five rounds take about a minute and a half.
 const (
-	benchCount = 12
-	benchTime  = "1s"
+	interleavedRounds = 5
+	interleavedCalls  = "60000x"
 )
 
-// handlerBenchmarks are the benchmarks behind the handler figures, in the
-// order each round runs them; floor names the SDK benchmark a handler's
-// ratio divides by.
-var handlerBenchmarks = []struct{ bench, figure, floor string }{
-	{"BenchmarkDocumentsGet", "handler_get", "BenchmarkSDKGetItem"},
-	{"BenchmarkSDKGetItem", "sdk_getitem", ""},
-	{"BenchmarkDocumentsList", "handler_list", "BenchmarkSDKListCalls"},
-	{"BenchmarkSDKListCalls", "sdk_list_calls", ""},
+// handlerBenchmarks are the benchmarks behind the handler figures:
+// interleaved names the handler's sub-benchmark of BenchmarkInterleaved,
+// which times it against its floor, the SDK calls under it; handler and
+// floor are the benchmarks that count their allocations.
+var handlerBenchmarks = []struct {
+	interleaved, handler, floor string
+	figure, floorFigure         string
+}{
+	{"BenchmarkInterleaved/get", "BenchmarkDocumentsGet", "BenchmarkSDKGetItem", "handler_get", "sdk_getitem"},
+	{"BenchmarkInterleaved/list", "BenchmarkDocumentsList", "BenchmarkSDKListCalls", "handler_list", "sdk_list_calls"},
 }
 
-// reportBenchmarks adds the handler figures: for each benchmark its
-// fastest time and its allocations, and for each handler its ratio to the
-// SDK calls under it.
-func reportBenchmarks(b *figures.Board, rounds []gobench.Round, rep *report) {
+// reportBenchmarks adds the handler figures: each handler's and its
+// floor's time per call and their ratio, from the round whose ratio is the
+// median (so the ratio is that round's ns_handler ÷ ns_sdk), and each
+// benchmark's allocations per call.
+func reportBenchmarks(b *figures.Board, allocRounds, ratioRounds []gobench.Round, rep *report) {
 	for _, h := range handlerBenchmarks {
-		var ns, ratios []float64
-		var allocs float64
-		for _, round := range rounds {
-			r, ok := round[h.bench]
-			if !ok {
-				continue
-			}
-			ns, allocs = append(ns, r.NS), r.Allocs
-			if floor, ok := round[h.floor]; ok && floor.NS > 0 {
-				ratios = append(ratios, r.NS/floor.NS)
+		var rounds []gobench.Result
+		for _, round := range ratioRounds {
+			if r, ok := round[h.interleaved]; ok && r.Metrics["x"] > 0 {
+				rounds = append(rounds, r)
 			}
 		}
-		if len(ns) == 0 {
-			b.Missing("no result", "ns_"+h.figure, "allocs_"+h.figure)
-			continue
-		}
-		b.Add(figures.Figure{Name: "ns_" + h.figure, Value: slices.Min(ns), Unit: "ns"})
-		b.Add(figures.Figure{Name: "allocs_" + h.figure, Value: allocs, Unit: "allocs"})
-		if h.floor != "" {
-			var floor []float64
-			for _, round := range rounds {
-				if r, ok := round[h.floor]; ok {
-					floor = append(floor, r.NS)
-				}
-			}
-			if len(floor) == 0 {
-				b.Missing("no result for "+h.floor, "ratio_"+h.figure)
-				continue
+		if len(rounds) == 0 {
+			b.Missing("no result of "+h.interleaved, "ns_"+h.figure, "ns_"+h.floorFigure, "ratio_"+h.figure)
+		} else {
+			var ratios []float64
+			for _, r := range rounds {
+				ratios = append(ratios, r.Metrics["x"])
 			}
 			rep.Ratios = append(rep.Ratios, benchRatios{Figure: "ratio_" + h.figure, Rounds: ratios})
-			b.Add(figures.Figure{Name: "ratio_" + h.figure, Value: slices.Min(ns) / slices.Min(floor), Unit: "x"})
+			slices.SortFunc(rounds, func(a, b gobench.Result) int { return cmp.Compare(a.Metrics["x"], b.Metrics["x"]) })
+			median := rounds[len(rounds)/2]
+			b.Add(figures.Figure{Name: "ns_" + h.figure, Value: median.Metrics["ns/handler"], Unit: "ns"})
+			b.Add(figures.Figure{Name: "ns_" + h.floorFigure, Value: median.Metrics["ns/sdk"], Unit: "ns"})
+			b.Add(figures.Figure{Name: "ratio_" + h.figure, Value: median.Metrics["ns/handler"] / median.Metrics["ns/sdk"], Unit: "x"})
+		}
+		for _, bench := range []struct{ name, figure string }{{h.handler, h.figure}, {h.floor, h.floorFigure}} {
+			if len(allocRounds) == 0 {
+				b.Missing("no result", "allocs_"+bench.figure)
+				continue
+			}
+			r, ok := allocRounds[0][bench.name]
+			if !ok {
+				b.Missing("no result of "+bench.name, "allocs_"+bench.figure)
+				continue
+			}
+			b.Add(figures.Figure{Name: "allocs_" + bench.figure, Value: r.Allocs, Unit: "allocs"})
 		}
 	}
 }
@@ -236,7 +244,7 @@ var profileParts = []gobench.Part{
 	{What: "JSON answer (httpapi.WriteJSON)", Match: `httpapi\.WriteJSON$`},
 	{What: "API Gateway event to http.Request (shared/app, or the adapter)", Match: `(app\.eventRequest|EventToRequestWithContext)$`},
 	{What: "response to event (shared/app's writer)", Match: `^contentapi/shared/app\.\(\*response\)\.`},
-	{What: "access log (log/slog)", Match: `^log/slog\.`},
+	{What: "access log (httpapi's line, slog for the rest)", Match: `(httpapi\.logAccess|^log/slog\.)`},
 	{What: "rate limiter (in memory)", Match: `^contentapi/shared/ratelimit\.`},
 	{What: "auth (cached key)", Match: `^contentapi/shared/auth\.`},
 	{What: "store: building requests, reading items", Match: `^contentapi/shared/store\.`},

@@ -19,14 +19,22 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// Result is one run of one benchmark.
-type Result struct{ NS, Allocs float64 }
+// Result is one run of one benchmark: its ns/op, its allocs/op where
+// -benchmem asked for them, and every figure it printed, by unit (custom
+// metrics such as "x" included).
+type Result struct {
+	NS, Allocs float64
+	Metrics    map[string]float64
+}
 
 // Round is one run of every benchmark asked for, back to back in one
 // process, by benchmark name.
 type Round map[string]Result
 
-var resultLine = regexp.MustCompile(`(?m)^(Benchmark\w+)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op.*\s([\d.]+) allocs/op`)
+// resultLine is a benchmark's result: its name (a sub-benchmark's with
+// its path) less the GOMAXPROCS suffix, its iterations, then value and
+// unit pairs.
+var resultLine = regexp.MustCompile(`(?m)^(Benchmark[\w/]+?)(?:-\d+)?\s+\d+((?:\s+[-+.\deE]+ \S+)+)\s*$`)
 
 // Rounds runs count rounds of the benchmarks named (without their
 // "Benchmark"), each for benchtime, with env added to the environment. It
@@ -43,13 +51,24 @@ func Rounds(ctx context.Context, testBinary string, env, names []string, count i
 		}
 		round := Round{}
 		for _, m := range resultLine.FindAllStringSubmatch(out, -1) {
-			ns, _ := strconv.ParseFloat(m[2], 64)
-			allocs, _ := strconv.ParseFloat(m[3], 64)
-			round[m[1]] = Result{NS: ns, Allocs: allocs}
+			round[m[1]] = parseResult(m[2])
 		}
 		rounds = append(rounds, round)
 	}
 	return rounds, all.String(), nil
+}
+
+// parseResult reads a result line's value and unit pairs.
+func parseResult(pairs string) Result {
+	r := Result{Metrics: map[string]float64{}}
+	f := strings.Fields(pairs)
+	for i := 0; i+1 < len(f); i += 2 {
+		if v, err := strconv.ParseFloat(f[i], 64); err == nil {
+			r.Metrics[f[i+1]] = v
+		}
+	}
+	r.NS, r.Allocs = r.Metrics["ns/op"], r.Metrics["allocs/op"]
+	return r
 }
 
 // Run runs benchmarks of the test binary (args say which and how) with env
