@@ -32,8 +32,10 @@ import (
 // deserialization, CRC32 check), the store, rendering and the JSON answer.
 // DynamoDB itself is cannedDynamoDB: an http.RoundTripper that answers
 // from memory with bodies of realistic size, so no socket is involved and
-// only our code and the SDK's are timed. cmd/bench runs them and reports
-// ns_handler_get, allocs_handler_get, ns_handler_list, allocs_handler_list.
+// only our code and the SDK's are timed. cmd/bench counts their
+// allocations (allocs_handler_get, allocs_handler_list) and takes their
+// time from BenchmarkInterleaved, which runs the same calls against their
+// SDK floor (ns_handler_get, ns_handler_list and the ratios).
 //
 //	go test -run '^$' -bench 'BenchmarkDocuments' -benchmem ./shared/app
 
