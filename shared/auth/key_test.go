@@ -267,3 +267,18 @@ func mustNewKey(t testing.TB, c Checksum) string {
 	}
 	return k
 }
+
+// checkFormat takes exactly base62's characters in a key's body: each of
+// the 256 byte values, put at every body position, passes the format
+// check if and only if base62 holds it.
+func TestCheckFormatAlphabet(t *testing.T) {
+	good := mustNewKey(t, PublicChecksum)
+	for i := len(KeyPrefix); i < KeyLen; i++ {
+		for c := range 256 {
+			key := good[:i] + string([]byte{byte(c)}) + good[i+1:]
+			if err, want := checkFormat(key), strings.IndexByte(base62, byte(c)) >= 0; (err == nil) != want {
+				t.Fatalf("byte %#x at %d: checkFormat says %v", c, i, err)
+			}
+		}
+	}
+}
