@@ -30,13 +30,11 @@ func NewLogHandler(out io.Writer, level slog.Leveler) *LogHandler {
 	return &LogHandler{JSONHandler: slog.NewJSONHandler(lw, &slog.HandlerOptions{Level: level}), out: lw}
 }
 
-// lineWriter is the output both kinds of line share: one lock, so a line
-// is written whole whatever out is, and the access line's buffer, used
-// under that lock.
+// lineWriter is the output both kinds of line share, behind one lock, so
+// a line is written whole whatever out is.
 type lineWriter struct {
-	mu  sync.Mutex
-	w   io.Writer
-	buf []byte
+	mu sync.Mutex
+	w  io.Writer
 }
 
 func (lw *lineWriter) Write(p []byte) (int, error) {
@@ -44,10 +42,6 @@ func (lw *lineWriter) Write(p []byte) (int, error) {
 	defer lw.mu.Unlock()
 	return lw.w.Write(p)
 }
-
-// maxAccessBuffer bounds the buffer kept between lines; one grown by a
-// rare long path is let go.
-const maxAccessBuffer = 4 << 10
 
 // accessLine is what a request's access line says. The query string is
 // left out: search text is the client's data.
@@ -106,16 +100,12 @@ func (l accessLine) append(b []byte) []byte {
 	return append(b, "}\n"...)
 }
 
-// writeAccess writes l as one line.
+// writeAccess writes l as one line, built in one of the answers' buffers.
 func (h *LogHandler) writeAccess(l accessLine) {
-	lw := h.out
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	lw.buf = l.append(lw.buf[:0])
-	_, _ = lw.w.Write(lw.buf)
-	if cap(lw.buf) > maxAccessBuffer {
-		lw.buf = nil
-	}
+	bp := Buffer()
+	*bp = l.append(*bp)
+	_, _ = h.out.Write(*bp)
+	Release(bp)
 }
 
 // logAccess writes the request's access line, through h's own path where

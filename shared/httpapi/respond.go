@@ -43,8 +43,8 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // Buffer is an empty buffer sized for a page of records, for a handler
-// to build part of an answer in; Release gives it back once the answer is
-// written.
+// to build part of an answer in (or the middleware its access line);
+// Release gives it back once the answer is written.
 func Buffer() *[]byte {
 	bp := bodies.Get().(*[]byte)
 	*bp = (*bp)[:0]
