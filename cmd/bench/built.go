@@ -98,7 +98,7 @@ func measureBuilt(ctx context.Context, b *figures.Board, a *artifacts, tmpl *sam
 	if err != nil {
 		return err
 	}
-	reportBenchmarks(b, allocRounds, ratioRounds, rep)
+	reportBenchmarks(b, allocRounds[0], ratioRounds, rep)
 	logf("profiling the handler benchmarks")
 	for _, bench := range []string{"BenchmarkDocumentsGet", "BenchmarkDocumentsList"} {
 		prof, err := gobench.CPUProfile(ctx, appTest, bench, filepath.Dir(appTest), rep.BenchEnv, profileParts, "the rest: routing, middleware, parsing, runtime")
@@ -193,8 +193,8 @@ var handlerBenchmarks = []struct {
 // reportBenchmarks adds the handler figures: each handler's and its
 // floor's time per call and their ratio, from the round whose ratio is the
 // median (so the ratio is that round's ns_handler ÷ ns_sdk), and each
-// benchmark's allocations per call.
-func reportBenchmarks(b *figures.Board, allocRounds, ratioRounds []gobench.Round, rep *report) {
+// benchmark's allocations per call, from the round that counted them.
+func reportBenchmarks(b *figures.Board, allocs gobench.Round, ratioRounds []gobench.Round, rep *report) {
 	for _, h := range handlerBenchmarks {
 		var rounds []gobench.Result
 		for _, round := range ratioRounds {
@@ -217,11 +217,7 @@ func reportBenchmarks(b *figures.Board, allocRounds, ratioRounds []gobench.Round
 			b.Add(figures.Figure{Name: "ratio_" + h.figure, Value: median.Metrics["ns/handler"] / median.Metrics["ns/sdk"], Unit: "x"})
 		}
 		for _, bench := range []struct{ name, figure string }{{h.handler, h.figure}, {h.floor, h.floorFigure}} {
-			if len(allocRounds) == 0 {
-				b.Missing("no result", "allocs_"+bench.figure)
-				continue
-			}
-			r, ok := allocRounds[0][bench.name]
+			r, ok := allocs[bench.name]
 			if !ok {
 				b.Missing("no result of "+bench.name, "allocs_"+bench.figure)
 				continue

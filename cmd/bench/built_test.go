@@ -24,13 +24,13 @@ func TestReportBenchmarks(t *testing.T) {
 		interleaved(55000, 40000, 250000, 200000), // get 1.375, list 1.25
 		interleaved(44000, 40000, 260000, 200000), // get 1.1, list 1.3, the median
 	}
-	allocRounds := []gobench.Round{{
+	allocs := gobench.Round{
 		"BenchmarkDocumentsGet": {Allocs: 370}, "BenchmarkSDKGetItem": {Allocs: 343},
 		"BenchmarkDocumentsList": {Allocs: 2900}, "BenchmarkSDKListCalls": {Allocs: 2500},
-	}}
+	}
 	b := &figures.Board{}
 	rep := &report{}
-	reportBenchmarks(b, allocRounds, ratioRounds, rep)
+	reportBenchmarks(b, allocs, ratioRounds, rep)
 	for name, want := range map[string]float64{
 		"ns_handler_get": 52000, "ns_sdk_getitem": 40000, "ratio_handler_get": 1.3,
 		"ns_handler_list": 260000, "ns_sdk_list_calls": 200000, "ratio_handler_list": 1.3,
