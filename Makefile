@@ -40,7 +40,7 @@ BUILD_DIR := build
 # used; nethttpomithttp2 drops net/http's HTTP/2 (0.4 MB): a function makes
 # one call at a time per connection to DynamoDB, Bedrock Runtime and S3,
 # which HTTP/1.1 keep-alive serves as well; -s -w and -trimpath make it
-# smaller and reproducible. TestBootstrapsFit holds every function to 10 MB.
+# smaller and reproducible. TestBootstrapsFit holds every function to 16 MB.
 GO_BUILD_LAMBDA = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc,nethttpomithttp2 -trimpath -ldflags='-s -w'
 
 # Go files of the project: not the caches and build outputs.

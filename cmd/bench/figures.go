@@ -31,13 +31,13 @@ var targets = map[string]float64{
 	// one run.
 	"ratio_handler_get":  1.35,
 	"ratio_handler_list": 1.5,
-	"bytes_bootstrap":    10000000,
+	"bytes_bootstrap":    16000000,
 	"ms_cold_start":      30,
 
-	"bytes_bootstrap_images":    10000000,
-	"bytes_bootstrap_generator": 10000000,
+	"bytes_bootstrap_images":    16000000,
+	"bytes_bootstrap_generator": 16000000,
 	"ms_cold_start_generator":   30,
-	"bytes_bootstrap_tally":     10000000,
+	"bytes_bootstrap_tally":     16000000,
 	"ms_cold_start_tally":       30,
 	"errors_local":              0,
 }
