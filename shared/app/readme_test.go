@@ -195,6 +195,10 @@ func TestReadmeDeploySection(t *testing.T) {
 	if deploy := conf["default.deploy.parameters"]; deploy["capabilities"] != "CAPABILITY_IAM" || deploy["resolve_s3"] != "true" {
 		t.Errorf("samconfig.toml deploy parameters %v", deploy)
 	}
+	// make deploy run again without a change must not fail.
+	if v := conf["default.deploy.parameters"]["fail_on_empty_changeset"]; v != "false" {
+		t.Errorf("samconfig.toml: fail_on_empty_changeset = %q; an unchanged deploy would exit non-zero", v)
+	}
 	if !strings.Contains(section, "**"+region+"**") {
 		t.Errorf("the Deploying section does not name the region %s", region)
 	}
@@ -277,4 +281,38 @@ func samconfig(t *testing.T) map[string]map[string]string {
 		}
 	}
 	return conf
+}
+
+// The README's model access is today's: no console page to tick models on,
+// but a subscription on the first call that needs the Marketplace actions
+// the template grants, a payment method and up to 15 minutes, and what an
+// AccessDeniedException means.
+func TestReadmeModelAccess(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	start := strings.Index(readme, "**Model access.**")
+	if start < 0 {
+		t.Fatal("README.md has no Model access paragraph")
+	}
+	section := readme[start : start+strings.Index(readme[start:], "**What it costs**")]
+	tmpl := loadTemplate(t)
+	want := []string{"`" + fmt.Sprint(tmpl.Parameters["MarketplaceProductIds"].Default) + "`", "`MarketplaceProductIds`",
+		"15 minutes", "payment method", "`AccessDeniedException`", "`model_unavailable`"}
+	for _, line := range subscription() {
+		action, _, _ := strings.Cut(line, " ")
+		want = append(want, "`"+action+"`")
+	}
+	for _, w := range want {
+		if !strings.Contains(section, w) {
+			t.Errorf("the Model access paragraph does not say %s", w)
+		}
+	}
+	for _, retired := range []string{"Modify model access", "Model access* (under", "Enabling model access"} {
+		if strings.Contains(readme, retired) {
+			t.Errorf("README.md still sends users to the retired model-access page: %q", retired)
+		}
+	}
 }

@@ -115,6 +115,9 @@ func grants(t *testing.T, f sam.Function, condition string) []string {
 				if r.Condition != "" {
 					line += " if " + r.Condition
 				}
+				for _, w := range st.When {
+					line += fmt.Sprintf(" when %s %s %v", w.Operator, w.Key, w.Value)
+				}
 				out = append(out, line)
 			}
 		}
@@ -128,6 +131,18 @@ func models(model string) []string {
 	return []string{
 		"bedrock:InvokeModel on arn:${AWS::Partition}:bedrock:${BedrockRegion}:${AWS::AccountId}:inference-profile/${" + profile + "}.${" + model + "} if " + model + "ViaProfile",
 		"bedrock:InvokeModel on arn:${AWS::Partition}:bedrock:*::foundation-model/${" + model + "}",
+	}
+}
+
+// subscription is what a caller of Bedrock needs for the account's
+// automatic subscription to a Marketplace model on its first invocation:
+// Subscribe to the configured models' products only, and the two actions
+// AWS lists with it, which take no product condition.
+func subscription() []string {
+	return []string{
+		"aws-marketplace:Subscribe on * when StringEquals aws-marketplace:ProductId map[Ref:MarketplaceProductIds]",
+		"aws-marketplace:Unsubscribe on *",
+		"aws-marketplace:ViewSubscriptions on *",
 	}
 }
 
@@ -147,8 +162,9 @@ func sorted(parts ...[]string) []string {
 
 // Least privilege: each function may invoke only the model it calls (a
 // profile's foundation model in any of its regions, and the profile itself
-// when the model is called through one) and touch only the bucket's
-// objects, only while generation is on.
+// when the model is called through one), subscribe the account only to
+// the configured models' Marketplace products, and touch only the
+// bucket's objects, only while generation is on.
 func TestTemplateGenerationPolicies(t *testing.T) {
 	tmpl := loadTemplate(t)
 	images, _ := tmpl.Function("ImagesFunction")
@@ -163,10 +179,10 @@ func TestTemplateGenerationPolicies(t *testing.T) {
 		condition string
 		want      []string
 	}{
-		{images, generationOn, sorted(models("ImageModel"),
+		{images, generationOn, sorted(models("ImageModel"), subscription(),
 			on(bucket, "s3:DeleteObject", "s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"))},
-		{documents, generationOn, sorted(models("TextModel"))},
-		{generator, "", sorted(models("TextModel"), models("ImageModel"),
+		{documents, generationOn, sorted(models("TextModel"), subscription())},
+		{generator, "", sorted(models("TextModel"), models("ImageModel"), subscription(),
 			on(bucket, "s3:DeleteObject", "s3:DeleteObjectTagging", "s3:PutObject", "s3:PutObjectTagging"),
 			on("ImagesTable.Arn", "dynamodb:UpdateItem"), on("DocumentsTable.Arn", "dynamodb:UpdateItem"),
 			on("ImagesTable.StreamArn", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
@@ -177,6 +193,44 @@ func TestTemplateGenerationPolicies(t *testing.T) {
 		if got := grants(t, tc.fn, tc.condition); !slices.Equal(got, tc.want) {
 			t.Errorf("%s grants\n  %s\nwant\n  %s", tc.fn.LogicalID, strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
 		}
+	}
+}
+
+// Every function that calls Bedrock may also let Bedrock subscribe the
+// account to a Marketplace model on its first call, under the same
+// condition as the call: without it a fresh account's first picture ends
+// failed (AccessDeniedException). The products default to Stable Image
+// Core's, the default image model's.
+func TestTemplateBedrockCallersMaySubscribe(t *testing.T) {
+	tmpl := loadTemplate(t)
+	if p := tmpl.Parameters["MarketplaceProductIds"]; p.Type != "CommaDelimitedList" || p.Default != "prod-eacdrmv7zfc5e" ||
+		tmpl.Parameters["ImageModel"].Default != "stability.stable-image-core-v1:1" {
+		t.Errorf("MarketplaceProductIds = %+v for the image model %v", p, tmpl.Parameters["ImageModel"].Default)
+	}
+	callers := 0
+	for _, f := range tmpl.Functions() {
+		statements, err := f.Statements()
+		if err != nil {
+			t.Fatal(err)
+		}
+		invokes := map[string]bool{} // the template conditions it calls Bedrock under
+		for _, st := range statements {
+			if slices.Contains(st.Actions, "bedrock:InvokeModel") {
+				invokes[st.Condition] = true
+			}
+		}
+		for condition := range invokes {
+			callers++
+			got := grants(t, f, condition)
+			for _, want := range subscription() {
+				if !slices.Contains(got, want) {
+					t.Errorf("%s calls Bedrock (condition %q) without %s", f.LogicalID, condition, want)
+				}
+			}
+		}
+	}
+	if callers != 3 {
+		t.Errorf("%d functions call Bedrock, want the two API functions and the generator", callers)
 	}
 }
 

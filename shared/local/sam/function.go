@@ -156,6 +156,18 @@ type Statement struct {
 	// granted under (an Fn::If with AWS::NoValue as its other branch); ""
 	// for always.
 	Condition string
+	// When is the statement's own IAM Condition block, one entry per
+	// operator and key, sorted; nil for none.
+	When []When
+}
+
+// When is one key of a statement's IAM Condition: StringEquals
+// aws-marketplace:ProductId [prod-...] is {"StringEquals",
+// "aws-marketplace:ProductId", []any{"prod-..."}}. Value is kept as the
+// template wrote it (a string, a list, or an intrinsic such as a Ref).
+type When struct {
+	Operator, Key string
+	Value         any
 }
 
 // ARN is a statement's resource. Most are built from a template resource:
@@ -274,7 +286,7 @@ func parseStatement(v any) (Statement, error) {
 	}
 	for k := range m {
 		switch k {
-		case "Effect", "Action", "Resource", "Sid":
+		case "Effect", "Action", "Resource", "Sid", "Condition":
 		default:
 			return Statement{}, fmt.Errorf("unsupported key %s", k)
 		}
@@ -305,7 +317,35 @@ func parseStatement(v any) (Statement, error) {
 	if len(st.Actions) == 0 || len(st.Resources) == 0 {
 		return Statement{}, errors.New("no Action or no Resource")
 	}
+	if c, ok := m["Condition"]; ok {
+		when, err := parseCondition(c)
+		if err != nil {
+			return Statement{}, err
+		}
+		st.When = when
+	}
 	return st, nil
+}
+
+// parseCondition reads an IAM Condition block: operators, each with keys
+// and their values. An empty or malformed block is an error, since a test
+// must not read a condition it cannot see as no condition.
+func parseCondition(v any) ([]When, error) {
+	ops, ok := v.(map[string]any)
+	if !ok || len(ops) == 0 {
+		return nil, fmt.Errorf("unsupported Condition %v: want operators with keys", v)
+	}
+	var out []When
+	for _, op := range keys(ops) {
+		byKey, ok := ops[op].(map[string]any)
+		if _, _, fn := Intrinsic(ops[op]); !ok || fn || len(byKey) == 0 {
+			return nil, fmt.Errorf("unsupported Condition %s: %v: want keys and values", op, ops[op])
+		}
+		for _, k := range keys(byKey) {
+			out = append(out, When{Operator: op, Key: k, Value: byKey[k]})
+		}
+	}
+	return out, nil
 }
 
 // subPrefix matches a Sub string that starts with a resource reference:

@@ -240,6 +240,14 @@ Resources:
             Effect: Deny
             Action: s3:*
             Resource: '*'
+        - Statement:
+            - Effect: Allow
+              Action: aws-marketplace:Subscribe
+              Resource: '*'
+              Condition:
+                StringEquals:
+                  aws-marketplace:ProductId: !Ref Products
+                Bool: {aws:SecureTransport: 'true'}
 `)
 	f, err := tmpl.Function("F")
 	if err != nil {
@@ -258,6 +266,10 @@ Resources:
 			{Literal: "arn:${AWS::Partition}:logs:*"},
 		}},
 		{Effect: "Deny", Actions: []string{"s3:*"}, Resources: []ARN{{Literal: "*"}}},
+		{Effect: "Allow", Actions: []string{"aws-marketplace:Subscribe"}, Resources: []ARN{{Literal: "*"}}, When: []When{
+			{Operator: "Bool", Key: "aws:SecureTransport", Value: "true"},
+			{Operator: "StringEquals", Key: "aws-marketplace:ProductId", Value: map[string]any{"Ref": "Products"}},
+		}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Statements:\n got %+v\nwant %+v", got, want)
@@ -271,7 +283,8 @@ func TestStatementsRefusesWhatItCannotRead(t *testing.T) {
 	tests := []struct{ name, policies, want string }{
 		{"managed policy", "- AWSLambdaBasicExecutionRole", "managed policy"},
 		{"policy template", "- DynamoDBCrudPolicy: {TableName: !Ref T}", "policy template (DynamoDBCrudPolicy)"},
-		{"condition", "- Statement: [{Effect: Allow, Action: s3:*, Resource: '*', Condition: {}}]", "unsupported key Condition"},
+		{"empty condition", "- Statement: [{Effect: Allow, Action: s3:*, Resource: '*', Condition: {}}]", "unsupported Condition"},
+		{"condition without keys", "- Statement: [{Effect: Allow, Action: s3:*, Resource: '*', Condition: {StringEquals: x}}]", "unsupported Condition StringEquals"},
 		{"not action", "- Statement: [{Effect: Allow, NotAction: s3:*, Resource: '*'}]", "unsupported key NotAction"},
 		{"no resource", "- Statement: [{Effect: Allow, Action: s3:*}]", "no Action or no Resource"},
 		{"intrinsic resource", "- Statement: [{Effect: Allow, Action: s3:*, Resource: !Join ['', [a]]}]", "unsupported resource"},
