@@ -26,6 +26,7 @@ import (
 	"contentapi/shared/crud"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/idempotency"
+	"contentapi/shared/metrics"
 	"contentapi/shared/openapi"
 	"contentapi/shared/ratelimit"
 	"contentapi/shared/store"
@@ -43,6 +44,8 @@ type App struct {
 	limits httpapi.Limiter    // nil when rate limiting is off
 	idem   *idempotency.Store // nil without an idempotency table
 	logger *slog.Logger
+	// metrics go out with the logs, as EMF lines.
+	metrics *metrics.Emitter
 	// models are built on first use, where generation is on.
 	models func() (models, error)
 }
@@ -67,12 +70,13 @@ func New(cfg Config, db *dynamodb.Client) *App {
 	if out == nil {
 		out = os.Stdout
 	}
-	logger := slog.New(httpapi.NewLogHandler(out, cfg.LogLevel))
+	logs := httpapi.NewLogHandler(out, cfg.LogLevel)
 	a := &App{
-		cfg:    cfg,
-		db:     db,
-		auth:   auth.NewAuthenticator(db, cfg.KeysTable, cfg.AuthCacheTTL, cfg.KeyChecksum),
-		logger: logger,
+		cfg:     cfg,
+		db:      db,
+		auth:    auth.NewAuthenticator(db, cfg.KeysTable, cfg.AuthCacheTTL, cfg.KeyChecksum),
+		logger:  slog.New(logs),
+		metrics: metrics.New(logs.Writer(), cfg.Stack),
 	}
 	if cfg.IdempotencyTable != "" {
 		a.idem = idempotency.New(db, cfg.IdempotencyTable, store.Classify)
@@ -211,7 +215,7 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 			httpapi.Route{Method: http.MethodGet, Pattern: openapi.Path, Handler: openapi.Handler()},
 			usage.Route(tables, tables[0].Now))
 	}
-	return a.handler(routes, served.Timeout), nil
+	return a.handler(res.Def.Name, routes, served.Timeout), nil
 }
 
 // table is a resource's store: counting under the deployment's quota
@@ -232,8 +236,9 @@ func (a *App) table(res Resource) (*store.Table, error) {
 	return t, nil
 }
 
-// handler puts a function's routes behind the shared middleware.
-func (a *App) handler(routes []httpapi.Route, timeoutFor func(*http.Request) time.Duration) http.Handler {
+// handler puts the routes of a function (named as its folder under
+// functions/) behind the shared middleware.
+func (a *App) handler(function string, routes []httpapi.Route, timeoutFor func(*http.Request) time.Duration) http.Handler {
 	var h http.Handler = httpapi.NewMux(routes)
 	if a.idem != nil {
 		h = a.idem.Wrap(h)
@@ -247,6 +252,8 @@ func (a *App) handler(routes []httpapi.Route, timeoutFor func(*http.Request) tim
 		Timeout:     a.cfg.RequestTimeout,
 		TimeoutFor:  timeoutFor,
 		Logger:      a.logger,
+		Metrics:     a.metrics,
+		Function:    function,
 	})
 }
 

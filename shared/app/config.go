@@ -52,6 +52,9 @@ type Config struct {
 	// a kind not in it is unlimited.
 	QuotaDefaults quota.Limits
 	LogLevel      slog.Level
+	// Stack names the deployment in its metrics (metrics.DimStack): the
+	// CloudFormation stack's name; metrics.LocalStack unless set.
+	Stack string
 	// LogOutput receives the JSON log lines; nil means standard output,
 	// which Lambda sends to CloudWatch.
 	LogOutput io.Writer
@@ -120,6 +123,7 @@ const (
 	EnvRequestTimeout = "REQUEST_TIMEOUT_SECONDS"
 	EnvAllowOrigin    = "CORS_ALLOW_ORIGIN"
 	EnvLogLevel       = "LOG_LEVEL"
+	EnvStack          = "STACK_NAME"
 
 	EnvGeneration      = "GENERATION"
 	EnvTextModel       = "TEXT_MODEL"
@@ -164,6 +168,7 @@ func ConfigFromEnv() (Config, error) {
 		// 0 is off: make run's default, and the tests'.
 		RateLimitPerMinute: env.int(EnvRateLimit, 0, 0, maxRateLimitPerMinute),
 		AllowOrigin:        env.origin(EnvAllowOrigin),
+		Stack:              env.match(EnvStack, "", stackName, "a CloudFormation stack name (a letter, then letters, digits and -)"),
 		QuotaDefaults:      quota.Limits{},
 	}
 	for _, k := range quota.Kinds {
@@ -235,6 +240,8 @@ var (
 	region = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
 	// tableName is DynamoDB's rule for table names.
 	tableName = regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
+	// stackName is CloudFormation's rule for stack names.
+	stackName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]{0,127}$`)
 )
 
 // match is name's value if it matches re, def when unset.

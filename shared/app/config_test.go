@@ -20,7 +20,7 @@ import (
 // from all of them unset, so the machine's own environment plays no part.
 func configVars() []string {
 	vars := []string{app.EnvRegion, app.EnvEndpoint, app.EnvKeysTable, app.EnvRateLimitTable, app.EnvKeyChecksum,
-		app.EnvIdempotency, app.EnvAuthCache, app.EnvRateLimit, app.EnvRequestTimeout, app.EnvAllowOrigin, app.EnvLogLevel}
+		app.EnvIdempotency, app.EnvAuthCache, app.EnvRateLimit, app.EnvRequestTimeout, app.EnvAllowOrigin, app.EnvLogLevel, app.EnvStack}
 	for _, r := range app.Resources {
 		vars = append(vars, r.TableEnv())
 	}
@@ -120,7 +120,7 @@ func TestConfigFromEnv(t *testing.T) {
 			app.EnvRateLimitTable: "counters-1", app.EnvKeyChecksum: strings.Repeat("s", auth.MinSecretLen),
 			app.EnvIdempotency: "idem-1", app.EnvAuthCache: "0", app.EnvRequestTimeout: "900",
 			app.EnvRateLimit: "600", app.EnvAllowOrigin: "https://app.example.com:8443", app.EnvLogLevel: "warn",
-			first.TableEnv(): "stack-Table.1", "DEFAULT_MONTHLY_IMAGES": "100", "DEFAULT_MONTHLY_WORDS": "0",
+			app.EnvStack: "contentapi-staging", first.TableEnv(): "stack-Table.1", "DEFAULT_MONTHLY_IMAGES": "100", "DEFAULT_MONTHLY_WORDS": "0",
 			"DEFAULT_MONTHLY_DOCUMENTS": "unlimited",
 		}, func(t *testing.T, c app.Config) {
 			if want := (quota.Limits{quota.Images: quota.Max(100), quota.Words: quota.Max(0), quota.Documents: quota.Unlimited}); !maps.Equal(c.QuotaDefaults, want) {
@@ -130,7 +130,7 @@ func TestConfigFromEnv(t *testing.T) {
 				c.IdempotencyTable != "idem-1" || c.AuthCacheTTL != 0 || c.RequestTimeout != 900*time.Second ||
 				c.RateLimitPerMinute != 600 || c.AllowOrigin != "https://app.example.com:8443" || c.LogLevel != slog.LevelWarn ||
 				c.Tables[first.Table()] != "stack-Table.1" || len(c.Tables) != 1 ||
-				c.RateLimitTable != "counters-1" || !c.KeyChecksum.Keyed() {
+				c.RateLimitTable != "counters-1" || !c.KeyChecksum.Keyed() || c.Stack != "contentapi-staging" {
 				t.Errorf("config: %+v", c)
 			}
 		}},
@@ -169,6 +169,7 @@ func TestConfigFromEnvRefuses(t *testing.T) {
 		{"rate limit negative", map[string]string{app.EnvRateLimit: "-1"}, []string{app.EnvRateLimit}},
 		{"rate limit overflowing", map[string]string{app.EnvRateLimit: "99999999999999999999"}, []string{app.EnvRateLimit}},
 		{"log level", map[string]string{app.EnvLogLevel: "loud"}, []string{app.EnvLogLevel}},
+		{"stack name", map[string]string{app.EnvStack: "my stack"}, []string{app.EnvStack}},
 		{"region", map[string]string{app.EnvRegion: "us east 1"}, []string{app.EnvRegion}},
 		{"endpoint without a scheme", map[string]string{app.EnvEndpoint: "localhost:8000"}, []string{app.EnvEndpoint}},
 		{"endpoint of another scheme", map[string]string{app.EnvEndpoint: "ftp://127.0.0.1"}, []string{app.EnvEndpoint}},

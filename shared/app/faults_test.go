@@ -16,6 +16,7 @@ import (
 	"contentapi/shared/documents"
 	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/faultproxy"
+	"contentapi/shared/metrics/metricstest"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
@@ -46,7 +47,8 @@ func expectUnavailable(t *testing.T, r response) {
 }
 
 func TestDynamoDBFaults(t *testing.T) {
-	s, proxy := faultyStack(t, func(c *app.Config) { c.RequestTimeout = 2 * time.Second })
+	logs := &syncBuffer{}
+	s, proxy := faultyStack(t, func(c *app.Config) { c.RequestTimeout, c.LogOutput = 2*time.Second, logs })
 	createImage(t, s, "Before the storm")
 	for mode, fault := range map[string]faultproxy.Fault{"throttle": faultproxy.Throttle, "error": faultproxy.Fail, "drop": faultproxy.Drop} {
 		t.Run(mode, func(t *testing.T) {
@@ -75,6 +77,10 @@ func TestDynamoDBFaults(t *testing.T) {
 	r := s.get("/api/v1/images")
 	if num(r.meta()["total"]) != 1 || len(r.list()) != 1 {
 		t.Fatalf("after faults: %s", r.Raw)
+	}
+	// Every 503 was counted, as the images function's.
+	if got := metricstest.Sum(logs.lines(t), "DynamoDBUnavailable", "Function=images"); got != 3*3+1 {
+		t.Errorf("DynamoDBUnavailable = %v, want 10", got)
 	}
 }
 

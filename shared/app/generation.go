@@ -58,7 +58,8 @@ func (a *App) newModels() (models, error) {
 		Text: client, Image: client,
 		TextModel: client.TextModel(), ImageModel: client.ImageModel(),
 		MaxTries: g.MaxTries, Backoff: g.Backoff,
-		Logger: a.logger,
+		Logger:  a.logger,
+		Metrics: a.metrics,
 	}
 	if pics != nil {
 		gen.Pictures = pics

@@ -53,6 +53,8 @@ type genOptions struct {
 	slow time.Duration
 	// maxTries is the queue's tries of a generation that may pass.
 	maxTries int
+	// configure, when set, changes the configuration further.
+	configure func(*app.Config)
 }
 
 func newGenStack(t *testing.T, o genOptions) *genStack {
@@ -72,6 +74,9 @@ func newGenStack(t *testing.T, o genOptions) *genStack {
 		cfg.Generation.ModelAttempts, cfg.Generation.ModelBackoff = 2, time.Millisecond
 		cfg.Generation.MaxTries = max(o.maxTries, 1)
 		cfg.Generation.Backoff = func(int) time.Duration { return 10 * time.Millisecond }
+		if o.configure != nil {
+			o.configure(cfg)
+		}
 	})
 	g := &genStack{stack: s, parts: parts}
 	g.stream, err = s.app.Stream()

@@ -22,7 +22,7 @@ type TallyHandler func(context.Context, events.DynamoDBTimeWindowEvent) (events.
 // name the configuration gives it. It exists whether generation is on or
 // off.
 func (a *App) Tally() (TallyHandler, error) {
-	t := &tally.Tally{Tables: map[string]*store.Table{}, Logger: a.logger}
+	t := &tally.Tally{Tables: map[string]*store.Table{}, Logger: a.logger, Metrics: a.metrics}
 	for _, r := range Resources {
 		table, err := a.table(r)
 		if err != nil {

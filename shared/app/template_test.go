@@ -161,7 +161,7 @@ func TestTemplateRoutesMatchTheCode(t *testing.T) {
 // records, and reads other resources' tables only to serve the usage.
 func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 	tmpl := loadTemplate(t)
-	common := []string{app.EnvEndpoint, app.EnvKeysTable, app.EnvRateLimitTable, app.EnvKeyChecksum, app.EnvIdempotency, app.EnvAuthCache, app.EnvRateLimit, app.EnvLogLevel}
+	common := []string{app.EnvEndpoint, app.EnvKeysTable, app.EnvRateLimitTable, app.EnvKeyChecksum, app.EnvIdempotency, app.EnvAuthCache, app.EnvRateLimit, app.EnvLogLevel, app.EnvStack}
 	for _, k := range quota.Kinds {
 		common = append(common, app.EnvDefaultMonthly(k))
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"contentapi/shared/generation"
+	"contentapi/shared/metrics"
 	"contentapi/shared/quota"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
@@ -47,6 +48,9 @@ type Generator struct {
 	// generation that has failed tries times.
 	Backoff func(tries int) time.Duration
 	Logger  *slog.Logger
+	// Metrics records each try's outcome, latency and tokens; nil
+	// records none.
+	Metrics *metrics.Emitter
 	Now     func() time.Time
 }
 
@@ -136,7 +140,9 @@ type Job struct {
 // unknown, and the 15-minute rule ends the record if nothing else does.
 func (g *Generator) Run(ctx context.Context, job Job) (store.Item, error) {
 	genCtx, cancel := context.WithDeadline(ctx, job.Deadline)
+	started := time.Now()
 	out, err := job.Content.make(genCtx, g, job.Record)
+	took := time.Since(started)
 	outOfTime := genCtx.Err() == context.DeadlineExceeded && ctx.Err() == nil
 	cancel()
 
@@ -162,9 +168,13 @@ func (g *Generator) Run(ctx context.Context, job Job) (store.Item, error) {
 	item, werr := job.Table.Transition(ctx, job.Account, job.ID, s.Attempt, generation.Running, to, out.Fields)
 	log := g.logger().With("resource", job.Resource, "account", job.Account, "id", job.ID,
 		"attempt", s.Attempt, "outcome", string(to.Status))
+	tried := metrics.Generation{Kind: job.Resource, Outcome: outcome(to, cause, werr), Took: took,
+		InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}
 	if cause != nil {
 		log = log.With("code", string(cause.Code), "cause", cause.Error(), "tries", to.Tries)
+		tried.Code = string(cause.Code)
 	}
+	g.Metrics.Generation(tried)
 	switch {
 	case errors.Is(werr, generation.ErrSuperseded):
 		log.Info("generation lost its record; its content is thrown away")
@@ -191,6 +201,24 @@ func (g *Generator) Run(ctx context.Context, job Job) (store.Item, error) {
 		}
 	}
 	return item, nil
+}
+
+// outcome is how a try that meant to write to ended, in the metrics'
+// terms.
+func outcome(to generation.State, cause *generation.Error, werr error) metrics.Outcome {
+	switch {
+	case errors.Is(werr, generation.ErrSuperseded):
+		return metrics.Lost
+	case werr != nil:
+		return metrics.Unwritten
+	case to.Status == generation.Done:
+		return metrics.Done
+	case to.Status == generation.Failed:
+		return metrics.Failed
+	case cause != nil:
+		return metrics.Retried
+	}
+	return metrics.HandedOver
 }
 
 // discard deletes a picture nobody will own.

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"contentapi/shared/generation"
+	"contentapi/shared/metrics"
 	"contentapi/shared/pictures"
 	"contentapi/shared/store"
 	"contentapi/shared/streamevent"
@@ -67,6 +68,9 @@ func (s *Stream) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 			resp.BatchItemFailures = append(resp.BatchItemFailures,
 				events.DynamoDBBatchItemFailure{ItemIdentifier: rec.Change.SequenceNumber})
 		}
+	}
+	if len(resp.BatchItemFailures) > 0 {
+		s.Generator.Metrics.BatchFailure(metrics.FunctionGenerator)
 	}
 	return resp, nil
 }

@@ -30,6 +30,10 @@ func NewLogHandler(out io.Writer, level slog.Leveler) *LogHandler {
 	return &LogHandler{JSONHandler: slog.NewJSONHandler(lw, &slog.HandlerOptions{Level: level}), out: lw}
 }
 
+// Writer is the output the handler's lines go through, one Write a line:
+// for other lines (metrics) that must not interleave with them.
+func (h *LogHandler) Writer() io.Writer { return h.out }
+
 // lineWriter is the output both kinds of line share, behind one lock, so
 // a line is written whole whatever out is.
 type lineWriter struct {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"contentapi/shared/auth"
+	"contentapi/shared/metrics"
 )
 
 // Authenticator checks an API key; auth.ErrUnauthenticated means 401, any
@@ -38,6 +39,10 @@ type Config struct {
 	// AllowOrigin is the CORS origin, "*" unless configured.
 	AllowOrigin string
 	Logger      *slog.Logger
+	// Metrics counts the answers that failed or were refused, as
+	// Function's (its folder under functions/); nil counts none.
+	Metrics  *metrics.Emitter
+	Function string
 }
 
 // Limiter meters requests per key. Allow reports the headers to send and
@@ -57,6 +62,9 @@ type requestInfo struct {
 	// rec is the response writer the access log reads the status from;
 	// kept here to make one allocation of the two.
 	rec statusRecorder
+	// quotaRefused is set by WriteError for a monthly limit's 429, which
+	// the metrics count apart from the rate limit's.
+	quotaRefused bool
 
 	mu sync.Mutex
 	// logger is base with the request's id and account, made when first
@@ -203,6 +211,7 @@ func observe(cfg Config, next http.Handler) http.Handler {
 				}
 			}
 			logAccess(ctx, cfg.Logger, ri, r, start)
+			cfg.Metrics.Answer(cfg.Function, rec.status, ri.quotaRefused)
 		}()
 		next.ServeHTTP(rec, r)
 	})

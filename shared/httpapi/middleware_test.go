@@ -10,8 +10,12 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"contentapi/shared/auth"
+	"contentapi/shared/metrics"
+	"contentapi/shared/metrics/metricstest"
+	"contentapi/shared/records"
 )
 
 // fakeAuthenticator is a test double for the key store: two known keys.
@@ -141,5 +145,45 @@ func TestPreflight(t *testing.T) {
 	if w.Code != 204 || w.Header().Get("Access-Control-Allow-Methods") == "" ||
 		!strings.Contains(w.Header().Get("Access-Control-Allow-Headers"), "Authorization") {
 		t.Fatalf("preflight: %d %v", w.Code, w.Header())
+	}
+}
+
+// The answers an operator is alarmed on are counted as the function's
+// (ServerErrors, DynamoDBUnavailable, QuotaRefusals); the rest, a rate
+// limit's 429 among them, are not counted.
+func TestAnswersCounted(t *testing.T) {
+	fail := func(err error) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { WriteError(w, r, err) }
+	}
+	mux := NewMux([]Route{
+		{Method: http.MethodGet, Pattern: "/broken", Handler: fail(errors.New("internal"))},
+		{Method: http.MethodGet, Pattern: "/slow", Handler: fail(records.ErrUnavailable)},
+		{Method: http.MethodGet, Pattern: "/quota", Handler: fail(&records.QuotaError{Kind: "images", Limit: 5})},
+		{Method: http.MethodGet, Pattern: "/throttled", Handler: fail(Throttled(time.Second))},
+		{Method: http.MethodGet, Pattern: "/fine", Handler: func(w http.ResponseWriter, r *http.Request) {
+			WriteJSON(w, 200, map[string]any{})
+		}},
+	})
+	var out bytes.Buffer
+	logs := NewLogHandler(&out, nil)
+	h := Wrap(mux, Config{Auth: fakeAuthenticator{}, Logger: slog.New(logs),
+		Metrics: metrics.New(logs.Writer(), "test"), Function: "things"})
+	for path, status := range map[string]int{"/broken": 500, "/slow": 503, "/quota": 429, "/throttled": 429, "/fine": 200} {
+		if a := do(t, h, "GET", path, "Bearer write-key"); a.code != status {
+			t.Fatalf("%s: %d, want %d", path, a.code, status)
+		}
+	}
+	do(t, h, "GET", "/nowhere", "Bearer write-key")
+	lines, err := metricstest.Parse(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]float64{"ServerErrors": 2, "DynamoDBUnavailable": 1, "QuotaRefusals": 1} {
+		if got := metricstest.Sum(lines, name, "Function=things", "Stack=test"); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	if len(lines) != 3 {
+		t.Errorf("%d metric lines, want 3 (500, 503, the quota's 429)", len(lines))
 	}
 }

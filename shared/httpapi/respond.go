@@ -83,6 +83,11 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		WriteJSON(w, http.StatusInternalServerError, map[string]any{"message": "Server error.", "status": http.StatusInternalServerError})
 		return
 	}
+	if e.Code == CodeQuotaExceeded {
+		if ri := info(r.Context()); ri != nil {
+			ri.quotaRefused = true
+		}
+	}
 	for k, vs := range e.Header {
 		for _, v := range vs {
 			w.Header().Add(k, v)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"contentapi/shared/metrics"
 	"contentapi/shared/store"
 	"contentapi/shared/streamevent"
 )
@@ -36,6 +37,8 @@ type Tally struct {
 	// Tables are the record tables by name.
 	Tables map[string]*store.Table
 	Logger *slog.Logger
+	// Metrics counts the batches not handled whole; nil counts none.
+	Metrics *metrics.Emitter
 }
 
 // account is one account's removals in a batch, from one table.
@@ -59,6 +62,7 @@ func (t *Tally) Handle(ctx context.Context, ev events.DynamoDBTimeWindowEvent) (
 		return resp, nil // a window's closing call
 	}
 	if ev.ShardID == "" {
+		t.Metrics.BatchFailure(metrics.FunctionTally)
 		return resp, ErrNoShard
 	}
 	accounts := t.group(ev.Records)
@@ -84,6 +88,7 @@ func (t *Tally) Handle(ctx context.Context, ev events.DynamoDBTimeWindowEvent) (
 		}
 	}
 	if first >= 0 {
+		t.Metrics.BatchFailure(metrics.FunctionTally)
 		resp.BatchItemFailures = []events.DynamoDBBatchItemFailure{{ItemIdentifier: ev.Records[first].Change.SequenceNumber}}
 	}
 	return resp, nil

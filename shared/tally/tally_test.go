@@ -1,6 +1,7 @@
 package tally_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,8 @@ import (
 	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/faultproxy"
 	"contentapi/shared/local/streams"
+	"contentapi/shared/metrics"
+	"contentapi/shared/metrics/metricstest"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 	"contentapi/shared/tally"
@@ -35,6 +38,8 @@ type rig struct {
 	proxy *faultproxy.Proxy
 	tally *tally.Tally
 	seq   int
+	// metrics is where the tally's metric lines go.
+	metrics *bytes.Buffer
 }
 
 func newRig(t *testing.T) *rig {
@@ -46,13 +51,27 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	name := env.Tables["DocumentsTable"]
+	out := &bytes.Buffer{}
 	return &rig{
-		t: t, env: env, proxy: proxy,
+		t: t, env: env, proxy: proxy, metrics: out,
 		docs: store.New(env.Client, name, documents.Resource),
 		tally: &tally.Tally{
-			Tables: map[string]*store.Table{name: store.New(db, name, documents.Resource)},
-			Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			Tables:  map[string]*store.Table{name: store.New(db, name, documents.Resource)},
+			Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			Metrics: metrics.New(out, "test"),
 		},
+	}
+}
+
+// wantBatchFailures checks the batches the tally counted as failed.
+func (r *rig) wantBatchFailures(want float64) {
+	r.t.Helper()
+	lines, err := metricstest.Parse(r.metrics.Bytes())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if got := metricstest.Sum(lines, "BatchFailures", "Function=tally", "Stack=test"); got != want {
+		r.t.Errorf("BatchFailures = %v, want %v", got, want)
 	}
 }
 
@@ -195,6 +214,7 @@ func TestPartialBatchIsDeliveredAgainFromTheFirstFailure(t *testing.T) {
 	}
 	r.wantTotal("acme", 1, 0)
 	r.wantTotal("globex", 1, 2)
+	r.wantBatchFailures(1)
 	r.proxy.Reset()
 	r.proxy.Wait()
 	if resp := r.deliver("shard-1", b1, a2, b2); len(resp.BatchItemFailures) != 0 {
@@ -202,6 +222,7 @@ func TestPartialBatchIsDeliveredAgainFromTheFirstFailure(t *testing.T) {
 	}
 	r.wantTotal("acme", 1, 0)
 	r.wantTotal("globex", 1, 0)
+	r.wantBatchFailures(1)
 }
 
 // A count write whose answer is lost is retried by the SDK, which finds
@@ -274,8 +295,10 @@ func TestWhatCannotBeCountedIsSkipped(t *testing.T) {
 		t.Fatalf("failures %v", resp.BatchItemFailures)
 	}
 	r.wantTotal("acme", 1, 0)
+	r.wantBatchFailures(0) // skipped, not failed: nothing comes of delivering them again
 	_, err := r.tally.Handle(context.Background(), events.DynamoDBTimeWindowEvent{DynamoDBEvent: events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{good}}})
 	if !errors.Is(err, tally.ErrNoShard) {
 		t.Fatalf("a batch without its shard: %v", err)
 	}
+	r.wantBatchFailures(1)
 }

@@ -1,0 +1,72 @@
+package app_test
+
+import (
+	"fmt"
+	"testing"
+
+	"contentapi/shared/app"
+	"contentapi/shared/local/bedrockstandin"
+	"contentapi/shared/metrics"
+	"contentapi/shared/metrics/metricstest"
+	"contentapi/shared/quota"
+)
+
+// lines are the metric lines written so far.
+func (s *syncBuffer) lines(t *testing.T) []metricstest.Line {
+	t.Helper()
+	lines, err := metricstest.Parse([]byte(s.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+// wantSum waits for the metric's sum over the lines with dims to be want:
+// a generation's line is written just after its record.
+func (s *syncBuffer) wantSum(t *testing.T, want float64, name string, dims ...string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%s %v = %v", name, dims, want), func() (bool, string) {
+		got := metricstest.Sum(s.lines(t), name, dims...)
+		return got == want, fmt.Sprint(got)
+	})
+}
+
+// The app's functions write their metrics with their logs, under the
+// deployment's stack name: generations (in the request and from the
+// queue) by kind and outcome, their errors by code, latency and tokens,
+// and refusals by the function that answered.
+func TestFunctionsWriteTheirMetrics(t *testing.T) {
+	var out syncBuffer
+	g := newGenStack(t, genOptions{maxTries: 2, configure: func(c *app.Config) {
+		c.LogOutput, c.Stack = &out, "staging"
+		c.QuotaDefaults = quota.Limits{quota.Images: quota.Max(0)}
+	}})
+	expect(t, g.form("POST", "/api/v1/documents", "name", "ok", "prompt", "Coffee"), 201)
+	r := g.form("POST", "/api/v1/documents", "name", "filtered", "prompt", "Something [standin:filter]")
+	expect(t, r, 201)
+	// Throttled past the client's tries in the request, done by the queue.
+	g.parts.Bedrock.Inject(bedrockstandin.Throttle, bedrockstandin.Throttle)
+	r = g.form("POST", "/api/v1/documents", "name", "busy", "prompt", "Coffee")
+	expect(t, r, 201)
+	g.settled(t, fmt.Sprintf("/api/v1/documents/%v", r.data()["id"]))
+	expect(t, g.form("POST", "/api/v1/images", "name", "x", "description", "d", "resolution", "256x256"), 429)
+
+	stack := metrics.DimStack + "=staging"
+	docs := metrics.DimKind + "=documents"
+	out.wantSum(t, 2, "Generations", stack, docs, "Outcome=done")
+	out.wantSum(t, 1, "Generations", stack, docs, "Outcome=failed")
+	out.wantSum(t, 1, "Generations", stack, docs, "Outcome=retried")
+	out.wantSum(t, 1, "GenerationErrors", stack, docs, "Code=content_filtered")
+	out.wantSum(t, 1, "GenerationErrors", stack, docs, "Code=throttled")
+	out.wantSum(t, 1, "QuotaRefusals", stack, metrics.DimFunction+"=images")
+	lines := out.lines(t)
+	if n := metricstest.Sum(lines, "InputTokens", stack, docs); n <= 0 {
+		t.Errorf("input tokens %v", n)
+	}
+	if n := metricstest.Sum(lines, "OutputTokens", stack, docs); n <= 0 {
+		t.Errorf("output tokens %v", n)
+	}
+	if n := metricstest.Sum(lines, "GenerationLatency", stack, docs); n <= 0 {
+		t.Errorf("latency %v", n)
+	}
+}
