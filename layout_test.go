@@ -76,20 +76,6 @@ func TestDomainKnowsNoHTTP(t *testing.T) {
 	}
 }
 
-// The functions call S3 through awsenv.Service (the SDK's signer and
-// retryer), not through the SDK's S3 client, which would take the API
-// functions' bootstraps past their 10 MB (shared/pictures gives the
-// figure). Bedrock Runtime they call through the SDK's client.
-func TestFunctionsLinkNoS3Client(t *testing.T) {
-	for pkg, imports := range deps(t, "./functions/...") {
-		for _, imp := range imports {
-			if imp == "github.com/aws/aws-sdk-go-v2/service/s3" {
-				t.Errorf("%s links %s", pkg, imp)
-			}
-		}
-	}
-}
-
 // maxBootstrapBytes is a function's bound (BENCHMARKS.md's
 // bytes_bootstrap): the size of the file, as `make build` writes it.
 const maxBootstrapBytes = 16_000_000

@@ -1,16 +1,8 @@
 // Package pictures keeps the generated pictures in S3: one object per
 // record and generation attempt, named so that a repeated delivery of the
 // same attempt rewrites its own object and never adds a second one, and
-// read through presigned GET URLs, since the bucket is private.
-//
-// It speaks S3's REST API through awsenv.Service (the SDK's SigV4 signer
-// and retryer over net/http) rather than through the SDK's S3 client:
-// that client adds 1,310,720 bytes to every function's bootstrap
-// (measured with the S3 calls below, arm64, as the Makefile builds), and
-// the API functions, which store a picture when they generate within the
-// request and call Bedrock through its SDK client, would pass their 10 MB
-// with it (11.1 MB). Four requests are all it takes: PUT, DELETE, DELETE
-// ?tagging and a presigned GET.
+// read through presigned GET URLs, since the bucket is private. It calls
+// S3 through the SDK's client and signs the URLs with its presign client.
 //
 // Orphans: a picture is stored tagged unclaimed (UnclaimedTag). Its
 // record's write-back claims it, and then the generator removes the tag
@@ -20,17 +12,20 @@
 package pictures
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"contentapi/shared/awsenv"
 )
@@ -75,8 +70,9 @@ type Config struct {
 
 // Store reads and writes the pictures; build it once per warm function.
 type Store struct {
-	base *url.URL // the bucket's URL, without a trailing slash
-	s3   *awsenv.Service
+	bucket  *string
+	s3      *s3.Client
+	presign *s3.PresignClient
 }
 
 // New builds the store from the function's environment (see awsenv).
@@ -91,56 +87,38 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pictures: %w", err)
 	}
-	base, err := bucketURL(cfg)
-	if err != nil {
-		return nil, err
+	opts := s3.Options{
+		Region: cfg.Region, Credentials: creds, UsePathStyle: cfg.PathStyle,
+		Retryer:    awsenv.Retryer(3, time.Second),
+		HTTPClient: awshttp.NewBuildableClient().WithTimeout(10 * time.Second),
 	}
-	return &Store{base: base, s3: awsenv.NewService(awsenv.ServiceConfig{
-		Name: "s3", Region: cfg.Region, Credentials: creds, S3: true,
-		Retryer: awsenv.Retryer(3, time.Second), Timeout: 10 * time.Second,
-	})}, nil
+	if cfg.Endpoint != "" {
+		opts.BaseEndpoint = aws.String(cfg.Endpoint)
+	}
+	client := s3.New(opts)
+	return &Store{bucket: aws.String(cfg.Bucket), s3: client, presign: s3.NewPresignClient(client)}, nil
 }
 
-// bucketURL is the bucket's address: virtual-hosted in AWS, path-style
-// on a local server.
-func bucketURL(cfg Config) (*url.URL, error) {
-	endpoint := cfg.Endpoint
-	if endpoint == "" {
-		endpoint = "https://s3." + cfg.Region + ".amazonaws.com"
-	}
-	u, err := url.Parse(endpoint)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("pictures: endpoint %q is not an http(s) URL", endpoint)
-	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	if cfg.PathStyle {
-		u.Path += "/" + cfg.Bucket
-	} else {
-		u.Host = cfg.Bucket + "." + u.Host
-	}
-	return u, nil
-}
-
-// object is the URL of a picture, with a query ("tagging") or none.
-func (s *Store) object(name, query string) (string, error) {
+// key is a picture's object key: only names Name made are read or written.
+func key(name string) (*string, error) {
 	if !IsName(name) {
-		return "", fmt.Errorf("%w: %q", ErrName, name)
+		return nil, fmt.Errorf("%w: %q", ErrName, name)
 	}
-	u := *s.base
-	u.Path += "/" + name
-	u.RawQuery = query
-	return u.String(), nil
+	return aws.String(name), nil
 }
 
 // Put stores a PNG under name, replacing what the name held, tagged
 // unclaimed until Keep.
 func (s *Store) Put(ctx context.Context, name string, png []byte) error {
-	u, err := s.object(name, "")
+	k, err := key(name)
 	if err != nil {
 		return err
 	}
-	header := http.Header{"Content-Type": {"image/png"}, "X-Amz-Tagging": {UnclaimedTag}}
-	if _, err := s.s3.Do(ctx, http.MethodPut, u, header, png); err != nil {
+	_, err = s.s3.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: s.bucket, Key: k, Body: bytes.NewReader(png),
+		ContentType: aws.String("image/png"), Tagging: aws.String(UnclaimedTag),
+	})
+	if err != nil {
 		return fmt.Errorf("pictures: put %s: %w", name, err)
 	}
 	return nil
@@ -149,41 +127,48 @@ func (s *Store) Put(ctx context.Context, name string, png []byte) error {
 // Keep removes the unclaimed tag: the picture belongs to a record now, and
 // the lifecycle rule leaves it alone. A picture that is gone is no error.
 func (s *Store) Keep(ctx context.Context, name string) error {
-	return s.delete(ctx, name, "tagging")
+	k, err := key(name)
+	if err != nil {
+		return err
+	}
+	_, err = s.s3.DeleteObjectTagging(ctx, &s3.DeleteObjectTaggingInput{Bucket: s.bucket, Key: k})
+	if err != nil && !gone(err) {
+		return fmt.Errorf("pictures: untag %s: %w", name, err)
+	}
+	return nil
 }
 
 // Delete removes a picture; one that is not there is no error.
 func (s *Store) Delete(ctx context.Context, name string) error {
-	return s.delete(ctx, name, "")
-}
-
-func (s *Store) delete(ctx context.Context, name, query string) error {
-	u, err := s.object(name, query)
+	k, err := key(name)
 	if err != nil {
 		return err
 	}
-	_, err = s.s3.Do(ctx, http.MethodDelete, u, nil, nil)
-	var missing *awsenv.ResponseError
-	if errors.As(err, &missing) && missing.Status == http.StatusNotFound {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("pictures: delete %s %s: %w", query, name, err)
+	_, err = s.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: s.bucket, Key: k})
+	if err != nil && !gone(err) {
+		return fmt.Errorf("pictures: delete %s: %w", name, err)
 	}
 	return nil
+}
+
+// gone is S3's answer about an object that is not there (404 NoSuchKey):
+// what a delete wanted.
+func gone(err error) bool {
+	var re *awshttp.ResponseError
+	return errors.As(err, &re) && re.HTTPStatusCode() == http.StatusNotFound
 }
 
 // URL is a presigned GET URL of a picture, valid URLExpiry from now. It is
 // computed, not fetched: no call to S3. (With a function role's temporary
 // credentials, the URL stops working when they expire, if that is sooner.)
 func (s *Store) URL(ctx context.Context, name string) (string, error) {
-	u, err := s.object(name, "X-Amz-Expires="+strconv.Itoa(int(URLExpiry/time.Second)))
+	k, err := key(name)
 	if err != nil {
 		return "", err
 	}
-	signed, err := s.s3.Presign(ctx, u)
+	req, err := s.presign.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: s.bucket, Key: k}, s3.WithPresignExpires(URLExpiry))
 	if err != nil {
 		return "", fmt.Errorf("pictures: presign %s: %w", name, err)
 	}
-	return signed, nil
+	return req.URL, nil
 }

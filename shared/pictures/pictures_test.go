@@ -17,8 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
 
-	"contentapi/shared/awsenv"
 	"contentapi/shared/local/s3local"
 	"contentapi/shared/pictures"
 )
@@ -240,8 +240,8 @@ func TestRetriesWhatMayPass(t *testing.T) {
 	defer denied.Close()
 	store, _ = pictures.New(pictures.Config{Bucket: "pictures", Region: "us-east-1", Endpoint: denied.URL, PathStyle: true})
 	calls.Store(0)
-	var s3err *awsenv.ResponseError
-	if err := store.Put(context.Background(), name, []byte("png")); !errors.As(err, &s3err) || s3err.Code != "AccessDenied" || s3err.Message != "Access Denied" || calls.Load() != 1 {
+	var s3err smithy.APIError
+	if err := store.Put(context.Background(), name, []byte("png")); !errors.As(err, &s3err) || s3err.ErrorCode() != "AccessDenied" || s3err.ErrorMessage() != "Access Denied" || calls.Load() != 1 {
 		t.Fatalf("Put refused: %v after %d calls", err, calls.Load())
 	}
 }
