@@ -188,6 +188,7 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 	}
 	served := crud.New(res.Def, table, res.Render)
 	served.MaxAnswerBytes = a.cfg.MaxAnswerBytes
+	served.Cursors = a.cfg.Cursors
 	if a.cfg.Generation.On && res.Content != nil {
 		m, err := a.generating(res)
 		if err != nil {

@@ -23,6 +23,7 @@ import (
 	"contentapi/shared/auth"
 	"contentapi/shared/documents"
 	"contentapi/shared/input"
+	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
 
@@ -368,7 +369,7 @@ func BenchmarkSDKGetItem(b *testing.B) {
 // BenchmarkSDKListCalls: the Query and BatchGetItem of BenchmarkDocumentsList.
 func BenchmarkSDKListCalls(b *testing.B) {
 	db := sdkDefaultDynamoDB(b)
-	q, err := documents.Resource.ParseList(input.Params{})
+	q, err := documents.Resource.ParseList(input.Params{}, records.Cursors{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -395,7 +396,7 @@ func BenchmarkInterleaved(b *testing.B) {
 	ctx := context.Background()
 	key := benchKey(b)
 	id := strconv.Itoa(benchFirstID)
-	q, err := documents.Resource.ParseList(input.Params{})
+	q, err := documents.Resource.ParseList(input.Params{}, records.Cursors{})
 	if err != nil {
 		b.Fatal(err)
 	}

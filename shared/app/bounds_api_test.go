@@ -1,12 +1,19 @@
 package app_test
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"maps"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"contentapi/shared/app"
+	"contentapi/shared/documents"
+	"contentapi/shared/httpapi"
+	"contentapi/shared/records"
 )
 
 // A page of large documents is cut short at the answer's bound, with a next
@@ -71,4 +78,94 @@ func TestListAnswerBoundedInBytes(t *testing.T) {
 			t.Errorf("GET %s: %d %s, want 422 naming cursor", path, r.Status, r.Raw)
 		}
 	}
+}
+
+// A cursor is signed under a key derived from the deployment's secret:
+// one whose fields were edited, whose signature was touched, or that was
+// signed under another key (the local stack's public one) is 422 naming
+// cursor, never a DynamoDB error.
+func TestTamperedCursorIs422(t *testing.T) {
+	cursors, err := records.NewCursors([]byte(strings.Repeat("s", 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newStackWith(t, func(c *app.Config) { c.MaxAnswerBytes = 60_000; c.Cursors = cursors })
+	big := strings.Repeat("Long text ", 2048)
+	for range 4 {
+		created := s.form("POST", "/api/v1/documents", "name", "Big", "prompt", "p")
+		id := int(created.data()["id"].(float64))
+		if r := s.form("PUT", "/api/v1/documents/"+strconv.Itoa(id), "result", big); r.Status != 200 {
+			t.Fatalf("PUT result: %d %s", r.Status, r.Raw)
+		}
+	}
+	const query = "/api/v1/documents?page=1&per_page=10&cursor="
+	next, _ := s.get("/api/v1/documents?per_page=10").Body["links"].(map[string]any)["next"].(string)
+	u, err := url.Parse(next)
+	if err != nil || u.Query().Get("cursor") == "" {
+		t.Fatalf("links.next of a partial page: %q", next)
+	}
+	cursor := u.Query().Get("cursor")
+	if r := s.get(query + cursor); r.Status != 200 {
+		t.Fatalf("the cursor as given: %d %s", r.Status, r.Raw)
+	}
+	payload, sig, _ := strings.Cut(cursor, ".")
+	fields := map[string]any{}
+	if b, err := base64.RawURLEncoding.DecodeString(payload); err != nil || json.Unmarshal(b, &fields) != nil {
+		t.Fatalf("the cursor's payload %q: %v", payload, err)
+	}
+	var tampered []string
+	for _, edit := range []struct {
+		field string
+		value any
+	}{{"k", "garbage"}, {"k", "-5"}, {"k", ""}, {"i", 1 << 40}, {"n", 0}, {"r", 1e9}} {
+		edited := maps.Clone(fields)
+		edited[edit.field] = edit.value
+		b, _ := json.Marshal(edited)
+		tampered = append(tampered, base64.RawURLEncoding.EncodeToString(b)+"."+sig)
+	}
+	raw, _ := base64.RawURLEncoding.DecodeString(sig)
+	for bit := range 8 * len(raw) {
+		flipped := slices.Clone(raw)
+		flipped[bit/8] ^= 1 << (bit % 8)
+		tampered = append(tampered, payload+"."+base64.RawURLEncoding.EncodeToString(flipped))
+	}
+	q := documentsQuery(t, "page=1&per_page=10")
+	tampered = append(tampered, payload, payload+".", records.Cursors{}.Encode(q, records.Cursor{Key: "garbage", Matches: 1, Read: 1}))
+	for _, c := range tampered {
+		r := s.get(query + url.QueryEscape(c))
+		errs, _ := r.Body["errors"].(map[string]any)
+		if r.Status != 422 || errs["cursor"] == nil {
+			t.Errorf("cursor %s: %d %s, want 422 naming cursor", c, r.Status, r.Raw)
+		}
+	}
+}
+
+// Under the local stack's public signing key anyone can sign a cursor; one
+// whose start key does not fit the index is still 422, not DynamoDB's
+// validation error as a 500.
+func TestForgedCursorUnderPublicKeyIs422(t *testing.T) {
+	s := newStackWith(t, func(c *app.Config) {})
+	s.form("POST", "/api/v1/documents", "name", "Doc", "prompt", "p")
+	q := documentsQuery(t, "page=1&per_page=10")
+	for _, c := range []records.Cursor{{Key: "garbage", Matches: 1, Read: 1}, {Key: "-5", ID: 3}, {Key: "99999999999999999999999"}} {
+		r := s.get("/api/v1/documents?page=1&per_page=10&cursor=" + url.QueryEscape(records.Cursors{}.Encode(q, c)))
+		errs, _ := r.Body["errors"].(map[string]any)
+		if r.Status != 422 || errs["cursor"] == nil {
+			t.Errorf("cursor %+v: %d %s, want 422 naming cursor", c, r.Status, r.Raw)
+		}
+	}
+}
+
+// documentsQuery is the documents list of query, as the service reads it.
+func documentsQuery(t *testing.T, query string) records.ListQuery {
+	t.Helper()
+	params, err := httpapi.ParseQueryString(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := documents.Resource.ParseList(params, records.Cursors{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
 }

@@ -16,6 +16,7 @@ import (
 	"contentapi/shared/crud"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/quota"
+	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
 
@@ -36,6 +37,8 @@ type Config struct {
 	// the template's secret in AWS, so forged keys cost no read; the public
 	// CRC-32 (the zero value) locally.
 	KeyChecksum auth.Checksum
+	// Cursors sign list cursors under a key derived from the same secret.
+	Cursors records.Cursors
 	// IdempotencyTable keeps Idempotency-Key answers; without it the header
 	// is not honoured.
 	IdempotencyTable string
@@ -161,7 +164,6 @@ func ConfigFromEnv() (Config, error) {
 		Tables:           map[string]string{},
 		KeysTable:        env.table(EnvKeysTable, true),
 		RateLimitTable:   env.table(EnvRateLimitTable, false),
-		KeyChecksum:      env.checksum(EnvKeyChecksum),
 		IdempotencyTable: env.table(EnvIdempotency, false),
 		AuthCacheTTL:     env.seconds(EnvAuthCache, 60, 0, maxAuthCacheSeconds),
 		RequestTimeout:   env.seconds(EnvRequestTimeout, 8, 1, maxRequestTimeoutSeconds),
@@ -171,6 +173,7 @@ func ConfigFromEnv() (Config, error) {
 		Stack:              env.match(EnvStack, "", stackName, "a CloudFormation stack name (a letter, then letters, digits and -)"),
 		QuotaDefaults:      quota.Limits{},
 	}
+	c.KeyChecksum, c.Cursors = env.checksum(EnvKeyChecksum)
 	for _, k := range quota.Kinds {
 		c.QuotaDefaults[k] = env.limit(EnvDefaultMonthly(k))
 	}
@@ -310,21 +313,26 @@ func (e *envReader) endpoint(name string) string {
 	return v
 }
 
-// checksum is the keys' checksum for the secret in name; unset is the
-// public one. Errors never show the value: it is a secret.
-func (e *envReader) checksum(name string) auth.Checksum {
+// checksum is the keys' checksum for the secret in name, and the cursors
+// signed under a key derived from it; unset is the public one of each.
+// Errors never show the value: it is a secret.
+func (e *envReader) checksum(name string) (auth.Checksum, records.Cursors) {
 	v := os.Getenv(name)
 	if strings.HasPrefix(v, "{{resolve:") {
 		// What sam local passes when events/env.json does not set it:
 		// taken as the secret, it would refuse every key.
 		e.errs = append(e.errs, fmt.Errorf("%s is an unresolved CloudFormation reference; set it to empty for local runs", name))
-		return auth.Checksum{}
+		return auth.Checksum{}, records.Cursors{}
 	}
 	c, err := auth.NewChecksum(v)
 	if err != nil {
 		e.errs = append(e.errs, fmt.Errorf("%s: %w", name, err))
 	}
-	return c
+	cursors, err := records.NewCursors([]byte(v))
+	if err != nil {
+		e.errs = append(e.errs, fmt.Errorf("%s: %w", name, err))
+	}
+	return c, cursors
 }
 
 // origin is "*" (the default) or one origin, scheme://host[:port]: the

@@ -29,6 +29,9 @@ type Resource struct {
 	// MaxAnswerBytes bounds a list's body (0: DefaultMaxAnswerBytes); a
 	// page that would pass it is cut short, with a next link for the rest.
 	MaxAnswerBytes int
+	// Cursors sign the list cursors this resource hands out and check
+	// those it is given (the zero value: the local stack's public key).
+	Cursors records.Cursors
 }
 
 // New serves def, stored in table, shown through render.

@@ -38,7 +38,7 @@ func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q, err := res.def.ParseList(query)
+	q, err := res.def.ParseList(query, res.Cursors)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 	path := baseURL(r) + r.URL.Path
 	meta := records.Paginate(q, page.Total, page.Start, len(data), path)
 	meta.TotalEstimated, meta.Partial = page.TotalEstimated, page.Partial
-	links := pageLinks(path, query, meta, q, page.Next)
+	links := res.pageLinks(path, query, meta, q, page.Next)
 	w.Header().Set("Link", linkHeader(links))
 	if page.TotalEstimated && q.Search != "" && q.SearchBy == "result" {
 		w.Header().Set(searchPartialHeader, "true")
@@ -97,7 +97,7 @@ func (res *Resource) maxAnswerBytes() int {
 // past the first (even past the end), next while a later page exists. When
 // a bound was hit, next resumes at the cursor instead: the same page when
 // it is partial, else the next one. Only next ever carries a cursor.
-func pageLinks(path string, query input.Params, m records.Meta, q records.ListQuery, resume *records.Cursor) Links {
+func (res *Resource) pageLinks(path string, query input.Params, m records.Meta, q records.ListQuery, resume *records.Cursor) Links {
 	query = slices.DeleteFunc(slices.Clone(query), func(p input.Param) bool { return p.Name == cursorParam })
 	at := func(n int64) string { return path + "?" + httpapi.QueryWithPage(query, n) }
 	l := Links{First: at(1), Last: at(m.LastPage)}
@@ -112,7 +112,7 @@ func pageLinks(path string, query input.Params, m records.Meta, q records.ListQu
 			page++
 		}
 		q.Page = page
-		next := at(page) + "&" + cursorParam + "=" + q.Encode(*resume)
+		next := at(page) + "&" + cursorParam + "=" + res.Cursors.Encode(q, *resume)
 		l.Next = &next
 	case m.CurrentPage < m.LastPage:
 		next := at(m.CurrentPage + 1)

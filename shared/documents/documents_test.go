@@ -147,7 +147,7 @@ func TestParseList(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return Resource.ParseList(q)
+		return Resource.ParseList(q, records.Cursors{})
 	}
 	lq, err := parse("")
 	if err != nil || lq.Scope != 1 || lq.SearchBy != "name" {

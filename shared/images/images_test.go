@@ -177,7 +177,7 @@ func TestParseList(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return Resource.ParseList(query)
+		return Resource.ParseList(query, records.Cursors{})
 	}
 	lq, err := q("")
 	if err != nil || lq.SortBy != "id" || !lq.Desc || lq.PerPage != 10 || lq.Page != 1 || len(lq.Filters) != 0 {

@@ -73,7 +73,7 @@ func FuzzParseList(f *testing.F) {
 			return
 		}
 		for _, res := range resources() {
-			lq, err := res.ParseList(q)
+			lq, err := res.ParseList(q, records.Cursors{})
 			if err != nil {
 				if _, ok := err.(*records.InvalidError); !ok {
 					t.Fatalf("error %v", err)

@@ -45,10 +45,10 @@ type ListQuery struct {
 // Offset is the number of matching records before the page.
 func (q ListQuery) Offset() int64 { return (q.Page - 1) * int64(q.PerPage) }
 
-// ParseList validates a list request's query parameters. Every known
-// parameter with an invalid value is a 422 naming it; unknown ones are
-// ignored, as the contract says.
-func (r *Resource) ParseList(q input.Params) (ListQuery, error) {
+// ParseList validates a list request's query parameters, a cursor against
+// the deployment's cursors. Every known parameter with an invalid value is a
+// 422 naming it; unknown ones are ignored, as the contract says.
+func (r *Resource) ParseList(q input.Params, cursors Cursors) (ListQuery, error) {
 	errs := fieldErrors{}
 	get := func(name string) (string, bool) {
 		v, given, repeated := q.Get(name)
@@ -111,9 +111,9 @@ func (r *Resource) ParseList(q input.Params) (ListQuery, error) {
 		lq.Page = v.(int64)
 	}
 	if v, ok := get("cursor"); ok && len(errs) == 0 {
-		c, ok := lq.decodeCursor(v)
+		c, ok := cursors.decode(lq, v)
 		if !ok {
-			errs.add("cursor", "The cursor is invalid: follow links.next as it was given.")
+			errs.add(cursorField, invalidCursor)
 		}
 		lq.Cursor = c
 	}

@@ -79,7 +79,7 @@ func TestPerPageSpellings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lq, err := images.Resource.ParseList(q)
+		lq, err := images.Resource.ParseList(q, records.Cursors{})
 		switch {
 		case want == 0 && err == nil:
 			t.Errorf("%s: accepted as %d", raw, lq.PerPage)

@@ -50,6 +50,12 @@ func isThrottle(err error) bool {
 	return false
 }
 
+// isValidation reports DynamoDB refusing a request as malformed.
+func isValidation(err error) bool {
+	var api smithy.APIError
+	return errors.As(err, &api) && api.ErrorCode() == "ValidationException"
+}
+
 func isTimeout(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return true

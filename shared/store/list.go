@@ -45,6 +45,15 @@ const maxQueryLimit = 1000
 // most the table's read budget: the page's records first, then the
 // counting of the matches after them.
 func (t *Table) List(ctx context.Context, account string, q records.ListQuery) (Page, error) {
+	p, err := t.list(ctx, account, q)
+	if q.Cursor != nil && isValidation(err) {
+		// The query holds but for its start key, which the cursor made.
+		return Page{}, records.InvalidCursor()
+	}
+	return p, err
+}
+
+func (t *Table) list(ctx context.Context, account string, q records.ListQuery) (Page, error) {
 	w := t.newWalk(account, q)
 	withCount := w.counted && q.Page == 1 && q.Cursor == nil
 	if w.counted && !withCount {
