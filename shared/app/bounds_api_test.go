@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"maps"
@@ -14,6 +15,7 @@ import (
 	"contentapi/shared/documents"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/records"
+	"contentapi/shared/store"
 )
 
 // A page of large documents is cut short at the answer's bound, with a next
@@ -153,6 +155,50 @@ func TestForgedCursorUnderPublicKeyIs422(t *testing.T) {
 		if r.Status != 422 || errs["cursor"] == nil {
 			t.Errorf("cursor %+v: %d %s, want 422 naming cursor", c, r.Status, r.Raw)
 		}
+	}
+}
+
+// A page of records full of the character that escapes longest in the
+// response event is cut short where the event, not the body, would pass
+// Lambda's 6 MB: the body of 100 such documents is 4.5 MB, its event twice
+// that, which the gateway refuses as API Gateway does. Following next
+// walks the whole list, every answer served.
+func TestListEventUnderLambdaLimit(t *testing.T) {
+	s := newStack(t)
+	// `"` is two bytes in the body and four in the event: the most of any
+	// character per character a field may hold, but control characters,
+	// which fields refuse (U+2028 is seven, but from three bytes, and the
+	// body's 5 MB binds it first).
+	const worst = `"`
+	const total = 100
+	vs := make([]records.Values, total)
+	for i := range vs {
+		// Each field at its longest (documents.Resource).
+		vs[i] = records.Values{"name": strings.Repeat(worst, 128), "prompt": strings.Repeat(worst, 2048), "creativity": 0.5,
+			"template_id": int64(1), "words": int64(0), "result": strings.Repeat(worst, 20480)}
+	}
+	if _, err := store.New(s.env.Client, s.env.Tables["DocumentsTable"], documents.Resource).Import(context.Background(), "acme", vs); err != nil {
+		t.Fatal(err)
+	}
+	seen, answers, partial := map[float64]bool{}, 0, false
+	for path := "/api/v1/documents?per_page=100"; path != ""; answers++ {
+		r := s.get(path)
+		if r.Status != 200 {
+			t.Fatalf("GET %s: %d %s", path, r.Status, r.Raw[:min(len(r.Raw), 200)])
+		}
+		for _, d := range r.list() {
+			seen[d.(map[string]any)["id"].(float64)] = true
+		}
+		partial = partial || r.meta()["partial"] == true
+		next, _ := r.Body["links"].(map[string]any)["next"].(string)
+		u, _ := url.Parse(next)
+		path = u.RequestURI()
+		if next == "" {
+			path = ""
+		}
+	}
+	if len(seen) != total || !partial || answers < 2 {
+		t.Fatalf("%d answers (partial: %v) showed %d of %d records", answers, partial, len(seen), total)
 	}
 }
 

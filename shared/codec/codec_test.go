@@ -1,8 +1,10 @@
 package codec_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -202,3 +204,29 @@ func TestAppendKeepsPrefixOnError(t *testing.T) {
 }
 
 func nanValue() float64 { var z float64; return z / z }
+
+// QuotedLen is the length encoding/json, HTML escaping off as the Lambda
+// runtime sets it, gives a string: every character, alone and amid plain
+// text, and every byte, valid or not.
+func TestQuotedLen(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := codec.QuotedLen([]byte(s)), b.Len()-1; got != want { // Encode adds a newline
+			t.Fatalf("QuotedLen(%q) = %d, want %d", s, got, want)
+		}
+	}
+	for r := rune(0); r < 0x3000; r++ {
+		check(string(r))
+		check("plain text " + string(r) + " more plain text")
+	}
+	for b := range 256 {
+		check("x" + string([]byte{byte(b)}) + "y")
+	}
+	check(strings.Repeat("\"\u2028\\\x01<>&\n", 1000))
+}

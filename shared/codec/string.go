@@ -128,3 +128,21 @@ func appendSpecial(b []byte, s string) ([]byte, int) {
 	// U+2028 or U+2029.
 	return append(b, '\\', 'u', '2', '0', '2', hex[r&0xF]), size
 }
+
+// QuotedLen is the length of p written as a JSON string (quotes included),
+// as appendString, encoding/json with HTML escaping off and so the Lambda
+// runtime write it, without writing it: what a body costs inside the
+// response event, where it travels as one string.
+func QuotedLen(p []byte) int {
+	n := 2 + len(p)
+	var scratch [8]byte
+	for i := 0; ; {
+		i += plainPrefix(p[i:])
+		if i == len(p) {
+			return n
+		}
+		escaped, size := appendSpecial(scratch[:0], unsafe.String(&p[i], len(p)-i))
+		n += len(escaped) - size
+		i += size
+	}
+}

@@ -23,14 +23,29 @@ type Links struct {
 // deprecated in favour of meta.total_estimated.
 const searchPartialHeader = "X-Search-Partial"
 
-// DefaultMaxAnswerBytes bounds a list's body (5 MB, under Lambda's 6 MB
-// response limit) unless the Resource says otherwise.
+// DefaultMaxAnswerBytes bounds a list's body (5 MB) unless the Resource
+// says otherwise; the response event is held to Lambda's 6 MB as well
+// (httpapi.MaxLambdaResponseBytes).
 const DefaultMaxAnswerBytes = 5_000_000
 
 // envelopeBytes is what a list's answer holds besides its records, at most:
-// meta and four links, each a URL with the request's query and a cursor.
+// meta and four links.
 func envelopeBytes(r *http.Request) int {
-	return 4<<10 + 5*(len(r.Host)+len(r.URL.Path)+len(r.URL.RawQuery)+records.MaxCursorLength+64)
+	return 4<<10 + linksBytes(r)
+}
+
+// linksBytes bounds four links, each a URL with the request's query and a
+// cursor.
+func linksBytes(r *http.Request) int {
+	return 5 * (len(r.Host) + len(r.URL.Path) + len(r.URL.RawQuery) + records.MaxCursorLength + 64)
+}
+
+// eventEnvelopeBytes is what the response event holds besides the records,
+// at most: the envelope escaped (a query may hold `"` or `\`, which double;
+// control characters never reach a handler in a URL), the links again in
+// the Link header, and the other headers and the event's own fields.
+func eventEnvelopeBytes(r *http.Request) int {
+	return 2*envelopeBytes(r) + 2*linksBytes(r) + 4<<10
 }
 
 func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
@@ -49,6 +64,9 @@ func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 	data := make([]any, 0, len(page.Items))
 	view := res.view(r)
 	room := res.maxAnswerBytes() - envelopeBytes(r)
+	// The answer travels escaped inside Lambda's response event, whose
+	// limit binds before the body's when records are full of quotes.
+	eventRoom := httpapi.MaxLambdaResponseBytes - eventEnvelopeBytes(r)
 	// Each record is encoded once, here, where its size is measured; the
 	// answer then copies its bytes.
 	encodedBuf := httpapi.Buffer()
@@ -63,7 +81,9 @@ func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 		if encoded, err = codec.AppendJSON(encoded, body); err != nil {
 			return err
 		}
-		if room -= len(encoded) - start + 1; room < 0 && i > 0 {
+		room -= len(encoded) - start + 1
+		eventRoom -= codec.QuotedLen(encoded[start:]) - 1 // its quotes, less a comma
+		if (room < 0 || eventRoom < 0) && i > 0 {
 			// The answer would pass its bound: the rest of the page comes
 			// in the next answer.
 			page.Partial, page.Next = true, &page.Before[i]

@@ -14,6 +14,13 @@ const ContentType = "application/json; charset=utf-8"
 
 var contentType = []string{ContentType}
 
+// MaxLambdaResponseBytes is Lambda's limit on a synchronous invocation's
+// response (6 MB), measured on the response event as the runtime
+// serialises it: the body travels inside it as one JSON string, escaped a
+// second time, so a body of quotes counts double. Past it API Gateway
+// answers a bare 500.
+const MaxLambdaResponseBytes = 6 << 20
+
 // WriteJSON writes v as the response body with the given status, as
 // encoding/json would with HTML left unescaped. The Lambda adapter needs an
 // explicit Content-Type, so it is always set here.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"contentapi/shared/app"
+	"contentapi/shared/httpapi"
 	"contentapi/shared/local/sam"
 )
 
@@ -100,6 +102,9 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, requestID string
 	}
 	ev := g.Event(r, body, m, requestID)
 	resp, err := g.call(r.Context(), m.Route.Function, ev)
+	if err == nil {
+		err = checkResponseSize(resp)
+	}
 	if err == nil {
 		err = writeResponse(w, resp, requestID)
 	}
@@ -274,6 +279,31 @@ func traceID(now time.Time) string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("Root=1-%08x-%x", now.Unix(), b)
+}
+
+// checkResponseSize refuses a response past Lambda's limit, measured as
+// the Go runtime sends it: the event as JSON, HTML escaping off (the
+// runtime's default), the body escaped inside it. Lambda fails such an
+// invocation, and API Gateway answers its 500.
+func checkResponseSize(resp events.APIGatewayV2HTTPResponse) error {
+	var size byteCounter
+	enc := json.NewEncoder(&size)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(resp); err != nil {
+		return fmt.Errorf("function returned a response that does not serialise: %w", err)
+	}
+	if size > httpapi.MaxLambdaResponseBytes {
+		return fmt.Errorf("function returned a response of %d bytes, over Lambda's %d", size, httpapi.MaxLambdaResponseBytes)
+	}
+	return nil
+}
+
+// byteCounter is a writer that only counts.
+type byteCounter int
+
+func (c *byteCounter) Write(p []byte) (int, error) {
+	*c += byteCounter(len(p))
+	return len(p), nil
 }
 
 // writeResponse writes a payload 2.0 response as API Gateway does. Like HTTP

@@ -291,6 +291,38 @@ func TestServeGatewayErrors(t *testing.T) {
 	})
 }
 
+// Lambda's 6 MB applies to the response event as the runtime serialises
+// it, the body escaped inside: a response past it is API Gateway's 500.
+func TestServeRefusesAResponseOverLambdasLimit(t *testing.T) {
+	base64Body := func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		return events.APIGatewayV2HTTPResponse{StatusCode: 200, Body: base64.StdEncoding.EncodeToString(make([]byte, 5<<20)), IsBase64Encoded: true}, nil
+	}
+	for _, tt := range []struct {
+		name   string
+		fn     app.Function
+		status int
+	}{
+		// Each quote is two bytes escaped; the event's other fields fit in
+		// the 4 KB left.
+		{"3 MB of quotes, under 6 MB escaped", bodyOf(strings.Repeat(`"`, 3<<20-4<<10)), 200},
+		{"3 MB of quotes, over 6 MB escaped", bodyOf(strings.Repeat(`"`, 3<<20)), 500},
+		{"5 MB in base64, over 6 MB", base64Body, 500},
+	} {
+		resp := serveOnce(t, testGateway(tt.fn), get("/items/1")())
+		body := readBody(t, resp)
+		if resp.StatusCode != tt.status || tt.status == 500 && body != `{"message":"Internal Server Error"}` {
+			t.Errorf("%s: %d %.80s, want %d", tt.name, resp.StatusCode, body, tt.status)
+		}
+	}
+}
+
+// bodyOf is a function answering 200 with body as text.
+func bodyOf(body string) app.Function {
+	return func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		return events.APIGatewayV2HTTPResponse{StatusCode: 200, Body: body, Headers: map[string]string{"Content-Type": "text/plain"}}, nil
+	}
+}
+
 func TestServeWithoutDefaultRouteIsGateway404(t *testing.T) {
 	called := false
 	g := testGateway(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
