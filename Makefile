@@ -47,7 +47,7 @@ GO_BUILD_LAMBDA = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda
 GO_FILES = $$(find . -name '*.go' -not -path './.cache/*' -not -path './.data/*' -not -path './$(BUILD_DIR)/*' -not -path './.aws-sam/*')
 
 .PHONY: help build $(addprefix build-,$(FUNCTIONS)) dynamodb-local run test lint fmt-check vet \
-	staticcheck cfn-lint openapi-lint redocly generate apikey limits invoke bench chaos fuzz deploy clean
+	staticcheck cfn-lint openapi-lint redocly generate apikey limits invoke bench chaos fuzz preflight deploy clean
 
 help: ## List the targets.
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -150,6 +150,12 @@ fuzz: ## Run each of FUZZ_TARGETS for FUZZ_TIME.
 	  echo "fuzz $$t for $(FUZZ_TIME)"; \
 	  $(GO) test -run='^$$' -fuzz="^$${t##*:}\$$" -fuzztime=$(FUZZ_TIME) "$${t%%:*}"; \
 	done
+
+# The stack make deploy deploys, where it deploys it (samconfig.toml).
+STACK ?= contentapi
+STACK_REGION ?= us-east-1
+preflight: ## Check a deployed stack's models with your AWS credentials (access, lifecycle, region): make preflight [STACK=contentapi] [STACK_REGION=us-east-1].
+	$(GO) run ./cmd/preflight --stack '$(STACK)' --region '$(STACK_REGION)'
 
 deploy: ## sam build && sam deploy (settings in samconfig.toml).
 	@command -v sam >/dev/null || { echo "the AWS SAM CLI is not installed" >&2; exit 1; }

@@ -76,6 +76,19 @@ func TestDomainKnowsNoHTTP(t *testing.T) {
 	}
 }
 
+// Bedrock's control-plane client (service/bedrock) is make preflight's,
+// run by an operator: no function calls the control plane, so none links
+// it and pays for it in its bootstrap.
+func TestFunctionsLinkNoBedrockControlPlane(t *testing.T) {
+	for pkg, imports := range deps(t, "./functions/...") {
+		for _, imp := range imports {
+			if imp == "github.com/aws/aws-sdk-go-v2/service/bedrock" || strings.HasPrefix(imp, "github.com/aws/aws-sdk-go-v2/service/bedrock/") {
+				t.Errorf("%s links %s", pkg, imp)
+			}
+		}
+	}
+}
+
 // maxBootstrapBytes is a function's bound (BENCHMARKS.md's
 // bytes_bootstrap): the size of the file, as `make build` writes it.
 const maxBootstrapBytes = 16_000_000

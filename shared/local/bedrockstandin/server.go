@@ -3,7 +3,9 @@
 // 127.0.0.1 (Converse: POST /model/{modelId}/converse; InvokeModel: POST
 // /model/{modelId}/invoke, in the Nova Canvas and Stability AI image
 // shapes) so that the real SDK client runs against it in tests and under
-// `make run`. Its text is a deterministic draft that follows the template's
+// `make run`; and one call of Bedrock's control plane, GetFoundationModel
+// (GET /foundation-models/{modelIdentifier}), from a catalog of lifecycle
+// statuses (List), for make preflight's tests. Its text is a deterministic draft that follows the template's
 // brief and the prompt; its pictures are drawn from the prompt. Its errors
 // are Bedrock's, header and body, so the SDK decodes them into the real
 // exception types; tests inject them (Inject), and so can anyone through a
@@ -86,9 +88,11 @@ type Server struct {
 	srv       *http.Server
 	slowDelay time.Duration
 
-	mu     sync.Mutex
-	faults []Fault
-	calls  atomic.Int64
+	mu      sync.Mutex
+	faults  []Fault
+	catalog map[string]string // model id -> lifecycle status
+	denied  map[string]bool   // model ids in access-denied mode
+	calls   atomic.Int64
 }
 
 // Start serves a stand-in until Close.
@@ -112,7 +116,11 @@ func New(opts Options) *Server {
 	if opts.SlowDelay == 0 {
 		opts.SlowDelay = 30 * time.Second
 	}
-	return &Server{slowDelay: opts.SlowDelay}
+	return &Server{
+		slowDelay: opts.SlowDelay,
+		catalog:   map[string]string{TextModel: Active, ImageModel: Active},
+		denied:    map[string]bool{},
+	}
 }
 
 // URL is the endpoint to give the SDK client (its BaseEndpoint).
@@ -158,16 +166,28 @@ func (s *Server) next(prompt string) Fault {
 	return 0
 }
 
-// ServeHTTP answers Bedrock Runtime's two operations.
+// ServeHTTP answers Bedrock Runtime's two operations and the control
+// plane's GetFoundationModel.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.calls.Add(1)
 	w.Header().Set("X-Amzn-Requestid", fmt.Sprintf("standin-%d", s.calls.Load()))
 	w.Header().Set("Server", "bedrock-standin")
+	if escaped, ok := strings.CutPrefix(r.URL.EscapedPath(), "/foundation-models/"); ok && r.Method == http.MethodGet {
+		if model, err := url.PathUnescape(escaped); err == nil && model != "" && !strings.Contains(model, "/") {
+			s.foundationModel(w, r, model)
+			return
+		}
+	}
 	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/model/")
 	escaped, op, _ := strings.Cut(rest, "/")
 	model, err := url.PathUnescape(escaped)
 	if !ok || err != nil || model == "" || r.Method != http.MethodPost || (op != "converse" && op != "invoke") {
-		sendError(w, http.StatusNotFound, "UnknownOperationException", "The stand-in serves POST /model/{modelId}/converse and /invoke.")
+		sendError(w, http.StatusNotFound, "UnknownOperationException",
+			"The stand-in serves POST /model/{modelId}/converse and /invoke, and GET /foundation-models/{modelIdentifier}.")
+		return
+	}
+	if s.deniedAccess(model) {
+		s.fault(r.Context(), w, AccessDenied)
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 25<<20))

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	cftypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
+
+	"contentapi/shared/bedrock"
+	"contentapi/shared/local/bedrockstandin"
+	"contentapi/shared/local/sam"
+)
+
+// preflight runs the command against a stand-in of Bedrock, with the
+// models given as the template's parameters would give them.
+func preflight(t *testing.T, s *bedrockstandin.Server, models ...string) (int, string) {
+	t.Helper()
+	args := append([]string{"--bedrock-region", "us-west-2", "--endpoint", s.URL()}, models...)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	if stderr.Len() > 0 {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+	return code, stdout.String()
+}
+
+func startStandin(t *testing.T) *bedrockstandin.Server {
+	t.Helper()
+	s, err := bedrockstandin.Start(bedrockstandin.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// row is a model's line of the report: its kind, ids, region, access and
+// lifecycle, as the table prints them.
+func row(t *testing.T, out, kind string) []string {
+	t.Helper()
+	for line := range strings.Lines(out) {
+		if f := strings.Fields(line); len(f) == 6 && f[0] == kind {
+			return f[1:]
+		}
+	}
+	t.Fatalf("no %s row in\n%s", kind, out)
+	return nil
+}
+
+var standinModels = []string{"--text-model", bedrockstandin.TextModel, "--image-model", bedrockstandin.ImageModel}
+
+// Both models answer and are active: every row says so, with the region
+// they are called in, and the exit status is 0.
+func TestReady(t *testing.T) {
+	s := startStandin(t)
+	code, out := preflight(t, s, standinModels...)
+	if code != exitReady || !strings.Contains(out, "Ready") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	for kind, id := range map[string]string{"text": bedrockstandin.TextModel, "image": bedrockstandin.ImageModel} {
+		if got, want := row(t, out, kind), []string{id, id, "us-west-2", accessGranted, lifecycleActive}; !equal(got, want) {
+			t.Errorf("%s: %v, want %v", kind, got, want)
+		}
+	}
+}
+
+// A model whose access is denied (the stand-in's access-denied mode, as
+// Bedrock answers an account without a working subscription) is reported
+// DENIED with what to do, the other granted, and the exit status is 1.
+func TestAccessDenied(t *testing.T) {
+	s := startStandin(t)
+	s.Deny(bedrockstandin.ImageModel)
+	code, out := preflight(t, s, standinModels...)
+	if code != exitNotReady || !strings.Contains(out, "NOT READY: 1 of 2") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	if got := row(t, out, "image"); got[3] != accessDenied || got[4] != lifecycleActive {
+		t.Errorf("image: %v", got)
+	}
+	if got := row(t, out, "text"); got[3] != accessGranted {
+		t.Errorf("text: %v", got)
+	}
+	for _, want := range []string{"AccessDeniedException", "MarketplaceProductIds", "payment method", "15 minutes"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report does not say %s:\n%s", want, out)
+		}
+	}
+}
+
+// A LEGACY model and one Bedrock does not know are not ready, each said
+// as such.
+func TestLegacyAndUnknownModels(t *testing.T) {
+	s := startStandin(t)
+	s.List("stability.old-image-v1:0", bedrockstandin.Legacy)
+	code, out := preflight(t, s, "--text-model", "acme.no-such-model-v1:0", "--image-model", "stability.old-image-v1:0")
+	if code != exitNotReady || !strings.Contains(out, "NOT READY: 2 of 2") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	if got := row(t, out, "image"); got[4] != "LEGACY" || !strings.Contains(out, "choose an ACTIVE one") {
+		t.Errorf("image: %v\n%s", got, out)
+	}
+	if got := row(t, out, "text"); strings.Join(got[3:], " ") != accessGranted+" "+notFoundWord {
+		t.Errorf("text: %v\n%s", got, out)
+	}
+}
+
+// A model called through an inference profile is invoked by the profile's
+// id and described by its foundation model's, as the functions call it and
+// as Bedrock's control plane knows it.
+func TestInferenceProfile(t *testing.T) {
+	s := startStandin(t)
+	s.List("amazon.nova-micro-v1:0", bedrockstandin.Active)
+	s.Deny("us.amazon.nova-micro-v1:0")
+	code, out := preflight(t, s, "--text-model", "amazon.nova-micro-v1:0", "--text-profile", "us", "--image-model", bedrockstandin.ImageModel)
+	got := row(t, out, "text")
+	if code != exitNotReady || !equal(got, []string{"amazon.nova-micro-v1:0", "us.amazon.nova-micro-v1:0", "us-west-2", accessDenied, lifecycleActive}) {
+		t.Errorf("exit %d, text %v:\n%s", code, got, out)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"extra"},
+		{"--text-model", "a.b"},
+		{"--text-model", "a.b", "--image-model", "c.d"},
+		{"--text-model", "a.b", "--image-model", "c.d", "--bedrock-region", "us-west-2", "--region", "us-east-1"},
+		{"--endpoint", "http://127.0.0.1:1"},
+		{"--text-profile", "us"},
+		{"--stak", "contentapi"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), args, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "usage:") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, stderr.String())
+		}
+	}
+}
+
+// A stack's parameters are read as the template declares them: with every
+// default, as DescribeStacks returns them, preflight checks the models the
+// functions call by default (TEXT_MODEL and IMAGE_MODEL), in BedrockRegion.
+func TestFromParametersReadsTheTemplate(t *testing.T) {
+	tmpl, err := sam.LoadProject()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var params []cftypes.Parameter
+	for name, p := range tmpl.Parameters {
+		params = append(params, cftypes.Parameter{ParameterKey: aws.String(name), ParameterValue: aws.String(fmt.Sprint(p.Default))})
+	}
+	s, err := fromParameters(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Generation || s.Region != tmpl.Parameters["BedrockRegion"].Default || len(s.Models) != 2 ||
+		s.Models[0].calledAs() != bedrock.DefaultTextModel || s.Models[1].calledAs() != bedrock.DefaultImageModel {
+		t.Errorf("setup %+v", s)
+	}
+	for i, p := range params {
+		if aws.ToString(p.ParameterKey) == "Generation" {
+			params[i].ParameterValue = aws.String("off")
+		}
+	}
+	if s, err := fromParameters(params); err != nil || s.Generation {
+		t.Errorf("Generation=off: %+v, %v", s, err)
+	}
+	if _, err := fromParameters(params[:0]); err == nil {
+		t.Error("a stack without the parameters is read as one")
+	}
+}
+
+// make preflight checks the stack that make deploy deploys, where it
+// deploys it: samconfig.toml's stack_name and region.
+func TestMakePreflightChecksTheDeployedStack(t *testing.T) {
+	makeBin, err := exec.LookPath("make")
+	if err != nil {
+		t.Skip("make is not installed")
+	}
+	cmd := exec.Command(makeBin, "--dry-run", "preflight")
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make preflight: %v\n%s", err, out)
+	}
+	samconfig, err := exec.Command("cat", filepath.Join("..", "..", "samconfig.toml")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"stack_name", "region"} {
+		m := regexp.MustCompile(`(?m)^` + key + ` = "([^"]+)"`).FindSubmatch(samconfig)
+		flag := map[string]string{"stack_name": "--stack", "region": "--region"}[key]
+		if m == nil || !strings.Contains(string(out), flag+" '"+string(m[1])+"'") {
+			t.Errorf("make preflight runs %s; samconfig.toml's %s is %s", out, key, m)
+		}
+	}
+}
+
+func equal(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }
