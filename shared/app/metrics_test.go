@@ -49,15 +49,22 @@ func TestFunctionsWriteTheirMetrics(t *testing.T) {
 	r = g.form("POST", "/api/v1/documents", "name", "busy", "prompt", "Coffee")
 	expect(t, r, 201)
 	g.settled(t, fmt.Sprintf("/api/v1/documents/%v", r.data()["id"]))
+	// A model that keeps failing: two tries retried, the third fails.
+	r = g.form("POST", "/api/v1/documents", "name", "broken", "prompt", "Broken [standin:error]")
+	expect(t, r, 201)
+	g.settled(t, fmt.Sprintf("/api/v1/documents/%v", r.data()["id"]))
 	expect(t, g.form("POST", "/api/v1/images", "name", "x", "description", "d", "resolution", "256x256"), 429)
 
 	stack := metrics.DimStack + "=staging"
 	docs := metrics.DimKind + "=documents"
 	out.wantSum(t, 2, "Generations", stack, docs, "Outcome=done")
+	out.wantSum(t, 1, "Generations", stack, docs, "Outcome=filtered")
 	out.wantSum(t, 1, "Generations", stack, docs, "Outcome=failed")
-	out.wantSum(t, 1, "Generations", stack, docs, "Outcome=retried")
+	out.wantSum(t, 3, "Generations", stack, docs, "Outcome=retried")
+	out.wantSum(t, 1, "Generations", stack, "Outcome=failed") // the kinds together
 	out.wantSum(t, 1, "GenerationErrors", stack, docs, "Code=content_filtered")
 	out.wantSum(t, 1, "GenerationErrors", stack, docs, "Code=throttled")
+	out.wantSum(t, 3, "GenerationErrors", stack, docs, "Code=model_unavailable")
 	out.wantSum(t, 1, "QuotaRefusals", stack, metrics.DimFunction+"=images")
 	lines := out.lines(t)
 	if n := metricstest.Sum(lines, "InputTokens", stack, docs); n <= 0 {

@@ -213,6 +213,8 @@ func outcome(to generation.State, cause *generation.Error, werr error) metrics.O
 		return metrics.Unwritten
 	case to.Status == generation.Done:
 		return metrics.Done
+	case to.Status == generation.Failed && to.Error != nil && to.Error.Code == generation.ContentFiltered:
+		return metrics.Filtered
 	case to.Status == generation.Failed:
 		return metrics.Failed
 	case cause != nil:

@@ -118,8 +118,13 @@ type Outcome string
 const (
 	// Done: the content is the record's.
 	Done Outcome = "done"
-	// Failed: the record's generation ended failed.
+	// Failed: the record's generation ended failed, for a reason of
+	// ours or the model's.
 	Failed Outcome = "failed"
+	// Filtered: the record's generation ended failed because the model's
+	// content filters blocked its input or result: the user's to change,
+	// so not in the failure rate an operator is alarmed on.
+	Filtered Outcome = "filtered"
 	// Retried: the try failed for a reason that may pass; the record went
 	// back to the queue for another.
 	Retried Outcome = "retried"
@@ -135,7 +140,9 @@ const (
 )
 
 // Outcomes lists every outcome.
-func Outcomes() []Outcome { return []Outcome{Done, Failed, Retried, HandedOver, Lost, Unwritten} }
+func Outcomes() []Outcome {
+	return []Outcome{Done, Failed, Filtered, Retried, HandedOver, Lost, Unwritten}
+}
 
 // The functions that count batches, by their folder under functions/.
 const (

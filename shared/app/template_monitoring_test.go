@@ -1,0 +1,356 @@
+package app_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"contentapi/shared/app"
+	"contentapi/shared/generation"
+	"contentapi/shared/local/sam"
+	"contentapi/shared/metrics"
+)
+
+// metricRef is a metric an alarm or the dashboard names: its namespace,
+// name and dimensions (values as the template gives them, resolved by
+// resolveIntrinsics for the dashboard).
+type metricRef struct {
+	where, namespace, name string
+	dims                   map[string]any
+}
+
+// The stand-ins resolveIntrinsics puts for what only a deployed stack
+// knows.
+const (
+	stackNameStandIn = "STACK-NAME"
+	refStandIn       = "REF:"
+	getAttStandIn    = "GETATT:"
+)
+
+// resolveIntrinsics evaluates the intrinsic functions a dashboard body is
+// built with (Join, If, Sub, Ref) under the given conditions, the stack's
+// values replaced by stand-ins: a reference to a resource that does not
+// exist under them, or to anything unknown, is an error.
+func resolveIntrinsics(tmpl *sam.Template, v any, conds map[string]bool) (string, error) {
+	name, arg, ok := sam.Intrinsic(v)
+	if !ok {
+		s, isString := v.(string)
+		if !isString {
+			return "", fmt.Errorf("%v is neither a string nor an intrinsic this test knows", v)
+		}
+		return s, nil
+	}
+	args, _ := arg.([]any)
+	switch name {
+	case "Fn::Join":
+		parts, _ := args[1].([]any)
+		var out []string
+		for _, p := range parts {
+			s, err := resolveIntrinsics(tmpl, p, conds)
+			if err != nil {
+				return "", err
+			}
+			out = append(out, s)
+		}
+		return strings.Join(out, args[0].(string)), nil
+	case "Fn::If":
+		cond, known := conds[args[0].(string)]
+		if !known {
+			return "", fmt.Errorf("condition %v is not given", args[0])
+		}
+		if cond {
+			return resolveIntrinsics(tmpl, args[1], conds)
+		}
+		return resolveIntrinsics(tmpl, args[2], conds)
+	case "Ref":
+		return standIn(tmpl, arg.(string), conds)
+	case "Fn::Sub":
+		s, isString := arg.(string)
+		if !isString {
+			return "", fmt.Errorf("Fn::Sub with a variable map: not used here")
+		}
+		var err error
+		out := regexp.MustCompile(`\$\{([^}!]+)\}`).ReplaceAllStringFunc(s, func(m string) string {
+			v, e := standIn(tmpl, m[2:len(m)-1], conds)
+			if e != nil {
+				err = e
+			}
+			return v
+		})
+		return out, err
+	}
+	return "", fmt.Errorf("intrinsic %s is not one this test knows", name)
+}
+
+// standIn is what a ${name} or Ref stands for: a parameter's default, a
+// stand-in for the stack's name, region, resources and their attributes.
+func standIn(tmpl *sam.Template, name string, conds map[string]bool) (string, error) {
+	switch name {
+	case "AWS::StackName":
+		return stackNameStandIn, nil
+	case "AWS::Region":
+		return "us-east-1", nil
+	}
+	if p, ok := tmpl.Parameters[name]; ok {
+		return fmt.Sprint(p.Default), nil
+	}
+	resource, attr, hasAttr := strings.Cut(name, ".")
+	r, ok := tmpl.Resources[resource]
+	if !ok {
+		return "", fmt.Errorf("${%s} names no parameter or resource", name)
+	}
+	if r.Condition != "" && !conds[r.Condition] {
+		return "", fmt.Errorf("${%s} is named where its condition %s does not hold", name, r.Condition)
+	}
+	if hasAttr {
+		return getAttStandIn + resource + "." + attr, nil
+	}
+	return refStandIn + resource, nil
+}
+
+// dashboard is the template's dashboard body under the conditions.
+func dashboard(t *testing.T, tmpl *sam.Template, conds map[string]bool) map[string]any {
+	t.Helper()
+	ids := tmpl.ResourcesOfType("AWS::CloudWatch::Dashboard")
+	if len(ids) != 1 {
+		t.Fatalf("dashboards %v, want one", ids)
+	}
+	body, err := resolveIntrinsics(tmpl, tmpl.Resources[ids[0]].Properties["DashboardBody"], conds)
+	if err != nil {
+		t.Fatalf("generation on %v: %v", conds["GenerationOn"], err)
+	}
+	var d map[string]any
+	if err := json.Unmarshal([]byte(body), &d); err != nil {
+		t.Fatalf("generation on %v: the dashboard body is not JSON: %v\n%s", conds["GenerationOn"], err, body)
+	}
+	return d
+}
+
+// dashboardMetrics are the metrics the dashboard's widgets graph, and the
+// alarms its alarm widgets show (their logical IDs).
+func dashboardMetrics(t *testing.T, d map[string]any) (refs []metricRef, alarms []string) {
+	t.Helper()
+	widgets, _ := d["widgets"].([]any)
+	for i, w := range widgets {
+		widget, _ := w.(map[string]any)
+		props, _ := widget["properties"].(map[string]any)
+		where := fmt.Sprintf("dashboard widget %d (%v)", i, props["title"])
+		switch widget["type"] {
+		case "alarm":
+			for _, a := range props["alarms"].([]any) {
+				id, ok := strings.CutPrefix(a.(string), getAttStandIn)
+				if !ok || !strings.HasSuffix(id, ".Arn") {
+					t.Errorf("%s: alarm %v is not an alarm's Arn", where, a)
+				}
+				alarms = append(alarms, strings.TrimSuffix(id, ".Arn"))
+			}
+		case "metric":
+			for _, m := range props["metrics"].([]any) {
+				row, _ := m.([]any)
+				if _, isExpression := row[0].(map[string]any); isExpression {
+					continue
+				}
+				var strs []string
+				for _, x := range row {
+					if s, ok := x.(string); ok {
+						strs = append(strs, s)
+					}
+				}
+				// "." repeats the row before's value: a reader of this
+				// test would have to resolve it too, so it is not used.
+				if slices.Contains(strs, ".") || slices.Contains(strs, "...") || len(strs)%2 != 0 {
+					t.Errorf("%s: metric row %v: write each row out whole, namespace, name and dimension pairs", where, row)
+					continue
+				}
+				ref := metricRef{where: where, namespace: strs[0], name: strs[1], dims: map[string]any{}}
+				for j := 2; j < len(strs); j += 2 {
+					ref.dims[strs[j]] = strs[j+1]
+				}
+				refs = append(refs, ref)
+			}
+		default:
+			t.Errorf("%s: widget type %v", where, widget["type"])
+		}
+	}
+	return refs, alarms
+}
+
+// alarmMetrics are the metrics an alarm watches: its own metric, or each
+// of its metric math's metrics.
+func alarmMetrics(id string, r sam.Resource) []metricRef {
+	p := r.Properties
+	dims := func(v any) map[string]any {
+		m := map[string]any{}
+		for _, d := range v.([]any) {
+			d := d.(map[string]any)
+			m[d["Name"].(string)] = d["Value"]
+		}
+		return m
+	}
+	if name, ok := p["MetricName"].(string); ok {
+		return []metricRef{{where: id, namespace: p["Namespace"].(string), name: name, dims: dims(p["Dimensions"])}}
+	}
+	var refs []metricRef
+	for _, m := range p["Metrics"].([]any) {
+		stat, ok := m.(map[string]any)["MetricStat"].(map[string]any)
+		if !ok {
+			continue // an expression
+		}
+		metric := stat["Metric"].(map[string]any)
+		refs = append(refs, metricRef{where: id, namespace: metric["Namespace"].(string),
+			name: metric["MetricName"].(string), dims: dims(metric["Dimensions"])})
+	}
+	return refs
+}
+
+// functionFolders are the functions' folders under functions/, the
+// values of the metrics' Function dimension.
+func functionFolders(t *testing.T) []string {
+	t.Helper()
+	path, err := sam.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(filepath.Join(filepath.Dir(path), "functions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// Every ContentAPI metric an alarm or the dashboard names is one the code
+// declares (metrics.Defined, which its own test holds to what it writes),
+// with one of its dimension sets, this stack's Stack, and values the code
+// gives its dimensions.
+func TestTemplateMonitorsWhatTheCodeEmits(t *testing.T) {
+	tmpl := loadTemplate(t)
+	refs, _ := dashboardMetrics(t, dashboard(t, tmpl, map[string]bool{"GenerationOn": true}))
+	for _, id := range tmpl.ResourcesOfType("AWS::CloudWatch::Alarm") {
+		refs = append(refs, alarmMetrics(id, tmpl.Resources[id])...)
+	}
+	declared := map[string]metrics.Metric{}
+	for _, m := range metrics.Defined() {
+		declared[m.Name] = m
+	}
+	var kinds []string
+	for _, r := range app.Resources {
+		if r.Content != nil {
+			kinds = append(kinds, r.Def.Name)
+		}
+	}
+	functions := functionFolders(t)
+	valid := map[string]func(string) bool{
+		metrics.DimStack:    func(v string) bool { return v == stackNameStandIn },
+		metrics.DimKind:     func(v string) bool { return slices.Contains(kinds, v) },
+		metrics.DimFunction: func(v string) bool { return slices.Contains(functions, v) },
+		metrics.DimOutcome:  func(v string) bool { return slices.Contains(metrics.Outcomes(), metrics.Outcome(v)) },
+		metrics.DimCode:     func(v string) bool { return string(generation.NewError(generation.Code(v)).Code) == v },
+	}
+	named := 0
+	for _, ref := range refs {
+		if ref.namespace != metrics.Namespace {
+			continue
+		}
+		named++
+		m, ok := declared[ref.name]
+		if !ok {
+			t.Errorf("%s: %s is not a metric the code emits", ref.where, ref.name)
+			continue
+		}
+		var names []string
+		for name, v := range ref.dims {
+			names = append(names, name)
+			value := fmt.Sprint(v)
+			if name == metrics.DimStack && fmt.Sprint(v) == fmt.Sprint(map[string]any{"Ref": "AWS::StackName"}) {
+				value = stackNameStandIn // an alarm's !Ref AWS::StackName
+			}
+			if check, known := valid[name]; known && !check(value) {
+				t.Errorf("%s: %s's %s is %v, which the code never gives it", ref.where, ref.name, name, v)
+			}
+		}
+		sort.Strings(names)
+		if !slices.ContainsFunc(m.Dimensions, func(set []string) bool {
+			set = slices.Sorted(slices.Values(set))
+			return slices.Equal(set, names)
+		}) {
+			t.Errorf("%s: %s by %v; the code emits it by %v", ref.where, ref.name, names, m.Dimensions)
+		}
+	}
+	if named == 0 {
+		t.Fatal("no alarm or widget names a ContentAPI metric")
+	}
+}
+
+// Each function has an alarm on its Errors and Throttles, under the
+// function's own condition; every alarm goes to the alarm topic, raised
+// and cleared, and the dashboard shows it.
+func TestTemplateAlarmsCoverEveryFunction(t *testing.T) {
+	tmpl := loadTemplate(t)
+	alarms := tmpl.ResourcesOfType("AWS::CloudWatch::Alarm")
+	if len(alarms) == 0 {
+		t.Fatal("no alarm")
+	}
+	topic := map[string]any{"Ref": "AlarmTopic"}
+	for _, id := range alarms {
+		p := tmpl.Resources[id].Properties
+		for _, actions := range []string{"AlarmActions", "OKActions"} {
+			if list, _ := p[actions].([]any); !slices.ContainsFunc(list, func(a any) bool { return fmt.Sprint(a) == fmt.Sprint(topic) }) {
+				t.Errorf("%s: %s do not notify AlarmTopic: %v", id, actions, p[actions])
+			}
+		}
+	}
+	for _, f := range tmpl.Functions() {
+		var watched []string
+		for _, id := range alarms {
+			for _, ref := range alarmMetrics(id, tmpl.Resources[id]) {
+				if ref.namespace == "AWS/Lambda" && fmt.Sprint(ref.dims["FunctionName"]) == fmt.Sprint(map[string]any{"Ref": f.LogicalID}) {
+					watched = append(watched, ref.name)
+					if c := tmpl.Resources[id].Condition; c != tmpl.Resources[f.LogicalID].Condition {
+						t.Errorf("%s watches %s under condition %q, the function exists under %q", id, f.LogicalID, c, tmpl.Resources[f.LogicalID].Condition)
+					}
+				}
+			}
+		}
+		for _, metric := range []string{"Errors", "Throttles"} {
+			if !slices.Contains(watched, metric) {
+				t.Errorf("no alarm on %s's %s", f.LogicalID, metric)
+			}
+		}
+	}
+	for _, on := range []bool{true, false} {
+		_, shown := dashboardMetrics(t, dashboard(t, tmpl, map[string]bool{"GenerationOn": on}))
+		for _, id := range alarms {
+			exists := tmpl.Resources[id].Condition == "" || on
+			if exists && !slices.Contains(shown, id) {
+				t.Errorf("generation on %v: the dashboard does not show %s", on, id)
+			}
+		}
+	}
+}
+
+// The alarm mail goes to AlarmEmail only when it is set.
+func TestTemplateAlarmEmailIsOptional(t *testing.T) {
+	tmpl := loadTemplate(t)
+	if p := tmpl.Parameters["AlarmEmail"]; p.Default != "" {
+		t.Errorf("AlarmEmail defaults to %v, want empty", p.Default)
+	}
+	subs := tmpl.ResourcesOfType("AWS::SNS::Subscription")
+	if len(subs) != 1 {
+		t.Fatalf("subscriptions %v, want one", subs)
+	}
+	s := tmpl.Resources[subs[0]]
+	if s.Condition != "AlarmEmailSet" || fmt.Sprint(s.Properties["Endpoint"]) != fmt.Sprint(map[string]any{"Ref": "AlarmEmail"}) ||
+		s.Properties["Protocol"] != "email" {
+		t.Errorf("subscription %+v", s)
+	}
+}
