@@ -48,7 +48,8 @@ func newStackWith(t testing.TB, configure func(*app.Config)) *stack {
 		AuthCacheTTL:     time.Minute,
 		RequestTimeout:   30 * time.Second, // roomy for a loaded CI machine; faults_test sets its own
 		AllowOrigin:      "*",
-		LogLevel:         8, // quiet: only errors above Error level
+		LogLevel:         8,          // quiet: only errors above Error level
+		LogOutput:        io.Discard, // and no metrics, which are written at any level
 	}
 	if configure != nil {
 		configure(&cfg)

@@ -354,3 +354,70 @@ func TestTemplateAlarmEmailIsOptional(t *testing.T) {
 		t.Errorf("subscription %+v", s)
 	}
 }
+
+// runbook is docs/operations.md, and the anchors of its headings as
+// GitHub makes them.
+func runbook(t *testing.T) (string, []string) {
+	t.Helper()
+	path, err := sam.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var anchors []string
+	for line := range strings.Lines(string(b)) {
+		if heading, ok := strings.CutPrefix(line, "#"); ok {
+			heading = strings.ToLower(strings.TrimSpace(strings.TrimLeft(heading, "#")))
+			heading = regexp.MustCompile(`[^a-z0-9 _-]`).ReplaceAllString(heading, "")
+			anchors = append(anchors, strings.ReplaceAll(heading, " ", "-"))
+		}
+	}
+	return string(b), anchors
+}
+
+// Every alarm's description says where its runbook section is, a section
+// docs/operations.md has, and the runbook names every alarm; its own links
+// within the page lead to its sections.
+func TestTemplateAlarmsPointToTheRunbook(t *testing.T) {
+	tmpl := loadTemplate(t)
+	doc, anchors := runbook(t)
+	section := regexp.MustCompile(`Runbook: docs/operations\.md#([a-z0-9-]+)$`)
+	for _, id := range tmpl.ResourcesOfType("AWS::CloudWatch::Alarm") {
+		desc, _ := tmpl.Resources[id].Properties["AlarmDescription"].(string)
+		m := section.FindStringSubmatch(strings.TrimSpace(desc))
+		switch {
+		case m == nil:
+			t.Errorf("%s: the description does not end with its runbook section: %q", id, desc)
+		case !slices.Contains(anchors, m[1]):
+			t.Errorf("%s: docs/operations.md has no section #%s", id, m[1])
+		}
+		if len(desc) > 1024 {
+			t.Errorf("%s: a description of %d characters; CloudWatch takes 1024", id, len(desc))
+		}
+		if !strings.Contains(doc, "`"+id+"`") {
+			t.Errorf("docs/operations.md does not name %s", id)
+		}
+	}
+	for _, m := range regexp.MustCompile(`\]\(#([a-z0-9-]+)\)`).FindAllStringSubmatch(doc, -1) {
+		if !slices.Contains(anchors, m[1]) {
+			t.Errorf("docs/operations.md links #%s, which it has no section for", m[1])
+		}
+	}
+	path, _ := sam.Find()
+	readme, err := os.ReadFile(filepath.Join(filepath.Dir(path), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := regexp.MustCompile(`\]\(docs/operations\.md(?:#([a-z0-9-]+))?\)`).FindAllStringSubmatch(string(readme), -1)
+	if len(links) == 0 {
+		t.Error("the README does not link the runbook")
+	}
+	for _, m := range links {
+		if m[1] != "" && !slices.Contains(anchors, m[1]) {
+			t.Errorf("the README links docs/operations.md#%s, which has no such section", m[1])
+		}
+	}
+}
