@@ -406,6 +406,18 @@ func TestTemplateAlarmsPointToTheRunbook(t *testing.T) {
 			t.Errorf("docs/operations.md links #%s, which it has no section for", m[1])
 		}
 	}
+	// What its commands read of the stack exists: outputs, and resources
+	// by logical ID (those the text names, in backquotes, too).
+	for _, m := range regexp.MustCompile(`\$\(output (\w+)\)`).FindAllStringSubmatch(doc, -1) {
+		if _, ok := tmpl.Outputs[m[1]]; !ok {
+			t.Errorf("docs/operations.md reads output %s, which the template does not have", m[1])
+		}
+	}
+	for _, m := range regexp.MustCompile("`([A-Z][A-Za-z0-9]*(?:Alarm|LogGroup|Logs|Function|Topic))`").FindAllStringSubmatch(doc, -1) {
+		if _, ok := tmpl.Resources[m[1]]; !ok {
+			t.Errorf("docs/operations.md names %s, which the template does not have", m[1])
+		}
+	}
 	path, _ := sam.Find()
 	readme, err := os.ReadFile(filepath.Join(filepath.Dir(path), "README.md"))
 	if err != nil {
