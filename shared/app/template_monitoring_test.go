@@ -355,27 +355,32 @@ func TestTemplateAlarmEmailIsOptional(t *testing.T) {
 	}
 }
 
-// runbook is docs/operations.md, and the anchors of its headings as
-// GitHub makes them.
-func runbook(t *testing.T) (string, []string) {
+// repoFile is a file of the repository, by its path from the root.
+func repoFile(t *testing.T, name string) string {
 	t.Helper()
 	path, err := sam.Find()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "docs", "operations.md"))
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(path), name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var anchors []string
-	for line := range strings.Lines(string(b)) {
+	return string(b)
+}
+
+// anchors are the anchors of a Markdown text's headings, as GitHub makes
+// them.
+func anchors(text string) []string {
+	var out []string
+	for line := range strings.Lines(text) {
 		if heading, ok := strings.CutPrefix(line, "#"); ok {
 			heading = strings.ToLower(strings.TrimSpace(strings.TrimLeft(heading, "#")))
 			heading = regexp.MustCompile(`[^a-z0-9 _-]`).ReplaceAllString(heading, "")
-			anchors = append(anchors, strings.ReplaceAll(heading, " ", "-"))
+			out = append(out, strings.ReplaceAll(heading, " ", "-"))
 		}
 	}
-	return string(b), anchors
+	return out
 }
 
 // Every alarm's description says where its runbook section is, a section
@@ -383,7 +388,8 @@ func runbook(t *testing.T) (string, []string) {
 // within the page lead to its sections.
 func TestTemplateAlarmsPointToTheRunbook(t *testing.T) {
 	tmpl := loadTemplate(t)
-	doc, anchors := runbook(t)
+	doc, readme := repoFile(t, "docs/operations.md"), repoFile(t, "README.md")
+	sections, readmeSections := anchors(doc), anchors(readme)
 	section := regexp.MustCompile(`Runbook: docs/operations\.md#([a-z0-9-]+)$`)
 	for _, id := range tmpl.ResourcesOfType("AWS::CloudWatch::Alarm") {
 		desc, _ := tmpl.Resources[id].Properties["AlarmDescription"].(string)
@@ -391,7 +397,7 @@ func TestTemplateAlarmsPointToTheRunbook(t *testing.T) {
 		switch {
 		case m == nil:
 			t.Errorf("%s: the description does not end with its runbook section: %q", id, desc)
-		case !slices.Contains(anchors, m[1]):
+		case !slices.Contains(sections, m[1]):
 			t.Errorf("%s: docs/operations.md has no section #%s", id, m[1])
 		}
 		if len(desc) > 1024 {
@@ -402,8 +408,13 @@ func TestTemplateAlarmsPointToTheRunbook(t *testing.T) {
 		}
 	}
 	for _, m := range regexp.MustCompile(`\]\(#([a-z0-9-]+)\)`).FindAllStringSubmatch(doc, -1) {
-		if !slices.Contains(anchors, m[1]) {
+		if !slices.Contains(sections, m[1]) {
 			t.Errorf("docs/operations.md links #%s, which it has no section for", m[1])
+		}
+	}
+	for _, m := range regexp.MustCompile(`\]\(\.\./README\.md#([a-z0-9-]+)\)`).FindAllStringSubmatch(doc, -1) {
+		if !slices.Contains(readmeSections, m[1]) {
+			t.Errorf("docs/operations.md links README.md#%s, which has no such section", m[1])
 		}
 	}
 	// What its commands read of the stack exists: outputs, and resources
@@ -418,17 +429,12 @@ func TestTemplateAlarmsPointToTheRunbook(t *testing.T) {
 			t.Errorf("docs/operations.md names %s, which the template does not have", m[1])
 		}
 	}
-	path, _ := sam.Find()
-	readme, err := os.ReadFile(filepath.Join(filepath.Dir(path), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	links := regexp.MustCompile(`\]\(docs/operations\.md(?:#([a-z0-9-]+))?\)`).FindAllStringSubmatch(string(readme), -1)
+	links := regexp.MustCompile(`\]\(docs/operations\.md(?:#([a-z0-9-]+))?\)`).FindAllStringSubmatch(readme, -1)
 	if len(links) == 0 {
 		t.Error("the README does not link the runbook")
 	}
 	for _, m := range links {
-		if m[1] != "" && !slices.Contains(anchors, m[1]) {
+		if m[1] != "" && !slices.Contains(sections, m[1]) {
 			t.Errorf("the README links docs/operations.md#%s, which has no such section", m[1])
 		}
 	}
