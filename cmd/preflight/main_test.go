@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -18,27 +20,30 @@ import (
 	"contentapi/shared/local/sam"
 )
 
-// preflight runs the command against a stand-in of Bedrock, with the
-// models given as the template's parameters would give them.
-func preflight(t *testing.T, s *bedrockstandin.Server, models ...string) (int, string) {
+// standin is a stand-in of Bedrock served for one test.
+type standin struct {
+	*bedrockstandin.Server
+	url string
+}
+
+func startStandin(t *testing.T) standin {
+	s := bedrockstandin.New(bedrockstandin.Options{})
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return standin{s, srv.URL}
+}
+
+// preflight runs the command against the stand-in, with the models given
+// as the template's parameters would give them.
+func preflight(t *testing.T, s standin, models ...string) (int, string) {
 	t.Helper()
-	args := append([]string{"--bedrock-region", "us-west-2", "--endpoint", s.URL()}, models...)
+	args := append([]string{"--bedrock-region", "us-west-2", "--endpoint", s.url}, models...)
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), args, &stdout, &stderr)
 	if stderr.Len() > 0 {
 		t.Errorf("stderr: %s", stderr.String())
 	}
 	return code, stdout.String()
-}
-
-func startStandin(t *testing.T) *bedrockstandin.Server {
-	t.Helper()
-	s, err := bedrockstandin.Start(bedrockstandin.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }
 
 // row is a model's line of the report: its kind, ids, region, access and
@@ -188,7 +193,7 @@ func TestMakePreflightChecksTheDeployedStack(t *testing.T) {
 	if err != nil {
 		t.Fatalf("make preflight: %v\n%s", err, out)
 	}
-	samconfig, err := exec.Command("cat", filepath.Join("..", "..", "samconfig.toml")).Output()
+	samconfig, err := os.ReadFile(filepath.Join("..", "..", "samconfig.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,6 +204,26 @@ func TestMakePreflightChecksTheDeployedStack(t *testing.T) {
 			t.Errorf("make preflight runs %s; samconfig.toml's %s is %s", out, key, m)
 		}
 	}
+}
+
+// The README's sample report has the columns the command prints.
+func TestReadmeSampleReport(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	printReports(&out, nil)
+	header, _, _ := strings.Cut(out.String(), "\n")
+	for line := range strings.Lines(string(readme)) {
+		if strings.HasPrefix(line, "KIND ") {
+			if !equal(strings.Fields(line), strings.Fields(header)) {
+				t.Errorf("the README's sample report has the columns %q, the command %q", line, header)
+			}
+			return
+		}
+	}
+	t.Error("the README has no sample report")
 }
 
 func equal(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }
