@@ -20,7 +20,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,6 +32,7 @@ import (
 	"time"
 
 	"contentapi/client"
+	"contentapi/shared/idempotency"
 	"contentapi/shared/prompts"
 )
 
@@ -65,6 +65,17 @@ type runner struct {
 	codes []string
 }
 
+// newRunner calls the API at base (the stack's ApiUrl) with key, and takes
+// the failures of the codes.
+func newRunner(base, key string, doer client.HttpRequestDoer, codes []string) (runner, error) {
+	api, err := client.NewClientWithResponses(base, client.WithHTTPClient(doer),
+		client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+			r.Header.Set("Authorization", "Bearer "+key)
+			return nil
+		}))
+	return runner{api: api, codes: codes}, err
+}
+
 func run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer, doer client.HttpRequestDoer) int {
 	fs := flag.NewFlagSet("regenerate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -81,16 +92,11 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 		fmt.Fprint(stderr, "API_URL and API_KEY must be set\n\n"+usage)
 		return 2
 	}
-	api, err := client.NewClientWithResponses(base, client.WithHTTPClient(doer),
-		client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
-			r.Header.Set("Authorization", "Bearer "+key)
-			return nil
-		}))
+	r, err := newRunner(base, key, doer, strings.Split(*codes, ","))
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	r := runner{api: api, codes: strings.Split(*codes, ",")}
 	var failed []failure
 	for _, resource := range strings.Split(*resources, ",") {
 		var found []failure
@@ -116,12 +122,16 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 		return 0
 	}
 	for _, f := range failed {
-		status, err := r.regenerate(ctx, f)
+		status, replayed, err := r.regenerate(ctx, f)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s %d: %v\n", f.resource, f.id, err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "%s\t%d\tregenerate: %d\n", f.resource, f.id, status)
+		note := ""
+		if replayed {
+			note = " (asked for by an earlier run: not again)"
+		}
+		fmt.Fprintf(stdout, "%s\t%d\tregenerate: %d%s\n", f.resource, f.id, status, note)
 		if status == http.StatusTooManyRequests {
 			fmt.Fprintln(stderr, "regenerate: stopped: the account's monthly limit, or its rate limit, allows no more for now")
 			return 1
@@ -147,8 +157,11 @@ func (r runner) images(ctx context.Context) ([]failure, error) {
 	var out []failure
 	err := pages(func(page *int64, cursor *string) (*string, error) {
 		resp, err := r.api.ListImagesWithResponse(ctx, &client.ListImagesParams{PerPage: ptr(100), Page: page, Cursor: cursor})
-		if err != nil || resp.JSON200 == nil {
-			return nil, answerError("listing images", err, resp)
+		if err != nil {
+			return nil, fmt.Errorf("listing images: %w", err)
+		}
+		if resp.JSON200 == nil {
+			return nil, fmt.Errorf("listing images: %s", resp.Status())
 		}
 		for _, img := range resp.JSON200.Data {
 			out = r.collect(out, "images", img.Id, img.Generation)
@@ -165,8 +178,11 @@ func (r runner) documents(ctx context.Context) ([]failure, error) {
 		err := pages(func(page *int64, cursor *string) (*string, error) {
 			resp, err := r.api.ListDocumentsWithResponse(ctx, &client.ListDocumentsParams{
 				PerPage: ptr(100), TemplateId: ptr(int(t.ID)), Page: page, Cursor: cursor})
-			if err != nil || resp.JSON200 == nil {
-				return nil, answerError("listing documents", err, resp)
+			if err != nil {
+				return nil, fmt.Errorf("listing documents: %w", err)
+			}
+			if resp.JSON200 == nil {
+				return nil, fmt.Errorf("listing documents: %s", resp.Status())
 			}
 			for _, d := range resp.JSON200.Data {
 				out = r.collect(out, "documents", d.Id, d.Generation)
@@ -220,44 +236,37 @@ func next(link *string) (*int64, *string, error) {
 
 // regenerate asks for f's generation again, answered at once; its status
 // is 202 (or 200), 409 while a generation of it is under way, 429 once
-// the monthly limit allows no more.
-func (r runner) regenerate(ctx context.Context, f failure) (int, error) {
+// the monthly limit allows no more. Replayed: an earlier run asked for
+// this one already, and the answer is that run's.
+func (r runner) regenerate(ctx context.Context, f failure) (status int, replayed bool, err error) {
 	prefer := "respond-async"
 	// The failure it had names the request: a rerun sends the same key
 	// and gets the first answer again; a later failure is a new request.
 	key := fmt.Sprintf("regenerate-%s-%d-%d", f.resource, f.id, f.finishedAt.UnixMicro())
-	var resp answer
-	var err error
+	var resp *http.Response
 	if f.resource == "images" {
-		resp, err = r.api.RegenerateImageWithResponse(ctx, f.id,
+		var res *client.RegenerateImageResponse
+		res, err = r.api.RegenerateImageWithResponse(ctx, f.id,
 			&client.RegenerateImageParams{Prefer: &prefer, IdempotencyKey: &key}, client.RegenerateImageJSONRequestBody{})
+		if err == nil {
+			resp = res.HTTPResponse
+		}
 	} else {
-		resp, err = r.api.RegenerateDocumentWithResponse(ctx, f.id,
+		var res *client.RegenerateDocumentResponse
+		res, err = r.api.RegenerateDocumentWithResponse(ctx, f.id,
 			&client.RegenerateDocumentParams{Prefer: &prefer, IdempotencyKey: &key}, client.RegenerateDocumentJSONRequestBody{})
+		if err == nil {
+			resp = res.HTTPResponse
+		}
 	}
 	if err != nil {
-		return 0, err
+		return 0, false, fmt.Errorf("regenerating: %w", err)
 	}
-	switch status := resp.StatusCode(); status {
+	switch resp.StatusCode {
 	case http.StatusOK, http.StatusAccepted, http.StatusConflict, http.StatusTooManyRequests:
-		return status, nil
+		return resp.StatusCode, resp.Header.Get(idempotency.ReplayedHeader) == "true", nil
 	}
-	return 0, answerError("regenerating", nil, resp)
-}
-
-// answer is what the client's responses all have.
-type answer interface {
-	StatusCode() int
-	Status() string
-}
-
-// answerError is a call that failed (err), or an answer that was not the
-// one wanted.
-func answerError(doing string, err error, resp answer) error {
-	if err != nil {
-		return fmt.Errorf("%s: %w", doing, err)
-	}
-	return errors.New(doing + ": " + resp.Status())
+	return 0, false, fmt.Errorf("regenerating: %s", resp.Status)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -221,6 +221,31 @@ func TestListsAndRegeneratesFailedGenerations(t *testing.T) {
 	if exit, out, _ := s.regenerate(); exit != 0 || out != "" {
 		t.Errorf("after --apply: exit %d, %q", exit, out)
 	}
+	// A run that stopped midway and is run again regenerates nothing
+	// twice: the same failure sends the same Idempotency-Key.
+	s.parts.Bedrock.Inject(fail...)
+	again, st, _ := s.create("documents", "name", "x", "prompt", "Coffee", "template_id", "3")
+	if st != "failed" {
+		t.Fatalf("again: %s", st)
+	}
+	r, err := newRunner(s.url, s.key, http.DefaultClient, []string{"model_unavailable"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed, err := r.documents(context.Background())
+	if err != nil || len(failed) != 1 || row(again, "model_unavailable") != "documents "+fmt.Sprint(failed[0].id)+" model_unavailable" {
+		t.Fatalf("failed documents %+v, %v", failed, err)
+	}
+	for i, want := range []bool{false, true} {
+		status, replayed, err := r.regenerate(context.Background(), failed[0])
+		if err != nil || status != http.StatusAccepted || replayed != want {
+			t.Fatalf("regenerate %d: %d, replayed %v, %v", i+1, status, replayed, err)
+		}
+	}
+	if st, _ := s.settled(again); st != "done" {
+		t.Errorf("again: %s", st)
+	}
+
 	// A key the API refuses stops the run, saying so.
 	s.key = "not-a-key"
 	if exit, _, errs := s.regenerate(); exit != 1 || !strings.Contains(errs, "listing images: 401") {
