@@ -4768,8 +4768,8 @@ type CreateDocumentParams struct {
 	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
 	// same request within 24 hours gets the first answer again (`Idempotent-Replayed: true`)
 	// instead of acting twice. The same key with another request is 422; a retry while the
-	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters;
-	// an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
+	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters
+	// but a comma, given once; an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// Prefer How long the request may wait for generation (RFC 7240): `respond-async`
@@ -4824,8 +4824,8 @@ type DeleteDocumentParams struct {
 	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
 	// same request within 24 hours gets the first answer again (`Idempotent-Replayed: true`)
 	// instead of acting twice. The same key with another request is 422; a retry while the
-	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters;
-	// an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
+	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters
+	// but a comma, given once; an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4918,8 +4918,8 @@ type PatchDocumentParams struct {
 	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
 	// same request within 24 hours gets the first answer again (`Idempotent-Replayed: true`)
 	// instead of acting twice. The same key with another request is 422; a retry while the
-	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters;
-	// an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
+	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters
+	// but a comma, given once; an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4977,8 +4977,8 @@ type UpdateDocumentParams struct {
 	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
 	// same request within 24 hours gets the first answer again (`Idempotent-Replayed: true`)
 	// instead of acting twice. The same key with another request is 422; a retry while the
-	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters;
-	// an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
+	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters
+	// but a comma, given once; an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -5032,8 +5032,8 @@ type RegenerateDocumentParams struct {
 	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
 	// same request within 24 hours gets the first answer again (`Idempotent-Replayed: true`)
 	// instead of acting twice. The same key with another request is 422; a retry while the
-	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters;
-	// an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
+	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters
+	// but a comma, given once; an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// Prefer How long the request may wait for generation (RFC 7240): `respond-async`
@@ -5204,8 +5204,8 @@ type CreateImageParams struct {
 	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
 	// same request within 24 hours gets the first answer again (`Idempotent-Replayed: true`)
 	// instead of acting twice. The same key with another request is 422; a retry while the
-	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters;
-	// an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
+	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters
+	// but a comma, given once; an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// Prefer How long the request may wait for generation (RFC 7240): `respond-async`
@@ -5260,8 +5260,8 @@ type DeleteImageParams struct {
 	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
 	// same request within 24 hours gets the first answer again (`Idempotent-Replayed: true`)
 	// instead of acting twice. The same key with another request is 422; a retry while the
-	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters;
-	// an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
+	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters
+	// but a comma, given once; an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -5354,8 +5354,8 @@ type PatchImageParams struct {
 	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
 	// same request within 24 hours gets the first answer again (`Idempotent-Replayed: true`)
 	// instead of acting twice. The same key with another request is 422; a retry while the
-	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters;
-	// an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
+	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters
+	// but a comma, given once; an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -5413,8 +5413,8 @@ type UpdateImageParams struct {
 	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
 	// same request within 24 hours gets the first answer again (`Idempotent-Replayed: true`)
 	// instead of acting twice. The same key with another request is 422; a retry while the
-	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters;
-	// an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
+	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters
+	// but a comma, given once; an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -5468,8 +5468,8 @@ type RegenerateImageParams struct {
 	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
 	// same request within 24 hours gets the first answer again (`Idempotent-Replayed: true`)
 	// instead of acting twice. The same key with another request is 422; a retry while the
-	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters;
-	// an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
+	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters
+	// but a comma, given once; an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// Prefer How long the request may wait for generation (RFC 7240): `respond-async`
@@ -5876,7 +5876,9 @@ type ClientInterface interface {
 
 	// HeadDocuments List documents, headers only
 	//
-	// The status and headers `GET` would answer, without the body.
+	// The status `GET` would answer, without the body. It reads nothing from the store, so it
+	// checks the key and the query (400, 401, 403, 422, 429 as `GET`) but sends no `Link`:
+	// the last page and the next one need the list's count.
 	//
 	// Corresponds with HEAD /api/v1/documents (the `HeadDocuments` operationId).
 	HeadDocuments(ctx context.Context, params *HeadDocumentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6067,7 +6069,9 @@ type ClientInterface interface {
 
 	// HeadImages List images, headers only
 	//
-	// The status and headers `GET` would answer, without the body.
+	// The status `GET` would answer, without the body. It reads nothing from the store, so it
+	// checks the key and the query (400, 401, 403, 422, 429 as `GET`) but sends no `Link`:
+	// the last page and the next one need the list's count.
 	//
 	// Corresponds with HEAD /api/v1/images (the `HeadImages` operationId).
 	HeadImages(ctx context.Context, params *HeadImagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6284,7 +6288,9 @@ func (c *Client) ListDocuments(ctx context.Context, params *ListDocumentsParams,
 
 // HeadDocuments List documents, headers only
 //
-// The status and headers `GET` would answer, without the body.
+// The status `GET` would answer, without the body. It reads nothing from the store, so it
+// checks the key and the query (400, 401, 403, 422, 429 as `GET`) but sends no `Link`:
+// the last page and the next one need the list's count.
 //
 // Corresponds with HEAD /api/v1/documents (the `HeadDocuments` operationId).
 func (c *Client) HeadDocuments(ctx context.Context, params *HeadDocumentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6645,7 +6651,9 @@ func (c *Client) ListImages(ctx context.Context, params *ListImagesParams, reqEd
 
 // HeadImages List images, headers only
 //
-// The status and headers `GET` would answer, without the body.
+// The status `GET` would answer, without the body. It reads nothing from the store, so it
+// checks the key and the query (400, 401, 403, 422, 429 as `GET`) but sends no `Link`:
+// the last page and the next one need the list's count.
 //
 // Corresponds with HEAD /api/v1/images (the `HeadImages` operationId).
 func (c *Client) HeadImages(ctx context.Context, params *HeadImagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8881,7 +8889,9 @@ type ClientWithResponsesInterface interface {
 
 	// HeadDocumentsWithResponse List documents, headers only
 	//
-	// The status and headers `GET` would answer, without the body.
+	// The status `GET` would answer, without the body. It reads nothing from the store, so it
+	// checks the key and the query (400, 401, 403, 422, 429 as `GET`) but sends no `Link`:
+	// the last page and the next one need the list's count.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9082,7 +9092,9 @@ type ClientWithResponsesInterface interface {
 
 	// HeadImagesWithResponse List images, headers only
 	//
-	// The status and headers `GET` would answer, without the body.
+	// The status `GET` would answer, without the body. It reads nothing from the store, so it
+	// checks the key and the query (400, 401, 403, 422, 429 as `GET`) but sends no `Link`:
+	// the last page and the next one need the list's count.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9426,13 +9438,10 @@ func (r ListDocumentsResponse) ContentType() string {
 
 // HeadDocumentsResponse200Headers the declared response headers of an HTTP 200 response for HeadDocuments
 type HeadDocumentsResponse200Headers struct {
-	Link                string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
 	XRequestId          string
-	// Deprecated: this header has been marked as deprecated upstream, but no `x-deprecated-reason` was set
-	XSearchPartial *string
 }
 
 // HeadDocumentsResponse4XXHeaders the declared response headers of an HTTP 4XX response for HeadDocuments
@@ -10800,13 +10809,10 @@ func (r ListImagesResponse) ContentType() string {
 
 // HeadImagesResponse200Headers the declared response headers of an HTTP 200 response for HeadImages
 type HeadImagesResponse200Headers struct {
-	Link                string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
 	XRequestId          string
-	// Deprecated: this header has been marked as deprecated upstream, but no `x-deprecated-reason` was set
-	XSearchPartial *string
 }
 
 // HeadImagesResponse4XXHeaders the declared response headers of an HTTP 4XX response for HeadImages
@@ -12381,7 +12387,9 @@ func (c *ClientWithResponses) ListDocumentsWithResponse(ctx context.Context, par
 
 // HeadDocumentsWithResponse List documents, headers only
 //
-// The status and headers `GET` would answer, without the body.
+// The status `GET` would answer, without the body. It reads nothing from the store, so it
+// checks the key and the query (400, 401, 403, 422, 429 as `GET`) but sends no `Link`:
+// the last page and the next one need the list's count.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12684,7 +12692,9 @@ func (c *ClientWithResponses) ListImagesWithResponse(ctx context.Context, params
 
 // HeadImagesWithResponse List images, headers only
 //
-// The status and headers `GET` would answer, without the body.
+// The status `GET` would answer, without the body. It reads nothing from the store, so it
+// checks the key and the query (400, 401, 403, 422, 429 as `GET`) but sends no `Link`:
+// the last page and the next one need the list's count.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13384,13 +13394,6 @@ func ParseHeadDocumentsResponse(rsp *http.Response) (*HeadDocumentsResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers HeadDocumentsResponse200Headers
-		if values := rsp.Header.Values("Link"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.Link = value
-		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -13418,13 +13421,6 @@ func ParseHeadDocumentsResponse(rsp *http.Response) (*HeadDocumentsResponse, err
 				return nil, err
 			}
 			headers.XRequestId = value
-		}
-		if values := rsp.Header.Values("X-Search-Partial"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Search-Partial", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XSearchPartial = &value
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode/100 == 4:
@@ -17276,13 +17272,6 @@ func ParseHeadImagesResponse(rsp *http.Response) (*HeadImagesResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers HeadImagesResponse200Headers
-		if values := rsp.Header.Values("Link"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.Link = value
-		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -17310,13 +17299,6 @@ func ParseHeadImagesResponse(rsp *http.Response) (*HeadImagesResponse, error) {
 				return nil, err
 			}
 			headers.XRequestId = value
-		}
-		if values := rsp.Header.Values("X-Search-Partial"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Search-Partial", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XSearchPartial = &value
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode/100 == 4:

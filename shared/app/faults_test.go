@@ -116,6 +116,9 @@ func TestCallsPerOperation(t *testing.T) {
 		{request{method: "GET", path: "/api/v1/documents/99"}, 404, 1},
 		{request{method: "PUT", path: "/api/v1/documents/99", contentType: form, body: "name=x"}, 404, 1},
 		{request{method: "DELETE", path: "/api/v1/documents/99"}, 404, 1},
+		// HEAD of a list reads nothing: it sends no body.
+		{request{method: "HEAD", path: "/api/v1/documents?per_page=100"}, 200, 0},
+		{request{method: "HEAD", path: "/api/v1/documents?per_page=7"}, 422, 0},
 		{request{method: "POST", path: "/api/v1/documents", contentType: form, body: "name=n&prompt=p"}, 201, 2},
 		{request{method: "GET", path: "/api/v1/documents/2"}, 200, 1},
 		{request{method: "PUT", path: "/api/v1/documents/2", contentType: form, body: "favorite=1"}, 200, 1},

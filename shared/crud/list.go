@@ -57,6 +57,14 @@ func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if r.Method == http.MethodHead {
+		// Its body unsent, a page is not worth its reads: HEAD answers
+		// what it can know without them, the status a valid query gets,
+		// and no Link, whose last and next need the count.
+		w.Header().Set("Content-Type", httpapi.ContentType)
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
 	page, err := res.table.List(r.Context(), account(r), q)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"contentapi/shared/input"
 )
@@ -82,6 +83,11 @@ func parseJSON(raw []byte) (input.Fields, error) {
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return input.Fields{}, bad
 	}
+	// encoding/json turns invalid UTF-8 in a string into U+FFFD, which
+	// would be stored as if sent; such a body's values are read raw, and
+	// one holding invalid UTF-8 keeps it, for the field's rules to refuse
+	// (422). Valid bodies, nearly all, are decoded once.
+	rawValues := !utf8.Valid(raw)
 	var in input.Fields
 	for dec.More() {
 		tok, err := dec.Token()
@@ -90,7 +96,22 @@ func parseJSON(raw []byte) (input.Fields, error) {
 		}
 		name, _ := tok.(string)
 		var v any
-		if err := dec.Decode(&v); err != nil {
+		if rawValues {
+			var rv json.RawMessage
+			if err := dec.Decode(&rv); err != nil {
+				return input.Fields{}, bad
+			}
+			if !utf8.Valid(rv) {
+				in.Add(name, input.Value{Text: string(rv), Kind: input.KindString})
+				continue
+			}
+			d := json.NewDecoder(bytes.NewReader(rv))
+			d.UseNumber()
+			err = d.Decode(&v)
+		} else {
+			err = dec.Decode(&v)
+		}
+		if err != nil {
 			return input.Fields{}, bad
 		}
 		in.Add(name, jsonValue(v))

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"contentapi/shared/input"
 )
@@ -147,5 +148,21 @@ func TestQueryWithPage(t *testing.T) {
 	}
 	if _, err := ParseQueryString("a=%"); status(err) != 400 {
 		t.Errorf("bad escape: %v", err)
+	}
+}
+
+// A JSON string with invalid UTF-8 keeps its bytes for the field's rules to
+// refuse, where encoding/json would make it U+FFFD; the valid fields of
+// the same body decode as usual.
+func TestParseBodyJSONKeepsInvalidUTF8(t *testing.T) {
+	in, err := ParseBody(request("application/json", "{\"name\":\"caf\xe9\",\"n\":1.5,\"ok\":\"s\\u00e9\"}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := in.Values["name"].Text; utf8.ValidString(v) || strings.Contains(v, "\uFFFD") {
+		t.Errorf("name = %q: the invalid byte must stay invalid", v)
+	}
+	if n, ok := in.Values["n"], in.Values["ok"]; n.Kind != input.KindNumber || n.Text != "1.5" || ok.Text != "sé" {
+		t.Errorf("the other fields: %+v %+v", n, ok)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -108,7 +109,11 @@ func New(db DB, table string, classify func(error) error) *Store {
 // authentication: keys are per account.
 func (s *Store) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := r.Header.Get(Header)
+		// The whole header: API Gateway joins a repeated header with
+		// commas and the adapter splits it there again, so taking the
+		// first value would make order-77,part-1 and order-77,part-2 one
+		// key. Joined, the comma makes it invalid.
+		key := strings.Join(r.Header.Values(Header), ",")
 		if key == "" || !slices.Contains(methods, r.Method) {
 			next.ServeHTTP(w, r)
 			return
@@ -121,7 +126,7 @@ func (s *Store) Wrap(next http.Handler) http.Handler {
 
 func (s *Store) serve(w http.ResponseWriter, r *http.Request, key string, next http.Handler) error {
 	if !ValidKey(key) {
-		return httpapi.BadRequest("The Idempotency-Key header must be 1 to 255 visible ASCII characters.")
+		return httpapi.BadRequest("The Idempotency-Key header must be given once, as 1 to 255 visible ASCII characters other than a comma.")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, httpapi.MaxBodyBytes))
 	if err != nil {
@@ -192,13 +197,15 @@ func (s *Store) handlerContext(ctx context.Context) (context.Context, context.Ca
 	return context.WithCancel(ctx)
 }
 
-// ValidKey is what Stripe allows: visible ASCII, 1 to 255 characters.
+// ValidKey is what Stripe allows, visible ASCII, 1 to 255 characters, but
+// a comma: HTTP lists a header's values with commas, so a key holding one
+// cannot be told from a repeated header.
 func ValidKey(key string) bool {
 	if key == "" || len(key) > maxKeyLen {
 		return false
 	}
 	for i := 0; i < len(key); i++ {
-		if key[i] < 0x21 || key[i] > 0x7e {
+		if key[i] < 0x21 || key[i] > 0x7e || key[i] == ',' {
 			return false
 		}
 	}

@@ -28,6 +28,7 @@ func TestValidKey(t *testing.T) {
 		{"tab\there", false},
 		{"café", false},
 		{"~!@#$%^&*()_+{}|:<>?", true},
+		{"order-77,part-1", false},
 	}
 	for _, tc := range testCases {
 		if got := ValidKey(tc.key); got != tc.want {
