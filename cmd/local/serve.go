@@ -123,7 +123,13 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 		return err
 	}
 	defer parts.Close()
-	if err := setEnv(withGeneration(ddblocal.EnvVars(p.tmpl, db.Endpoint(), tables), genEnv, cfg.Generation.RealBedrock), tables); err != nil {
+	base := "http://" + ln.Addr().String()
+	vars := withGeneration(ddblocal.EnvVars(p.tmpl, db.Endpoint(), tables), genEnv, cfg.Generation.RealBedrock)
+	// Only pages of the local API's own origin may call it from a browser
+	// (unless the developer exports another): with "*" any web page could
+	// spend the demo key, and with BEDROCK=aws real money.
+	vars[app.EnvAllowOrigin] = base
+	if err := setEnv(vars, tables); err != nil {
 		return err
 	}
 	a, err := app.FromEnv(ctx)
@@ -159,6 +165,7 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	if err != nil {
 		return err
 	}
+	gw.Host = ln.Addr().String()
 	if cfg.FunctionTimeout > 0 {
 		for f := range gw.Timeouts {
 			gw.Timeouts[f] = cfg.FunctionTimeout
@@ -174,7 +181,6 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 		return fmt.Errorf("create a key: %w", err)
 	}
 
-	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(stdout, `
 Local API:       %[1]s/api/v1/  (routes from template.yaml)
 DynamoDB Local:  %[2]s  (data in %[3]s)
@@ -199,6 +205,7 @@ Ctrl-C stops them all.
 	srv := &http.Server{
 		Handler:           gw,
 		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    gateway.MaxHeaderBytes,
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -42,7 +42,7 @@ func TestStack(t *testing.T) {
 	for k := range ddblocal.EnvVars(p.tmpl, "", localTables(p.tmpl)) {
 		t.Setenv(k, "")
 	}
-	for _, k := range []string{app.EnvGeneration, app.EnvTextModel, app.EnvImageModel, app.EnvPicturesBucket,
+	for _, k := range []string{app.EnvAllowOrigin, app.EnvGeneration, app.EnvTextModel, app.EnvImageModel, app.EnvPicturesBucket,
 		app.EnvBedrockEndpoint, app.EnvS3Endpoint, app.EnvBedrockRegion, "BEDROCK", "S3_PORT", "BEDROCK_PORT"} {
 		t.Setenv(k, "")
 	}
@@ -96,8 +96,12 @@ func TestStack(t *testing.T) {
 
 	form := url.Values{"name": {"Hello"}, "prompt": {"Say hi"}}.Encode()
 	resp, _ := do("POST", "/api/v1/documents", key, form)
-	if resp.StatusCode != 201 || resp.Header.Get("Location") == "" {
+	if resp.StatusCode != 201 || !strings.HasPrefix(resp.Header.Get("Location"), api+"/api/v1/documents/") {
 		t.Errorf("create with the printed key: %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	// Only the local API's own origin may call it from a browser.
+	if origin := resp.Header.Get("Access-Control-Allow-Origin"); origin != api {
+		t.Errorf("Access-Control-Allow-Origin %q, want %q", origin, api)
 	}
 	// X-Request-Id is the gateway's request id: the app takes it from the event.
 	if id := resp.Header.Get("X-Request-Id"); id == "" || id != resp.Header.Get("Apigw-Requestid") {

@@ -28,6 +28,12 @@ import (
 // reaches the function.
 const MaxBodyBytes = 10 << 20
 
+// MaxHeaderBytes is HTTP API's limit on the request line and the header
+// values together: a 1 MB query string never reaches the function. A
+// server of the gateway sets it as http.Server.MaxHeaderBytes too, so that
+// no more is read.
+const MaxHeaderBytes = 10_240
+
 // Gateway is a local stand-in for API Gateway HTTP API with a $default
 // stage: it turns each HTTP request into the payload 2.0 event API Gateway
 // would send, calls the routed function's Lambda entry point in process,
@@ -41,6 +47,12 @@ type Gateway struct {
 	RequestID func() string            // tests fix it
 	Account   string                   // requestContext.accountId
 	APIID     string                   // requestContext.apiId
+	// Host is the address the gateway listens on (127.0.0.1:8080), which
+	// the functions see as the request's host and build URLs (Location,
+	// links) from. A request for another host is 403, so a web page that
+	// rebinds its own name to the loopback address reaches nothing. Empty
+	// takes any host, as it comes.
+	Host string
 }
 
 // NewGateway builds a gateway for the template's routes, calling fns (by
@@ -89,6 +101,15 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serve answers one request and returns the status and route key, for the
 // access log.
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, requestID string) (int, string) {
+	if g.Host != "" {
+		if !g.servesHost(r.Host) {
+			return gatewayError(w, requestID, http.StatusForbidden, "Forbidden"), ""
+		}
+		r.Host = g.Host
+	}
+	if headerBytes(r) > MaxHeaderBytes {
+		return gatewayError(w, requestID, http.StatusRequestHeaderFieldsTooLarge, "Request Header Fields Too Large"), ""
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 	if err != nil {
 		return gatewayError(w, requestID, http.StatusBadRequest, "Bad Request"), ""
@@ -115,6 +136,25 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, requestID string
 		return gatewayError(w, requestID, http.StatusInternalServerError, "Internal Server Error"), m.Route.Key()
 	}
 	return resp.StatusCode, m.Route.Key()
+}
+
+// servesHost reports whether a request for host is the gateway's: its
+// address, or localhost on its port.
+func (g *Gateway) servesHost(host string) bool {
+	_, port, _ := net.SplitHostPort(g.Host)
+	return strings.EqualFold(host, g.Host) || strings.EqualFold(host, net.JoinHostPort("localhost", port))
+}
+
+// headerBytes is what HTTP API counts against MaxHeaderBytes: the request
+// line and the header values.
+func headerBytes(r *http.Request) int {
+	n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + 2
+	for _, values := range r.Header {
+		for _, v := range values {
+			n += len(v)
+		}
+	}
+	return n
 }
 
 // call runs a function the way Lambda does: under its timeout, with a panic

@@ -394,3 +394,55 @@ func TestAccessLogLeavesQueryOut(t *testing.T) {
 		t.Errorf("the access log carries a query string:\n%s", out)
 	}
 }
+
+// A gateway that knows its address passes it as the request's host, so the
+// functions build Location and links from it and not from what the client
+// claimed; a request for a foreign host (a web page rebinding its name to
+// the loopback address) is 403 and reaches no function.
+func TestServeHostIsTheListenAddress(t *testing.T) {
+	var got []string
+	g := testGateway(func(_ context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		got = append(got, ev.Headers["host"]+" "+ev.RequestContext.DomainName)
+		return events.APIGatewayV2HTTPResponse{StatusCode: 200}, nil
+	})
+	g.Host = "127.0.0.1:8080"
+	for host, status := range map[string]int{"127.0.0.1:8080": 200, "localhost:8080": 200, "LOCALHOST:8080": 200,
+		"evil.example": 403, "evil.example:8080": 403, "127.0.0.1:9999": 403, "localhost": 403} {
+		req := httptest.NewRequest("GET", "/items/1", nil)
+		req.Host = host
+		got = nil
+		resp := serveOnce(t, g, req)
+		if resp.StatusCode != status {
+			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, status)
+		}
+		if want := []string{"127.0.0.1:8080 127.0.0.1:8080"}; status == 200 && !reflect.DeepEqual(got, want) {
+			t.Errorf("Host %s: the function saw %q, want %q", host, got, want)
+		}
+		if status == 403 && (got != nil || readBody(t, resp) != `{"message":"Forbidden"}`) {
+			t.Errorf("Host %s: a foreign host reached the function (%q)", host, got)
+		}
+	}
+}
+
+// The request line and header values are capped as HTTP API caps them: a
+// query string of a megabyte, or a header past the cap, is 431 and reaches
+// no function.
+func TestServeCapsRequestLineAndHeaders(t *testing.T) {
+	called := 0
+	g := testGateway(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		called++
+		return events.APIGatewayV2HTTPResponse{StatusCode: 200}, nil
+	})
+	fits := httptest.NewRequest("GET", "/items/1?q="+strings.Repeat("a", MaxHeaderBytes-100), nil)
+	if resp := serveOnce(t, g, fits); resp.StatusCode != 200 || called != 1 {
+		t.Fatalf("a query under the cap: %d", resp.StatusCode)
+	}
+	longHeader := httptest.NewRequest("GET", "/items/1", nil)
+	longHeader.Header.Set("X-Long", strings.Repeat("h", MaxHeaderBytes))
+	for _, req := range []*http.Request{httptest.NewRequest("GET", "/items/1?q="+strings.Repeat("a", 1<<20), nil), longHeader} {
+		resp := serveOnce(t, g, req)
+		if body := readBody(t, resp); resp.StatusCode != 431 || body != `{"message":"Request Header Fields Too Large"}` || called != 1 {
+			t.Errorf("%d %s (function called %d times), want 431", resp.StatusCode, body, called)
+		}
+	}
+}
