@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"html"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -227,3 +231,118 @@ func TestReadmeSampleReport(t *testing.T) {
 }
 
 func equal(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }
+
+// signingScope is the region and service a SigV4 request was signed for.
+var signingScope = regexp.MustCompile(`Credential=[^/]+/\d{8}/([a-z0-9-]+)/([a-z-]+)/aws4_request`)
+
+// stackStandin answers CloudFormation's DescribeStacks (the Query
+// protocol: a form POST, an XML answer) with one stack and its parameters,
+// and records the region and service every call to it or to the Bedrock
+// stand-in was signed for.
+type stackStandin struct {
+	name   string
+	params map[string]string
+
+	mu     sync.Mutex
+	signed []string // "service region"
+}
+
+func (s *stackStandin) record(r *http.Request) {
+	if m := signingScope.FindStringSubmatch(r.Header.Get("Authorization")); m != nil {
+		s.mu.Lock()
+		s.signed = append(s.signed, m[2]+" "+m[1])
+		s.mu.Unlock()
+	}
+}
+
+func (s *stackStandin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.record(r)
+	if err := r.ParseForm(); err != nil || r.Form.Get("Action") != "DescribeStacks" {
+		http.Error(w, "the stand-in answers DescribeStacks only", http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "text/xml")
+	if r.Form.Get("StackName") != s.name {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `<ErrorResponse><Error><Type>Sender</Type><Code>ValidationError</Code><Message>Stack with id %s does not exist</Message></Error><RequestId>1</RequestId></ErrorResponse>`,
+			html.EscapeString(r.Form.Get("StackName")))
+		return
+	}
+	var params strings.Builder
+	for k, v := range s.params {
+		fmt.Fprintf(&params, "<member><ParameterKey>%s</ParameterKey><ParameterValue>%s</ParameterValue></member>", html.EscapeString(k), html.EscapeString(v))
+	}
+	fmt.Fprintf(w, `<DescribeStacksResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><DescribeStacksResult><Stacks><member>`+
+		`<StackName>%s</StackName><StackId>arn:aws:cloudformation:us-east-1:123456789012:stack/%[1]s/1</StackId>`+
+		`<CreationTime>2026-11-25T00:00:00Z</CreationTime><StackStatus>CREATE_COMPLETE</StackStatus><Parameters>%s</Parameters>`+
+		`</member></Stacks></DescribeStacksResult><ResponseMetadata><RequestId>1</RequestId></ResponseMetadata></DescribeStacksResponse>`,
+		html.EscapeString(s.name), params.String())
+}
+
+// The stack form, as make preflight runs it: the operator's credentials
+// and configuration (here from the environment, with the SDK's
+// AWS_ENDPOINT_URL_<SERVICE> pointing at stand-ins), the stack read in its
+// region, and the models checked in BedrockRegion, whatever the stack's
+// region. A stack without generation calls no model and is ready; a stack
+// that does not exist is an error.
+func TestStackForm(t *testing.T) {
+	tmpl, err := sam.LoadProject()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stack := &stackStandin{name: "contentapi", params: map[string]string{}}
+	for name, p := range tmpl.Parameters {
+		stack.params[name] = fmt.Sprint(p.Default)
+	}
+	stack.params["TextModel"], stack.params["TextModelProfile"] = bedrockstandin.TextModel, ""
+	stack.params["ImageModel"], stack.params["ImageModelProfile"] = bedrockstandin.ImageModel, ""
+	models := bedrockstandin.New(bedrockstandin.Options{})
+	bedrockSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		stack.record(r)
+		models.ServeHTTP(w, r)
+	}))
+	t.Cleanup(bedrockSrv.Close)
+	cfnSrv := httptest.NewServer(stack)
+	t.Cleanup(cfnSrv.Close)
+	for k, v := range map[string]string{
+		"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_SESSION_TOKEN": "",
+		"AWS_PROFILE": "", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
+		"AWS_EC2_METADATA_DISABLED": "true", "AWS_REGION": "", "AWS_DEFAULT_REGION": "",
+		"AWS_ENDPOINT_URL":                 "",
+		"AWS_ENDPOINT_URL_CLOUDFORMATION":  cfnSrv.URL,
+		"AWS_ENDPOINT_URL_BEDROCK":         bedrockSrv.URL,
+		"AWS_ENDPOINT_URL_BEDROCK_RUNTIME": bedrockSrv.URL,
+	} {
+		t.Setenv(k, v)
+	}
+	runStack := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), args, &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+
+	code, out, errOut := runStack("--stack", "contentapi", "--region", "eu-central-1")
+	if code != exitReady || errOut != "" {
+		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+	}
+	bedrockRegion := stack.params["BedrockRegion"]
+	if got := row(t, out, "image"); got[2] != bedrockRegion {
+		t.Errorf("image called in %s, want the stack's BedrockRegion %s", got[2], bedrockRegion)
+	}
+	stack.mu.Lock()
+	signed := slices.Clone(stack.signed)
+	stack.mu.Unlock()
+	slices.Sort(signed)
+	signed = slices.Compact(signed)
+	if want := []string{"bedrock " + bedrockRegion, "cloudformation eu-central-1"}; !equal(signed, want) {
+		t.Errorf("calls signed for %v, want %v", signed, want)
+	}
+
+	stack.params["Generation"] = "off"
+	if code, out, _ := runStack("--stack", "contentapi", "--region", "eu-central-1"); code != exitReady || !strings.Contains(out, "Generation is off") {
+		t.Errorf("Generation=off: exit %d:\n%s", code, out)
+	}
+	if code, _, errOut := runStack("--stack", "no-such-stack", "--region", "eu-central-1"); code != exitNotReady || !strings.Contains(errOut, "does not exist") {
+		t.Errorf("a stack that does not exist: exit %d: %s", code, errOut)
+	}
+}
