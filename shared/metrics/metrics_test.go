@@ -196,3 +196,13 @@ func TestEmptyStackIsLocal(t *testing.T) {
 		t.Fatalf("%v %+v", err, lines)
 	}
 }
+
+// Every request's answer passes Answer; an ordinary one allocates nothing
+// and writes nothing.
+func TestOrdinaryAnswerAllocatesNothing(t *testing.T) {
+	var out bytes.Buffer
+	e := metrics.New(&out, "prod")
+	if n := testing.AllocsPerRun(100, func() { e.Answer("images", http.StatusOK, false) }); n != 0 || out.Len() != 0 {
+		t.Fatalf("%v allocations, %d bytes written", n, out.Len())
+	}
+}
