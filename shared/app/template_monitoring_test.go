@@ -291,6 +291,43 @@ func TestTemplateMonitorsWhatTheCodeEmits(t *testing.T) {
 	}
 }
 
+// The dashboard graphs each value the code gives the dimensions that
+// matter: every resource's function's answers, every kind's generations,
+// every outcome, both stream functions' batches. A resource added to
+// app.Resources fails here until the dashboard shows it.
+func TestTemplateDashboardShowsEveryValue(t *testing.T) {
+	tmpl := loadTemplate(t)
+	refs, _ := dashboardMetrics(t, dashboard(t, tmpl, map[string]bool{"GenerationOn": true}))
+	shown := map[string]bool{}
+	for _, ref := range refs {
+		for name, v := range ref.dims {
+			shown[ref.name+" "+name+"="+fmt.Sprint(v)] = true
+		}
+	}
+	var want []string
+	for _, r := range app.Resources {
+		for _, m := range []metrics.Metric{metrics.ServerErrors, metrics.DynamoDBUnavailable, metrics.QuotaRefusals} {
+			want = append(want, m.Name+" "+metrics.DimFunction+"="+r.Def.Name)
+		}
+		if r.Content != nil {
+			for _, m := range []metrics.Metric{metrics.GenerationLatency, metrics.GenerationErrors} {
+				want = append(want, m.Name+" "+metrics.DimKind+"="+r.Def.Name)
+			}
+		}
+	}
+	for _, o := range metrics.Outcomes() {
+		want = append(want, metrics.Generations.Name+" "+metrics.DimOutcome+"="+string(o))
+	}
+	for _, f := range []string{metrics.FunctionGenerator, metrics.FunctionTally} {
+		want = append(want, metrics.BatchFailures.Name+" "+metrics.DimFunction+"="+f)
+	}
+	for _, w := range want {
+		if !shown[w] {
+			t.Errorf("the dashboard does not graph %s", w)
+		}
+	}
+}
+
 // Each function has an alarm on its Errors and Throttles, under the
 // function's own condition; every alarm goes to the alarm topic, raised
 // and cleared, and the dashboard shows it.
