@@ -155,7 +155,6 @@ const (
 type Emitter struct {
 	out   io.Writer
 	stack string
-	now   func() time.Time
 }
 
 // New writes the lines to out, one Write per line (give it the writer
@@ -166,7 +165,7 @@ func New(out io.Writer, stack string) *Emitter {
 	if stack == "" {
 		stack = LocalStack
 	}
-	return &Emitter{out: out, stack: stack, now: time.Now}
+	return &Emitter{out: out, stack: stack}
 }
 
 // LocalStack is the stack of a function run outside a stack: make run,
@@ -267,7 +266,7 @@ func (l *line) add(m Metric, v float64) { l.values = append(l.values, value{m, v
 
 func (e *Emitter) write(l *line) {
 	bp := make([]byte, 0, 512)
-	_, _ = e.out.Write(l.append(bp, e.now()))
+	_, _ = e.out.Write(l.append(bp, time.Now()))
 }
 
 // append writes the line: the _aws member, with one directive per metric
