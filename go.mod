@@ -22,6 +22,7 @@ require (
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
 	github.com/johannesboyne/gofakes3 v1.2.0
+	github.com/klauspost/compress v1.20.4
 	github.com/oapi-codegen/runtime v1.8.0
 	golang.org/x/image v0.47.0
 	golang.org/x/text v0.43.0

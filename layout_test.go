@@ -130,9 +130,11 @@ func TestBootstrapsFit(t *testing.T) {
 // The bench stays in proportion to what it measures: its generic harness
 // (seeding, load, the local stack, builds, figures, prices) lives in
 // shared/local, and cmd/bench holds what is particular to its figures and
-// the report's prose, within this many non-blank lines.
+// the report's prose, within this many non-blank lines (2000 until the
+// compression figures and the cost targets of issue 26, whose generic
+// parts are shared/local/gzipbench and cost.Model.Figures).
 func TestBenchInProportion(t *testing.T) {
-	const most = 2000
+	const most = 2100
 	files, err := filepath.Glob("cmd/bench/*")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("cmd/bench: %v (%d files)", err, len(files))

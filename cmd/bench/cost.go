@@ -26,16 +26,25 @@ func costs(b *figures.Board, ops []operationResult, memory int) *cost.Model {
 		}
 		return f.Value
 	}
-	bytes := func(name string) float64 {
-		for _, o := range ops {
-			if o.Op.Name == name {
-				return float64(o.Bytes)
-			}
-		}
-		if m.Missing == "" {
+	answer := func(name string) operationResult {
+		o := answerOf(ops, name)
+		if o.Op.Name == "" && m.Missing == "" {
 			m.Missing = "the answer of " + name
 		}
-		return 0
+		return o
+	}
+	bytes := func(name string) float64 { return float64(answer(name).Bytes) }
+	// An answer that went gzip-encoded cost its encoding too: a list's
+	// as measured, any other's as a get's (one record, ~5 KB).
+	gzipNs := func(name string) float64 {
+		o := answer(name)
+		switch {
+		case o.Bytes >= len(o.body):
+			return 0
+		case name == "list_default":
+			return val("ns_gzip_list")
+		}
+		return val("ns_gzip_get")
 	}
 	op := func(name string, calls, rru, wru, answer, cpuNs float64) cost.Operation {
 		return cost.Operation{Name: name, Calls: calls + val("calls_ratelimit_per_request"), RRU: rru,
@@ -44,27 +53,27 @@ func costs(b *figures.Board, ops []operationResult, memory int) *cost.Model {
 	get, list := val("ns_handler_get"), val("ns_handler_list")
 	// The writes have no handler benchmark: a get's CPU time stands in
 	// (one record in, one out); their calls dominate their duration.
-	m.Add(op("get", val("calls_get"), val("rru_get"), 0, bytes("get"), get))
-	m.Add(op("list", val("calls_list_default"), val("rru_list_default"), 0, bytes("list_default"), list))
+	m.Add(op("get", val("calls_get"), val("rru_get"), 0, bytes("get"), get+gzipNs("get")))
+	m.Add(op("list", val("calls_list_default"), val("rru_list_default"), 0, bytes("list_default"), list+gzipNs("list_default")))
 	for _, w := range []string{"create", "update"} {
-		m.Add(op(w, val("calls_"+w), 0, val("wru_"+w), bytes(w), get))
+		m.Add(op(w, val("calls_"+w), 0, val("wru_"+w), bytes(w), get+gzipNs(w)))
 	}
 	// wru_delete is the request's and the tally's; the tally's calls run in
 	// an invocation of their own.
-	del := op("delete", val("calls_delete"), 0, val("wru_delete"), bytes("delete"), get)
+	del := op("delete", val("calls_delete"), 0, val("wru_delete"), bytes("delete"), get+gzipNs("delete"))
 	del.Streamed = val("calls_delete_tally")
 	m.Add(del)
 	// The content is written back with one UpdateItem, counted as
 	// update_result's (a ~5 KB result; a picture's file name costs less).
 	// A create that generates text answers with it, as large as a get's.
 	if req, err := prompts.Document(documents.FreestyleID, createPrompt, 0.75); err == nil {
-		text := op("create, text generated", val("calls_create")+val("calls_update_result"), 0, val("wru_create")+val("wru_update_result"), bytes("get"), get)
+		text := op("create, text generated", val("calls_create")+val("calls_update_result"), 0, val("wru_create")+val("wru_update_result"), bytes("get"), get+gzipNs("get"))
 		text.WaitSeconds, text.Rest = m.Text(len(req.System)+len(req.Prompt), seed.ResultBytes)
 		m.Add(text)
 	} else if m.Missing == "" {
 		m.Missing = "the Freestyle template's prompt: " + err.Error()
 	}
-	picture := op("create image, picture generated", val("calls_create_image")+val("calls_update_result"), 0, val("wru_create_image")+val("wru_update_result"), bytes("create_image"), get)
+	picture := op("create image, picture generated", val("calls_create_image")+val("calls_update_result"), 0, val("wru_create_image")+val("wru_update_result"), bytes("create_image"), get+gzipNs("create_image"))
 	picture.WaitSeconds, picture.Rest = m.Picture()
 	m.Add(picture)
 	return m

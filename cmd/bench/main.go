@@ -179,6 +179,9 @@ func run(ctx context.Context, o options) error {
 	}
 	results = append(results, quotaResults...)
 	reportOperations(b, cold, results, rl)
+	if err := measureGzip(b, results); err != nil {
+		return err
+	}
 	if err := measureContention(ctx, b, meter, plain, tables["ApiKeysTable"], c); err != nil {
 		return err
 	}
@@ -212,6 +215,9 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	rep.Costs = costs(b, rep.Operations, fn.MemorySize())
+	for _, f := range rep.Costs.Figures() {
+		b.Add(f)
+	}
 	rep.Elapsed = time.Since(started)
 	rep.LoadAvg[1] = figures.LoadAverage()
 	if o.out != "" {

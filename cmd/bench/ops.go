@@ -56,8 +56,10 @@ type operationResult struct {
 	status int
 	Issue  string
 	Took   time.Duration // on DynamoDB Local, through the handler
-	// Bytes is the answer's body, as it leaves API Gateway.
+	// Bytes is the answer's body as it leaves API Gateway for a client
+	// that takes gzip; body is the answer itself, decoded.
 	Bytes int
+	body  string
 }
 
 // measureOperations runs each operation once through the real handlers
@@ -182,7 +184,7 @@ func measure(m *ddbmeter.Meter, c *apicall.Client, op operation) (operationResul
 	var a apicall.Answer
 	start := time.Now()
 	calls := m.Measure(func() { a = c.Do(op.method, op.path, op.form, op.header) })
-	r := operationResult{Op: op, Calls: calls, Totals: ddbmeter.Sum(calls), status: a.Status, Took: time.Since(start), Bytes: len(a.Raw)}
+	r := operationResult{Op: op, Calls: calls, Totals: ddbmeter.Sum(calls), status: a.Status, Took: time.Since(start), Bytes: a.Wire, body: a.Raw}
 	if a.Status != op.status {
 		r.Issue = fmt.Sprintf("status %d, want %d: %.200s", a.Status, op.status, a.Raw)
 	} else if op.check != nil {

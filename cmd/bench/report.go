@@ -15,6 +15,7 @@ import (
 	"contentapi/shared/local/figures"
 	"contentapi/shared/local/gobench"
 	"contentapi/shared/local/gobuild"
+	"contentapi/shared/local/gzipbench"
 	"contentapi/shared/local/loadgen"
 	"contentapi/shared/local/runtimeapi"
 	"contentapi/shared/local/seed"
@@ -108,6 +109,8 @@ func (r *report) write(path string) error {
 		"seedDocuments":       func() int { return seed.Documents },
 		"seedImages":          func() int { return seed.Images },
 		"resultBytes":         func() int { return seed.ResultBytes },
+		"gzipRounds":          func() int { return gzipbench.Rounds },
+		"gzipBlock":           func() int { return gzipbench.Block },
 		"readBudget":          func() int { return store.DefaultReadBudget },
 		"maxAnswerBytes":      func() int { return crud.DefaultMaxAnswerBytes },
 		"contentionClients":   func() int { return contentionClients },

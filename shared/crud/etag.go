@@ -30,8 +30,9 @@ func setETag(w http.ResponseWriter, tag string) {
 
 // ifMatchVersion reads If-Match: the record version a write requires (0 when
 // there is no condition). "*" only requires that the record exists, which
-// every write does anyway. A tag of another record, a weak tag or garbage
-// can never match, so it is a 412 (RFC 9110 strong comparison).
+// every write does anyway. The tag of a gzip-encoded answer names the
+// same version (httpapi.IdentityTag). A tag of another record, a weak tag
+// or garbage can never match, so it is a 412 (RFC 9110 strong comparison).
 func ifMatchVersion(r *http.Request, id int64) (int64, error) {
 	header := strings.TrimSpace(r.Header.Get("If-Match"))
 	if header == "" || header == "*" {
@@ -39,7 +40,7 @@ func ifMatchVersion(r *http.Request, id int64) (int64, error) {
 	}
 	prefix := `"` + strconv.FormatInt(id, 10) + "."
 	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimSpace(t)
+		t = httpapi.IdentityTag(strings.TrimSpace(t))
 		if strings.HasPrefix(t, prefix) && strings.HasSuffix(t, `"`) {
 			if v, err := strconv.ParseInt(t[len(prefix):len(t)-1], 10, 64); err == nil && v > 0 {
 				return v, nil

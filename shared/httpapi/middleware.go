@@ -135,8 +135,9 @@ func WithPrincipal(ctx context.Context, p auth.Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, p)
 }
 
-// Wrap puts h behind the middleware every request passes: request id and
-// access log, panic recovery, CORS, authentication, scopes and rate limit.
+// Wrap puts h behind the middleware every request passes: compression,
+// request id and access log, panic recovery, CORS, authentication, scopes
+// and rate limit.
 func Wrap(h http.Handler, cfg Config) http.Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -147,7 +148,7 @@ func Wrap(h http.Handler, cfg Config) http.Handler {
 	if cfg.Classify == nil {
 		cfg.Classify = func(err error) error { return err }
 	}
-	return observe(cfg, cors(cfg, authenticate(cfg, h)))
+	return compress(observe(cfg, cors(cfg, authenticate(cfg, h))))
 }
 
 // statusRecorder remembers the status for the access log.

@@ -111,9 +111,9 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	WriteJSON(w, e.Status, body)
 }
 
-// IfNoneMatch reports whether the request's If-None-Match names etag (weak
-// comparison, as RFC 9110 has for If-None-Match): the client holds the
-// current version, and gets 304.
+// IfNoneMatch reports whether the request's If-None-Match names etag,
+// or the tag of its gzip-encoded answer (weak comparison, as RFC 9110 has
+// for If-None-Match): the client holds the current version, and gets 304.
 func IfNoneMatch(r *http.Request, etag string) bool {
 	header := r.Header.Get("If-None-Match")
 	if header == "" {
@@ -121,7 +121,7 @@ func IfNoneMatch(r *http.Request, etag string) bool {
 	}
 	for _, t := range strings.Split(header, ",") {
 		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == "*" || t == etag {
+		if t == "*" || IdentityTag(t) == etag {
 			return true
 		}
 	}

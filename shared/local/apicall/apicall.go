@@ -4,8 +4,11 @@
 package apicall
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -42,14 +45,18 @@ func (c *Client) WithKey(key string) *Client {
 type Answer struct {
 	Status int
 	Header http.Header
-	Raw    string
+	// Raw is the body, decoded when it came gzip-encoded; Wire is its
+	// length as sent.
+	Raw  string
+	Wire int
 	// Data and Total are the body's data and meta.total, when it has them.
 	Data  json.RawMessage
 	Total int64
 }
 
 // Do sends a request for path, with form for a write and header's
-// headers, to the handler whose routes hold it.
+// headers, to the handler whose routes hold it. It takes gzip, as
+// browsers and most HTTP clients do, unless header says otherwise.
 func (c *Client) Do(method, path string, form url.Values, header map[string]string) Answer {
 	h := c.Documents
 	// The first resource's function serves the usage too.
@@ -57,17 +64,29 @@ func (c *Client) Do(method, path string, form url.Values, header map[string]stri
 		h = c.Images
 	}
 	r := localstack.Request(context.Background(), method, "https://api.example.com"+path, c.Key, form)
+	r.Header.Set("Accept-Encoding", "gzip")
 	for k, v := range header {
 		r.Header.Set(k, v)
 	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
-	a := Answer{Status: w.Code, Header: w.Header(), Raw: w.Body.String()}
+	raw := w.Body.Bytes()
+	a := Answer{Status: w.Code, Header: w.Header(), Wire: len(raw)}
+	if w.Header().Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err == nil {
+			raw, err = io.ReadAll(zr)
+		}
+		if err != nil {
+			raw = []byte("apicall: the gzip-encoded answer does not decode: " + err.Error())
+		}
+	}
+	a.Raw = string(raw)
 	var body struct {
 		Data json.RawMessage
 		Meta struct{ Total int64 }
 	}
-	_ = json.Unmarshal(w.Body.Bytes(), &body)
+	_ = json.Unmarshal(raw, &body)
 	a.Data, a.Total = body.Data, body.Meta.Total
 	return a
 }

@@ -7,6 +7,8 @@ package cost
 import (
 	"fmt"
 	"math"
+
+	"contentapi/shared/local/figures"
 )
 
 // Prices holds AWS list prices, on demand, in US East (N. Virginia), in US
@@ -128,6 +130,19 @@ func (m *Model) Add(op Operation) Row {
 	r.Total = r.Gateway + r.DataOut + r.Lambda + r.DynamoDB + r.Rest
 	m.Rows = append(m.Rows, r)
 	return r
+}
+
+// Figures are the totals of the table's operations that generate
+// nothing, usd_<operation> per million requests: what the service's own
+// work costs, where a generating create's is mostly the model's.
+func (m *Model) Figures() []figures.Figure {
+	var out []figures.Figure
+	for _, r := range m.Rows {
+		if r.Rest == 0 {
+			out = append(out, figures.Figure{Name: "usd_" + r.Op, Value: r.Total, Unit: "$/M", Missing: m.Missing})
+		}
+	}
+	return out
 }
 
 // Text is what generating a text of resultBytes from a prompt of

@@ -52,3 +52,14 @@ func TestDollarsKeepTheCentsThatMatter(t *testing.T) {
 		}
 	}
 }
+
+// The figures are the totals of the operations that generate nothing.
+func TestFigures(t *testing.T) {
+	m := New(256)
+	get := m.Add(Operation{Name: "get", Calls: 1, RRU: 2, Bytes: 2000, CPUNs: 50_000})
+	m.Add(Operation{Name: "create, text generated", Calls: 3, WRU: 10, WaitSeconds: 6, Rest: 183})
+	fs := m.Figures()
+	if len(fs) != 1 || fs[0].Name != "usd_get" || fs[0].Value != get.Total || fs[0].Unit != "$/M" {
+		t.Fatalf("%+v", fs)
+	}
+}
