@@ -290,6 +290,12 @@ func (t *Table) writeCharged(ctx context.Context, account string, in intent, u *
 	for _, attr := range c.Removes {
 		u.remove(attr)
 	}
+	// The counter joins the index of unsettled ones, or stays in it
+	// (sweep.go).
+	at, _ := TokenTime(in.token)
+	unsettled := u.name(AttrUnsettled)
+	u.set(fmt.Sprintf("%s = if_not_exists(%s, %s)", unsettled, unsettled, u.value(num(at.Unix()))))
+	u.set(u.name(attrLastIntent) + " = " + u.value(str(in.token)))
 	u.cond("attribute_not_exists(" + u.name(in.attr()) + ")")
 	if c.Condition != "" {
 		maps.Copy(u.names, c.Names)
@@ -585,28 +591,28 @@ func (t *Table) settle(ctx context.Context, account string, in intent, cur Item,
 }
 
 // staleIntents are the counter's intents older than Horizon that this
-// process is not about to remove anyway.
-func (t *Table) staleIntents(account string, counter Item) []intent {
-	var out []intent
+// process is not about to remove anyway; young counts the others that are
+// not this process's to remove.
+func (t *Table) staleIntents(account string, counter Item) (stale []intent, young int) {
 	cutoff := t.Now().Add(-t.Horizon)
 	for _, name := range slices.Sorted(maps.Keys(counter)) {
 		in, ok := parseIntent(name, counter[name])
-		if !ok {
+		if !ok || t.finished.has(account, name) {
 			continue
 		}
-		at, ok := TokenTime(in.token)
-		if ok && at.After(cutoff) || t.finished.has(account, name) {
+		if at, ok := TokenTime(in.token); ok && at.After(cutoff) {
+			young++
 			continue
 		}
-		out = append(out, in)
+		stale = append(stale, in)
 	}
-	return out
+	return stale, young
 }
 
 // settleStale settles a few stale intents a counter write returned, when
 // the request has the time; the rest wait for later writes or Settle.
 func (t *Table) settleStale(ctx context.Context, account string, counter Item) {
-	stale := t.staleIntents(account, counter)
+	stale, _ := t.staleIntents(account, counter)
 	if len(stale) == 0 || !hasTime(ctx, settleReserve) {
 		return
 	}
@@ -614,7 +620,8 @@ func (t *Table) settleStale(ctx context.Context, account string, counter Item) {
 }
 
 // Settle closes every intent of the account older than Horizon and returns
-// how many it closed.
+// how many it closed. When it leaves none open, the counter leaves the
+// index of unsettled ones (sweep.go).
 func (t *Table) Settle(ctx context.Context, account string) (int, error) {
 	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: &t.name, Key: key(account, counterID), ConsistentRead: ptr(true),
@@ -622,13 +629,18 @@ func (t *Table) Settle(ctx context.Context, account string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	stale := t.staleIntents(account, out.Item)
+	stale, young := t.staleIntents(account, out.Item)
 	if err := t.settleAll(ctx, account, stale); err != nil {
 		return 0, err
 	}
 	// What this process saw through needs no looking at: remove it.
 	for t.finished.any(account) {
 		if _, err := t.writeCounter(ctx, account, newUpdate()); err != nil {
+			return 0, err
+		}
+	}
+	if young == 0 {
+		if err := t.markSettled(ctx, account, out.Item); err != nil {
 			return 0, err
 		}
 	}

@@ -163,6 +163,13 @@ func (r *rig) exact(tbl *store.Table, account string, scopes ...int64) {
 	if open := r.intents(tbl, account); len(open) > 0 {
 		r.t.Fatalf("intents still open after Settle: %v", open)
 	}
+	r.totalsAgree(tbl, account, scopes...)
+}
+
+// totalsAgree holds every total the API shows of the account against the
+// records stored.
+func (r *rig) totalsAgree(tbl *store.Table, account string, scopes ...int64) {
+	r.t.Helper()
 	scopeAttr := ""
 	if tbl == r.docs {
 		scopeAttr = "template_id"

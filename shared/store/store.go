@@ -55,12 +55,20 @@ const (
 	// attrFences lists executions whose delete must no longer land: their
 	// count change was reversed.
 	attrFences = "fences"
+	// AttrUnsettled, on a counter item, is when (Unix seconds) its oldest
+	// intent may have been opened; it is there only while one may be open,
+	// so the index IndexUnsettled holds only those counters (sweep.go).
+	AttrUnsettled = "unsettled"
+	// attrLastIntent is the token of the counter's latest intent.
+	attrLastIntent = "last_intent"
 
 	attrNextID  = "next_id"
 	countPrefix = "count_"
 
 	IndexByID   = "by_id"
 	IndexByName = "by_name"
+	// IndexUnsettled is sparse: the counters that may have an intent open.
+	IndexUnsettled = "by_unsettled"
 
 	// scopeStride separates scopes in id_key: ids stay below it.
 	scopeStride = 1_000_000_000_000
@@ -80,6 +88,7 @@ type DB interface {
 	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	BatchGetItem(context.Context, *dynamodb.BatchGetItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 }
 
 // Item is a stored record.
