@@ -19,6 +19,7 @@ import (
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/gateway"
 	"contentapi/shared/local/genstack"
+	"contentapi/shared/local/schedules"
 )
 
 // LocalAccount owns the key serve creates at every start.
@@ -161,6 +162,20 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	if _, err := genstack.DeliverTally(ctx, client, db.Endpoint(), p.tmpl, tables, tally, newLogger(stderr)); err != nil {
 		return err
 	}
+	// And on its schedule, as the template's rule invokes it in AWS: what
+	// an outage left open settles whether or not the account writes.
+	entry, err := a.TallyEntry()
+	if err != nil {
+		return err
+	}
+	sweeps, err := schedules.Run(ctx, p.tmpl, app.TallyFunction, schedules.Entry(entry), newLogger(stderr))
+	if err != nil {
+		return err
+	}
+	var every []string
+	for _, s := range sweeps {
+		every = append(every, s.Every.String())
+	}
 	gw, err := gateway.NewGateway(p.tmpl, fns, newLogger(stderr))
 	if err != nil {
 		return err
@@ -186,7 +201,8 @@ Local API:       %[1]s/api/v1/  (routes from template.yaml)
 DynamoDB Local:  %[2]s  (data in %[3]s)
 %[9]s
 Generator:       the tables' streams, filtered as template.yaml says, to GeneratorFunction
-Tally:           deletes, from the tables' streams, to TallyFunction (counts trail a delete by its lag)
+Tally:           deletes, from the tables' streams, to TallyFunction (counts trail a delete by its lag);
+                 and every %[10]s, its sweep, which settles what an outage left open
 
 A new API key for account %[4]q (read, write), key id %[5]s; shown only now:
 
@@ -200,7 +216,7 @@ The demo key (account %[7]q), used by events/ and docs, works too:
 
 Ctrl-C stops them all.
 
-`, base, db.Endpoint(), cfg.DataDir, LocalAccount, info.KeyID, key, auth.DemoAccount, auth.DemoKey, parts.Banner())
+`, base, db.Endpoint(), cfg.DataDir, LocalAccount, info.KeyID, key, auth.DemoAccount, auth.DemoKey, parts.Banner(), strings.Join(every, ", "))
 
 	srv := &http.Server{
 		Handler:           gw,

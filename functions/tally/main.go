@@ -1,7 +1,7 @@
 // Command tally is the TallyFunction: it takes the record tables' DynamoDB
 // Streams (filtered by template.yaml to records turned tombstones) and
-// takes each deleted record off its account's count, once. See
-// shared/tally.
+// takes each deleted record off its account's count, once; on a schedule,
+// it settles the count changes an outage left open. See shared/tally.
 package main
 
 import (

@@ -8,12 +8,20 @@
 // The event source mappings use a tumbling window only so that each
 // invocation names its shard (events.DynamoDBTimeWindowEvent); the window's
 // state is not used.
+//
+// The function also runs on a schedule (template.yaml): Sweep settles the
+// count changes that an outage left open on accounts that write no more
+// (shared/store/sweep.go), so every total is exact again within minutes
+// whether or not its account writes.
 package tally
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -39,6 +47,57 @@ type Tally struct {
 	Logger *slog.Logger
 	// Metrics counts the batches not handled whole; nil counts none.
 	Metrics *metrics.Emitter
+}
+
+// Invoke is the function's entry point, what lambda.Start receives: a
+// batch of a table's stream (Handle), or the schedule's event (Sweep), told
+// apart by the event's source and type.
+func (t *Tally) Invoke(ctx context.Context, raw json.RawMessage) (any, error) {
+	var kind struct {
+		Source     string `json:"source"`
+		DetailType string `json:"detail-type"`
+	}
+	if err := json.Unmarshal(raw, &kind); err != nil {
+		return nil, err
+	}
+	if kind.Source == ScheduleSource && kind.DetailType == ScheduleDetailType {
+		var ev events.EventBridgeEvent
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return nil, err
+		}
+		return nil, t.Sweep(ctx, ev)
+	}
+	var ev events.DynamoDBTimeWindowEvent
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return nil, err
+	}
+	return t.Handle(ctx, ev)
+}
+
+// What an EventBridge schedule sends: a Scheduled Event from aws.events.
+const (
+	ScheduleSource     = "aws.events"
+	ScheduleDetailType = "Scheduled Event"
+)
+
+// Sweep is the scheduled run: on every table, the counters whose intents
+// an outage left open are settled (store.Table.Sweep). A table it could
+// not sweep whole is an error, after the others are swept; the next run
+// takes up what is left either way.
+func (t *Tally) Sweep(ctx context.Context, _ events.EventBridgeEvent) error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(t.Tables)) {
+		swept, err := t.Tables[name].Sweep(ctx)
+		if swept.Settled > 0 || swept.Left > 0 {
+			t.Logger.Info("tally: sweep settled open count changes", "table", name,
+				"counters", swept.Counters, "settled", swept.Settled, "left", swept.Left)
+		}
+		if err != nil {
+			t.Logger.Error("tally: sweep incomplete, the next one goes on", "table", name, "error", err.Error())
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // account is one account's removals in a batch, from one table.

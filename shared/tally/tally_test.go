@@ -3,6 +3,7 @@ package tally_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -111,22 +112,38 @@ func (r *rig) deleted(account string, template int64) events.DynamoDBEventRecord
 	}
 }
 
-// deliver hands the tally a batch of one shard, as a windowed mapping does.
+// deliver hands the tally a batch of one shard, as a windowed mapping does,
+// through the function's entry point.
 func (r *rig) deliver(shard string, recs ...events.DynamoDBEventRecord) events.DynamoDBTimeWindowEventResponse {
 	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	resp, err := r.tally.Handle(ctx, events.DynamoDBTimeWindowEvent{
+	out, err := r.invoke(events.DynamoDBTimeWindowEvent{
 		DynamoDBEvent:        events.DynamoDBEvent{Records: recs},
 		TimeWindowProperties: events.TimeWindowProperties{ShardID: shard, State: map[string]string{}},
-	})
+	}, 2*time.Second)
 	if err != nil {
 		r.t.Fatal(err)
+	}
+	resp, ok := out.(events.DynamoDBTimeWindowEventResponse)
+	if !ok {
+		r.t.Fatalf("a stream batch answered with %T", out)
 	}
 	if resp.State == nil {
 		r.t.Fatal("a windowed function's answer without a state: Lambda refuses it")
 	}
 	return resp
+}
+
+// invoke gives the function's entry point an event as Lambda does: JSON,
+// with timeout left.
+func (r *rig) invoke(ev any, timeout time.Duration) (any, error) {
+	r.t.Helper()
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return r.tally.Invoke(ctx, raw)
 }
 
 // total is the account's count of a template, as lists show it.
@@ -301,4 +318,42 @@ func TestWhatCannotBeCountedIsSkipped(t *testing.T) {
 		t.Fatalf("a batch without its shard: %v", err)
 	}
 	r.wantBatchFailures(1)
+}
+
+// The schedule's event runs the sweep: a create that crashed between its
+// steps, on an account that writes no more, is settled (its id voided, its
+// count reversed) and the counter leaves the index of unsettled ones.
+func TestScheduledEventSweeps(t *testing.T) {
+	r := newRig(t)
+	token := store.NewToken(time.Now().Add(-time.Hour))
+	at, _ := store.TokenTime(token)
+	_, err := r.env.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName: aws.String(r.docs.Name()),
+		Key:       map[string]types.AttributeValue{"account": &types.AttributeValueMemberS{Value: "quiet"}, "id": &types.AttributeValueMemberN{Value: "0"}},
+		// What the crashed create's counter write left: the id, its count,
+		// its intent.
+		UpdateExpression:         aws.String("SET next_id = :id, #i = :id, #u = :at, last_intent = :token ADD count_1 :one"),
+		ExpressionAttributeNames: map[string]string{"#i": "op_c1_" + token, "#u": store.AttrUnsettled},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":id": &types.AttributeValueMemberN{Value: "1"}, ":one": &types.AttributeValueMemberN{Value: "1"},
+			":at": &types.AttributeValueMemberN{Value: fmt.Sprint(at.Unix())}, ":token": &types.AttributeValueMemberS{Value: token},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.wantTotal("quiet", 1, 1)
+	if _, err := r.invoke(events.EventBridgeEvent{
+		Version: "0", ID: "sweep", DetailType: tally.ScheduleDetailType, Source: tally.ScheduleSource,
+		Time: time.Now(), Resources: []string{"arn:aws:events:us-east-1:000000000000:rule/sweep"}, Detail: json.RawMessage("{}"),
+	}, 10*time.Second); err != nil { // the function's timeout in template.yaml
+		t.Fatal(err)
+	}
+	r.wantTotal("quiet", 1, 0)
+	counter := r.counter("quiet")
+	for name := range counter {
+		if strings.HasPrefix(name, "op_") || name == store.AttrUnsettled {
+			t.Errorf("the counter still has %s after the sweep", name)
+		}
+	}
 }

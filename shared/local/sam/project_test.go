@@ -77,6 +77,9 @@ func TestProjectHTTPAPI(t *testing.T) {
 	for _, f := range tmpl.Functions() {
 		events, _ := f.Properties["Events"].(map[string]any)
 		for name, ev := range events {
+			if ev.(map[string]any)["Type"] != "HttpApi" {
+				continue
+			}
 			if api := lookup(ev.(map[string]any), "Properties", "ApiId"); !reflect.DeepEqual(api, map[string]any{"Ref": apis[0]}) {
 				t.Errorf("%s.%s ApiId = %v: without it SAM makes a second, implicit API", f.LogicalID, name, api)
 			}
