@@ -25,9 +25,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -77,6 +77,9 @@ const (
 	// the function timeout of template.yaml.
 	chaosRequestTimeout  = "8"
 	chaosFunctionTimeout = "10s"
+	// maxSettle is the README's bound: a total is exact again this long after
+	// a fault, whether or not the account writes.
+	maxSettle = 5 * time.Minute
 )
 
 // chaosPauses are when DynamoDB Local is stopped, from the start, and for
@@ -99,9 +102,11 @@ type chaosResult struct {
 	Total                                             int64
 	TotalsAgree                                       bool
 	Recovery                                          []time.Duration
-	Settle                                            time.Duration
-	Pauses                                            []string
-	Machine                                           string
+	// Exact is how long after the last pause ended the totals were exact
+	// and nothing was left open, with no write after the load.
+	Exact   time.Duration
+	Pauses  []string
+	Machine string
 }
 
 // chaosClient is one client's view: the keys it used and what it was told.
@@ -175,6 +180,7 @@ func run(ctx context.Context, out string) error {
 		wg.Go(func() { c.run(ctx, stopAt) })
 	}
 	start := time.Now()
+	var lastFault time.Time
 	for _, p := range chaosPauses {
 		select {
 		case <-time.After(time.Until(start.Add(p.At))):
@@ -189,6 +195,7 @@ func run(ctx context.Context, out string) error {
 			return err
 		}
 		resumed := time.Now()
+		lastFault = resumed
 		res.Pauses = append(res.Pauses, fmt.Sprintf("%s for %s", p.At, p.For))
 		for success.Load() < resumed.UnixNano() && time.Since(resumed) < time.Minute {
 			time.Sleep(20 * time.Millisecond)
@@ -197,19 +204,13 @@ func run(ctx context.Context, out string) error {
 	}
 	wg.Wait()
 
-	// What the outage left half done settles on later writes of the
-	// account, once it is older than any request: wait that long, then
-	// write until the counter has nothing open.
-	settled := time.Now()
-	if err := settleChaos(ctx, clients[0], db); err != nil {
+	// Nothing is written any more. What the outage left half done is
+	// settled by the tally's sweep on the template's schedule, once older
+	// than the settling horizon; deletes' counts come down from the stream.
+	if err := waitExact(ctx, db, g.DynamoDB, clients[0]); err != nil {
 		return err
 	}
-	// Deletes' counts come down from the stream: wait until the tally has
-	// counted the last one.
-	if err := waitTallied(ctx, db, g.DynamoDB); err != nil {
-		return err
-	}
-	res.Settle = time.Since(settled)
+	res.Exact = time.Since(lastFault)
 	if err := res.check(ctx, db, clients); err != nil {
 		return err
 	}
@@ -223,16 +224,22 @@ func run(ctx context.Context, out string) error {
 		worst = max(worst, r)
 	}
 	b.Add(figures.Figure{Name: "recovery_s_chaos", Value: worst.Seconds(), Unit: "s"})
+	b.Add(figures.Figure{Name: "s_totals_exact_after_outage", Value: res.Exact.Round(time.Second).Seconds(), Unit: "s"})
 	b.Add(figures.Figure{Name: "undeleted_chaos", Value: float64(res.Undeleted), Unit: "records"})
 	b.Add(figures.Figure{Name: "acknowledged_creates_chaos", Value: float64(res.Acknowledged), Unit: "creates"})
 	b.Add(figures.Figure{Name: "requests_chaos", Value: float64(res.Requests), Unit: "requests"})
-	if out == "" {
-		return nil
+	if out != "" {
+		if !filepath.IsAbs(out) {
+			out = filepath.Join(root, out)
+		}
+		if err := res.write(out, b); err != nil {
+			return err
+		}
 	}
-	if !filepath.IsAbs(out) {
-		out = filepath.Join(root, out)
+	if res.Exact > maxSettle {
+		return fmt.Errorf("chaos: totals exact %v after the outage, past the README's %v", res.Exact.Round(time.Second), maxSettle)
 	}
-	return res.write(out, b)
+	return nil
 }
 
 // run creates and deletes until stopAt, each write with a key of its own,
@@ -318,86 +325,90 @@ func (c *chaosClient) call(ctx context.Context, method, path string, form url.Va
 	return 0, 0
 }
 
-// settleChaos waits out the horizon after which later writes settle what an
-// outage left open (twice the request deadline), then creates and deletes
-// one record at a time until the counter item holds no intent from before
-// (the last write's own intent leaves with the next one).
-func settleChaos(ctx context.Context, c *chaosClient, db *dynamodb.Client) error {
-	// The local stack generates, so the horizon covers the longest wait,
-	// not only the request deadline: ask the app, which sets it.
-	deadline, _ := strconv.Atoi(chaosRequestTimeout)
-	horizon := app.Config{RequestTimeout: time.Duration(deadline) * time.Second, Generation: app.Generation{On: true}}.SettleHorizon()
-	time.Sleep(horizon + time.Second)
-	before := time.Now().Add(-time.Second)
-	for i := 0; ; i++ {
-		open, err := openIntents(ctx, db, before)
+// waitExact returns once, with no write, the account's counter holds no
+// intent, the tally has counted the last delete of the documents table's
+// stream, and the list's total is the records stored: the totals are exact
+// and nothing left open can change them.
+func waitExact(ctx context.Context, db *dynamodb.Client, endpoint string, c *chaosClient) error {
+	counted, err := tallied(ctx, db, endpoint)
+	if err != nil {
+		return err
+	}
+	for start := time.Now(); ; {
+		open, err := openIntents(ctx, db)
 		if err != nil {
 			return err
 		}
-		if len(open) == 0 {
-			return nil
+		done, err := counted()
+		if err != nil {
+			return err
 		}
-		if i == 20 {
-			return fmt.Errorf("intents from before settling still open after %d writes: %v", i, open)
+		if len(open) == 0 && done {
+			total, err := listTotal(ctx, c)
+			if err != nil {
+				return err
+			}
+			_, stored, err := storedRecords(ctx, db)
+			if err != nil {
+				return err
+			}
+			if total == int64(stored) {
+				return nil
+			}
+			logf("nothing open, yet total %d and %d records stored", total, stored)
 		}
-		key := fmt.Sprintf("settle-%d", i)
-		if status, id := c.call(ctx, "POST", "/api/v1/documents", url.Values{"name": {"settle " + key}, "prompt": {"p"}}, key); status == 201 {
-			c.call(ctx, "DELETE", fmt.Sprintf("/api/v1/documents/%d", id), nil, key+"-del")
+		if time.Since(start) > 2*maxSettle {
+			return fmt.Errorf("chaos: totals not exact %v after the load, with %d intents open", time.Since(start).Round(time.Second), len(open))
+		}
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }
 
-// waitTallied returns once the tally has counted every delete of the
-// documents table's stream: the counter's watermark of each shard is at its
-// last delete.
-func waitTallied(ctx context.Context, db *dynamodb.Client, endpoint string) error {
+// tallied returns a check that the tally has counted every delete the
+// documents table's stream holds now: the counter's watermark of each
+// shard is at its last delete.
+func tallied(ctx context.Context, db *dynamodb.Client, endpoint string) (func() (bool, error), error) {
 	tmpl, err := sam.LoadProject()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	all, err := tmpl.StreamMappings()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	i := slices.IndexFunc(all, func(m sam.StreamMapping) bool {
 		return m.Function == app.TallyFunction && m.Table == "DocumentsTable"
 	})
 	if i < 0 {
-		return errors.New("chaos: the template has no tally mapping of the documents table")
+		return nil, errors.New("chaos: the template has no tally mapping of the documents table")
 	}
 	filter, err := streams.ParseFilter(all[i].Filters)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	last, err := streams.Last(ctx, db, endpoint, "DocumentsTable", func(rec events.DynamoDBEventRecord) bool {
 		return filter.Match(rec) && rec.Change.Keys["account"].String() == chaosAccount
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+	return func() (bool, error) {
 		counter, err := chaosCounter(ctx, db)
 		if err != nil {
-			return err
+			return false, err
 		}
-		behind := 0
 		for shard, seq := range last {
 			if !store.Counted(counter, shard, seq) {
-				behind++
+				return false, nil
 			}
 		}
-		if behind == 0 {
-			return nil
-		}
-		if time.Since(start) > 2*time.Minute {
-			return fmt.Errorf("chaos: the tally has not counted %d shards' last deletes after %v", behind, time.Since(start))
-		}
-	}
+		return true, nil
+	}, nil
 }
-
-// intentName is an open count change on the counter item (store/counter.go):
-// op_<kind><scope>_<token>.
-var intentName = regexp.MustCompile(`^op_[cd]\d+_(.+)$`)
 
 // chaosCounter is the soak account's counter item, read consistently.
 func chaosCounter(ctx context.Context, db *dynamodb.Client) (store.Item, error) {
@@ -411,28 +422,26 @@ func chaosCounter(ctx context.Context, db *dynamodb.Client) (store.Item, error) 
 	return out.Item, nil
 }
 
-// openIntents names the counter's intents made before a time.
-func openIntents(ctx context.Context, db *dynamodb.Client, before time.Time) ([]string, error) {
+// openIntents names the counter's open count changes (store/counter.go).
+func openIntents(ctx context.Context, db *dynamodb.Client) ([]string, error) {
 	counter, err := chaosCounter(ctx, db)
 	if err != nil {
 		return nil, err
 	}
 	var names []string
 	for name := range counter {
-		m := intentName.FindStringSubmatch(name)
-		if m == nil {
-			continue
-		}
-		if at, ok := store.TokenTime(m[1]); !ok || at.Before(before) {
+		if strings.HasPrefix(name, "op_") {
 			names = append(names, name)
 		}
 	}
 	return names, nil
 }
 
-// check holds what the clients were told against what DynamoDB Local holds.
-func (res *chaosResult) check(ctx context.Context, db *dynamodb.Client, clients []*chaosClient) error {
+// storedRecords are the ids of the soak account's records by name, read
+// from the table itself, and how many there are.
+func storedRecords(ctx context.Context, db *dynamodb.Client) (map[string][]int64, int, error) {
 	byName := map[string][]int64{}
+	stored := 0
 	p := dynamodb.NewQueryPaginator(db, &dynamodb.QueryInput{
 		TableName:                 aws.String("DocumentsTable"),
 		KeyConditionExpression:    aws.String("account = :a AND id > :zero"),
@@ -442,7 +451,7 @@ func (res *chaosResult) check(ctx context.Context, db *dynamodb.Client, clients 
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		for _, item := range out.Items {
 			if _, live := item["id_key"]; !live {
@@ -452,9 +461,38 @@ func (res *chaosResult) check(ctx context.Context, db *dynamodb.Client, clients 
 			id, _ := item["id"].(*types.AttributeValueMemberN)
 			n, _ := strconv.ParseInt(id.Value, 10, 64)
 			byName[name.Value] = append(byName[name.Value], n)
-			res.Stored++
+			stored++
 		}
 	}
+	return byName, stored, nil
+}
+
+// listTotal is meta.total of the account's documents, as the API answers it.
+func listTotal(ctx context.Context, c *chaosClient) (int64, error) {
+	list, err := http.NewRequestWithContext(ctx, "GET", c.api+"/api/v1/documents", nil)
+	if err != nil {
+		return 0, err
+	}
+	list.Header.Set("Authorization", "Bearer "+c.key)
+	resp, err := c.hc.Do(list)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var page struct{ Meta struct{ Total int64 } }
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+		return 0, errors.Join(errors.New("chaos: the list"), err)
+	}
+	return page.Meta.Total, nil
+}
+
+// check holds what the clients were told against what DynamoDB Local holds.
+func (res *chaosResult) check(ctx context.Context, db *dynamodb.Client, clients []*chaosClient) error {
+	byName, stored, err := storedRecords(ctx, db)
+	if err != nil {
+		return err
+	}
+	res.Stored = stored
 	for _, c := range clients {
 		for _, key := range c.tried {
 			have := byName["chaos "+key]
@@ -469,21 +507,9 @@ func (res *chaosResult) check(ctx context.Context, db *dynamodb.Client, clients 
 			}
 		}
 	}
-	list, err := http.NewRequestWithContext(ctx, "GET", clients[0].api+"/api/v1/documents", nil)
-	if err != nil {
+	if res.Total, err = listTotal(ctx, clients[0]); err != nil {
 		return err
 	}
-	list.Header.Set("Authorization", "Bearer "+clients[0].key)
-	resp, err := clients[0].hc.Do(list)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	var page struct{ Meta struct{ Total int64 } }
-	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
-		return errors.Join(errors.New("chaos: the final list"), err)
-	}
-	res.Total = page.Meta.Total
 	res.TotalsAgree = res.Total == int64(res.Stored)
 	logf("%d requests, statuses %v, %d stored, total %d, %d duplicates, %d lost, recovery %v",
 		res.Requests, res.Status, res.Stored, res.Total, res.Duplicates, res.Lost, res.Recovery)
