@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -109,7 +111,9 @@ func loadEvents(t *testing.T, root string) []eventFile {
 	t.Helper()
 	var files []eventFile
 	for _, p := range eventPaths(t, root) {
-		if _, stream, _ := readWindowEvent(p); stream {
+		_, stream, _ := readWindowEvent(p)
+		_, scheduled, _ := readScheduledEvent(p)
+		if stream || scheduled {
 			continue
 		}
 		ev, err := readEvent(p)
@@ -508,5 +512,53 @@ func TestEnvJSON(t *testing.T) {
 		if _, err := p.tmpl.Function(id); err != nil {
 			t.Errorf("env.json has an entry for %s: %v", id, err)
 		}
+	}
+}
+
+// TestSweepEvent runs the schedule's event in events/ through the tally
+// function's real entry point: a create that crashed between its steps an
+// hour ago, on an account that writes no more, is settled.
+func TestSweepEvent(t *testing.T) {
+	p, err := loadProject()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, path := range eventPaths(t, p.root) {
+		if _, ok, err := readScheduledEvent(path); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			files = append(files, path)
+		}
+	}
+	if len(files) != 1 || filepath.Base(files[0]) != "tally-sweep.json" {
+		t.Fatalf("schedule events in events/: %v, want tally-sweep.json", files)
+	}
+	a, env := eventsApp(t)
+	ctx := context.Background()
+	table := env.Tables["DocumentsTable"]
+	token := store.NewToken(time.Now().Add(-time.Hour))
+	at, _ := store.TokenTime(token)
+	counter := store.Item{"account": &types.AttributeValueMemberS{Value: "quiet"}, "id": &types.AttributeValueMemberN{Value: "0"},
+		"next_id": &types.AttributeValueMemberN{Value: "1"}, "count_1": &types.AttributeValueMemberN{Value: "1"},
+		"op_c1_" + token: &types.AttributeValueMemberN{Value: "1"}, store.AttrUnsettled: &types.AttributeValueMemberN{Value: strconv.FormatInt(at.Unix(), 10)},
+		"last_intent": &types.AttributeValueMemberS{Value: token}}
+	if _, err := env.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: counter}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := invokeSchedule(ctx, p.tmpl, io.Discard, raw, nil, a.TallyEntry); err != nil {
+		t.Fatal(err)
+	}
+	out, err := env.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+		Key: store.Item{"account": counter["account"], "id": counter["id"]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := store.IntAttr(out.Item, "count_1"); n != 0 || out.Item["op_c1_"+token] != nil || out.Item[store.AttrUnsettled] != nil {
+		t.Errorf("after the sweep: count %d, counter %v", n, out.Item)
 	}
 }

@@ -15,13 +15,15 @@ import (
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/genstack"
 	"contentapi/shared/local/sam"
+	"contentapi/shared/tally"
 )
 
 // invoke runs the event in file through the function it is for, against
 // the running local stack, and prints the response: `sam local invoke -e`
 // without Docker. An API Gateway event goes to the function its route
 // belongs to; a DynamoDB stream event to the generator function, or with a
-// tumbling window's shard, to the tally function.
+// tumbling window's shard, to the tally function; a schedule's event to the
+// tally function, which sweeps.
 func invoke(ctx context.Context, file string, stdout, stderr io.Writer) error {
 	p, err := loadProject()
 	if err != nil {
@@ -47,6 +49,9 @@ func invoke(ctx context.Context, file string, stdout, stderr io.Writer) error {
 	a, err := app.FromEnv(ctx)
 	if err != nil {
 		return err
+	}
+	if raw, ok, err := readScheduledEvent(file); ok || err != nil {
+		return invokeSchedule(ctx, p.tmpl, stderr, raw, err, a.TallyEntry)
 	}
 	if window, ok, err := readTallyEvent(file); ok || err != nil {
 		return invokeStream(ctx, stdout, stderr, app.TallyFunction, window, window.Records, err, a.Tally,
@@ -96,6 +101,31 @@ func invokeStream[E, R any, F ~func(context.Context, E) (R, error)](ctx context.
 	return printJSON(stdout, resp)
 }
 
+// invokeSchedule runs a schedule's event (read with readErr) through the
+// tally function's entry point, the one function the template schedules,
+// under its timeout.
+func invokeSchedule(ctx context.Context, tmpl *sam.Template, stderr io.Writer, raw json.RawMessage, readErr error,
+	build func() (app.TallyEntry, error)) error {
+	if readErr != nil {
+		return readErr
+	}
+	f, err := tmpl.Function(app.TallyFunction)
+	if err != nil {
+		return err
+	}
+	entry, err := build()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.Timeout())
+	defer cancel()
+	if _, err := entry(ctx, raw); err != nil {
+		return fmt.Errorf("%s returned an error (the schedule runs it again next time): %w", app.TallyFunction, err)
+	}
+	fmt.Fprintf(stderr, "%s: swept\n", app.TallyFunction)
+	return nil
+}
+
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -121,6 +151,20 @@ func readTallyEvent(file string) (events.DynamoDBTimeWindowEvent, bool, error) {
 		return events.DynamoDBTimeWindowEvent{}, false, err
 	}
 	return ev, true, nil
+}
+
+// readScheduledEvent reads file as an EventBridge schedule's event (the
+// tally's sweep); ok is false for any other kind of event.
+func readScheduledEvent(file string) (json.RawMessage, bool, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, false, err
+	}
+	var ev events.EventBridgeEvent
+	if err := json.Unmarshal(b, &ev); err != nil || ev.Source != tally.ScheduleSource || ev.DetailType != tally.ScheduleDetailType {
+		return nil, false, nil
+	}
+	return b, true, nil
 }
 
 func readWindowEvent(file string) (ev events.DynamoDBTimeWindowEvent, ok bool, err error) {

@@ -132,6 +132,19 @@ func (r *rig) intents(tbl *store.Table, account string) []string {
 	return names
 }
 
+// crash is a create that dies between its steps: its counter write lands,
+// then nothing more does (the hung calls are never applied).
+func (r *rig) crash(tbl *store.Table, account string, v records.Values) {
+	r.t.Helper()
+	r.proxy.Inject(recordPut, faultproxy.Hang, 100)
+	r.proxy.Inject(voidPut, faultproxy.Hang, 100)
+	if _, err := tbl.Create(request(r.t), account, v, nil); err == nil {
+		r.t.Fatal("create succeeded")
+	}
+	r.proxy.Reset()
+	r.proxy.Wait()
+}
+
 // endStep lets a held write go on, reached or not, and clears every rule:
 // rules not used up must not leak into the next step.
 func (r *rig) endStep(held *faultproxy.Rule) {
@@ -281,13 +294,7 @@ func TestCreateWhosePutLandsBeforeItIsSettled(t *testing.T) {
 // does. The next write of the account, once the intent is old, settles it.
 func TestCrashBetweenCreateStepsIsSettledByALaterWrite(t *testing.T) {
 	r := newRig(t)
-	r.proxy.Inject(recordPut, faultproxy.Hang, 100)
-	r.proxy.Inject(voidPut, faultproxy.Hang, 100)
-	if _, err := r.docs.Create(request(t), "acme", document("Crashed", 4), nil); err == nil {
-		t.Fatal("create succeeded")
-	}
-	r.proxy.Reset() // the hung calls are never applied
-	r.proxy.Wait()
+	r.crash(r.docs, "acme", document("Crashed", 4))
 	if open := r.intents(r.docs, "acme"); len(open) != 1 || !strings.HasPrefix(open[0], "op_c4_") {
 		t.Fatalf("open intents %v, want the create's", open)
 	}

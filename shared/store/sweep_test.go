@@ -38,6 +38,16 @@ func (r *rig) sweep(tbl *store.Table) store.Swept {
 	return swept
 }
 
+// sweepHeldAt starts a sweep and returns once the proxy holds its first
+// call that match takes, with the sweep's outcome to come on done.
+func (r *rig) sweepHeldAt(match func(faultproxy.Request) bool) (held *faultproxy.Rule, done <-chan error) {
+	held = r.proxy.Inject(match, faultproxy.Hold, 1)
+	out := make(chan error, 1)
+	go func() { _, err := r.sweeper().Sweep(context.Background()); out <- err }()
+	<-held.Held()
+	return held, out
+}
+
 // unsettled reports whether the account's counter is in the index of
 // unsettled ones.
 func (r *rig) unsettled(tbl *store.Table, account string) bool {
@@ -74,13 +84,7 @@ func TestSweepSettlesWhatAnOutageLeftWithoutWrites(t *testing.T) {
 	r.proxy.Up()
 	r.proxy.Wait()
 	// The crash: the counter write lands, then nothing more does.
-	r.proxy.Inject(recordPut, faultproxy.Hang, 100)
-	r.proxy.Inject(voidPut, faultproxy.Hang, 100)
-	if _, err := r.docs.Create(request(t), "crashed", document("crashed", 9), nil); err == nil {
-		t.Fatal("create succeeded")
-	}
-	r.proxy.Reset()
-	r.proxy.Wait()
+	r.crash(r.docs, "crashed", document("crashed", 9))
 	// Lost answers: the counter write lands each time, no answer comes
 	// back.
 	r.proxy.Inject(counterWrite, faultproxy.LoseAnswer, 100)
@@ -176,19 +180,10 @@ func TestSweepReadsOnlyUnsettledCounters(t *testing.T) {
 // the conditions let one of them reverse its count, not both.
 func TestSweepRacingAWriteCountsOnce(t *testing.T) {
 	r := newRig(t)
-	r.proxy.Inject(recordPut, faultproxy.Hang, 100)
-	r.proxy.Inject(voidPut, faultproxy.Hang, 100)
-	if _, err := r.docs.Create(request(t), "acme", document("crashed", 4), nil); err == nil {
-		t.Fatal("create succeeded")
-	}
-	r.proxy.Reset()
-	r.proxy.Wait()
+	r.crash(r.docs, "acme", document("crashed", 4))
 	r.offset = time.Hour
 	// The sweep reads the counter and the item, and is held at the void.
-	held := r.proxy.Inject(voidPut, faultproxy.Hold, 1)
-	done := make(chan error, 1)
-	go func() { _, err := r.sweeper().Sweep(context.Background()); done <- err }()
-	<-held.Held()
+	held, done := r.sweepHeldAt(voidPut)
 	// Meanwhile a create of the account settles the stale intent itself
 	// (and its own intent rides away on that write).
 	if _, err := r.docs.Create(request(t), "acme", document("next", 4), nil); err != nil {
@@ -223,27 +218,13 @@ func TestSweepRacingAWriteCountsOnce(t *testing.T) {
 // sweep, though nothing of the account is written after it.
 func TestIntentOpenedDuringASweepIsSweptLater(t *testing.T) {
 	r := newRig(t)
-	crash := func() {
-		r.proxy.Inject(recordPut, faultproxy.Hang, 100)
-		r.proxy.Inject(voidPut, faultproxy.Hang, 100)
-		if _, err := r.docs.Create(request(t), "acme", document("crashed", 4), nil); err == nil {
-			t.Fatal("create succeeded")
-		}
-	}
-	crash()
-	r.proxy.Reset()
-	r.proxy.Wait()
+	r.crash(r.docs, "acme", document("crashed", 4))
 	r.offset = time.Hour
-	held := r.proxy.Inject(markSettledWrite, faultproxy.Hold, 1)
-	done := make(chan error, 1)
-	go func() { _, err := r.sweeper().Sweep(context.Background()); done <- err }()
-	<-held.Held()
-	crash()
-	r.proxy.Reset() // lets the held write go, and the crashed calls never land
+	_, done := r.sweepHeldAt(markSettledWrite)
+	r.crash(r.docs, "acme", document("crashed too", 4)) // which lets the held write go, too
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	r.proxy.Wait()
 	if open := r.intents(r.docs, "acme"); len(open) != 1 || !r.unsettled(r.docs, "acme") {
 		t.Fatalf("intents %v, unsettled %v: want the second crash's, in the index", open, r.unsettled(r.docs, "acme"))
 	}
