@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -246,7 +247,7 @@ func TestCreateTablesRefusesADriftedTable(t *testing.T) {
 	env := ddbtest.New(t)
 	ctx := context.Background()
 	suffix := "-drift-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	// An ImagesTable as an older template might have had it: no indexes.
+	// An ImagesTable whose by_id index has other keys than the template's.
 	old := "ImagesTable" + suffix
 	_, err := env.Client.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:   aws.String(old),
@@ -259,6 +260,14 @@ func TestCreateTablesRefusesADriftedTable(t *testing.T) {
 			{AttributeName: aws.String("account"), KeyType: types.KeyTypeHash},
 			{AttributeName: aws.String("id"), KeyType: types.KeyTypeRange},
 		},
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
+			IndexName: aws.String("by_id"),
+			KeySchema: []types.KeySchemaElement{
+				{AttributeName: aws.String("id"), KeyType: types.KeyTypeHash},
+				{AttributeName: aws.String("account"), KeyType: types.KeyTypeRange},
+			},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
+		}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -272,6 +281,68 @@ func TestCreateTablesRefusesADriftedTable(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "another schema") || !strings.Contains(err.Error(), old) {
 		t.Fatalf("CreateTables error = %v, want a schema mismatch on %s", err, old)
 	}
+}
+
+// A table from before the template added an index (a .data database of
+// make run) gets it, keeping its data, as a deploy adds it.
+func TestCreateTablesAddsNewIndexes(t *testing.T) {
+	t.Parallel()
+	env := ddbtest.New(t)
+	ctx := context.Background()
+	suffix := "-older-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	tmpl := projectTemplate(t)
+	tables, err := tmpl.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{}
+	for _, tbl := range tables {
+		names[tbl.LogicalID] = tbl.LogicalID + suffix
+	}
+	t.Cleanup(func() { deleteTables(env.Client, names) })
+	i := slices.IndexFunc(tables, func(tbl sam.Table) bool { return tbl.LogicalID == "DocumentsTable" })
+	in := *tables[i].Input
+	in.TableName = aws.String(names["DocumentsTable"])
+	// The table as it was before its last index: without it, and without
+	// the attributes only its keys defined (DynamoDB refuses those).
+	in.GlobalSecondaryIndexes = in.GlobalSecondaryIndexes[:len(in.GlobalSecondaryIndexes)-1]
+	used := map[string]bool{}
+	for _, ks := range append([][]types.KeySchemaElement{in.KeySchema}, indexKeys(in.GlobalSecondaryIndexes)...) {
+		for _, k := range ks {
+			used[aws.ToString(k.AttributeName)] = true
+		}
+	}
+	in.AttributeDefinitions = slices.DeleteFunc(slices.Clone(in.AttributeDefinitions), func(a types.AttributeDefinition) bool {
+		return !used[aws.ToString(a.AttributeName)]
+	})
+	if _, err := env.Client.CreateTable(ctx, &in); err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string]types.AttributeValue{"account": &types.AttributeValueMemberS{Value: "kept"}, "id": &types.AttributeValueMemberN{Value: "0"}}
+	if _, err := env.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: in.TableName, Item: kept}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ddblocal.CreateTables(ctx, env.Client, tmpl, suffix); err != nil {
+		t.Fatal(err)
+	}
+	d, err := env.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Table.GlobalSecondaryIndexes) != len(tables[i].Input.GlobalSecondaryIndexes) {
+		t.Errorf("%d indexes after CreateTables, want the template's %d", len(d.Table.GlobalSecondaryIndexes), len(tables[i].Input.GlobalSecondaryIndexes))
+	}
+	if n := countItems(t, env.Client, *in.TableName); n != 1 {
+		t.Errorf("%d items after CreateTables, want the 1 kept", n)
+	}
+}
+
+func indexKeys(gsis []types.GlobalSecondaryIndex) [][]types.KeySchemaElement {
+	var out [][]types.KeySchemaElement
+	for _, x := range gsis {
+		out = append(out, x.KeySchema)
+	}
+	return out
 }
 
 func deleteTables(c *dynamodb.Client, names map[string]string) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -48,9 +49,11 @@ func NewClient(ctx context.Context, endpoint string) (*dynamodb.Client, error) {
 // logical ID.
 //
 // A table that already exists is kept with its data, so restarting `make
-// run` on a -dbPath database loses nothing; but if its keys or indexes no
-// longer match the template, that is an error, since code written for the
-// template would misbehave on the old table in ways hard to trace.
+// run` on a -dbPath database loses nothing, and gets the indexes the
+// template has added since, as a deploy would add them; but if its keys or
+// its indexes otherwise no longer match the template, that is an error,
+// since code written for the template would misbehave on the old table in
+// ways hard to trace.
 func CreateTables(ctx context.Context, client *dynamodb.Client, tmpl *sam.Template, suffix string) (map[string]string, error) {
 	tables, err := tmpl.Tables()
 	if err != nil {
@@ -65,6 +68,9 @@ func CreateTables(ctx context.Context, client *dynamodb.Client, tmpl *sam.Templa
 		var inUse *types.ResourceInUseException
 		switch {
 		case errors.As(err, &inUse):
+			if err := addIndexes(ctx, client, &in); err != nil {
+				return nil, err
+			}
 			if err := checkSchema(ctx, client, &in); err != nil {
 				return nil, err
 			}
@@ -82,6 +88,59 @@ func CreateTables(ctx context.Context, client *dynamodb.Client, tmpl *sam.Templa
 		names[t.LogicalID] = name
 	}
 	return names, nil
+}
+
+// addIndexes creates the global indexes of want that the existing table
+// lacks (a .data database from before the template had them), one at a
+// time as DynamoDB requires, and waits until each can be read.
+func addIndexes(ctx context.Context, client *dynamodb.Client, want *dynamodb.CreateTableInput) error {
+	name := aws.ToString(want.TableName)
+	d, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: want.TableName})
+	if err != nil {
+		return fmt.Errorf("ddblocal: describe table %s: %w", name, err)
+	}
+	for _, x := range want.GlobalSecondaryIndexes {
+		if slices.ContainsFunc(d.Table.GlobalSecondaryIndexes, func(have types.GlobalSecondaryIndexDescription) bool {
+			return aws.ToString(have.IndexName) == aws.ToString(x.IndexName)
+		}) {
+			continue
+		}
+		_, err := client.UpdateTable(ctx, &dynamodb.UpdateTableInput{
+			TableName:            want.TableName,
+			AttributeDefinitions: want.AttributeDefinitions,
+			GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Create: &types.CreateGlobalSecondaryIndexAction{
+				IndexName: x.IndexName, KeySchema: x.KeySchema, Projection: x.Projection,
+			}}},
+		})
+		if err != nil {
+			return fmt.Errorf("ddblocal: add index %s to %s: %w", aws.ToString(x.IndexName), name, err)
+		}
+		if err := waitIndex(ctx, client, name, aws.ToString(x.IndexName)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitIndex returns once the table's index is active.
+func waitIndex(ctx context.Context, client *dynamodb.Client, table, index string) error {
+	for range 300 {
+		d, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+		if err != nil {
+			return fmt.Errorf("ddblocal: describe table %s: %w", table, err)
+		}
+		for _, x := range d.Table.GlobalSecondaryIndexes {
+			if aws.ToString(x.IndexName) == index && x.IndexStatus == types.IndexStatusActive {
+				return nil
+			}
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("ddblocal: index %s of %s is not active after 30 s", index, table)
 }
 
 // enableStream turns on the stream the template gives a table that was
