@@ -137,10 +137,13 @@ func models(model string) []string {
 // subscription is what a caller of Bedrock needs for the account's
 // automatic subscription to a Marketplace model on its first invocation:
 // Subscribe to the configured models' products only, and the two actions
-// AWS lists with it, which take no product condition.
+// AWS lists with it, which take no product condition. The product id is a
+// multivalued key: a bare StringEquals on it is not how AWS's policies
+// test it (they use ForAnyValue:StringEquals), and IAM asks for a set
+// operator on such a key.
 func subscription() []string {
 	return []string{
-		"aws-marketplace:Subscribe on * when StringEquals aws-marketplace:ProductId map[Ref:MarketplaceProductIds]",
+		"aws-marketplace:Subscribe on * when ForAnyValue:StringEquals aws-marketplace:ProductId map[Ref:MarketplaceProductIds]",
 		"aws-marketplace:Unsubscribe on *",
 		"aws-marketplace:ViewSubscriptions on *",
 	}

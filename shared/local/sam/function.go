@@ -161,8 +161,8 @@ type Statement struct {
 	When []When
 }
 
-// When is one key of a statement's IAM Condition: StringEquals
-// aws-marketplace:ProductId [prod-...] is {"StringEquals",
+// When is one key of a statement's IAM Condition: ForAnyValue:StringEquals
+// aws-marketplace:ProductId [prod-...] is {"ForAnyValue:StringEquals",
 // "aws-marketplace:ProductId", []any{"prod-..."}}. Value is kept as the
 // template wrote it (a string, a list, or an intrinsic such as a Ref).
 type When struct {
