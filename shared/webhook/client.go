@@ -50,6 +50,8 @@ type Options struct {
 	// TLS is the TLS configuration; nil means the system's roots. The
 	// server name is always the URL's host.
 	TLS *tls.Config
+	// Now is the clock Deliver signs by; time.Now when nil.
+	Now func() time.Time
 }
 
 // Client posts webhook deliveries to public addresses only.
@@ -68,6 +70,9 @@ func NewClient(opts Options) *Client {
 	}
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultTimeout
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	c := &Client{opts: opts, public: CheckPublic}
 	c.http = &http.Client{
@@ -94,6 +99,29 @@ type Response struct {
 	Status int
 	Body   []byte // at most MaxResponseBytes
 }
+
+// Attempt is one try at delivering an event to an endpoint.
+type Attempt struct {
+	URL string
+	// Key is the endpoint's signing key (NewSecret's).
+	Key []byte
+	// MsgID is the event's webhook-id, the same on every attempt.
+	MsgID string
+	Body  []byte
+}
+
+// Deliver signs a at this moment, so each attempt carries its own
+// webhook-timestamp, and posts it. The answer is a success when it is 2xx.
+func (c *Client) Deliver(ctx context.Context, a Attempt) (Response, error) {
+	h, err := Sign(a.Key, a.MsgID, c.opts.Now(), a.Body)
+	if err != nil {
+		return Response{}, err
+	}
+	return c.Post(ctx, a.URL, h, a.Body)
+}
+
+// OK says whether the receiver took the delivery: any 2xx.
+func (r Response) OK() bool { return r.Status >= 200 && r.Status < 300 }
 
 // Post delivers body with header (Sign's) to rawURL. An error means no
 // answer: the URL or its addresses were refused (errors.Is ErrURL or

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"contentapi/shared/webhook"
 )
@@ -279,18 +282,62 @@ func TestPostReadsAFewKBOfTheAnswer(t *testing.T) {
 // answers (the test's timeout is short; a deployment's is 10 s).
 func TestPostGivesUpAtTheTimeout(t *testing.T) {
 	release := make(chan struct{})
-	_, port, _, tlsConfig := receiver(t, func(_ http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
+	_, port, _, tlsConfig := receiver(t, func(http.ResponseWriter, *http.Request) {
+		<-release // answers only once the client has given up
 	})
 	defer close(release)
 	res := newResolver(map[string][][]netip.Addr{"hooks.example.com": {{loopback}}})
 	c := webhook.NewClientTreatingAsPublic(webhook.Options{Resolver: res, TLS: tlsConfig, Timeout: 100 * time.Millisecond}, loopback)
-	_, err := c.Post(t.Context(), "https://hooks.example.com:"+port+"/", nil, nil)
+	resp, err := c.Post(t.Context(), "https://hooks.example.com:"+port+"/", nil, nil)
 	var netErr net.Error
 	if !errors.As(err, &netErr) || !netErr.Timeout() {
-		t.Errorf("%v, want a timeout", err)
+		t.Errorf("%v %+v, want a timeout", err, resp)
+	}
+}
+
+// Each attempt of one event is signed when it is made: the receiver sees
+// the same webhook-id with the attempt's own timestamp, and the
+// specification's verifier takes both.
+func TestDeliverSignsEachAttemptAtItsTime(t *testing.T) {
+	key, secret := webhook.NewSecret()
+	verifier, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var ids, stamps []string
+	_, port, _, tlsConfig := receiver(t, func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if err := verifier.VerifyIgnoringTimestamp(body, r.Header); err != nil {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		mu.Lock()
+		ids = append(ids, r.Header.Get("webhook-id"))
+		stamps = append(stamps, r.Header.Get("webhook-timestamp"))
+		mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	})
+	now := time.Unix(1_800_000_000, 0)
+	res := newResolver(map[string][][]netip.Addr{"hooks.example.com": {{loopback}}})
+	c := webhook.NewClientTreatingAsPublic(webhook.Options{Resolver: res, TLS: tlsConfig, Now: func() time.Time { return now }}, loopback)
+	a := webhook.Attempt{URL: "https://hooks.example.com:" + port + "/", Key: key, MsgID: webhook.NewMessageID(), Body: []byte(`{"type":"webhook.test"}`)}
+	for range 2 {
+		resp, err := c.Deliver(t.Context(), a)
+		if err != nil || !resp.OK() {
+			t.Fatalf("%v, %+v", err, resp)
+		}
+		now = now.Add(5 * time.Second)
+	}
+	if len(ids) != 2 || ids[0] != a.MsgID || ids[1] != a.MsgID || stamps[0] != "1800000000" || stamps[1] != "1800000005" {
+		t.Errorf("ids %v, timestamps %v", ids, stamps)
+	}
+}
+
+func TestResponseOK(t *testing.T) {
+	for status, want := range map[int]bool{199: false, 200: true, 204: true, 299: true, 300: false, 302: false, 404: false, 500: false} {
+		if got := (webhook.Response{Status: status}).OK(); got != want {
+			t.Errorf("%d: %v", status, got)
+		}
 	}
 }
