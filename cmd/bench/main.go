@@ -125,12 +125,7 @@ func run(ctx context.Context, o options) error {
 	if err := meter.CalibrateTransactions(ctx, plain, tables["DocumentsTable"], "account", "id", "~meter"); err != nil {
 		return err
 	}
-	metered := dynamodb.New(plain.Options(), meter.Options, func(o *dynamodb.Options) {
-		// As app.NewDynamoDB does: its CRC32 check buys nothing (see
-		// shared/app/lambdasdk.go), and DynamoDB Local sends CRC32 headers
-		// that do not match some of its own error bodies.
-		o.DisableValidateResponseChecksum = true
-	})
+	metered := dynamodb.New(plain.Options(), meter.Options)
 	// The functions' own configuration: template.yaml's environment (rate
 	// limit, auth cache, idempotency table...) pointed at these tables.
 	// Generation's local parts: the functions generate, as deployed.

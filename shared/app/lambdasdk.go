@@ -30,17 +30,10 @@ import (
 // pass through unless features the functions never turn on are (legacy
 // endpoint resolvers and their signing names, endpoint discovery,
 // interceptors, request logging, plain HTTP). Retries, signing and the
-// request id in errors stay.
-//
-// The CRC32 of each answer goes too: the SDK's deserializers of this
-// version never look at the check's verdict, so a default client takes a
-// corrupted answer as it is (TestSDKIgnoresResponseCRC32 shows it, and
-// fails the day the SDK heeds the check, which should then come back);
-// the check only cost the CRC of every body, 55 KB for a page. TLS
-// guards the answers in transit either way.
+// request id in errors stay, and so does every check that guards data:
+// the CRC32 of each answer is computed as the SDK's default client does.
 func forLambda(o *dynamodb.Options) error {
 	o.AccountIDEndpointMode = aws.AccountIDEndpointModeDisabled
-	o.DisableValidateResponseChecksum = true
 	ep, err := dynamodb.NewDefaultEndpointResolverV2().ResolveEndpoint(context.Background(), dynamodb.EndpointParameters{
 		Region:                aws.String(o.Region),
 		Endpoint:              o.BaseEndpoint,
