@@ -15,5 +15,6 @@
 // Client.CheckURL, so that a URL the sender would refuse is a 422 at once.
 // A failed attempt is retried on DefaultSchedule, the sender waiting by
 // the queue message's visibility; an endpoint whose deliveries all failed
-// for DisableAfter is disabled.
+// for DisableAfter is disabled. An endpoint's signing key is stored only
+// sealed by a Sealer, and shown to its user once, at registration.
 package webhook
