@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -474,5 +475,204 @@ func TestTemplateAlarmsPointToTheRunbook(t *testing.T) {
 		if m[1] != "" && !slices.Contains(sections, m[1]) {
 			t.Errorf("the README links docs/operations.md#%s, which has no such section", m[1])
 		}
+	}
+}
+
+// awsMetric is a metric an AWS service publishes, as its CloudWatch
+// documentation names it: the dimension the template selects it by, and
+// the type of the resource whose Ref or attribute is that dimension's
+// value.
+type awsMetric struct {
+	dimension, resourceType, attribute string
+}
+
+// published are the AWS metrics the alarms and the dashboard read, by
+// namespace and name (API Gateway's "Monitor CloudWatch metrics for HTTP
+// APIs": 4xx, 5xx, Count by ApiId; Lambda's function metrics by
+// FunctionName; SQS's by QueueName). A REST API's 5XXError, or a
+// dimension named otherwise, is a metric nobody publishes: its alarm would
+// never leave INSUFFICIENT_DATA or, with missing data not breaching, OK.
+var published = map[string]map[string]awsMetric{
+	"AWS/ApiGateway": {
+		"4xx":   {"ApiId", "AWS::Serverless::HttpApi", ""},
+		"5xx":   {"ApiId", "AWS::Serverless::HttpApi", ""},
+		"Count": {"ApiId", "AWS::Serverless::HttpApi", ""},
+	},
+	"AWS/Lambda": {
+		"Errors":      {"FunctionName", "AWS::Serverless::Function", ""},
+		"Throttles":   {"FunctionName", "AWS::Serverless::Function", ""},
+		"IteratorAge": {"FunctionName", "AWS::Serverless::Function", ""},
+	},
+	"AWS/SQS": {
+		"ApproximateNumberOfMessagesVisible": {"QueueName", "AWS::SQS::Queue", "QueueName"},
+	},
+}
+
+// dimensionTarget is the resource (and attribute) a dimension's value
+// names: an alarm's !Ref X or !GetAtt X.Attr, or the dashboard's stand-in
+// of either.
+func dimensionTarget(v any) (resource, attribute string, ok bool) {
+	if s, isString := v.(string); isString {
+		if id, found := strings.CutPrefix(s, refStandIn); found {
+			return id, "", true
+		}
+		if ga, found := strings.CutPrefix(s, getAttStandIn); found {
+			resource, attribute, _ = strings.Cut(ga, ".")
+			return resource, attribute, true
+		}
+		return "", "", false
+	}
+	name, arg, isIntrinsic := sam.Intrinsic(v)
+	switch {
+	case !isIntrinsic:
+		return "", "", false
+	case name == "Ref":
+		resource, ok = arg.(string)
+		return resource, "", ok
+	case name == "Fn::GetAtt":
+		parts, _ := arg.([]any)
+		if len(parts) == 2 {
+			resource, _ = parts[0].(string)
+			attribute, _ = parts[1].(string)
+			return resource, attribute, resource != "" && attribute != ""
+		}
+	}
+	return "", "", false
+}
+
+// Every AWS metric an alarm or the dashboard reads is one the service
+// publishes, by the dimension it publishes it by, whose value is the
+// right resource of this stack: IteratorAge only of a function that reads
+// a stream.
+func TestTemplateReadsAWSMetricsAsPublished(t *testing.T) {
+	tmpl := loadTemplate(t)
+	refs, _ := dashboardMetrics(t, dashboard(t, tmpl, map[string]bool{"GenerationOn": true}))
+	for _, id := range tmpl.ResourcesOfType("AWS::CloudWatch::Alarm") {
+		refs = append(refs, alarmMetrics(id, tmpl.Resources[id])...)
+	}
+	mappings, err := tmpl.StreamMappings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readsStream := map[string]bool{}
+	for _, m := range mappings {
+		readsStream[m.Function] = true
+	}
+	read := 0
+	for _, ref := range refs {
+		if !strings.HasPrefix(ref.namespace, "AWS/") {
+			continue
+		}
+		read++
+		want, ok := published[ref.namespace][ref.name]
+		if !ok {
+			t.Errorf("%s: %s %s is not a metric this test knows AWS to publish", ref.where, ref.namespace, ref.name)
+			continue
+		}
+		value, ok := ref.dims[want.dimension]
+		if len(ref.dims) != 1 || !ok {
+			t.Errorf("%s: %s %s by %v; AWS publishes it by %s", ref.where, ref.namespace, ref.name, ref.dims, want.dimension)
+			continue
+		}
+		resource, attribute, ok := dimensionTarget(value)
+		if !ok || attribute != want.attribute || tmpl.Resources[resource].Type != want.resourceType {
+			t.Errorf("%s: %s %s's %s is %v, want the %s of a %s", ref.where, ref.namespace, ref.name,
+				want.dimension, value, cmp.Or(want.attribute, "Ref"), want.resourceType)
+			continue
+		}
+		if ref.name == "IteratorAge" && !readsStream[resource] {
+			t.Errorf("%s: IteratorAge of %s, which reads no stream", ref.where, resource)
+		}
+	}
+	if read == 0 {
+		t.Fatal("no alarm or widget reads an AWS metric")
+	}
+}
+
+// alarmOn is the alarm that reads metric name of namespace with a
+// dimension whose value is resource's (a Ref or attribute, or a pseudo
+// parameter such as AWS::StackName), and the period it reads it over.
+func alarmOn(t *testing.T, tmpl *sam.Template, namespace, name, resource string) (id string, props map[string]any, period float64) {
+	t.Helper()
+	for _, id := range tmpl.ResourcesOfType("AWS::CloudWatch::Alarm") {
+		p := tmpl.Resources[id].Properties
+		stats := []map[string]any{p}
+		if p["MetricName"] == nil {
+			stats = nil
+			for _, m := range p["Metrics"].([]any) {
+				if s, ok := m.(map[string]any)["MetricStat"].(map[string]any); ok {
+					metric := s["Metric"].(map[string]any)
+					stats = append(stats, map[string]any{"Namespace": metric["Namespace"], "MetricName": metric["MetricName"],
+						"Dimensions": metric["Dimensions"], "Period": s["Period"]})
+				}
+			}
+		}
+		for _, s := range stats {
+			if s["Namespace"] != namespace || s["MetricName"] != name {
+				continue
+			}
+			for _, d := range s["Dimensions"].([]any) {
+				if r, _, _ := dimensionTarget(d.(map[string]any)["Value"]); r == resource {
+					f, _ := s["Period"].(float64)
+					if i, ok := s["Period"].(int); ok {
+						f = float64(i)
+					}
+					return id, p, f
+				}
+			}
+		}
+	}
+	t.Fatalf("no alarm reads %s %s of %s", namespace, name, resource)
+	return "", nil, 0
+}
+
+// The alarms the operator was promised, each on the signal and with the
+// threshold it was promised: GenerationFailures has a message; a stream
+// function's iterator age passes StreamIteratorAgeAlarmSeconds (IteratorAge
+// is in milliseconds); the HTTP API's 5xx pass 1% of its answers over 5
+// minutes; the generation failure rate passes its parameter.
+func TestTemplateAlarmsKeepTheirPromise(t *testing.T) {
+	tmpl := loadTemplate(t)
+	threshold := func(p map[string]any) string { return fmt.Sprint(p["Threshold"]) }
+	ref := func(name string) string { return fmt.Sprint(map[string]any{"Ref": name}) }
+	expressions := func(p map[string]any) string {
+		var out []string
+		for _, m := range p["Metrics"].([]any) {
+			if e, ok := m.(map[string]any)["Expression"].(string); ok {
+				out = append(out, e)
+			}
+		}
+		return strings.Join(out, "; ")
+	}
+
+	id, p, _ := alarmOn(t, tmpl, "AWS/SQS", "ApproximateNumberOfMessagesVisible", "GenerationFailures")
+	if threshold(p) != "0" || p["ComparisonOperator"] != "GreaterThanThreshold" {
+		t.Errorf("%s: %v %v, want GreaterThanThreshold 0: one message raises it", id, p["ComparisonOperator"], threshold(p))
+	}
+	for _, fn := range []string{app.GeneratorFunction, "TallyFunction"} {
+		id, p, _ := alarmOn(t, tmpl, "AWS/Lambda", "IteratorAge", fn)
+		if threshold(p) != ref("StreamIteratorAgeAlarmSeconds") || !strings.Contains(expressions(p), "/ 1000") {
+			t.Errorf("%s: threshold %v over %q; want StreamIteratorAgeAlarmSeconds over the age in seconds", id, threshold(p), expressions(p))
+		}
+	}
+	id, p, period := alarmOn(t, tmpl, "AWS/ApiGateway", "5xx", "HttpApi")
+	if _, q, countPeriod := alarmOn(t, tmpl, "AWS/ApiGateway", "Count", "HttpApi"); fmt.Sprint(q) != fmt.Sprint(p) || countPeriod != period {
+		t.Errorf("%s: the 5xx and the answers they are a share of are not read by one alarm over one period", id)
+	}
+	if threshold(p) != "1" || period != 300 || fmt.Sprint(p["EvaluationPeriods"]) != "1" || !strings.Contains(expressions(p), "100 *") {
+		t.Errorf("%s: %v%% (%q) over %v s x %v, want 1%% over 300 s x 1", id, threshold(p), expressions(p), period, p["EvaluationPeriods"])
+	}
+	id, p, _ = alarmOn(t, tmpl, metrics.Namespace, metrics.Generations.Name, "AWS::StackName")
+	if threshold(p) != ref("GenerationFailureRateAlarmPercent") {
+		t.Errorf("%s: threshold %v, want GenerationFailureRateAlarmPercent", id, threshold(p))
+	}
+	// The rate is failed among those that ended, done or failed: content
+	// filters' refusals and tries that will be retried are not in it.
+	var outcomes []string
+	for _, m := range alarmMetrics(id, tmpl.Resources[id]) {
+		outcomes = append(outcomes, fmt.Sprint(m.dims[metrics.DimOutcome]))
+	}
+	if sort.Strings(outcomes); !slices.Equal(outcomes, []string{string(metrics.Done), string(metrics.Failed)}) {
+		t.Errorf("%s: reads the outcomes %v, want done and failed", id, outcomes)
 	}
 }
