@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"contentapi/shared/documents"
+	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/local/faultproxy"
 	"contentapi/shared/store"
 )
@@ -234,4 +236,42 @@ func TestIntentOpenedDuringASweepIsSweptLater(t *testing.T) {
 		t.Fatalf("intents %v, unsettled %v after the next sweep", open, r.unsettled(r.docs, "acme"))
 	}
 	r.totalsAgree(r.docs, "acme", 4)
+}
+
+// What a sweep costs, as AWS bills it: with nothing open, one Scan of an
+// empty index (AWS bills a call at least 0.5 RRU; DynamoDB Local bills it
+// nothing); for an account that wrote once and went quiet, the read of its
+// counter and record, the intent kept, and the counter out of the index.
+func TestSweepCost(t *testing.T) {
+	env := ddbtest.New(t)
+	db, meter := env.Metered(t)
+	writer := store.New(env.Client, env.Tables["DocumentsTable"], documents.Resource)
+	sweeper := store.New(db, env.Tables["DocumentsTable"], documents.Resource)
+	later := time.Now().Add(time.Hour)
+	sweeper.Now = func() time.Time { return later }
+	sweep := func() ddbmeter.Totals {
+		t.Helper()
+		calls := meter.Measure(func() {
+			if _, err := sweeper.Sweep(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		})
+		t.Logf("%v", calls)
+		return ddbmeter.Sum(calls)
+	}
+	idle := func(got ddbmeter.Totals) bool { return got.RoundTrips == 1 && got.Reads <= 0.5 && got.Writes == 0 }
+	if got := sweep(); !idle(got) {
+		t.Errorf("an idle sweep cost %+v, want one Scan of at most 0.5 RRU", got)
+	}
+	if _, err := writer.Create(context.Background(), "quiet", document("one", 1), nil); err != nil {
+		t.Fatal(err)
+	}
+	// GetItem of the counter, BatchGetItem of the record, the intent's
+	// close, the counter out of the index (and its index entry).
+	if got := sweep(); got.RoundTrips != 5 || got.Reads > 2.5 || got.Writes > 3 {
+		t.Errorf("settling a quiet account cost %+v, want 5 calls, at most 2.5 RRU and 3 WRU", got)
+	}
+	if got := sweep(); !idle(got) {
+		t.Errorf("the next sweep cost %+v, want one Scan of at most 0.5 RRU", got)
+	}
 }
