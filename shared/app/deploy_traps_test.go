@@ -36,13 +36,7 @@ func TestTemplateStatefulResourcesChooseTheirFate(t *testing.T) {
 // with what it costs meanwhile and how it goes, and its output is read
 // before sam delete, which takes the outputs with it.
 func TestReadmeRetiringTheStack(t *testing.T) {
-	readme := readmeText(t)
-	start := strings.Index(readme, "### Retiring the stack")
-	if start < 0 {
-		t.Fatal("README.md has no Retiring the stack section")
-	}
-	end := strings.Index(readme[start:], "\n## ")
-	section := readme[start : start+end]
+	section := between(t, readmeText(t), "### Retiring the stack", "\n## ")
 	deleteAt := strings.Index(section, "sam delete --")
 	if deleteAt < 0 {
 		t.Fatal("the section runs no sam delete")
@@ -79,19 +73,19 @@ func readmeText(t *testing.T) string {
 	return string(raw)
 }
 
-// paragraph is the README's text from a bold lead ("**What it costs.**")
-// to the next heading.
-func paragraph(t *testing.T, readme, lead string) string {
+// between is text from the first from to the next to after it, or to
+// the end when no to follows; a text without from fails the test.
+func between(t *testing.T, text, from, to string) string {
 	t.Helper()
-	start := strings.Index(readme, lead)
+	start := strings.Index(text, from)
 	if start < 0 {
-		t.Fatalf("README.md has no %s", lead)
+		t.Fatalf("README.md has no %q", from)
 	}
-	end := strings.Index(readme[start:], "\n#")
+	end := strings.Index(text[start+len(from):], to)
 	if end < 0 {
-		end = len(readme) - start
+		return text[start:]
 	}
-	return readme[start : start+end]
+	return text[start : start+len(from)+end]
 }
 
 // The README's cost lines name what the template turns on, and only that:
@@ -99,7 +93,7 @@ func paragraph(t *testing.T, readme, lead string) string {
 // feature whose cost goes unsaid.
 func TestReadmeCostsMatchTheTemplate(t *testing.T) {
 	tmpl := loadTemplate(t)
-	costs := paragraph(t, readmeText(t), "**What it costs.**")
+	costs := between(t, readmeText(t), "**What it costs.**", "\n#")
 	tracing := false
 	for _, f := range tmpl.Functions() {
 		tracing = tracing || f.Properties["Tracing"] == "Active"
@@ -153,12 +147,7 @@ func TestReadmeConcurrencyQuota(t *testing.T) {
 		}
 	}
 	times := map[int]string{1: "once", 2: "twice", 3: "three times"}[reserving]
-	readme := readmeText(t)
-	start := strings.Index(readme, "- `ReservedConcurrency`")
-	if start < 0 {
-		t.Fatal("README.md does not describe ReservedConcurrency")
-	}
-	note := readme[start : start+strings.Index(readme[start:], "\n- ")]
+	note := between(t, readmeText(t), "- `ReservedConcurrency`", "\n- ")
 	for _, want := range []string{"100 plus " + times + " this value", "`GeneratorReservedConcurrency`"} {
 		if !strings.Contains(note, want) {
 			t.Errorf("the quota note does not say %q (%d functions reserve ReservedConcurrency):\n%s", want, reserving, note)
@@ -171,12 +160,7 @@ func TestReadmeConcurrencyQuota(t *testing.T) {
 // goes.
 func TestReadmeWhereContentGoes(t *testing.T) {
 	tmpl := loadTemplate(t)
-	readme := readmeText(t)
-	start := strings.Index(readme, "**Where content goes.**")
-	if start < 0 {
-		t.Fatal("README.md does not say where content goes")
-	}
-	text := readme[start : start+strings.Index(readme[start:], "\n\n")]
+	text := between(t, readmeText(t), "**Where content goes.**", "\n\n")
 	for _, want := range []string{"`BedrockRegion`", fmt.Sprintf("**%v**", tmpl.Parameters["BedrockRegion"].Default), "data residency", "`Generation=off`"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the paragraph does not say %s", want)

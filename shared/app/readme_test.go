@@ -172,17 +172,7 @@ func expand(s string, vars map[string]string) string {
 // held to the files it relies on: the region and stack in samconfig.toml,
 // the template's outputs and parameters, and the order of the commands.
 func TestReadmeDeploySection(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(raw)
-	start := strings.Index(readme, "## Deploying")
-	end := strings.Index(readme[start+1:], "\n## ")
-	if start < 0 || end < 0 {
-		t.Fatal("README.md has no Deploying section")
-	}
-	section := readme[start : start+1+end]
+	section := between(t, readmeText(t), "## Deploying", "\n## ")
 	conf := samconfig(t)
 	region, stack := conf["default.global.parameters"]["region"], conf["default.global.parameters"]["stack_name"]
 	if region == "" || stack == "" {
@@ -288,16 +278,8 @@ func samconfig(t *testing.T) map[string]map[string]string {
 // the template grants, a payment method and up to 15 minutes, and what an
 // AccessDeniedException means.
 func TestReadmeModelAccess(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(raw)
-	start := strings.Index(readme, "**Model access.**")
-	if start < 0 {
-		t.Fatal("README.md has no Model access paragraph")
-	}
-	section := readme[start : start+strings.Index(readme[start:], "**What it costs**")]
+	readme := readmeText(t)
+	section := between(t, readme, "**Model access.**", "**What it costs**")
 	tmpl := loadTemplate(t)
 	want := []string{"`" + fmt.Sprint(tmpl.Parameters["MarketplaceProductIds"].Default) + "`", "`MarketplaceProductIds`",
 		"15 minutes", "payment method", "`AccessDeniedException`", "`model_unavailable`"}
