@@ -4415,21 +4415,27 @@ type Timestamp = time.Time
 
 // Usage This month's usage and limits.
 //
-// Examples: {"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","words":{"limit":50000,"used":48211}}
+// Examples: {"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200}},"words":{"limit":50000,"used":48211}}
 type Usage struct {
 	Documents Meter `json:"documents"`
 	Images    Meter `json:"images"`
 
 	// Period The calendar month in UTC, `YYYY-MM`.
 	Period string `json:"period"`
-	Words  Meter  `json:"words"`
+
+	// Reads Read units of each resource's lists and gets, each against the limit.
+	Reads struct {
+		Documents Meter `json:"documents"`
+		Images    Meter `json:"images"`
+	} `json:"reads"`
+	Words Meter `json:"words"`
 }
 
 // UsageResponse defines model for UsageResponse.
 type UsageResponse struct {
 	// Data This month's usage and limits.
 	//
-	// Examples: {"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","words":{"limit":50000,"used":48211}}
+	// Examples: {"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200}},"words":{"limit":50000,"used":48211}}
 	Data   Usage               `json:"data"`
 	Status UsageResponseStatus `json:"status"`
 }
@@ -9387,7 +9393,7 @@ type ListDocumentsResponse struct {
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *ValidationFailed
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsOrQuota
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -9939,7 +9945,7 @@ type GetDocumentResponse struct {
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsOrQuota
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -10758,7 +10764,7 @@ type ListImagesResponse struct {
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *ValidationFailed
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsOrQuota
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -11310,7 +11316,7 @@ type GetImageResponse struct {
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyRequestsOrQuota
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -13074,7 +13080,7 @@ func ParseListDocumentsResponse(rsp *http.Response) (*ListDocumentsResponse, err
 		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsOrQuota
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -14611,7 +14617,7 @@ func ParseGetDocumentResponse(rsp *http.Response) (*GetDocumentResponse, error) 
 		response.JSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsOrQuota
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -16959,7 +16965,7 @@ func ParseListImagesResponse(rsp *http.Response) (*ListImagesResponse, error) {
 		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsOrQuota
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -18489,7 +18495,7 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 		response.JSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyRequestsOrQuota
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

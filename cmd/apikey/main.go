@@ -4,7 +4,7 @@
 //	apikey create --account NAME [--scope read|write|read,write] [--expires 720h|2027-01-01T00:00:00Z]
 //	apikey list [--account NAME]
 //	apikey revoke KEY_ID
-//	apikey limits --account NAME [--images N] [--documents N] [--words N]
+//	apikey limits --account NAME [--images N] [--documents N] [--words N] [--reads N]
 //
 // The key commands take --table (default $API_KEYS_TABLE, else
 // ApiKeysTable, the local stack's name); limits takes the record tables
@@ -55,7 +55,7 @@ const usage = `usage:
   apikey create --account NAME [--scope read|write|read,write] [--expires 720h|2027-01-01T00:00:00Z]
   apikey list [--account NAME]
   apikey revoke KEY_ID
-  apikey limits --account NAME [--images N] [--documents N] [--words N]
+  apikey limits --account NAME [--images N] [--documents N] [--words N] [--reads N]
 
 limits sets an account's monthly limits and prints them: N is a whole number
 (0 allows none), unlimited, or default (the deployment's); a kind not given

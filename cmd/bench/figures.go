@@ -36,6 +36,7 @@ var targets = map[string]float64{
 	"usd_create":              3.77 * 1.02,
 	"usd_update":              7.30 * 1.02,
 	"usd_delete":              7.07 * 1.02,
+	"usd_worst_key_day":       5, // dollars of reads and data out, one key, default limits (issue 29)
 	// A handler against the bare SDK calls it makes (issue 14): what the
 	// service adds to a plain SDK user's cost, measured on one machine in
 	// one run.

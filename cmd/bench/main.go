@@ -39,6 +39,7 @@ import (
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/seed"
 	"contentapi/shared/local/worstcase"
+	"contentapi/shared/quota"
 )
 
 // account owns the seeded records.
@@ -149,9 +150,11 @@ func run(ctx context.Context, o options) error {
 	cfg.LogOutput = io.Discard // the figures own stdout
 	// Local stacks run without rate limits; the bench measures what a
 	// deployment pays, so it uses the template's default limit.
-	if cfg.RateLimitPerMinute, err = deployedRateLimit(tmpl); err != nil {
+	rate, err := deployedNumber(tmpl, app.EnvRateLimit)
+	if err != nil {
 		return err
 	}
+	cfg.RateLimitPerMinute = int(rate)
 	// Long enough for the slowest lists on DynamoDB Local (see Method).
 	cfg.RequestTimeout = 2 * time.Minute
 	// The operations below measure storage; with generation on, a create
@@ -184,6 +187,11 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	reads, err := deployedNumber(tmpl, app.EnvDefaultMonthly(quota.Reads))
+	if err != nil {
+		return err
+	}
+	b.Add(worst.KeyDay(reads, len(app.Resources)))
 
 	rep := &report{board: b, Started: started, SeedTime: s.Took, Operations: append([]operationResult{cold}, results...),
 		RateLimit: rl, RateLimitPerMinute: cfg.RateLimitPerMinute, LoadAvg: [2]string{startLoad}, Worst: worst}
@@ -292,17 +300,16 @@ func measureWorstCase(ctx context.Context, b *figures.Board, m *ddbmeter.Meter, 
 	return r, nil
 }
 
-// deployedRateLimit is the rate limit a deployment of tmpl runs with: the
-// parameter default behind the functions' RATE_LIMIT_PER_MINUTE.
-func deployedRateLimit(tmpl *sam.Template) (int, error) {
+// deployedNumber is the parameter default a deployment of tmpl gives name.
+func deployedNumber(tmpl *sam.Template, name string) (float64, error) {
 	fn, err := tmpl.Function("DocumentsFunction")
 	if err != nil {
 		return 0, err
 	}
-	v := fmt.Sprint(tmpl.ResolveParameters(fn.Env()[app.EnvRateLimit]))
-	n, err := strconv.Atoi(v)
+	v := fmt.Sprint(tmpl.ResolveParameters(fn.Env()[name]))
+	n, err := strconv.ParseFloat(v, 64)
 	if err != nil {
-		return 0, fmt.Errorf("template rate limit %q: %w", v, err)
+		return 0, fmt.Errorf("template %s %q: %w", name, v, err)
 	}
 	return n, nil
 }

@@ -231,6 +231,7 @@ func (a *App) table(res Resource) (*store.Table, error) {
 	t.Quota = res.Policy(a.cfg.QuotaDefaults)
 	t.Horizon = a.cfg.SettleHorizon()
 	t.ReadBudget = a.cfg.listBudget()
+	t.ReadsBatch = a.cfg.ReadsBatch
 	if a.cfg.Clock != nil {
 		t.Now = a.cfg.Clock
 	}

@@ -69,6 +69,9 @@ type Config struct {
 	ReadBudget float64
 	// MaxAnswerBytes bounds a list's body (0: the contract's 5 MB).
 	MaxAnswerBytes int
+	// ReadsBatch is how many read units an account's reads gather before
+	// they count (0: store.DefaultReadsBatch); tests count every read.
+	ReadsBatch float64
 	// Clock, when set, replaces time.Now for storage and idempotency
 	// (tests move it to age what a request left unfinished).
 	Clock func() time.Time

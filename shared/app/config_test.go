@@ -123,7 +123,7 @@ func TestConfigFromEnv(t *testing.T) {
 			app.EnvStack: "contentapi-staging", first.TableEnv(): "stack-Table.1", "DEFAULT_MONTHLY_IMAGES": "100", "DEFAULT_MONTHLY_WORDS": "0",
 			"DEFAULT_MONTHLY_DOCUMENTS": "unlimited",
 		}, func(t *testing.T, c app.Config) {
-			if want := (quota.Limits{quota.Images: quota.Max(100), quota.Words: quota.Max(0), quota.Documents: quota.Unlimited}); !maps.Equal(c.QuotaDefaults, want) {
+			if want := (quota.Limits{quota.Images: quota.Max(100), quota.Words: quota.Max(0), quota.Documents: quota.Unlimited, quota.Reads: quota.Unlimited}); !maps.Equal(c.QuotaDefaults, want) {
 				t.Errorf("quota defaults %v, want %v", c.QuotaDefaults, want)
 			}
 			if c.Region != "eu-central-2" || c.DynamoDBEndpoint != "http://127.0.0.1:8000" || c.KeysTable != "keys" ||

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -311,4 +313,77 @@ func TestQuotaWithGeneration(t *testing.T) {
 		t.Errorf("%d images counted after a create and a regenerate, want 2", used)
 	}
 	g.settled(t, img)
+}
+
+// Reads are bounded per account and month: each resource counts the read
+// units of its lists and gets against the reads limit, and once they have
+// reached it lists and gets are 429 quota_exceeded (until the next month or
+// a higher limit), while writes, HEAD of a list (which reads nothing) and
+// the usage go on. Another account, and the other resource, are untouched.
+func TestReadsQuota(t *testing.T) {
+	const limit = 40
+	var ahead atomic.Int64
+	s := newStackWith(t, func(c *app.Config) {
+		c.QuotaDefaults = quota.Limits{quota.Reads: quota.Max(limit)}
+		c.ReadsBatch = 1 // counted at every read, so the test sees the limit exactly
+		c.Clock = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
+	})
+	for range 3 {
+		createDocument(t, s, "Freestyle")
+	}
+	before := time.Now()
+	var refused response
+	reads := 0
+	for ; reads < 1000; reads++ {
+		r := s.get("/api/v1/documents?per_page=100")
+		if r.Status != 200 {
+			refused = r
+			break
+		}
+	}
+	after := time.Now()
+	expectQuota(t, refused, "reads", limit, before, after)
+	if reads == 0 {
+		t.Fatal("the first list was refused")
+	}
+	expectQuota(t, s.get("/api/v1/documents/1"), "reads", limit, before, time.Now())
+	expect(t, s.do(request{method: "HEAD", path: "/api/v1/documents", key: s.writeKey}), 200)
+	createDocument(t, s, "Freestyle")
+	expect(t, s.get("/api/v1/images"), 200)
+	expect(t, s.do(request{method: "GET", path: "/api/v1/documents", key: s.otherKey}), 200)
+	u := s.get(usage.Path)
+	docs, _ := u.data()["reads"].(map[string]any)["documents"].(map[string]any)
+	if num(docs["used"]) < limit || num(docs["limit"]) != limit {
+		t.Errorf("usage of reads: %s", u.Raw)
+	}
+	// A higher limit of the account's own lets it read again once the
+	// function looks again, a minute after it found the limit reached.
+	s.setLimits("acme", quota.Limits{quota.Reads: quota.Unlimited})
+	expectQuota(t, s.get("/api/v1/documents"), "reads", limit, before, time.Now())
+	ahead.Store(int64(2 * time.Minute))
+	expect(t, s.get("/api/v1/documents"), 200)
+	t.Logf("%d lists before the limit; usage %s", reads, u.Raw)
+}
+
+// Counting reads costs no DynamoDB call per request: a function gathers an
+// account's read units and adds them in one write per batch. Forty gets of
+// a small record (one unit each) under a batch of ten are four writes, and
+// under the default batch none.
+func TestReadsCountedInBatches(t *testing.T) {
+	for batch, writes := range map[float64]int{10: 4, 0: 0} {
+		s, proxy := faultyStack(t, func(c *app.Config) {
+			c.QuotaDefaults = quota.Limits{quota.Reads: quota.Max(1000)}
+			c.ReadsBatch = batch
+		})
+		createDocument(t, s, "Small")
+		before := len(proxy.Calls())
+		for range 40 {
+			expect(t, s.get("/api/v1/documents/1"), 200)
+		}
+		calls := proxy.Calls()[before:]
+		counted := slices.DeleteFunc(slices.Clone(calls), func(r faultproxy.Request) bool { return !r.Has("used_reads_") })
+		if len(counted) != writes || len(calls) != 40+writes {
+			t.Errorf("batch %v: %d calls for 40 gets, %d of them counting reads; want %d counting", batch, len(calls), len(counted), writes)
+		}
+	}
 }

@@ -23,9 +23,9 @@ import (
 // openapi.yaml: README.md, "Adding a resource", lists them.
 var Resources = []Resource{
 	{Def: images.Resource, Render: images.Render, Content: generator.Image,
-		Quota: quota.Policy{Counts: quota.Images}},
+		Quota: quota.Policy{Counts: quota.Images, MetersReads: true}},
 	{Def: documents.Resource, Render: documents.Render, Content: generator.Document,
-		Quota: quota.Policy{Counts: quota.Documents, Checks: []quota.Kind{quota.Words}}},
+		Quota: quota.Policy{Counts: quota.Documents, Checks: []quota.Kind{quota.Words}, MetersReads: true}},
 }
 
 // Resource is one resource as the service deploys it. The names of its

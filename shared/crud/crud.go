@@ -127,7 +127,7 @@ func (res *Resource) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	item, err := res.table.Get(r.Context(), account(r), id)
+	item, err := res.table.Read(r.Context(), account(r), id)
 	if err != nil {
 		return err
 	}

@@ -20,9 +20,13 @@ const forgottenMonths = 12
 // under too (a document's words), and the deployment's defaults. The zero
 // Policy counts nothing.
 type Policy struct {
-	Counts   Kind
-	Checks   []Kind
-	Defaults Limits
+	Counts Kind
+	Checks []Kind
+	// MetersReads counts the read units of the resource's reads as Reads:
+	// a kind of its own, which no generation checks and which refuses
+	// reads past its limit (shared/store's read meter).
+	MetersReads bool
+	Defaults    Limits
 }
 
 // Counting reports whether the policy counts anything.
@@ -31,6 +35,15 @@ func (p Policy) Counting() bool { return p.Counts != "" }
 // Kinds are the kinds whose usage and limits live on the resource's
 // counter item: the one it counts, then the ones it checks.
 func (p Policy) Kinds() []Kind {
+	kinds := p.generationKinds()
+	if kinds != nil && p.MetersReads {
+		kinds = append(kinds, Reads)
+	}
+	return kinds
+}
+
+// generationKinds are the kinds whose limits a generation must be under.
+func (p Policy) generationKinds() []Kind {
 	if !p.Counting() {
 		return nil
 	}
@@ -157,7 +170,7 @@ func (c Charge) forgotten() []string {
 
 // condition holds when every kind of the policy is under its limit.
 func (c Charge) condition() expression.ConditionBuilder {
-	kinds := c.policy.Kinds()
+	kinds := c.policy.generationKinds()
 	if len(kinds) == 1 {
 		return c.allows(kinds[0])
 	}
@@ -203,9 +216,9 @@ func (c Charge) Exceeded(item map[string]types.AttributeValue, now time.Time) er
 	if err != nil {
 		return err
 	}
-	for _, k := range c.policy.Kinds() {
+	for _, k := range c.policy.generationKinds() {
 		if m := meters[k]; !m.Limit.Allows(m.Used) {
-			return exceeded(k, m.Limit, now)
+			return Exceeded(k, m.Limit, now)
 		}
 	}
 	return nil

@@ -38,10 +38,14 @@ const (
 	Images    Kind = "images"    // images created or regenerated
 	Words     Kind = "words"     // words generated into documents
 	Documents Kind = "documents" // documents created or regenerated
+	// Reads are the read units (RRU, as DynamoDB bills them) that reading a
+	// resource's records costs: lists, and gets of one record. Each
+	// resource counts its own against the limit.
+	Reads Kind = "reads"
 )
 
 // Kinds lists every kind.
-var Kinds = []Kind{Images, Words, Documents}
+var Kinds = []Kind{Images, Words, Documents, Reads}
 
 // ParseKind reads a kind by its name.
 func ParseKind(s string) (Kind, error) {
@@ -165,8 +169,8 @@ type Meter struct {
 	Limit Limit `json:"limit"`
 }
 
-// exceeded is the domain error of a write the limit of k refused at now.
-func exceeded(k Kind, l Limit, now time.Time) error {
+// Exceeded is the domain error of what the limit of k refused at now.
+func Exceeded(k Kind, l Limit, now time.Time) error {
 	n, _ := l.Value()
 	return &records.QuotaError{Kind: string(k), Limit: n, RetryAfter: RetryAfter(now)}
 }

@@ -44,8 +44,17 @@ const maxQueryLimit = 1000
 // List returns one page of the account's records matching q, reading at
 // most the table's read budget: the page's records first, then the
 // counting of the matches after them.
+//
+// The reads count against the account's monthly reads (CountReads); once
+// they have reached its limit, List is a *records.QuotaError and reads
+// nothing.
 func (t *Table) List(ctx context.Context, account string, q records.ListQuery) (Page, error) {
-	p, err := t.list(ctx, account, q)
+	if err := t.CheckReads(ctx, account); err != nil {
+		return Page{}, err
+	}
+	w := t.newWalk(account, q)
+	p, err := t.list(ctx, w)
+	t.CountReads(ctx, account, t.readBudget().left-w.budget.left)
 	if q.Cursor != nil && isValidation(err) {
 		// The query holds but for its start key, which the cursor made.
 		return Page{}, records.InvalidCursor()
@@ -53,8 +62,8 @@ func (t *Table) List(ctx context.Context, account string, q records.ListQuery) (
 	return p, err
 }
 
-func (t *Table) list(ctx context.Context, account string, q records.ListQuery) (Page, error) {
-	w := t.newWalk(account, q)
+func (t *Table) list(ctx context.Context, w *walk) (Page, error) {
+	account, q := w.account, w.q
 	withCount := w.counted && q.Page == 1 && q.Cursor == nil
 	if w.counted && !withCount {
 		// Learn the total first: a page past the end then costs one small

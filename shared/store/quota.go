@@ -158,6 +158,23 @@ func (t *Table) Usage(ctx context.Context, account string, period quota.Period) 
 	return t.Quota.Read(out.Item, period)
 }
 
+// updateCounter makes an unconditional write on the account's counter item
+// and returns the whole item after it.
+func (t *Table) updateCounter(ctx context.Context, account string, expr ddbexpr.Expression) (Item, error) {
+	out, err := t.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 &t.name,
+		Key:                       key(account, counterID),
+		UpdateExpression:          expr.Update(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out.Attributes, nil
+}
+
 // SetLimits changes the account's own limits of the table's kinds: set
 // gives each kind in it a limit (unlimited included), reset returns each
 // kind in it to the deployment's default; kinds in neither keep theirs. It
@@ -190,18 +207,9 @@ func (t *Table) SetLimits(ctx context.Context, account string, set quota.Limits,
 		if err != nil {
 			return nil, err
 		}
-		out, err := t.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:                 &t.name,
-			Key:                       key(account, counterID),
-			UpdateExpression:          expr.Update(),
-			ExpressionAttributeNames:  expr.Names(),
-			ExpressionAttributeValues: expr.Values(),
-			ReturnValues:              types.ReturnValueAllNew,
-		})
-		if err != nil {
+		if item, err = t.updateCounter(ctx, account, expr); err != nil {
 			return nil, err
 		}
-		item = out.Attributes
 	}
 	own := quota.Limits{}
 	for _, k := range kinds {

@@ -112,12 +112,16 @@ type Table struct {
 	// ReadBudget is what one list may read, in read units (0:
 	// DefaultReadBudget).
 	ReadBudget float64
+	// ReadsBatch is how many read units an account's reads gather before
+	// they are counted (0: DefaultReadsBatch); tests count every read.
+	ReadsBatch float64
 
 	// maxItem bounds a record's stored size (maxItemBytes), which the
 	// read budget plans with.
 	maxItem int
 
 	finished finished
+	reads    readMeter
 }
 
 // New returns the store of res in the named table.
@@ -127,6 +131,9 @@ func New(db DB, table string, res *records.Resource) *Table {
 
 // Name is the table's name.
 func (t *Table) Name() string { return t.name }
+
+// Resource is the name of the resource the table keeps ("images").
+func (t *Table) Resource() string { return t.res.Name }
 
 func key(account string, id int64) Item {
 	return Item{
@@ -250,18 +257,44 @@ func operation(ctx context.Context, exec string) (Attempt, bool) {
 
 // Get reads one record, strongly consistent; nil when there is none.
 func (t *Table) Get(ctx context.Context, account string, id int64) (Item, error) {
-	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      &t.name,
-		Key:            key(account, id),
-		ConsistentRead: ptr(true),
-	})
-	if err != nil {
+	item, _, err := t.get(ctx, account, id)
+	return item, err
+}
+
+// Read is Get for a client: its read units count against the account's
+// monthly reads, and once they have reached its limit Read is a
+// *records.QuotaError and reads nothing.
+func (t *Table) Read(ctx context.Context, account string, id int64) (Item, error) {
+	if err := t.CheckReads(ctx, account); err != nil {
 		return nil, err
 	}
-	if !isLive(out.Item) {
-		return nil, nil
+	item, units, err := t.get(ctx, account, id)
+	if err == nil {
+		t.CountReads(ctx, account, units)
 	}
-	return out.Item, nil
+	return item, err
+}
+
+// get reads a record strongly consistent, nil when there is none, with the
+// read units it cost.
+func (t *Table) get(ctx context.Context, account string, id int64) (Item, float64, error) {
+	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:              &t.name,
+		Key:                    key(account, id),
+		ConsistentRead:         ptr(true),
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	var units float64
+	if cc := out.ConsumedCapacity; cc != nil && cc.CapacityUnits != nil {
+		units = *cc.CapacityUnits
+	}
+	if !isLive(out.Item) {
+		return nil, units, nil
+	}
+	return out.Item, units, nil
 }
 
 // Update changes the given fields of a record in one conditional write and

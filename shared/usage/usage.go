@@ -29,6 +29,17 @@ func Route(tables []*store.Table, now func() time.Time) httpapi.Route {
 				return
 			}
 			for k, m := range meters {
+				if k == quota.Reads {
+					// Each resource's reads count against the limit
+					// on their own.
+					reads, _ := data[string(k)].(map[string]quota.Meter)
+					if reads == nil {
+						reads = map[string]quota.Meter{}
+						data[string(k)] = reads
+					}
+					reads[t.Resource()] = m
+					continue
+				}
 				data[string(k)] = m
 			}
 		}

@@ -101,6 +101,7 @@ func TestEnvVars(t *testing.T) {
 		"DEFAULT_MONTHLY_IMAGES":    "unlimited",
 		"DEFAULT_MONTHLY_DOCUMENTS": "unlimited",
 		"DEFAULT_MONTHLY_WORDS":     "unlimited",
+		"DEFAULT_MONTHLY_READS":     "unlimited",
 		"LOG_LEVEL":                 "info",
 		"GOGC":                      "400",
 		"GOMEMLIMIT":                "200MiB",

@@ -89,7 +89,7 @@ func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
 		{"undocumented status", "GET", "/api/v1/images/1", 418, ok, `{"message":"x","status":418}`, "not documented"},
 		{"quota", "POST", "/api/v1/documents", 429, header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "Retry-After", "3600"),
 			`{"message":"The monthly limit of 500 documents is reached.","code":"quota_exceeded","status":429}`, ""},
-		{"quota on a read", "GET", "/api/v1/documents", 429, header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "Retry-After", "3600"),
+		{"quota on a delete", "DELETE", "/api/v1/documents/1", 429, header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "Retry-After", "3600"),
 			`{"message":"The monthly limit of 500 documents is reached.","code":"quota_exceeded","status":429}`, "message"},
 		{"304", "GET", "/api/v1/images/1", 304, header("X-Request-Id", "r1", "ETag", `"1.1"`), "", ""},
 		{"304 without ETag", "GET", "/api/v1/images/1", 304, header("X-Request-Id", "r1"), "", "ETag"},
