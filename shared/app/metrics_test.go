@@ -1,14 +1,20 @@
 package app_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"contentapi/shared/app"
 	"contentapi/shared/local/bedrockstandin"
 	"contentapi/shared/metrics"
 	"contentapi/shared/metrics/metricstest"
 	"contentapi/shared/quota"
+	"contentapi/shared/store"
 )
 
 // lines are the metric lines written so far.
@@ -75,5 +81,38 @@ func TestFunctionsWriteTheirMetrics(t *testing.T) {
 	}
 	if n := metricstest.Sum(lines, "GenerationLatency", stack, docs); n <= 0 {
 		t.Errorf("latency %v", n)
+	}
+}
+
+// A stream record the generator cannot handle for now (here, the picture
+// of a deleted image, with S3 down) is reported as the batch's failure,
+// to be delivered again, and the batch is counted as the generator's.
+func TestGeneratorCountsTheBatchItCouldNotHandle(t *testing.T) {
+	var out syncBuffer
+	g := newGenStack(t, genOptions{noStream: true, configure: func(c *app.Config) { c.LogOutput, c.Stack = &out, "staging" }})
+	r := g.form("POST", "/api/v1/images", "name", "x", "description", "A lighthouse", "resolution", "256x256")
+	expect(t, r, 201)
+	item, err := g.env.Client.GetItem(context.Background(), &dynamodb.GetItemInput{
+		TableName: aws.String(g.env.Tables["ImagesTable"]), ConsistentRead: aws.Bool(true),
+		Key: store.Item{"account": stringAV("acme"), "id": numberAV(num(r.data()["id"]))},
+	})
+	if err != nil || store.StrAttr(item.Item, "result") == "" {
+		t.Fatalf("the image has no picture: %v %v", item, err)
+	}
+	removed := events.DynamoDBEventRecord{
+		EventID: "1", EventName: "REMOVE", EventSource: "aws:dynamodb",
+		EventSourceArn: "arn:aws:dynamodb:us-east-1:000000000000:table/" + g.env.Tables["ImagesTable"] + "/stream/2026-11-21T00:00:00.000",
+		Change:         events.DynamoDBStreamRecord{OldImage: streamImage(t, item.Item), SequenceNumber: "100"},
+	}
+	if err := g.parts.S3.Close(); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := g.stream(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{removed}})
+	if err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "100" {
+		t.Fatalf("failures %v, error %v; want the record reported", resp.BatchItemFailures, err)
+	}
+	if got := metricstest.Sum(out.lines(t), "BatchFailures", metrics.DimStack+"=staging",
+		metrics.DimFunction+"="+metrics.FunctionGenerator); got != 1 {
+		t.Errorf("BatchFailures of the generator = %v, want 1", got)
 	}
 }
