@@ -1,21 +1,28 @@
 // Package s3local is an S3 server for the local stack and tests, in
 // process, on 127.0.0.1 (gofakes3, in memory). It serves path-style URLs,
 // so the presigned GET URLs the service hands out open in curl and a
-// browser; like S3 it refuses them once they expire. It keeps object tags,
-// which gofakes3 does not (tagging.go).
+// browser. Like S3 it checks every request's SigV4 signature, refuses a
+// presigned URL once it expires (auth.go), and answers no CORS; it serves
+// pictures as image/png, not to be sniffed. It keeps object tags, which
+// gofakes3 does not (tagging.go).
 package s3local
 
 import (
+	"context"
 	"encoding/xml"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
+	"strings"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"contentapi/shared/awsenv"
 )
 
 // Options configure a server.
@@ -24,6 +31,9 @@ type Options struct {
 	Addr string
 	// Bucket is created at start.
 	Bucket string
+	// Credentials are what requests must be signed with; default the
+	// environment's, as the functions sign with (awsenv.Credentials).
+	Credentials aws.CredentialsProvider
 }
 
 // Server is a running local S3.
@@ -49,7 +59,19 @@ func Start(opts Options) (*Server, error) {
 	}
 	s := &Server{url: "http://" + ln.Addr().String(), bucket: opts.Bucket}
 	objects := &tagging{next: gofakes3.New(backend).Server(), tags: map[string]url.Values{}}
-	s.srv = &http.Server{Handler: expiring(objects), ReadHeaderTimeout: 10 * time.Second}
+	creds := opts.Credentials
+	if creds == nil {
+		creds = aws.CredentialsProviderFunc(func(ctx context.Context) (aws.Credentials, error) {
+			// Read at each request: the local stack sets the environment
+			// after starting the server.
+			p, err := awsenv.Credentials(true)
+			if err != nil {
+				return aws.Credentials{}, err
+			}
+			return p.Retrieve(ctx)
+		})
+	}
+	s.srv = &http.Server{Handler: noCORS(authenticating(creds, time.Now, objects)), ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln)
 	return s, nil
 }
@@ -63,26 +85,53 @@ func (s *Server) Bucket() string { return s.bucket }
 // Close stops the server; what it held is gone.
 func (s *Server) Close() error { return s.srv.Close() }
 
-// expiring refuses a presigned request past its expiry, as S3 does (the
-// server checks no signatures, but a link that works forever here and
-// fails after an hour in AWS would hide bugs).
-func expiring(next http.Handler) http.Handler {
+// s3Error answers as S3 does: an XML Error with a code and a message.
+func s3Error(w http.ResponseWriter, status int, code, message string) {
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(status)
+	_ = xml.NewEncoder(w).Encode(struct {
+		XMLName xml.Name `xml:"Error"`
+		Code    string
+		Message string
+	}{Code: code, Message: message})
+}
+
+// noCORS takes out the CORS gofakes3 always answers with (any origin may
+// GET, PUT and DELETE): a bucket without a CORS configuration has none, so
+// no web page can script it.
+func noCORS(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		if date, expires := q.Get("X-Amz-Date"), q.Get("X-Amz-Expires"); date != "" && expires != "" {
-			signed, err := time.Parse("20060102T150405Z", date)
-			secs, err2 := strconv.Atoi(expires)
-			if err != nil || err2 != nil || time.Now().After(signed.Add(time.Duration(secs)*time.Second)) {
-				w.Header().Set("Content-Type", "application/xml")
-				w.WriteHeader(http.StatusForbidden)
-				xml.NewEncoder(w).Encode(struct {
-					XMLName xml.Name `xml:"Error"`
-					Code    string
-					Message string
-				}{Code: "AccessDenied", Message: "Request has expired"})
-				return
-			}
+		if r.Method == http.MethodOptions {
+			s3Error(w, http.StatusForbidden, "CORSResponse", "CORS is not enabled for this bucket.")
+			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(headerFilter{w}, r)
 	})
+}
+
+// headerFilter is a writer whose answers carry no CORS header, and serve
+// objects (the pictures, PNG, the only thing the bucket holds) as
+// image/png that a browser must not sniff into anything else.
+type headerFilter struct{ http.ResponseWriter }
+
+func (f headerFilter) WriteHeader(status int) {
+	h := f.Header()
+	for name := range h {
+		if strings.HasPrefix(name, "Access-Control-") {
+			delete(h, name)
+		}
+	}
+	if h.Get("ETag") != "" && h.Get("Content-Type") != "application/xml" {
+		// An object's answer (a listing or an error is XML).
+		h.Set("Content-Type", "image/png")
+	}
+	h.Set("X-Content-Type-Options", "nosniff")
+	f.ResponseWriter.WriteHeader(status)
+}
+
+func (f headerFilter) Write(b []byte) (int, error) {
+	if f.Header().Get("X-Content-Type-Options") == "" {
+		f.WriteHeader(http.StatusOK)
+	}
+	return f.ResponseWriter.Write(b)
 }
