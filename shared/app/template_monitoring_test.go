@@ -676,3 +676,16 @@ func TestTemplateAlarmsKeepTheirPromise(t *testing.T) {
 		t.Errorf("%s: reads the outcomes %v, want done and failed", id, outcomes)
 	}
 }
+
+// CloudWatch dashboards are global to the account: the dashboard's name
+// holds the stack's region as well as its name, or a stack of the same
+// name in another region would take it over, and its deletion delete it.
+func TestTemplateDashboardNameIsTheStacksInItsRegion(t *testing.T) {
+	tmpl := loadTemplate(t)
+	for _, id := range tmpl.ResourcesOfType("AWS::CloudWatch::Dashboard") {
+		name, err := resolveIntrinsics(tmpl, tmpl.Resources[id].Properties["DashboardName"], nil)
+		if err != nil || !strings.Contains(name, stackNameStandIn) || !strings.Contains(name, "us-east-1") {
+			t.Errorf("%s: DashboardName %q (%v), want the stack's name and region", id, name, err)
+		}
+	}
+}
