@@ -232,6 +232,11 @@ func (a *App) table(res Resource) (*store.Table, error) {
 	t.Horizon = a.cfg.SettleHorizon()
 	t.ReadBudget = a.cfg.listBudget()
 	t.ReadsBatch = a.cfg.ReadsBatch
+	if a.cfg.Generation.On {
+		// Each create and regenerate starts a generation, which holds
+		// what it may use until the generator settles it.
+		t.Quota.Reserve = res.Reserve
+	}
 	if a.cfg.Clock != nil {
 		t.Now = a.cfg.Clock
 	}

@@ -15,6 +15,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/local/faultproxy"
+	"contentapi/shared/prompts"
 	"contentapi/shared/quota"
 	"contentapi/shared/usage"
 )
@@ -386,4 +387,45 @@ func TestReadsCountedInBatches(t *testing.T) {
 			t.Errorf("batch %v: %d calls for 40 gets, %d of them counting reads; want %d counting", batch, len(calls), len(counted), writes)
 		}
 	}
+}
+
+// The words limit holds under concurrency: each create reserves the most
+// words its generation can write (prompts.MaxAnswerTokens) in its counter
+// write, under the limit, and the generator settles the reservation to the
+// words written. Thirty creates at once against a limit of 600 words end
+// at or under the limit plus one generation's words, where they used to
+// pass all together and write thirteen times the limit.
+func TestWordsLimitHoldsUnderConcurrentCreates(t *testing.T) {
+	const limit = 600
+	g := newGenStack(t, genOptions{})
+	g.setLimits("acme", quota.Limits{quota.Words: quota.Max(limit)})
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	created, refused, most := 0, 0, int64(0)
+	for i := range 30 {
+		wg.Go(func() {
+			r := g.form("POST", "/api/v1/documents", "name", fmt.Sprint("Post ", i), "prompt", "Our new espresso machine brews barista coffee at home")
+			mu.Lock()
+			defer mu.Unlock()
+			switch r.Status {
+			case 201:
+				created++
+				most = max(most, num(r.data()["words"]))
+			case 429:
+				refused++
+			default:
+				t.Errorf("create: %d %s", r.Status, r.Raw)
+			}
+		})
+	}
+	wg.Wait()
+	eventually(t, "every generation settled", func() (bool, string) {
+		used, _ := meter(t, g.get(usage.Path), "words")
+		return used < prompts.MaxAnswerTokens, fmt.Sprintf("%d words counted", used)
+	})
+	used, _ := meter(t, g.get(usage.Path), "words")
+	if created == 0 || refused == 0 || used > limit+most {
+		t.Fatalf("%d created, %d refused, %d words counted: want at most %d + one generation (%d)", created, refused, used, limit, most)
+	}
+	t.Logf("%d created, %d refused, %d words counted (limit %d, most in one %d)", created, refused, used, limit, most)
 }

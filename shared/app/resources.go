@@ -7,6 +7,7 @@ import (
 	"contentapi/shared/documents"
 	"contentapi/shared/generator"
 	"contentapi/shared/images"
+	"contentapi/shared/prompts"
 	"contentapi/shared/quota"
 	"contentapi/shared/records"
 )
@@ -25,7 +26,8 @@ var Resources = []Resource{
 	{Def: images.Resource, Render: images.Render, Content: generator.Image,
 		Quota: quota.Policy{Counts: quota.Images, MetersReads: true}},
 	{Def: documents.Resource, Render: documents.Render, Content: generator.Document,
-		Quota: quota.Policy{Counts: quota.Documents, Checks: []quota.Kind{quota.Words}, MetersReads: true}},
+		Quota:   quota.Policy{Counts: quota.Documents, Checks: []quota.Kind{quota.Words}, MetersReads: true},
+		Reserve: map[quota.Kind]int64{quota.Words: prompts.MaxAnswerTokens}},
 }
 
 // Resource is one resource as the service deploys it. The names of its
@@ -41,6 +43,10 @@ type Resource struct {
 	// the account's monthly limits (the app adds the deployment's
 	// defaults). Its kinds' usage and limits live in the resource's table.
 	Quota quota.Policy
+	// Reserve is what one generation may use of other kinds (a document's
+	// words), held from its create or regenerate until it ends where the
+	// deployment generates (quota.Policy.Reserve).
+	Reserve map[quota.Kind]int64
 }
 
 // Policy is the resource's quota policy under the deployment's defaults.

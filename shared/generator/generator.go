@@ -179,6 +179,7 @@ func (g *Generator) Run(ctx context.Context, job Job) (store.Item, error) {
 	case errors.Is(werr, generation.ErrSuperseded):
 		log.Info("generation lost its record; its content is thrown away")
 		g.discard(ctx, out.Picture)
+		g.settle(ctx, job, log, 0)
 		return nil, nil
 	case werr != nil:
 		// The write may have landed; a picture it names must stay (the
@@ -191,16 +192,26 @@ func (g *Generator) Run(ctx context.Context, job Job) (store.Item, error) {
 	} else {
 		log.Info("generation ended")
 	}
-	if to.Status == generation.Done && out.Words > 0 {
+	switch to.Status {
+	case generation.Done:
 		// Counted once the content is the record's, whatever the limit: a
 		// generation that ends past it is kept, and the next create or
 		// regenerate is refused. Only the attempt whose write-back landed
 		// gets here, so each generation counts once.
-		if err := job.Table.CountUsage(ctx, job.Account, quota.Words, out.Words); err != nil {
-			log.Error("words generated not counted", "words", out.Words, "error", err.Error())
-		}
+		g.settle(ctx, job, log, out.Words)
+	case generation.Failed:
+		g.settle(ctx, job, log, 0)
 	}
 	return item, nil
+}
+
+// settle turns the words the generation reserved into the words it wrote
+// (none for one that ended without content); a generation handed back to
+// the queue keeps its reservation for the next try.
+func (g *Generator) settle(ctx context.Context, job Job, log *slog.Logger, words int64) {
+	if err := job.Table.SettleUsage(ctx, job.Account, quota.Words, words); err != nil {
+		log.Error("words generated not counted", "words", words, "error", err.Error())
+	}
 }
 
 // outcome is how a try that meant to write to ended, in the metrics'

@@ -198,12 +198,17 @@ func Lookup(id int64) (Template, bool) {
 // System is the system prompt: the brief with the rules every answer follows.
 func (t Template) System() string { return t.system }
 
+// MaxAnswerTokens is the most tokens any template's answer may have (Nova
+// text models answer at most 5,000), and so the most words it can hold: a
+// token never holds two words, which a space would part.
+const MaxAnswerTokens = 4096
+
 // MaxTokens bounds the answer so that it fits the template's limits and,
 // for any template, a document's result. Tokens run at about four
 // characters of English, fewer in other scripts, so these bounds leave
 // room; Result cuts whatever still runs over.
 func (t Template) MaxTokens() int32 {
-	const ceiling = 4096 // Nova text models answer at most 5,000 tokens
+	const ceiling = MaxAnswerTokens
 	n := ceiling
 	switch chars := t.maxChars(); {
 	case chars > 0:

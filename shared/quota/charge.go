@@ -26,7 +26,14 @@ type Policy struct {
 	// a kind of its own, which no generation checks and which refuses
 	// reads past its limit (shared/store's read meter).
 	MetersReads bool
-	Defaults    Limits
+	// Reserve is what a generation holds of other kinds until it ends, at
+	// most what it can use (a document's words, from the model's token
+	// bound): counted with the generation, under the same limits, so that
+	// concurrent generations cannot all pass a limit that each alone is
+	// under; the generator settles it to what was used (a Usage of the
+	// difference).
+	Reserve  map[Kind]int64
+	Defaults Limits
 }
 
 // Counting reports whether the policy counts anything.
@@ -56,7 +63,7 @@ func (p Policy) Default(k Kind) Limit { return p.Defaults[k] }
 // Generation is the charge of one create or regenerate at now: one more of
 // p.Counts, allowed only while each of p's kinds is under its limit.
 func (p Policy) Generation(now time.Time) Charge {
-	return Charge{policy: p, period: PeriodOf(now), kind: p.Counts, n: 1, checked: p.Counting()}
+	return Charge{policy: p, period: PeriodOf(now), kind: p.Counts, n: 1, checked: p.Counting(), reserve: p.Reserve}
 }
 
 // Usage is the charge that counts n of k at now, whatever the limits: the
@@ -76,6 +83,9 @@ type Charge struct {
 	kind    Kind
 	n       int64
 	checked bool
+	// reserve is held of other kinds beside n of kind (Policy.Reserve),
+	// for each of the n generations (a refund's n is -1).
+	reserve map[Kind]int64
 }
 
 // Period is the month the charge counts in.
@@ -96,8 +106,10 @@ func (c Charge) Refund() Charge {
 // builder's own methods, Build extends update in place. A create's counter
 // write, which the store puts together itself, takes the charge as a Part.
 func (c Charge) Build(update expression.UpdateBuilder, conds ...expression.ConditionBuilder) (expression.Expression, error) {
-	if c.policy.Counting() && c.n != 0 {
-		update = update.Add(expression.Name(UsedAttr(c.kind, c.period)), expression.Value(c.n))
+	if adds := c.Adds(); adds != nil {
+		for attr, n := range adds {
+			update = update.Add(expression.Name(attr), expression.Value(n))
+		}
 		for _, name := range c.forgotten() {
 			update = update.Remove(expression.Name(name))
 		}
@@ -122,7 +134,11 @@ func (c Charge) Adds() map[string]int64 {
 	if !c.policy.Counting() || c.n == 0 {
 		return nil
 	}
-	return map[string]int64{UsedAttr(c.kind, c.period): c.n}
+	adds := map[string]int64{UsedAttr(c.kind, c.period): c.n}
+	for k, n := range c.reserve {
+		adds[UsedAttr(k, c.period)] += c.n * n
+	}
+	return adds
 }
 
 // Part is a charge as the parts of a counter write that its writer puts

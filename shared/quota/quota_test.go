@@ -3,6 +3,7 @@ package quota
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -162,5 +163,20 @@ func TestBuild(t *testing.T) {
 	plain, err := Policy{}.Generation(now).Build(next())
 	if err != nil || plain.Condition() != nil || len(plain.Names()) != 1 {
 		t.Errorf("a policy counting nothing changed the write: %v %v", plain.Names(), err)
+	}
+}
+
+// A generation's charge holds its reservation beside its count, a refund
+// gives both back.
+func TestReserveAndSettle(t *testing.T) {
+	p := Policy{Counts: Documents, Checks: []Kind{Words}, Reserve: map[Kind]int64{Words: 4096}}
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	docs, words := UsedAttr(Documents, PeriodOf(now)), UsedAttr(Words, PeriodOf(now))
+	c := p.Generation(now)
+	if got := c.Adds(); !maps.Equal(got, map[string]int64{docs: 1, words: 4096}) {
+		t.Errorf("generation adds %v", got)
+	}
+	if got := c.Refund().Adds(); !maps.Equal(got, map[string]int64{docs: -1, words: -4096}) {
+		t.Errorf("refund adds %v", got)
 	}
 }

@@ -133,6 +133,17 @@ func (t *Table) CountUsage(ctx context.Context, account string, kind quota.Kind,
 	return err
 }
 
+// SettleUsage turns what a generation reserved of kind (Quota.Reserve,
+// counted with its create or regenerate) into used, what it used: 0 for a
+// generation that ended with nothing or lost its record. Like CountUsage
+// it counts whatever the limits.
+func (t *Table) SettleUsage(ctx context.Context, account string, kind quota.Kind, used int64) error {
+	if used == t.Quota.Reserve[kind] {
+		return nil
+	}
+	return t.CountUsage(ctx, account, kind, used-t.Quota.Reserve[kind])
+}
+
 // Usage is the account's usage of the table's kinds in period, with the
 // limits that apply: one strongly consistent read, so it includes every
 // acknowledged create.
