@@ -3873,7 +3873,7 @@ type Document struct {
 	// Examples: 2026-11-21T16:48:30.000000Z
 	UpdatedAt Timestamp `json:"updated_at"`
 
-	// Words Words in `result` (runs of non-space characters); 0 when there is none.
+	// Words Words in `result`: runs of non-space characters, and each Chinese or Japanese character (Han, Hiragana, Katakana), as word processors count them; 0 when there is none.
 	Words int `json:"words"`
 }
 

@@ -3,7 +3,7 @@
 package documents
 
 import (
-	"strings"
+	"unicode"
 
 	"contentapi/shared/codec"
 	"contentapi/shared/generation"
@@ -46,8 +46,27 @@ func deriveWords(v records.Values) {
 	}
 }
 
-// Words counts the words of a text: runs of non-space characters.
-func Words(s string) int { return len(strings.Fields(s)) }
+// Words counts the words of a text: runs of non-space characters, and each
+// character of Chinese and Japanese (Han, Hiragana, Katakana), which are
+// written without spaces, as word processors count them. Counting runs
+// alone made a page of Japanese a handful of words for its 1,300 tokens.
+// (Thai and other scripts written without spaces still count by runs.)
+func Words(s string) int {
+	n, inRun := 0, false
+	for _, r := range s {
+		switch {
+		case unicode.IsSpace(r):
+			inRun = false
+		case r >= 0x3040 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana):
+			// A word of its own; what follows it up to a space (its
+			// punctuation) is not another.
+			n, inRun = n+1, true
+		case !inRun:
+			n, inRun = n+1, true
+		}
+	}
+	return n
+}
 
 // Template is the {id, name} object of a document.
 type Template struct {

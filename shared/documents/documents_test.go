@@ -134,7 +134,7 @@ func TestUpdateResultAndWords(t *testing.T) {
 }
 
 func TestWords(t *testing.T) {
-	for s, want := range map[string]int{"": 0, "one": 1, "  a  b ": 2, "a\nb\tc": 3, "日本語 テキスト": 2} {
+	for s, want := range map[string]int{"": 0, "one": 1, "  a  b ": 2, "a\nb\tc": 3, "日本語 テキスト": 7, "I love 東京!": 4, "ひらがなとカタカナ": 9} {
 		if got := Words(s); got != want {
 			t.Errorf("Words(%q) = %d, want %d", s, got, want)
 		}

@@ -199,8 +199,9 @@ func Lookup(id int64) (Template, bool) {
 func (t Template) System() string { return t.system }
 
 // MaxAnswerTokens is the most tokens any template's answer may have (Nova
-// text models answer at most 5,000), and so the most words it can hold: a
-// token never holds two words, which a space would part.
+// text models answer at most 5,000), and so the most words of spaced text
+// it can hold: a token never holds two words a space parts (Chinese and
+// Japanese, a word a character, can hold up to about two a token).
 const MaxAnswerTokens = 4096
 
 // MaxTokens bounds the answer so that it fits the template's limits and,
