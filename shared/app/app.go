@@ -19,10 +19,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"contentapi/shared/auth"
+	"contentapi/shared/awsenv"
 	"contentapi/shared/crud"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/idempotency"
@@ -95,38 +95,29 @@ func New(cfg Config, db *dynamodb.Client) *App {
 // bounded retry budget and per-attempt timeouts so no call outlives the
 // request's deadline.
 //
-// It is built from the environment Lambda provides (AWS_REGION and the
-// function role's credentials in AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
-// AWS_SESSION_TOKEN), not through the SDK's config package: that package
-// links the STS, SSO and IMDS clients for shared profiles a function never
-// has, about a tenth of the bootstrap. Tools that do need profiles
-// (cmd/apikey) load them themselves.
-func NewDynamoDB(_ context.Context, cfg Config) (*dynamodb.Client, error) {
-	creds := credentials.NewStaticCredentialsProvider(
-		os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN"))
-	if creds.Value.AccessKeyID == "" {
-		if cfg.DynamoDBEndpoint == "" {
-			return nil, fmt.Errorf("no AWS credentials in the environment (AWS_ACCESS_KEY_ID)")
-		}
-		// DynamoDB Local wants signed requests but accepts any key.
-		creds = credentials.NewStaticCredentialsProvider("local", "local", "")
-	}
-	opts := dynamodb.Options{
-		Region:      cfg.Region,
-		Credentials: creds,
-		HTTPClient:  awshttp.NewBuildableClient().WithTimeout(3 * time.Second),
-		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
-			o.MaxAttempts = 3
-			o.MaxBackoff = 500 * time.Millisecond
-		}),
-	}
-	if cfg.DynamoDBEndpoint != "" {
-		opts.BaseEndpoint = aws.String(cfg.DynamoDBEndpoint)
-	}
-	if err := forLambda(&opts); err != nil {
+// It is built on the SDK's default configuration for the environment
+// Lambda provides (awsenv.Load).
+func NewDynamoDB(ctx context.Context, cfg Config) (*dynamodb.Client, error) {
+	awscfg, err := awsenv.Load(ctx, cfg.Region, cfg.DynamoDBEndpoint != "")
+	if err != nil {
 		return nil, err
 	}
-	return dynamodb.New(opts), nil
+	var lambdaErr error
+	db := dynamodb.NewFromConfig(awscfg, func(o *dynamodb.Options) {
+		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(3 * time.Second)
+		o.Retryer = retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = 3
+			o.MaxBackoff = 500 * time.Millisecond
+		})
+		if cfg.DynamoDBEndpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.DynamoDBEndpoint)
+		}
+		lambdaErr = forLambda(o)
+	})
+	if lambdaErr != nil {
+		return nil, lambdaErr
+	}
+	return db, nil
 }
 
 // ExtraRoutes are the template routes of a function beyond its resource's

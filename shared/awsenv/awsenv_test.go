@@ -64,3 +64,41 @@ func TestRetryer(t *testing.T) {
 		t.Errorf("backoff %v past its bound (%v)", d, err)
 	}
 }
+
+func TestLoad(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	if _, err := awsenv.Load(ctx, "eu-west-1", false); !errors.Is(err, awsenv.ErrNoCredentials) {
+		t.Fatalf("a function without credentials loads: %v", err)
+	}
+	cfg, err := awsenv.Load(ctx, "eu-west-1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := cfg.Credentials.Retrieve(ctx); err != nil || v.AccessKeyID == "" {
+		t.Fatalf("a local server gets no placeholder key: %+v, %v", v, err)
+	}
+
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_SESSION_TOKEN", "token")
+	t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
+	for _, local := range []bool{false, true} {
+		cfg, err := awsenv.Load(ctx, "eu-west-1", local)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Region != "eu-west-1" {
+			t.Errorf("local=%v: region %q", local, cfg.Region)
+		}
+		v, err := cfg.Credentials.Retrieve(ctx)
+		if err != nil || v.AccessKeyID != "AKIDEXAMPLE" || v.SecretAccessKey != "secret" || v.SessionToken != "token" {
+			t.Fatalf("local=%v: credentials %+v (%v) are not the environment's", local, v, err)
+		}
+		if cfg.BaseEndpoint == nil || *cfg.BaseEndpoint != "http://127.0.0.1:1" {
+			t.Errorf("local=%v: AWS_ENDPOINT_URL not read: %v", local, cfg.BaseEndpoint)
+		}
+	}
+}

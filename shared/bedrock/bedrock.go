@@ -60,7 +60,8 @@ func New(cfg Config) (*Client, error) {
 	if cfg.TextModel == "" || cfg.ImageModel == "" {
 		return nil, errors.New("bedrock: a text model and an image model must be configured")
 	}
-	creds, err := awsenv.Credentials(cfg.Endpoint != "")
+	// Loading reads only the environment: no call to cancel.
+	awscfg, err := awsenv.Load(context.Background(), cfg.Region, cfg.Endpoint != "")
 	if err != nil {
 		return nil, fmt.Errorf("bedrock: %w", err)
 	}
@@ -71,18 +72,17 @@ func New(cfg Config) (*Client, error) {
 	if backoff == 0 {
 		backoff = 2 * time.Second
 	}
-	opts := bedrockruntime.Options{
-		Region: cfg.Region, Credentials: creds,
+	rt := bedrockruntime.NewFromConfig(awscfg, func(o *bedrockruntime.Options) {
 		// Bedrock asks callers to retry a model that is still loading.
 		// No timeout per try: a picture may take tens of seconds, and the
 		// caller's context bounds every call.
-		Retryer: awsenv.Retryer(attempts, backoff, "ModelNotReadyException"),
-	}
-	if cfg.Endpoint != "" {
-		opts.BaseEndpoint = aws.String(cfg.Endpoint)
-	}
+		o.Retryer = awsenv.Retryer(attempts, backoff, "ModelNotReadyException")
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+	})
 	return &Client{
-		rt:     bedrockruntime.New(opts),
+		rt:     rt,
 		text:   cfg.TextModel,
 		image:  cfg.ImageModel,
 		family: familyOf(cfg.ImageModel),

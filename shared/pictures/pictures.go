@@ -83,19 +83,19 @@ func New(cfg Config) (*Store, error) {
 	if cfg.Region == "" {
 		return nil, errors.New("pictures: no region")
 	}
-	creds, err := awsenv.Credentials(cfg.Endpoint != "")
+	// Loading reads only the environment: no call to cancel.
+	awscfg, err := awsenv.Load(context.Background(), cfg.Region, cfg.Endpoint != "")
 	if err != nil {
 		return nil, fmt.Errorf("pictures: %w", err)
 	}
-	opts := s3.Options{
-		Region: cfg.Region, Credentials: creds, UsePathStyle: cfg.PathStyle,
-		Retryer:    awsenv.Retryer(3, time.Second),
-		HTTPClient: awshttp.NewBuildableClient().WithTimeout(10 * time.Second),
-	}
-	if cfg.Endpoint != "" {
-		opts.BaseEndpoint = aws.String(cfg.Endpoint)
-	}
-	client := s3.New(opts)
+	client := s3.NewFromConfig(awscfg, func(o *s3.Options) {
+		o.UsePathStyle = cfg.PathStyle
+		o.Retryer = awsenv.Retryer(3, time.Second)
+		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(10 * time.Second)
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+	})
 	return &Store{bucket: aws.String(cfg.Bucket), s3: client, presign: s3.NewPresignClient(client)}, nil
 }
 
