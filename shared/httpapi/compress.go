@@ -206,11 +206,8 @@ func (g *gzipWriter) notModifiedTag() {
 		return
 	}
 	coded := gzipTag(tag)
-	for _, t := range strings.Split(g.r.Header.Get("If-None-Match"), ",") {
-		if strings.TrimPrefix(strings.TrimSpace(t), "W/") == coded {
-			g.Header().Set("Etag", coded)
-			return
-		}
+	if ifNoneMatchHolds(g.r, func(t string) bool { return t == coded }) {
+		g.Header().Set("Etag", coded)
 	}
 }
 

@@ -115,13 +115,18 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 // or the tag of its gzip-encoded answer (weak comparison, as RFC 9110 has
 // for If-None-Match): the client holds the current version, and gets 304.
 func IfNoneMatch(r *http.Request, etag string) bool {
+	return ifNoneMatchHolds(r, func(t string) bool { return t == "*" || IdentityTag(t) == etag })
+}
+
+// ifNoneMatchHolds reports whether any tag of the request's If-None-Match,
+// its weakness set aside, satisfies match.
+func ifNoneMatchHolds(r *http.Request, match func(tag string) bool) bool {
 	header := r.Header.Get("If-None-Match")
 	if header == "" {
 		return false
 	}
 	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == "*" || IdentityTag(t) == etag {
+		if match(strings.TrimPrefix(strings.TrimSpace(t), "W/")) {
 			return true
 		}
 	}
