@@ -95,8 +95,9 @@ var (
 	// DynamoDBUnavailable counts the 503s among them: DynamoDB throttled
 	// the request or did not answer in time.
 	DynamoDBUnavailable = define("DynamoDBUnavailable", Count, []string{DimFunction})
-	// QuotaRefusals counts creates and regenerates refused by a monthly
-	// limit (429 quota_exceeded).
+	// QuotaRefusals counts requests refused by a monthly limit (429
+	// quota_exceeded): creates and regenerates past a generation limit,
+	// lists and gets past the reads limit.
 	QuotaRefusals = define("QuotaRefusals", Count, []string{DimFunction})
 	// BatchFailures counts stream batches a function could not handle
 	// whole: the records it reported failed are delivered again (the
