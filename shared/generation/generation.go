@@ -24,6 +24,10 @@ const (
 	Failed  Status = "failed"
 )
 
+// Statuses are the statuses in that order (openapi.yaml lists them from
+// here: make generate).
+var Statuses = []Status{Pending, Running, Done, Failed}
+
 // Ended reports whether the status is final.
 func (s Status) Ended() bool { return s == Done || s == Failed }
 
@@ -210,6 +214,10 @@ const (
 	Timeout          Code = "timeout"
 	Internal         Code = "internal"
 )
+
+// Codes are the codes in that order (openapi.yaml lists them from here:
+// make generate).
+var Codes = []Code{Throttled, ContentFiltered, ModelUnavailable, Timeout, Internal}
 
 // messages are what clients read for each code: what happened and whether
 // trying again may help, never the model's or AWS's own words.

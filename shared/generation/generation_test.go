@@ -192,8 +192,7 @@ func TestErrorOf(t *testing.T) {
 }
 
 func TestEveryCodeHasAPublicMessage(t *testing.T) {
-	for _, c := range []generation.Code{generation.Throttled, generation.ContentFiltered,
-		generation.ModelUnavailable, generation.Timeout, generation.Internal} {
+	for _, c := range generation.Codes {
 		if e := generation.NewError(c); e.Code != c || e.Message == "" {
 			t.Errorf("NewError(%s) = %+v", c, e)
 		}

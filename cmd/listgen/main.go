@@ -1,0 +1,69 @@
+// Command listgen writes into openapi.yaml and template.yaml the lists and
+// values the code declares, so that each is kept in one place: the allowed
+// styles, media, filters and resolutions, the templates' names, the
+// generation statuses and codes. A value it writes follows a comment that
+// names its source:
+//
+//	# make generate: images.Styles
+//	enum: [3d_render, abstract, ...]
+//
+// Edit the declaration and run `make generate` (which runs this first, then
+// derives the client and the served JSON from openapi.yaml); the text
+// around a marked value is left as written. TestDocumentsAreGenerated fails
+// when a document is not what this would write.
+//
+//	go run ./cmd/listgen    # from the repository's root
+package main
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+)
+
+// Documents are the files listgen writes, relative to the repository's root.
+var Documents = []string{"openapi.yaml", "template.yaml"}
+
+func main() {
+	if err := run("."); err != nil {
+		fmt.Fprintln(os.Stderr, "listgen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(root string) error {
+	out, err := generate(root)
+	if err != nil {
+		return err
+	}
+	for _, name := range Documents {
+		if err := os.WriteFile(root+"/"+name, out[name], 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// generate returns each document as listgen writes it. Every declared
+// value must be marked somewhere, so that none is left to a hand-kept copy.
+func generate(root string) (map[string][]byte, error) {
+	values := declared()
+	used := map[string]bool{}
+	out := map[string][]byte{}
+	for _, name := range Documents {
+		src, err := os.ReadFile(root + "/" + name)
+		if err != nil {
+			return nil, err
+		}
+		if out[name], err = Rewrite(src, values, used); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		if !used[name] {
+			return nil, fmt.Errorf("no document marks %q", marker+name)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The documents are what make generate writes: a list edited in Go and not
+// generated, or edited by hand in a document, fails here.
+func TestDocumentsAreGenerated(t *testing.T) {
+	out, err := generate("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range Documents {
+		disk, err := os.ReadFile("../../" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(disk) != string(out[name]) {
+			t.Errorf("%s is not what the code declares: run make generate", name)
+		}
+	}
+}
+
+const doc = `# A document.
+a:
+  # make generate: letters
+  enum: [x, y,
+    z]   # said of the list
+
+  # make generate: nullable
+  enum2: ['x', null]
+  anyOf:
+    - $ref: '#/b'
+    # make generate: pattern
+    - pattern: "^old\u3000$"
+  # make generate: prose
+  description: |
+    Old prose,
+    on two lines.
+
+  # make generate: max
+  maximum: 3 # a comment
+  other: [kept, 'as', written]
+`
+
+func values() map[string]*yaml.Node {
+	return map[string]*yaml.Node{
+		"letters":  list([]string{"a", "b", "c, d", "true"}),
+		"nullable": list([]string{"a", ""}),
+		"pattern":  quoted("^[\t \u3000]\\d\"$"),
+		"prose":    {Kind: yaml.ScalarNode, Style: yaml.LiteralStyle, Value: "New prose, " + strings.Repeat("an item, ", 12) + "the end.\n"},
+		"max":      plain("!!int", "52"),
+	}
+}
+
+// Only the marked values change, each as the code declares it, and the
+// rest stays as written: comments, blank lines, quoting, flow lists.
+func TestRewriteChangesOnlyTheMarkedValues(t *testing.T) {
+	used := map[string]bool{}
+	out, err := Rewrite([]byte(doc), values(), used)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `# A document.
+a:
+  # make generate: letters
+  enum: [a, b, 'c, d', 'true']   # said of the list
+
+  # make generate: nullable
+  enum2: [a, null]
+  anyOf:
+    - $ref: '#/b'
+    # make generate: pattern
+    - pattern: "^[\t \u3000]\\d\"$"
+  # make generate: prose
+  description: |
+    New prose, an item, an item, an item, an item, an item, an item, an item, an item, an item,
+    an item, an item, an item, the end.
+
+  # make generate: max
+  maximum: 52 # a comment
+  other: [kept, 'as', written]
+`
+	if string(out) != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
+	}
+	if len(used) != 5 {
+		t.Errorf("used %v, want all five", used)
+	}
+	again, err := Rewrite(out, values(), used)
+	if err != nil || string(again) != string(out) {
+		t.Errorf("a second run changed the document (%v):\n%s", err, again)
+	}
+}
+
+func TestRewriteWrapsLongLists(t *testing.T) {
+	long := list(strings.Fields(strings.Repeat("item_name ", 20)))
+	out, err := Rewrite([]byte("k:\n  # make generate: long\n  enum: []\n"), map[string]*yaml.Node{"long": long}, map[string]bool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("%d lines:\n%s", len(lines), out)
+	}
+	for _, l := range lines[2:] {
+		if len(l) > width {
+			t.Errorf("%d characters: %q", len(l), l)
+		}
+	}
+	if !strings.HasPrefix(lines[3], "    item_name,") {
+		t.Errorf("a continued line is indented two more than its key: %q", lines[3])
+	}
+}
+
+func TestRewriteRefuses(t *testing.T) {
+	for _, tc := range []struct{ name, doc, err string }{
+		{"unknown name", "# make generate: nothing\nk: v\n", "names nothing"},
+		{"block list", "# make generate: letters\nk:\n  - a\n", "not a block collection"},
+		{"plain scalar on two lines", "# make generate: max\nk: a\n  b\n", "spans lines"},
+		{"not YAML", "k: [\n", "did not find"},
+	} {
+		_, err := Rewrite([]byte(tc.doc), values(), map[string]bool{})
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.err)
+		}
+	}
+}
+
+// A declared value no document marks would be a list left to a hand-kept
+// copy: generate refuses it.
+func TestEveryDeclaredValueIsMarked(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range Documents {
+		src, err := os.ReadFile("../../" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "openapi.yaml" {
+			src = []byte(strings.Replace(string(src), marker+"generation.Codes\n", "\n", 1))
+		}
+		if err := os.WriteFile(root+"/"+name, src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := generate(root); err == nil || !strings.Contains(err.Error(), "generation.Codes") {
+		t.Fatalf("generate with generation.Codes unmarked: %v", err)
+	}
+}
+
+// The trimmed patterns' white space class is what strings.TrimSpace trims.
+func TestSpaceIsWhatTrimSpaceTrims(t *testing.T) {
+	class := regexp.MustCompile("^" + space + "$")
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		s := string(r)
+		if trims := strings.TrimSpace(s) == ""; class.MatchString(s) != trims && utf8.ValidRune(r) {
+			t.Errorf("%U: TrimSpace trims it: %v; the class matches it: %v", r, trims, !trims)
+		}
+	}
+}

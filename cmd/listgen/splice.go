@@ -1,0 +1,358 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// marker starts the comment line above a key whose value the code declares:
+// "# make generate: images.Styles".
+const marker = "# make generate: "
+
+// width is where a generated flow list or paragraph wraps, as the
+// documents wrap by hand.
+const width = 100
+
+// Rewrite returns src with the value of every marked key replaced by what
+// values declares under the marker's name. Only those values' text changes:
+// the rest of the document stays byte for byte as written. yaml.v3 finds the
+// marked keys and checks the result; it does not write the document, since
+// its encoder drops blank lines and escapes and joins wrapped lines.
+// used collects the names met.
+func Rewrite(src []byte, values map[string]*yaml.Node, used map[string]bool) ([]byte, error) {
+	marks, err := findMarks(src)
+	if err != nil {
+		return nil, err
+	}
+	lines := lineStarts(src)
+	type edit struct {
+		from, to int
+		text     string
+	}
+	var edits []edit
+	for _, m := range marks {
+		want, ok := values[m.name]
+		if !ok {
+			return nil, fmt.Errorf("line %d: %q names nothing listgen declares", m.key.Line, marker+m.name)
+		}
+		used[m.name] = true
+		from := offset(src, lines, m.value.Line, m.value.Column)
+		to, err := valueEnd(src, from, m.value)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %s: %w", m.value.Line, m.name, err)
+		}
+		text, err := render(want, m.key.Column-1, m.value.Column-1)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %s: %w", m.value.Line, m.name, err)
+		}
+		edits = append(edits, edit{from, to, text})
+	}
+	// From the end, so that the offsets before each edit hold.
+	slices.SortFunc(edits, func(a, b edit) int { return b.from - a.from })
+	out := slices.Clone(src)
+	for i := range edits {
+		e := edits[i]
+		out = slices.Concat(out[:e.from], []byte(e.text), out[e.to:])
+	}
+	// What was written reads back as the declared values, and the marks
+	// are where they were.
+	again, err := findMarks(out)
+	if err != nil {
+		return nil, fmt.Errorf("the rewritten document: %w", err)
+	}
+	if len(again) != len(marks) {
+		return nil, fmt.Errorf("the rewritten document has %d marks, not %d", len(again), len(marks))
+	}
+	for _, m := range again {
+		got, want := decode(m.value), decode(values[m.name])
+		if values[m.name].Style == yaml.LiteralStyle {
+			// Prose (CommonMark, as OpenAPI's descriptions are): a line
+			// break inside a paragraph is a space.
+			got, want = strings.Join(strings.Fields(m.value.Value), " "), strings.Join(strings.Fields(values[m.name].Value), " ")
+		}
+		if !reflect.DeepEqual(got, want) {
+			return nil, fmt.Errorf("line %d: %s reads back as %v, not %v", m.value.Line, m.name, got, want)
+		}
+	}
+	return out, nil
+}
+
+// mark is a marked key and its value.
+type mark struct {
+	name       string
+	key, value *yaml.Node
+}
+
+// findMarks lists the marked keys.
+func findMarks(src []byte) ([]mark, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		return nil, err
+	}
+	var marks []mark
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				key, value := n.Content[i], n.Content[i+1]
+				comment := key.HeadComment
+				if i == 0 && comment == "" {
+					// "# ...\n- key: value": yaml.v3 gives the comment
+					// to the sequence item, the mapping.
+					comment = n.HeadComment
+				}
+				lines := strings.Split(comment, "\n")
+				if name, ok := strings.CutPrefix(lines[len(lines)-1], marker); ok {
+					marks = append(marks, mark{strings.TrimSpace(name), key, value})
+				}
+			}
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(&doc)
+	return marks, nil
+}
+
+func decode(n *yaml.Node) any {
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return err
+	}
+	return v
+}
+
+func lineStarts(src []byte) []int {
+	starts := []int{0}
+	for i, b := range src {
+		if b == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+// offset is the byte offset of yaml.v3's line and column (both from 1,
+// the column counted in characters).
+func offset(src []byte, lines []int, line, column int) int {
+	at := lines[line-1]
+	for range column - 1 {
+		_, size := utf8.DecodeRune(src[at:])
+		at += size
+	}
+	return at
+}
+
+// valueEnd is the offset just past the text of n, which starts at from.
+func valueEnd(src []byte, from int, n *yaml.Node) (int, error) {
+	switch {
+	case n.Style&yaml.FlowStyle != 0 && (n.Kind == yaml.SequenceNode || n.Kind == yaml.MappingNode):
+		depth := 0
+		for i := from; i < len(src); i++ {
+			switch src[i] {
+			case '[', '{':
+				depth++
+			case ']', '}':
+				depth--
+				if depth == 0 {
+					return i + 1, nil
+				}
+			case '\'', '"':
+				end, err := quotedEnd(src, i)
+				if err != nil {
+					return 0, err
+				}
+				i = end - 1
+			}
+		}
+		return 0, fmt.Errorf("unclosed flow collection")
+	case n.Kind != yaml.ScalarNode:
+		return 0, fmt.Errorf("a generated value is a flow list or a scalar, not a block collection")
+	case n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) != 0:
+		return quotedEnd(src, from)
+	case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
+		// The indicator's line, then every line that is blank or indented
+		// more than the key; trailing blank lines stay outside.
+		indent := -1
+		end := bytes.IndexByte(src[from:], '\n') + from
+		for at := end + 1; at < len(src); {
+			next := bytes.IndexByte(src[at:], '\n')
+			if next < 0 {
+				next = len(src) - at
+			}
+			line := src[at : at+next]
+			if len(bytes.TrimSpace(line)) > 0 {
+				lead := len(line) - len(bytes.TrimLeft(line, " "))
+				if indent < 0 {
+					indent = lead
+				}
+				if lead < indent {
+					break
+				}
+				end = at + next
+			}
+			at += next + 1
+		}
+		return end, nil
+	default:
+		lineEnd := bytes.IndexByte(src[from:], '\n')
+		if lineEnd < 0 {
+			lineEnd = len(src) - from
+		}
+		text := src[from : from+lineEnd]
+		if c := bytes.Index(text, []byte(" #")); c >= 0 {
+			text = text[:c]
+		}
+		if string(bytes.TrimSpace(text)) != n.Value {
+			return 0, fmt.Errorf("a plain value that spans lines")
+		}
+		return from + len(bytes.TrimRight(text, " ")), nil
+	}
+}
+
+// quotedEnd is the offset past the quoted scalar that starts at from.
+func quotedEnd(src []byte, from int) (int, error) {
+	q := src[from]
+	for i := from + 1; i < len(src); i++ {
+		switch {
+		case q == '"' && src[i] == '\\':
+			i++
+		case src[i] == q && q == '\'' && i+1 < len(src) && src[i+1] == '\'':
+			i++
+		case src[i] == q:
+			return i + 1, nil
+		}
+	}
+	return 0, fmt.Errorf("unclosed quoted scalar")
+}
+
+// render writes n as the value of a key indented by indent spaces, the
+// value starting at column at (from 0).
+func render(n *yaml.Node, indent, at int) (string, error) {
+	switch {
+	case n.Kind == yaml.SequenceNode:
+		var items []string
+		for _, item := range n.Content {
+			text, err := flowScalar(item)
+			if err != nil {
+				return "", err
+			}
+			items = append(items, text)
+		}
+		return flowList(items, indent, at), nil
+	case n.Kind != yaml.ScalarNode:
+		return "", fmt.Errorf("cannot render a %v", n.Kind)
+	case n.Style == yaml.DoubleQuotedStyle:
+		return doubleQuoted(n.Value), nil
+	case n.Style == yaml.LiteralStyle:
+		var b strings.Builder
+		b.WriteString("|")
+		for _, paragraph := range strings.Split(strings.TrimSuffix(n.Value, "\n"), "\n") {
+			b.WriteString(paragraphLines(paragraph, indent+2))
+		}
+		return b.String(), nil
+	default:
+		return flowScalar(n)
+	}
+}
+
+// flowScalar writes a scalar as an item of a flow list: plain where YAML
+// reads it back the same, single-quoted otherwise.
+func flowScalar(n *yaml.Node) (string, error) {
+	if n.Kind != yaml.ScalarNode {
+		return "", fmt.Errorf("a generated list holds scalars, not a %v", n.Kind)
+	}
+	out, err := yaml.Marshal(n)
+	if err != nil {
+		return "", err
+	}
+	text := strings.TrimSuffix(string(out), "\n")
+	if text != n.Value || strings.ContainsAny(text, ",[]{}#") {
+		// Quoted as the documents quote: 'true', '0.75'.
+		text = "'" + strings.ReplaceAll(n.Value, "'", "''") + "'"
+	}
+	return text, nil
+}
+
+// flowList writes items as "[a, b, c]" from column at, going on to a line
+// indented two more than the key where the next item would pass width.
+func flowList(items []string, indent, at int) string {
+	var b strings.Builder
+	col := at + len("[")
+	b.WriteString("[")
+	for i, item := range items {
+		if i > 0 {
+			b.WriteString(",")
+			col++
+			// The item and the comma or bracket after it.
+			if col+1+len(item)+1 > width {
+				b.WriteString("\n" + strings.Repeat(" ", indent+2))
+				col = indent + 2
+			} else {
+				b.WriteString(" ")
+				col++
+			}
+		}
+		b.WriteString(item)
+		col += len(item)
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+// paragraphLines writes a paragraph of a block scalar in lines at indent
+// within width, breaking after commas only, so that a generated list in
+// prose keeps each item on one line ("3 Advertisement").
+func paragraphLines(text string, indent int) string {
+	var b strings.Builder
+	col := width
+	for _, unit := range strings.SplitAfter(text, ", ") {
+		unit = strings.TrimSuffix(unit, " ")
+		if col+1+len(unit) > width {
+			b.WriteString("\n" + strings.Repeat(" ", indent))
+			col = indent
+		} else {
+			b.WriteString(" ")
+			col++
+		}
+		b.WriteString(unit)
+		col += len(unit)
+	}
+	return b.String()
+}
+
+// doubleQuoted writes s as a double-quoted scalar: backslashes and quotes
+// escaped, and every space but the ASCII one and every invisible character
+// as \u, so a pattern's white space class can be read.
+func doubleQuoted(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '\\' || r == '"':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == ' ' || (r < utf8.RuneSelf && unicode.IsPrint(r)):
+			b.WriteRune(r)
+		case r <= 0xFF:
+			b.WriteString(`\x` + strings.ToUpper(strconv.FormatInt(int64(r)|0x100, 16)[1:]))
+		default:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
