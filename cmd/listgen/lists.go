@@ -9,10 +9,12 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"contentapi/shared/app"
 	"contentapi/shared/documents"
 	"contentapi/shared/generation"
 	"contentapi/shared/images"
 	"contentapi/shared/records"
+	"contentapi/shared/store"
 )
 
 // declared is every value the documents copy from the code, by the name
@@ -47,6 +49,10 @@ func declared() map[string]*yaml.Node {
 	v["documents.Templates by id"] = &yaml.Node{Kind: yaml.ScalarNode, Style: yaml.LiteralStyle,
 		Value: "A document template, by id: " + strings.Join(byID, ", ") + ".\n"}
 	v["documents.Templates last id"] = plain("!!int", strconv.Itoa(len(documents.Templates)-1))
+
+	for _, r := range app.Resources {
+		v["store.IndexAttributes("+r.Def.Name+")"] = list(store.IndexAttributes(r.Def))
+	}
 
 	v["generation.Statuses"] = list(generation.Statuses)
 	v["generation.Codes"] = list(generation.Codes)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -483,6 +484,24 @@ func (t *Table) scopeAndFilters(e *expression, q records.ListQuery, scopeInKey b
 	for _, f := range q.Filters {
 		e.equal(f.Attr, f.Value)
 	}
+}
+
+// IndexAttributes are the attributes res's list indexes (IndexByID and
+// IndexByName) carry beside their keys: what a list's filter expression
+// reads, the folded name a search looks in, favorite, each filter and the
+// scope. Nothing larger: a list reads the index entry of every record it
+// passes over. template.yaml projects these (make generate writes them).
+func IndexAttributes(res *records.Resource) []string {
+	attrs := []string{AttrNameFold, AttrFavorite}
+	for _, f := range res.Filters {
+		if !slices.Contains(attrs, f.Param) {
+			attrs = append(attrs, f.Param)
+		}
+	}
+	if res.Scope != nil && !slices.Contains(attrs, res.Scope.Field) {
+		attrs = append(attrs, res.Scope.Field)
+	}
+	return attrs
 }
 
 // indexQuery builds the Query of a list on the slim index its sort needs.
