@@ -6016,7 +6016,7 @@ type ClientInterface interface {
 	// validated as on create; inputs not given keep their values). Another `template_id` moves
 	// the document to that template: the text is written from that template's brief, the document
 	// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-	// fails on the way: see the README's data model). The answer is 200 when
+	// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -6033,7 +6033,7 @@ type ClientInterface interface {
 	// validated as on create; inputs not given keep their values). Another `template_id` moves
 	// the document to that template: the text is written from that template's brief, the document
 	// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-	// fails on the way: see the README's data model). The answer is 200 when
+	// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -6050,7 +6050,7 @@ type ClientInterface interface {
 	// validated as on create; inputs not given keep their values). Another `template_id` moves
 	// the document to that template: the text is written from that template's brief, the document
 	// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-	// fails on the way: see the README's data model). The answer is 200 when
+	// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -6558,7 +6558,7 @@ func (c *Client) UpdateDocumentWithFormdataBody(ctx context.Context, id Id, para
 // validated as on create; inputs not given keep their values). Another `template_id` moves
 // the document to that template: the text is written from that template's brief, the document
 // is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-// fails on the way: see the README's data model). The answer is 200 when
+// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -6585,7 +6585,7 @@ func (c *Client) RegenerateDocumentWithBody(ctx context.Context, id Id, params *
 // validated as on create; inputs not given keep their values). Another `template_id` moves
 // the document to that template: the text is written from that template's brief, the document
 // is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-// fails on the way: see the README's data model). The answer is 200 when
+// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -6612,7 +6612,7 @@ func (c *Client) RegenerateDocument(ctx context.Context, id Id, params *Regenera
 // validated as on create; inputs not given keep their values). Another `template_id` moves
 // the document to that template: the text is written from that template's brief, the document
 // is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-// fails on the way: see the README's data model). The answer is 200 when
+// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -9037,7 +9037,7 @@ type ClientWithResponsesInterface interface {
 	// validated as on create; inputs not given keep their values). Another `template_id` moves
 	// the document to that template: the text is written from that template's brief, the document
 	// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-	// fails on the way: see the README's data model). The answer is 200 when
+	// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -9054,7 +9054,7 @@ type ClientWithResponsesInterface interface {
 	// validated as on create; inputs not given keep their values). Another `template_id` moves
 	// the document to that template: the text is written from that template's brief, the document
 	// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-	// fails on the way: see the README's data model). The answer is 200 when
+	// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -9071,7 +9071,7 @@ type ClientWithResponsesInterface interface {
 	// validated as on create; inputs not given keep their values). Another `template_id` moves
 	// the document to that template: the text is written from that template's brief, the document
 	// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-	// fails on the way: see the README's data model). The answer is 200 when
+	// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
 	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 	// its `generation` state either way. 409 while the record's generation is pending or
 	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -12613,7 +12613,7 @@ func (c *ClientWithResponses) UpdateDocumentWithFormdataBodyWithResponse(ctx con
 // validated as on create; inputs not given keep their values). Another `template_id` moves
 // the document to that template: the text is written from that template's brief, the document
 // is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-// fails on the way: see the README's data model). The answer is 200 when
+// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -12636,7 +12636,7 @@ func (c *ClientWithResponses) RegenerateDocumentWithBodyWithResponse(ctx context
 // validated as on create; inputs not given keep their values). Another `template_id` moves
 // the document to that template: the text is written from that template's brief, the document
 // is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-// fails on the way: see the README's data model). The answer is 200 when
+// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's document or words quota no
@@ -12659,7 +12659,7 @@ func (c *ClientWithResponses) RegenerateDocumentWithResponse(ctx context.Context
 // validated as on create; inputs not given keep their values). Another `template_id` moves
 // the document to that template: the text is written from that template's brief, the document
 // is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-// fails on the way: see the README's data model). The answer is 200 when
+// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
 // generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
 // its `generation` state either way. 409 while the record's generation is pending or
 // running; 429 with `code: quota_exceeded` when the month's document or words quota no

@@ -10,8 +10,8 @@ import (
 	"contentapi/client"
 )
 
-// The README shows this example's body; TestReadmeShowsTheExample keeps
-// the two the same, so the README's code compiles.
+// docs/api.md shows this example's body; TestDocsShowTheExamples keeps
+// the two the same, so the page's code compiles.
 func Example() {
 	api, err := client.NewClientWithResponses("http://127.0.0.1:3000",
 		client.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {

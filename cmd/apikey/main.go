@@ -75,7 +75,7 @@ flags of every command:
   --region NAME     AWS region with --endpoint aws (default $AWS_REGION or the profile's)
 
 environment: KEY_CHECKSUM_SECRET, the deployed stack's checksum secret, which
-create needs for keys in AWS (see the README's Deploying section)
+create needs for keys in AWS (see docs/deploying.md, "The first key")
 `
 
 // errUsage marks mistakes in the command line: exit status 2, not 1.
@@ -221,7 +221,7 @@ func (t target) checksum(stderr io.Writer) (auth.Checksum, error) {
 	secret := os.Getenv(checksumEnv)
 	if secret == "" && t.aws() {
 		return auth.Checksum{}, fmt.Errorf("keys in AWS need the stack's checksum secret in %s; "+
-			"read it from the stack's KeyChecksumSecretArn output as the README's Deploying section shows", checksumEnv)
+			"read it from the stack's KeyChecksumSecretArn output as docs/deploying.md, The first key, shows", checksumEnv)
 	}
 	c, err := auth.NewChecksum(secret)
 	if err != nil {

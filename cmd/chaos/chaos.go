@@ -77,7 +77,7 @@ const (
 	// the function timeout of template.yaml.
 	chaosRequestTimeout  = "8"
 	chaosFunctionTimeout = "10s"
-	// maxSettle is the README's bound: a total is exact again this long after
+	// maxSettle is docs/api.md's bound: a total is exact again this long after
 	// a fault, whether or not the account writes.
 	maxSettle = 5 * time.Minute
 )
@@ -237,7 +237,7 @@ func run(ctx context.Context, out string) error {
 		}
 	}
 	if res.Exact > maxSettle {
-		return fmt.Errorf("chaos: totals exact %v after the outage, past the README's %v", res.Exact.Round(time.Second), maxSettle)
+		return fmt.Errorf("chaos: totals exact %v after the outage, past docs/api.md's %v", res.Exact.Round(time.Second), maxSettle)
 	}
 	return nil
 }

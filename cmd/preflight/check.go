@@ -125,7 +125,7 @@ func (c checker) access(ctx context.Context, m model) (string, []string) {
 			note += "The account has no working subscription to it. Bedrock subscribes on the first call of a caller " +
 				"holding the Marketplace permissions (the functions hold them for MarketplaceProductIds): check the account's " +
 				"payment method and that the model's product id is in MarketplaceProductIds, then call again; " +
-				"a subscription takes up to 15 minutes (README, Generation, Model access)."
+				"a subscription takes up to 15 minutes (docs/generation.md, Model access)."
 		}
 		return accessDenied, []string{note}
 	case errors.As(err, &notFound):

@@ -210,24 +210,24 @@ func TestMakePreflightChecksTheDeployedStack(t *testing.T) {
 	}
 }
 
-// The README's sample report has the columns the command prints.
-func TestReadmeSampleReport(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// The sample report of docs/deploying.md has the columns the command prints.
+func TestDocsSampleReport(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "deploying.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
 	printReports(&out, nil)
 	header, _, _ := strings.Cut(out.String(), "\n")
-	for line := range strings.Lines(string(readme)) {
+	for line := range strings.Lines(string(page)) {
 		if strings.HasPrefix(line, "KIND ") {
 			if !equal(strings.Fields(line), strings.Fields(header)) {
-				t.Errorf("the README's sample report has the columns %q, the command %q", line, header)
+				t.Errorf("the sample report has the columns %q, the command %q", line, header)
 			}
 			return
 		}
 	}
-	t.Error("the README has no sample report")
+	t.Error("docs/deploying.md has no sample report")
 }
 
 func equal(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }

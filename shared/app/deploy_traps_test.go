@@ -2,8 +2,6 @@ package app_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -32,11 +30,11 @@ func TestTemplateStatefulResourcesChooseTheirFate(t *testing.T) {
 	}
 }
 
-// What sam delete keeps is each named in the README's Retiring the stack,
+// What sam delete keeps is each named in docs/deploying.md's Retiring the stack,
 // with what it costs meanwhile and how it goes, and its output is read
 // before sam delete, which takes the outputs with it.
-func TestReadmeRetiringTheStack(t *testing.T) {
-	section := between(t, readmeText(t), "### Retiring the stack", "\n## ")
+func TestDocsRetiringTheStack(t *testing.T) {
+	section := docPage(t, "docs/deploying.md").section(t, "## Retiring the stack", "\n## ")
 	deleteAt := strings.Index(section, "sam delete --")
 	if deleteAt < 0 {
 		t.Fatal("the section runs no sam delete")
@@ -64,36 +62,12 @@ func TestReadmeRetiringTheStack(t *testing.T) {
 	}
 }
 
-func readmeText(t *testing.T) string {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(raw)
-}
-
-// between is text from the first from to the next to after it, or to
-// the end when no to follows; a text without from fails the test.
-func between(t *testing.T, text, from, to string) string {
-	t.Helper()
-	start := strings.Index(text, from)
-	if start < 0 {
-		t.Fatalf("README.md has no %q", from)
-	}
-	end := strings.Index(text[start+len(from):], to)
-	if end < 0 {
-		return text[start:]
-	}
-	return text[start : start+len(from)+end]
-}
-
-// The README's cost lines name what the template turns on, and only that:
+// docs/deploying.md's cost lines name what the template turns on, and only that:
 // a cost for a feature the template left off would mislead as much as a
 // feature whose cost goes unsaid.
-func TestReadmeCostsMatchTheTemplate(t *testing.T) {
+func TestDocsCostsMatchTheTemplate(t *testing.T) {
 	tmpl := loadTemplate(t)
-	costs := between(t, readmeText(t), "**What it costs.**", "\n#")
+	costs := docPage(t, "docs/deploying.md").section(t, "**What it costs.**", "\n#")
 	tracing := false
 	for _, f := range tmpl.Functions() {
 		tracing = tracing || f.Properties["Tracing"] == "Active"
@@ -138,7 +112,7 @@ func lookupPath(m map[string]any, path ...string) any {
 // The concurrency quota a stack needs counts every reservation the
 // template makes: ReservedConcurrency once per function that takes it,
 // and the generator's own.
-func TestReadmeConcurrencyQuota(t *testing.T) {
+func TestDocsConcurrencyQuota(t *testing.T) {
 	tmpl := loadTemplate(t)
 	reserving := 0
 	for _, f := range tmpl.Functions() {
@@ -147,7 +121,7 @@ func TestReadmeConcurrencyQuota(t *testing.T) {
 		}
 	}
 	times := map[int]string{1: "once", 2: "twice", 3: "three times"}[reserving]
-	note := between(t, readmeText(t), "- `ReservedConcurrency`", "\n- ")
+	note := docPage(t, "docs/deploying.md").section(t, "- `ReservedConcurrency`", "\n- ")
 	for _, want := range []string{"100 plus " + times + " this value", "`GeneratorReservedConcurrency`"} {
 		if !strings.Contains(note, want) {
 			t.Errorf("the quota note does not say %q (%d functions reserve ReservedConcurrency):\n%s", want, reserving, note)
@@ -155,12 +129,12 @@ func TestReadmeConcurrencyQuota(t *testing.T) {
 	}
 }
 
-// Content goes to the models' region whatever the stack's: the README says
+// Content goes to the models' region whatever the stack's: docs/deploying.md says
 // so, naming the parameter and its default, as a fact about where data
 // goes.
-func TestReadmeWhereContentGoes(t *testing.T) {
+func TestDocsWhereContentGoes(t *testing.T) {
 	tmpl := loadTemplate(t)
-	text := between(t, readmeText(t), "**Where content goes.**", "\n\n")
+	text := docPage(t, "docs/deploying.md").section(t, "**Where content goes.**", "\n\n")
 	for _, want := range []string{"`BedrockRegion`", fmt.Sprintf("**%v**", tmpl.Parameters["BedrockRegion"].Default), "data residency", "`Generation=off`"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the paragraph does not say %s", want)
@@ -169,19 +143,23 @@ func TestReadmeWhereContentGoes(t *testing.T) {
 }
 
 // aws configure export-credentials is AWS CLI v2's: every paragraph or
-// command of the README that uses it says so.
-func TestReadmeExportCredentialsNeedsCLIv2(t *testing.T) {
+// command of the pages that uses it says so.
+func TestDocsExportCredentialsNeedsCLIv2(t *testing.T) {
 	uses := 0
-	for _, para := range strings.Split(readmeText(t), "\n\n") {
+	var paras []string
+	for _, p := range docPages(t) {
+		paras = append(paras, strings.Split(p.text, "\n\n")...)
+	}
+	for _, para := range paras {
 		para = strings.Join(strings.Fields(para), " ")
 		if strings.Contains(para, "aws configure export-credentials") {
 			uses++
 			if !strings.Contains(para, "AWS CLI v2") {
-				t.Errorf("README.md uses export-credentials without saying it needs AWS CLI v2: %s", para)
+				t.Errorf("a page uses export-credentials without saying it needs AWS CLI v2: %s", para)
 			}
 		}
 	}
 	if uses == 0 {
-		t.Error("README.md no longer uses export-credentials: drop this test")
+		t.Error("no page uses export-credentials any more: drop this test")
 	}
 }

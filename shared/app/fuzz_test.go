@@ -12,12 +12,13 @@ import (
 	"contentapi/shared/app"
 )
 
-// statuses are those api.md allows a response to carry.
+// statuses are those a response may carry: the successes, and the errors
+// docs/api.md lists in Limits and errors.
 var statuses = map[int]bool{200: true, 201: true, 204: true, 304: true, 400: true, 401: true, 403: true,
 	404: true, 405: true, 409: true, 412: true, 413: true, 415: true, 422: true, 429: true, 503: true}
 
 // Whatever an API Gateway event holds, the real entry point answers a
-// well-formed JSON body with a status from api.md: never a panic or a 500,
+// well-formed JSON body with a status from docs/api.md: never a panic or a 500,
 // and never a Lambda error (which the gateway would turn into a bare 500).
 func FuzzEntryPoint(f *testing.F) {
 	for _, seed := range []struct {

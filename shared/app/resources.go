@@ -21,7 +21,7 @@ import (
 //
 // Adding a resource is its package (as shared/images) and a line here, then
 // its function in functions/ and its parts of template.yaml and
-// openapi.yaml: README.md, "Adding a resource", lists them.
+// openapi.yaml: docs/architecture.md, "Adding a resource", lists them.
 var Resources = []Resource{
 	{Def: images.Resource, Render: images.Render, Content: generator.Image,
 		Quota: quota.Policy{Counts: quota.Images, MetersReads: true}},

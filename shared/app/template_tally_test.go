@@ -138,7 +138,7 @@ func TestTemplateTallyFilter(t *testing.T) {
 	}
 }
 
-// The README promises a total exact again within 5 minutes of an outage,
+// docs/api.md promises a total exact again within 5 minutes of an outage,
 // whether or not its account writes: an intent opened as the outage ends
 // is older than the settling horizon (as the template configures the
 // functions) after the horizon, and the tally's next scheduled run, which
@@ -180,6 +180,6 @@ func TestTemplateTallySweepsWithinFiveMinutes(t *testing.T) {
 	worst := cfg.SettleHorizon() + sweeps[0].Every + f.Timeout()
 	t.Logf("horizon %v + every %v + timeout %v = %v", cfg.SettleHorizon(), sweeps[0].Every, f.Timeout(), worst)
 	if worst > 5*time.Minute {
-		t.Errorf("an intent opened as an outage ends may wait %v to be settled, past the README's 5 minutes", worst)
+		t.Errorf("an intent opened as an outage ends may wait %v to be settled, past docs/api.md's 5 minutes", worst)
 	}
 }

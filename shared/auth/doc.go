@@ -14,14 +14,29 @@
 //
 // The checksum is keyed in every deployed stack: an HMAC-SHA256 under a
 // secret that CloudFormation generates (the template's KeyChecksumSecret)
-// and hands to the functions and, through the README's steps, to the apikey
-// command. Anyone can send a well-formed key, but without the secret its
+// and hands to the functions and, through docs/deploying.md's "The first
+// key", to the apikey command. Anyone can send a well-formed key, but without the secret its
 // checksum is wrong in all but one case in 62^6, so a flood of forged keys
 // costs no DynamoDB read at all, not even one per key. The secret proves
 // nothing about who holds a key (the table lookup does that), so if it
 // leaked, forged keys would cost one read each again and nothing more. The
 // local stack has no secret and uses the public CRC-32, which [DemoKey]
 // carries; for the same reason no deployed stack accepts the demo key.
+//
+// The secret reaches the functions as KEY_CHECKSUM_SECRET, a dynamic
+// reference CloudFormation resolves at deploy, so it is in the functions'
+// configuration, readable by whoever may call
+// lambda:GetFunctionConfiguration. It stays there on purpose: what it
+// guards is cost, not access (above). Resolving it at init from Secrets
+// Manager instead was measured: the SDK's Secrets Manager client adds
+// 262,144 bytes to a function (11,272,354 to 11,534,498 bytes for
+// functions/images, arm64, as `make build` builds it), which fits the
+// bootstrap budget, but every cold start would wait for a GetSecretValue
+// round trip (the cold-start target is 30 ms in all), pay $0.05 per 10,000
+// calls, and fail the function's init whenever Secrets Manager is slow or
+// throttled. Someone who can read the functions' configuration can usually
+// read their logs and tables too. Rotating the secret invalidates every
+// key.
 //
 // Only the hex SHA-256 of the whole key is stored (the table's partition key
 // key_hash). The plaintext is returned once, by [Keys.Create], and never

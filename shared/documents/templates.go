@@ -1,8 +1,8 @@
 package documents
 
 // Templates are the original app's 52 document templates, by id, named as
-// in the seed (api.md holds the table; later versions of the app renamed 33
-// and 34, and clients of this API know the seed's names).
+// in the seed (later versions of the app renamed 33 and 34, and clients of
+// this API know the seed's names).
 var Templates = [...]string{
 	1: "Freestyle", 2: "About us", 3: "Advertisement", 4: "Article", 5: "Blog intro",
 	6: "Blog outline", 7: "Blog outro", 8: "Blog paragraph", 9: "Blog post", 10: "Blog section",

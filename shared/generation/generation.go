@@ -16,7 +16,7 @@ import (
 // Status is where a record's generation stands.
 type Status string
 
-// The statuses of api.md, in the order a generation passes through them.
+// The statuses a client sees (docs/api.md), in the order a generation passes through them.
 const (
 	Pending Status = "pending"
 	Running Status = "running"
@@ -206,7 +206,7 @@ func NewAttempt() string {
 // Code classifies a failed generation for clients.
 type Code string
 
-// The codes of api.md.
+// The codes a client sees in a failed generation's error (docs/api.md).
 const (
 	Throttled        Code = "throttled"
 	ContentFiltered  Code = "content_filtered"

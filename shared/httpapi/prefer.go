@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// MaxWait is the longest wait a request may prefer (api.md: wait=1-25),
+// MaxWait is the longest wait a request may prefer (docs/api.md: wait=1-25),
 // within the HTTP API's 30 s.
 const MaxWait = 25 * time.Second
 

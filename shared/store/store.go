@@ -1,6 +1,6 @@
 // Package store keeps records in DynamoDB, one table per resource.
 //
-// Layout (see README "Data model"): partition key `account`, sort key `id`.
+// Layout (see docs/architecture.md, "Data model"): partition key `account`, sort key `id`.
 // Two global secondary indexes hold slim copies of each record (name_fold,
 // favorite and the filter attributes), so lists, filters and counts read
 // ~100-byte entries, then fetch the page's full items in one BatchGetItem.

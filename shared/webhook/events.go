@@ -12,7 +12,7 @@ import (
 	"contentapi/shared/generation"
 )
 
-// The event types an endpoint can subscribe to (api.md, Webhooks).
+// The event types an endpoint can subscribe to.
 const (
 	DocumentGenerated = "document.generated"
 	DocumentFailed    = "document.failed"

