@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -50,9 +51,29 @@ func declared() map[string]*yaml.Node {
 		Value: "A document template, by id: " + strings.Join(byID, ", ") + ".\n"}
 	v["documents.Templates last id"] = plain("!!int", strconv.Itoa(len(documents.Templates)-1))
 
+	ids := "0*(?:" + upTo(len(documents.Templates)-1) + ")"
+	v["documents.Templates ids trimmed"] = quoted("^" + space + "*" + ids + space + "*$")
+	v["documents.Templates ids or empty"] = singleQuoted("^(?:" + ids + ")?$")
+
 	for _, r := range app.Resources {
-		v["store.IndexAttributes("+r.Def.Name+")"] = list(store.IndexAttributes(r.Def))
+		name := r.Def.Name
+		v["store.IndexAttributes("+name+")"] = list(store.IndexAttributes(r.Def))
+		v[name+".Resource.SearchBy"] = list(r.Def.SearchBy)
+		for _, f := range r.Def.Fields {
+			if choice, ok := f.Kind.(records.Choice); ok {
+				v[name+".Resource "+f.Name] = numbers(choice)
+			}
+		}
 	}
+
+	v["records.SortBys"] = list(records.SortBys)
+	v["records.Sorts"] = list(records.Sorts)
+	v["records.PerPages"] = numbers(records.PerPages)
+	perPages := make([]string, len(records.PerPages))
+	for i, n := range records.PerPages {
+		perPages[i] = strconv.Itoa(n)
+	}
+	v["records.PerPages or empty"] = singleQuoted("^(?:0*(?:" + strings.Join(perPages, "|") + "))?$")
 
 	v["generation.Statuses"] = list(generation.Statuses)
 	v["generation.Codes"] = list(generation.Codes)
@@ -72,12 +93,30 @@ func list[S ~[]E, E ~string](values S) *yaml.Node {
 	return n
 }
 
+// numbers is a flow list of numbers.
+func numbers[N int | float64](values []N) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+	for _, x := range values {
+		f := float64(x)
+		if f == math.Trunc(f) {
+			n.Content = append(n.Content, plain("!!int", strconv.FormatInt(int64(f), 10)))
+		} else {
+			n.Content = append(n.Content, plain("!!float", strconv.FormatFloat(f, 'f', -1, 64)))
+		}
+	}
+	return n
+}
+
 func plain(tag, value string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value}
 }
 
 func quoted(s string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.DoubleQuotedStyle, Value: s}
+}
+
+func singleQuoted(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.SingleQuotedStyle, Value: s}
 }
 
 // trimmed is the pattern of a value of enum with white space around it,
@@ -131,4 +170,58 @@ func classRune(r rune) string {
 	default:
 		return fmt.Sprintf(`\x%02X`, r)
 	}
+}
+
+// upTo is a regular expression of the numbers 1 to n written without
+// leading zeros: 52 is "[1-9]|[1-4][0-9]|5[0-2]".
+func upTo(n int) string {
+	var parts []string
+	hi := strconv.Itoa(n)
+	for digits := 1; digits <= len(hi); digits++ {
+		lo, top := "1"+strings.Repeat("0", digits-1), strings.Repeat("9", digits)
+		if digits == len(hi) {
+			top = hi
+		}
+		parts = append(parts, between(lo, top)...)
+	}
+	return strings.Join(parts, "|")
+}
+
+// between is the alternatives matching the numbers from lo to hi, both of
+// the same number of digits.
+func between(lo, hi string) []string {
+	if len(lo) == 1 {
+		return []string{digitClass(lo[0], hi[0])}
+	}
+	if lo[0] == hi[0] {
+		var out []string
+		for _, rest := range between(lo[1:], hi[1:]) {
+			out = append(out, lo[:1]+rest)
+		}
+		return out
+	}
+	zeros, nines := strings.Repeat("0", len(lo)-1), strings.Repeat("9", len(lo)-1)
+	var out []string
+	first, last := lo[0], hi[0]
+	if lo[1:] != zeros {
+		out = append(out, between(lo, lo[:1]+nines)...)
+		first++
+	}
+	if hi[1:] != nines {
+		last--
+	}
+	if first <= last {
+		out = append(out, digitClass(first, last)+strings.Repeat("[0-9]", len(lo)-1))
+	}
+	if hi[1:] != nines {
+		out = append(out, between(hi[:1]+zeros, hi)...)
+	}
+	return out
+}
+
+func digitClass(lo, hi byte) string {
+	if lo == hi {
+		return string(lo)
+	}
+	return "[" + string(lo) + "-" + string(hi) + "]"
 }

@@ -1,8 +1,9 @@
 // Command listgen writes into openapi.yaml and template.yaml the lists and
 // values the code declares, so that each is kept in one place: the allowed
-// styles, media, filters and resolutions, the templates' names, the
-// generation statuses and codes. A value it writes follows a comment that
-// names its source:
+// styles, media, filters and resolutions, the templates' names and ids, the
+// list parameters' values, the generation statuses and codes, what the
+// list indexes project (lists.go names them all). A value it writes follows
+// a comment that names its source:
 //
 //	# make generate: images.Styles
 //	enum: [3d_render, abstract, ...]

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -163,6 +164,21 @@ func TestSpaceIsWhatTrimSpaceTrims(t *testing.T) {
 		s := string(r)
 		if trims := strings.TrimSpace(s) == ""; class.MatchString(s) != trims && utf8.ValidRune(r) {
 			t.Errorf("%U: TrimSpace trims it: %v; the class matches it: %v", r, trims, !trims)
+		}
+	}
+}
+
+// upTo matches exactly the numbers 1 to n as written without leading zeros.
+func TestUpTo(t *testing.T) {
+	for n := 1; n <= 1200; n += 1 + n/50 {
+		re := regexp.MustCompile("^(?:" + upTo(n) + ")$")
+		for i := 0; i <= 1300; i++ {
+			if re.MatchString(strconv.Itoa(i)) != (i >= 1 && i <= n) {
+				t.Fatalf("upTo(%d) = %s: matches %d: %v", n, upTo(n), i, !(i >= 1 && i <= n))
+			}
+		}
+		if re.MatchString("01") {
+			t.Fatalf("upTo(%d) matches a leading zero", n)
 		}
 	}
 }

@@ -253,6 +253,8 @@ func render(n *yaml.Node, indent, at int) (string, error) {
 		return "", fmt.Errorf("cannot render a %v", n.Kind)
 	case n.Style == yaml.DoubleQuotedStyle:
 		return doubleQuoted(n.Value), nil
+	case n.Style == yaml.SingleQuotedStyle:
+		return "'" + strings.ReplaceAll(n.Value, "'", "''") + "'", nil
 	case n.Style == yaml.LiteralStyle:
 		var b strings.Builder
 		b.WriteString("|")

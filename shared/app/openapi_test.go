@@ -167,9 +167,10 @@ func TestOpenAPIMatchesTheResources(t *testing.T) {
 			}
 			d.checkQueryKind(t, res.Name+" ?"+f.Param, p, f.Kind)
 		}
-		searchBy := d.resolve(params["search_by"]["schema"])
-		if !reflect.DeepEqual(d.given(searchBy)["enum"], toAny(res.SearchBy)) || searchBy["default"] != res.SearchBy[0] {
-			t.Errorf("list %s ?search_by: %v, the code's %v", res.Name, searchBy, res.SearchBy)
+		// Its values are written from res.SearchBy (make generate); the
+		// default is the first.
+		if searchBy := d.resolve(params["search_by"]["schema"]); searchBy["default"] != res.SearchBy[0] {
+			t.Errorf("list %s ?search_by: default %v, the code's %v", res.Name, searchBy["default"], res.SearchBy[0])
 		}
 		if res.Scope != nil {
 			p := d.resolve(params[res.Scope.Field]["schema"])
@@ -179,8 +180,8 @@ func TestOpenAPIMatchesTheResources(t *testing.T) {
 		}
 	}
 	// The allowed values' lists themselves (Style, the Image's nullable
-	// copies, the trimmed patterns, the templates' names) are written from
-	// the code by make generate: cmd/listgen.
+	// copies, the trimmed patterns, the templates' names, the list
+	// parameters') are written from the code by make generate: cmd/listgen.
 }
 
 // given is the schema of a field's given value: an optional field's schema

@@ -8,13 +8,14 @@ import (
 	"contentapi/shared/input"
 )
 
-// Allowed values of the list parameters, from the original app.
+// Allowed values of the list parameters, from the original app (openapi.yaml
+// lists them from here: make generate).
 var (
-	perPages = []int{10, 25, 50, 100}
+	PerPages = []int{10, 25, 50, 100}
 	// perPage reads per_page as page does: digits only, no sign.
 	perPage = Int{Min: 1, Max: 100}
-	sortBys = Enum{"id", "name"}
-	sorts   = Enum{"desc", "asc"}
+	SortBys = Enum{"id", "name"}
+	Sorts   = Enum{"desc", "asc"}
 )
 
 // MaxPage bounds page so offsets stay far from overflow; any page past the
@@ -94,14 +95,14 @@ func (r *Resource) ParseList(q input.Params, cursors Cursors) (ListQuery, error)
 	if v, ok := parse("search_by", Enum(r.SearchBy)); ok {
 		lq.SearchBy = v.(string)
 	}
-	if v, ok := parse("sort_by", sortBys); ok {
+	if v, ok := parse("sort_by", SortBys); ok {
 		lq.SortBy = v.(string)
 	}
-	if v, ok := parse("sort", sorts); ok {
+	if v, ok := parse("sort", Sorts); ok {
 		lq.Desc = v.(string) == "desc"
 	}
 	if v, ok := parse("per_page", perPage); ok {
-		if n := int(v.(int64)); slices.Contains(perPages, n) {
+		if n := int(v.(int64)); slices.Contains(PerPages, n) {
 			lq.PerPage = n
 		} else {
 			errs.add("per_page", "The selected per page is invalid.")
