@@ -35,8 +35,7 @@
 // round trip (the cold-start target is 30 ms in all), pay $0.05 per 10,000
 // calls, and fail the function's init whenever Secrets Manager is slow or
 // throttled. Someone who can read the functions' configuration can usually
-// read their logs and tables too. Rotating the secret invalidates every
-// key.
+// read their logs and tables too.
 //
 // Only the hex SHA-256 of the whole key is stored (the table's partition key
 // key_hash). The plaintext is returned once, by [Keys.Create], and never

@@ -1,18 +1,10 @@
 // Package store keeps records in DynamoDB, one table per resource.
 //
-// Layout (see docs/architecture.md, "Data model"): partition key `account`, sort key `id`.
-// Two global secondary indexes hold slim copies of each record (name_fold,
-// favorite and the filter attributes), so lists, filters and counts read
-// ~100-byte entries, then fetch the page's full items in one BatchGetItem.
-// `by_id` sorts on id_key = scope*1e12 + id, so a scope (a document
-// template) is one contiguous key range; `by_name` sorts on the folded
-// name, ties broken by id.
-//
-// Item id 0 of each account is its counter: the next id and a record count
-// per scope, and the account's monthly usage and limits (shared/quota),
-// counted in the write that hands out the id. Every write is a single-item
+// The tables' layout, their indexes and the account's counter item (id 0)
+// are docs/architecture.md's Data model. Every write is a single-item
 // conditional write, never a transaction; counter.go says how the counts
-// stay exact without one.
+// stay exact without one, uncount.go how a delete's count comes down, and
+// sweep.go how an account that writes no more is settled.
 package store
 
 import (
