@@ -4075,14 +4075,14 @@ type Image struct {
 	Description string    `json:"description"`
 	Favorite    bool      `json:"favorite"`
 
-	// Filter One of the 3 filters, or null.
+	// Filter One of the filters (`Filter`), or null.
 	Filter *ImageFilter `json:"filter"`
 
 	// Generation The picture's generation; null where the deployment does not generate.
 	Generation *Generation `json:"generation"`
 	Id         int64       `json:"id"`
 
-	// Medium One of the 11 media, or null.
+	// Medium One of the media (`Medium`), or null.
 	Medium *ImageMedium `json:"medium"`
 
 	// Name A name, 1-128 characters.
@@ -4092,7 +4092,7 @@ type Image struct {
 	// Result The stored file name of the generated picture (`<hex>.png`); null until one exists.
 	Result *string `json:"result"`
 
-	// Style One of the 14 styles, or null.
+	// Style One of the styles (`Style`), or null.
 	Style *ImageStyle `json:"style"`
 
 	// UpdatedAt ISO-8601 UTC with microseconds.
@@ -4105,13 +4105,13 @@ type Image struct {
 	Url *string `json:"url"`
 }
 
-// ImageFilter One of the 3 filters, or null.
+// ImageFilter One of the filters (`Filter`), or null.
 type ImageFilter string
 
-// ImageMedium One of the 11 media, or null.
+// ImageMedium One of the media (`Medium`), or null.
 type ImageMedium string
 
-// ImageStyle One of the 14 styles, or null.
+// ImageStyle One of the styles (`Style`), or null.
 type ImageStyle string
 
 // ImageAcceptedResponse defines model for ImageAcceptedResponse.
@@ -4679,7 +4679,7 @@ type ListDocumentsParams struct {
 	// SearchBy What `search` looks in; empty is the default.
 	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
 
-	// TemplateId The template whose documents are listed, 1 to 52 (leading zeros allowed); empty is 1.
+	// TemplateId The template whose documents are listed, a `TemplateId` (leading zeros allowed); empty is 1.
 	TemplateId *int `form:"template_id,omitempty" json:"template_id,omitempty"`
 
 	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
@@ -4693,7 +4693,7 @@ type ListDocumentsParams struct {
 	// Sort The direction of `sort_by`; empty is the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
-	// PerPage Records per page, 10, 25, 50 or 100 (leading zeros allowed); empty is the default.
+	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
 	PerPage *PerPage `form:"per_page,omitempty" json:"per_page,omitempty"`
 
 	// Page The page, from 1 to 10^12 (leading zeros allowed); empty is the default. A page past the
@@ -4739,7 +4739,7 @@ type HeadDocumentsParams struct {
 	// SearchBy What `search` looks in; empty is the default.
 	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
 
-	// TemplateId The template whose documents are listed, 1 to 52 (leading zeros allowed); empty is 1.
+	// TemplateId The template whose documents are listed, a `TemplateId` (leading zeros allowed); empty is 1.
 	TemplateId *int `form:"template_id,omitempty" json:"template_id,omitempty"`
 
 	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
@@ -4753,7 +4753,7 @@ type HeadDocumentsParams struct {
 	// Sort The direction of `sort_by`; empty is the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
-	// PerPage Records per page, 10, 25, 50 or 100 (leading zeros allowed); empty is the default.
+	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
 	PerPage *PerPage `form:"per_page,omitempty" json:"per_page,omitempty"`
 
 	// Page The page, from 1 to 10^12 (leading zeros allowed); empty is the default. A page past the
@@ -5120,7 +5120,7 @@ type ListImagesParams struct {
 	// Sort The direction of `sort_by`; empty is the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
-	// PerPage Records per page, 10, 25, 50 or 100 (leading zeros allowed); empty is the default.
+	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
 	PerPage *PerPage `form:"per_page,omitempty" json:"per_page,omitempty"`
 
 	// Page The page, from 1 to 10^12 (leading zeros allowed); empty is the default. A page past the
@@ -5189,7 +5189,7 @@ type HeadImagesParams struct {
 	// Sort The direction of `sort_by`; empty is the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
-	// PerPage Records per page, 10, 25, 50 or 100 (leading zeros allowed); empty is the default.
+	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
 	PerPage *PerPage `form:"per_page,omitempty" json:"per_page,omitempty"`
 
 	// Page The page, from 1 to 10^12 (leading zeros allowed); empty is the default. A page past the
