@@ -13,7 +13,6 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/documents"
 	"contentapi/shared/generation"
-	"contentapi/shared/images"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
@@ -22,24 +21,6 @@ import (
 // their marks give it.
 func declared() map[string]*yaml.Node {
 	v := map[string]*yaml.Node{}
-	for _, e := range []struct {
-		name     string
-		enum     records.Enum
-		optional bool
-	}{
-		{"images.Resolutions", images.Resolutions, false},
-		{"images.Styles", images.Styles, true},
-		{"images.Media", images.Media, true},
-		{"images.Filters", images.Filters, true},
-	} {
-		v[e.name] = list(e.enum)
-		v[e.name+" trimmed"] = quoted(trimmed(e.enum))
-		if e.optional {
-			// An image shows an optional value not given as null.
-			v[e.name+" or null"] = list(append(e.enum, ""))
-		}
-	}
-
 	v["documents.Templates"] = list(documents.Templates[documents.FreestyleID:])
 	var byID []string
 	for id, name := range documents.Templates {
@@ -60,8 +41,17 @@ func declared() map[string]*yaml.Node {
 		v["store.IndexAttributes("+name+")"] = list(store.IndexAttributes(r.Def))
 		v[name+".Resource.SearchBy"] = list(r.Def.SearchBy)
 		for _, f := range r.Def.Fields {
-			if choice, ok := f.Kind.(records.Choice); ok {
-				v[name+".Resource "+f.Name] = numbers(choice)
+			field := name + ".Resource " + f.Name
+			switch kind := f.Kind.(type) {
+			case records.Choice:
+				v[field] = numbers(kind)
+			case records.Enum:
+				v[field] = list(kind)
+				v[field+" trimmed"] = quoted(trimmed(kind))
+				if !f.Required {
+					// A record shows an optional value not given as null.
+					v[field+" or null"] = list(append(kind, ""))
+				}
 			}
 		}
 	}

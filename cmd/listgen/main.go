@@ -5,7 +5,7 @@
 // list indexes project (lists.go names them all). A value it writes follows
 // a comment that names its source:
 //
-//	# make generate: images.Styles
+//	# make generate: images.Resource style
 //	enum: [3d_render, abstract, ...]
 //
 // Edit the declaration and run `make generate` (which runs this first, then

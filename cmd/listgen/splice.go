@@ -14,7 +14,7 @@ import (
 )
 
 // marker starts the comment line above a key whose value the code declares:
-// "# make generate: images.Styles".
+// "# make generate: images.Resource style".
 const marker = "# make generate: "
 
 // width is where a generated flow list or paragraph wraps, as the
