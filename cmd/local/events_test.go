@@ -28,7 +28,6 @@ import (
 	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/gateway"
 	"contentapi/shared/local/genstack"
-	"contentapi/shared/local/sam"
 	"contentapi/shared/store"
 	"contentapi/shared/streamevent"
 )
@@ -455,62 +454,39 @@ func requestFor(t *testing.T, ev events.APIGatewayV2HTTPRequest) (*http.Request,
 	return r, body
 }
 
-// TestEnvJSON checks events/env.json against the template: `sam local`
-// passes a variable only if the template declares it for that function, so
-// an undeclared one there would silently do nothing.
+// TestEnvJSON: events/env.json is what make generate writes from the
+// template (samLocalEnv), and that gives every function the local stack's
+// DynamoDB Local and no checksum secret: unset, sam local would hand the
+// function the template's unresolved secret reference as a secret, and the
+// demo key in the events would fail its checksum.
 func TestEnvJSON(t *testing.T) {
 	p, err := loadProject()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(p.root, "events", "env.json"))
+	b, err := os.ReadFile(filepath.Join(p.root, envJSONPath))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var env map[string]map[string]string
-	if err := json.Unmarshal(b, &env); err != nil {
+	want, err := samLocalEnvJSON(p.tmpl)
+	if err != nil {
 		t.Fatal(err)
 	}
-	tables := localTables(p.tmpl)
+	if string(b) != string(want) {
+		t.Errorf("%s is not what the template makes of it: run make generate", envJSONPath)
+	}
+	env := samLocalEnv(p.tmpl)
 	for _, f := range p.tmpl.Functions() {
-		vars, ok := env[f.LogicalID]
-		if !ok {
-			t.Errorf("env.json has no entry for %s", f.LogicalID)
-			continue
-		}
-		declared := f.Env()
-		// Explicit, though sam local would resolve !Ref Table to the
-		// logical ID by itself: the file then says what make run creates.
-		for name, v := range declared {
-			if fn, arg, ok := sam.Intrinsic(v); ok && fn == "Ref" {
-				if _, isTable := tables[arg.(string)]; isTable && vars[name] == "" {
-					t.Errorf("env.json lacks %s.%s", f.LogicalID, name)
-				}
-			}
-		}
-		for name, v := range vars {
-			if _, ok := declared[name]; !ok {
-				t.Errorf("%s.%s is not declared in template.yaml, so sam local ignores it", f.LogicalID, name)
-			}
-			if fn, arg, ok := sam.Intrinsic(declared[name]); ok && fn == "Ref" {
-				if table, isTable := tables[arg.(string)]; isTable && v != table {
-					t.Errorf("%s.%s = %q, want %q, the name make run gives the table", f.LogicalID, name, v, table)
-				}
-			}
-		}
+		vars := env[f.LogicalID]
 		if vars[app.EnvEndpoint] != "http://host.docker.internal:8000" {
 			t.Errorf("%s.%s = %q", f.LogicalID, app.EnvEndpoint, vars[app.EnvEndpoint])
 		}
-		// Unset, sam local would hand the function the template's
-		// unresolved secret reference as a secret, and the demo key in the
-		// events would fail its checksum.
 		if secret, ok := vars[app.EnvKeyChecksum]; !ok || secret != "" {
 			t.Errorf("%s.%s must be set, and empty", f.LogicalID, app.EnvKeyChecksum)
 		}
-	}
-	for id := range env {
-		if _, err := p.tmpl.Function(id); err != nil {
-			t.Errorf("env.json has an entry for %s: %v", id, err)
+		_, wired := vars[app.EnvBedrockEndpoint]
+		if generates := f.LogicalID != app.TallyFunction; wired != generates {
+			t.Errorf("%s: Bedrock wired %v, generates %v", f.LogicalID, wired, generates)
 		}
 	}
 }

@@ -29,10 +29,10 @@ type genConfig struct {
 func genConfigFromEnv() (genConfig, error) {
 	var c genConfig
 	var err error
-	if c.S3Port, err = portFromEnv("S3_PORT", 8001); err != nil {
+	if c.S3Port, err = portFromEnv("S3_PORT", defaultS3Port); err != nil {
 		return c, err
 	}
-	if c.BedrockPort, err = portFromEnv("BEDROCK_PORT", 8002); err != nil {
+	if c.BedrockPort, err = portFromEnv("BEDROCK_PORT", defaultBedrockPort); err != nil {
 		return c, err
 	}
 	switch v := os.Getenv("BEDROCK"); v {

@@ -37,6 +37,7 @@ import (
 const usage = `usage:
   go run ./cmd/local [serve]              run the local stack (DynamoDB Local + API)
   go run ./cmd/local invoke EVENT.json    run one event against the running local stack
+  go run ./cmd/local sam-env              write events/env.json from template.yaml (make generate)
 
 environment: PORT (API, default 3000), DYNAMODB_PORT (DynamoDB Local, default 8000),
              DYNAMODB_EXTRA_LISTEN (addresses besides 127.0.0.1 for DynamoDB Local,
@@ -63,6 +64,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return serve(ctx, stdout, stderr)
 	case cmd == "invoke" && len(args) == 1:
 		return invoke(ctx, args[0], stdout, stderr)
+	case cmd == "sam-env" && len(args) == 0:
+		p, err := loadProject()
+		if err != nil {
+			return err
+		}
+		return writeSAMLocalEnv(p.root, p.tmpl)
 	case cmd == "help" || cmd == "-h" || cmd == "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -145,7 +152,7 @@ func newLogger(w io.Writer) *slog.Logger {
 
 // dynamoDBEndpoint is the local stack's DynamoDB Local.
 func dynamoDBEndpoint() (string, error) {
-	port, err := portFromEnv("DYNAMODB_PORT", 8000)
+	port, err := portFromEnv("DYNAMODB_PORT", defaultDynamoDBPort)
 	if err != nil {
 		return "", err
 	}

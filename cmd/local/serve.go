@@ -52,7 +52,7 @@ func configFromEnv(root string) (stackConfig, error) {
 	if c.APIPort, err = portFromEnv("PORT", 3000); err != nil {
 		return c, err
 	}
-	if c.DynamoDBPort, err = portFromEnv("DYNAMODB_PORT", 8000); err != nil {
+	if c.DynamoDBPort, err = portFromEnv("DYNAMODB_PORT", defaultDynamoDBPort); err != nil {
 		return c, err
 	}
 	if v := os.Getenv("DYNAMODB_EXTRA_LISTEN"); v != "" {
