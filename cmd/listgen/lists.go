@@ -65,6 +65,11 @@ func declared() map[string]*yaml.Node {
 	}
 	v["records.PerPages or empty"] = singleQuoted("^(?:0*(?:" + strings.Join(perPages, "|") + "))?$")
 
+	v["app.DefaultAuthCacheSeconds"] = plain("!!int", strconv.Itoa(app.DefaultAuthCacheSeconds))
+	v["app.MaxAuthCacheSeconds"] = plain("!!int", strconv.Itoa(app.MaxAuthCacheSeconds))
+	v["app.DefaultWaitSeconds"] = plain("!!int", strconv.Itoa(app.DefaultWaitSeconds))
+	v["app.MaxWaitSeconds"] = plain("!!int", strconv.Itoa(app.MaxWaitSeconds))
+
 	v["generation.Statuses"] = list(generation.Statuses)
 	v["generation.Codes"] = list(generation.Codes)
 	return v

@@ -146,11 +146,17 @@ const (
 // number (0 allows none) or "unlimited", the default.
 func EnvDefaultMonthly(k quota.Kind) string { return "DEFAULT_MONTHLY_" + strings.ToUpper(string(k)) }
 
-// Ranges of the numeric settings.
+// Ranges and defaults of the numeric settings; template.yaml's parameters
+// say the same (make generate writes them there).
 const (
-	// maxAuthCacheSeconds is the template parameter's MaxValue: a revoked
-	// key must stop working within the hour.
-	maxAuthCacheSeconds = 3600
+	DefaultAuthCacheSeconds = 60
+	// MaxAuthCacheSeconds: a revoked key must stop working within the hour.
+	MaxAuthCacheSeconds = 3600
+	// DefaultWaitSeconds is how long a create or regenerate waits for its
+	// content: the longest a request may wait.
+	DefaultWaitSeconds = MaxWaitSeconds
+	// MaxWaitSeconds is the longest wait a request may have.
+	MaxWaitSeconds = int(httpapi.MaxWait / time.Second)
 	// maxRequestTimeoutSeconds is Lambda's longest function timeout.
 	maxRequestTimeoutSeconds = 900
 	maxRateLimitPerMinute    = 1_000_000_000
@@ -168,7 +174,7 @@ func ConfigFromEnv() (Config, error) {
 		KeysTable:        env.table(EnvKeysTable, true),
 		RateLimitTable:   env.table(EnvRateLimitTable, false),
 		IdempotencyTable: env.table(EnvIdempotency, false),
-		AuthCacheTTL:     env.seconds(EnvAuthCache, 60, 0, maxAuthCacheSeconds),
+		AuthCacheTTL:     env.seconds(EnvAuthCache, DefaultAuthCacheSeconds, 0, MaxAuthCacheSeconds),
 		RequestTimeout:   env.seconds(EnvRequestTimeout, 8, 1, maxRequestTimeoutSeconds),
 		// 0 is off: make run's default, and the tests'.
 		RateLimitPerMinute: env.int(EnvRateLimit, 0, 0, maxRateLimitPerMinute),
@@ -216,16 +222,13 @@ func (e *envReader) generation() Generation {
 		TextModel:       e.required(EnvTextModel),
 		ImageModel:      e.required(EnvImageModel),
 		Region:          e.match(EnvBedrockRegion, os.Getenv(EnvRegion), region, "an AWS region such as us-west-2"),
-		Wait:            e.seconds(EnvGenerationWait, 25, 0, maxWaitSeconds),
+		Wait:            e.seconds(EnvGenerationWait, DefaultWaitSeconds, 0, MaxWaitSeconds),
 		Bucket:          os.Getenv(EnvPicturesBucket),
 		BedrockEndpoint: e.endpoint(EnvBedrockEndpoint),
 		S3Endpoint:      e.endpoint(EnvS3Endpoint),
 	}
 	return g
 }
-
-// maxWaitSeconds is the longest wait a request may have.
-const maxWaitSeconds = int(httpapi.MaxWait / time.Second)
 
 func (e *envReader) required(name string) string {
 	v := os.Getenv(name)
