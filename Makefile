@@ -126,9 +126,10 @@ invoke: ## Run one event through its function against the local stack: make invo
 	@test -n "$(EVENT)" || { echo "usage: make invoke EVENT=events/<file>.json" >&2; exit 2; }
 	$(GO) run ./cmd/local invoke '$(EVENT)'
 
-generate: ## Write the code's lists into openapi.yaml and template.yaml (cmd/listgen) and events/env.json from the template, then from openapi.yaml the Go client in client/ (oapi-codegen, pinned in client/generate.go) and the JSON the functions serve.
+generate: ## Write the code's lists into openapi.yaml and template.yaml (cmd/listgen), events/env.json from the template, the prompts' briefs.go from templates.yaml, then from openapi.yaml the Go client in client/ (oapi-codegen, pinned in client/generate.go) and the JSON the functions serve.
 	$(GO) run ./cmd/listgen
 	$(GO) run ./cmd/local sam-env
+	$(GO) test ./shared/prompts -run TestBriefsMatchTheYAML -update
 	$(GO) generate ./client
 	$(GO) test ./shared/openapi -run TestJSONIsTheYAML -update
 

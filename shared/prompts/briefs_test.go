@@ -51,7 +51,7 @@ func TestBriefsMatchTheYAML(t *testing.T) {
 		return
 	}
 	if !reflect.DeepEqual(d, compiled) {
-		t.Fatal("briefs.go is not templates.yaml: run go test ./shared/prompts -run TestBriefsMatchTheYAML -update")
+		t.Fatal("briefs.go is not templates.yaml: run make generate")
 	}
 }
 
