@@ -59,6 +59,8 @@ func values() map[string]*yaml.Node {
 		"pattern":  quoted("^[\t \u3000]\\d\"$"),
 		"prose":    {Kind: yaml.ScalarNode, Style: yaml.LiteralStyle, Value: "New prose, " + strings.Repeat("an item, ", 12) + "the end.\n"},
 		"max":      plain("!!int", "52"),
+		// A value a flow scalar cannot carry: its line break folds.
+		"folding": plain("!!str", "a\nb: 1"),
 	}
 }
 
@@ -128,6 +130,7 @@ func TestRewriteRefuses(t *testing.T) {
 		{"block list", "# make generate: letters\nk:\n  - a\n", "not a block collection"},
 		{"plain scalar on two lines", "# make generate: max\nk: a\n  b\n", "spans lines"},
 		{"not YAML", "k: [\n", "did not find"},
+		{"a value that reads back otherwise", "# make generate: folding\nk: [x]\n", "reads otherwise"},
 	} {
 		_, err := Rewrite([]byte(tc.doc), values(), map[string]bool{})
 		if err == nil || !strings.Contains(err.Error(), tc.err) {

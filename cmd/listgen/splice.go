@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"reflect"
 	"slices"
@@ -28,7 +29,7 @@ const width = 100
 // its encoder drops blank lines and escapes and joins wrapped lines.
 // used collects the names met.
 func Rewrite(src []byte, values map[string]*yaml.Node, used map[string]bool) ([]byte, error) {
-	marks, err := findMarks(src)
+	_, marks, err := findMarks(src)
 	if err != nil {
 		return nil, err
 	}
@@ -62,25 +63,34 @@ func Rewrite(src []byte, values map[string]*yaml.Node, used map[string]bool) ([]
 		e := edits[i]
 		out = slices.Concat(out[:e.from], []byte(e.text), out[e.to:])
 	}
-	// What was written reads back as the declared values, and the marks
-	// are where they were.
-	again, err := findMarks(out)
+	// What was written reads back as the declared values, and nothing
+	// else changed: the document as written, with the marked values put
+	// in its tree, reads as the rewritten one.
+	before, beforeMarks, err := findMarks(src)
+	if err != nil {
+		return nil, err
+	}
+	after, again, err := findMarks(out)
 	if err != nil {
 		return nil, fmt.Errorf("the rewritten document: %w", err)
 	}
 	if len(again) != len(marks) {
 		return nil, fmt.Errorf("the rewritten document has %d marks, not %d", len(again), len(marks))
 	}
-	for _, m := range again {
-		got, want := decode(m.value), decode(values[m.name])
-		if values[m.name].Style == yaml.LiteralStyle {
+	for i, m := range again {
+		want := values[m.name]
+		if want.Style == yaml.LiteralStyle {
 			// Prose (CommonMark, as OpenAPI's descriptions are): a line
 			// break inside a paragraph is a space.
-			got, want = strings.Join(strings.Fields(m.value.Value), " "), strings.Join(strings.Fields(values[m.name].Value), " ")
+			if strings.Join(strings.Fields(m.value.Value), " ") != strings.Join(strings.Fields(want.Value), " ") {
+				return nil, fmt.Errorf("line %d: %s reads back as %q", m.value.Line, m.name, m.value.Value)
+			}
+			m.value.Value = want.Value
 		}
-		if !reflect.DeepEqual(got, want) {
-			return nil, fmt.Errorf("line %d: %s reads back as %v, not %v", m.value.Line, m.name, got, want)
-		}
+		*beforeMarks[i].value = *want
+	}
+	if got, want := decode(after), decode(before); !reflect.DeepEqual(got, want) {
+		return nil, fmt.Errorf("the rewritten document reads otherwise than the declared values in the document as written")
 	}
 	return out, nil
 }
@@ -91,11 +101,11 @@ type mark struct {
 	key, value *yaml.Node
 }
 
-// findMarks lists the marked keys.
-func findMarks(src []byte) ([]mark, error) {
+// findMarks parses src and lists its marked keys, in document order.
+func findMarks(src []byte) (*yaml.Node, []mark, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var marks []mark
 	var walk func(n *yaml.Node)
@@ -120,7 +130,10 @@ func findMarks(src []byte) ([]mark, error) {
 		}
 	}
 	walk(&doc)
-	return marks, nil
+	slices.SortFunc(marks, func(a, b mark) int {
+		return cmp.Or(a.value.Line-b.value.Line, a.value.Column-b.value.Column)
+	})
+	return &doc, marks, nil
 }
 
 func decode(n *yaml.Node) any {
