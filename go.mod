@@ -22,6 +22,7 @@ require (
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
+	github.com/google/shlex v0.0.0-20191202100458-e7afc7fbc510
 	github.com/johannesboyne/gofakes3 v1.2.0
 	github.com/klauspost/compress v1.20.4
 	github.com/oapi-codegen/runtime v1.8.0

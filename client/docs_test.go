@@ -2,32 +2,28 @@ package client_test
 
 import (
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"contentapi/shared/local/docpages"
 )
 
 // TestDocsShowTheExamples: every Go block of README.md and docs/*.md is the
 // body of an Example function of this package, which the compiler checks,
 // so a page's Go code compiles wherever the page moves it.
 func TestDocsShowTheExamples(t *testing.T) {
-	pages, err := filepath.Glob("../docs/*.md")
+	pages, err := docpages.Read("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages = append([]string{"../README.md"}, pages...)
 	examples := exampleBodies(t)
 	blocks := 0
 	for _, p := range pages {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(raw), -1) {
+		for _, m := range regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(p.Text, -1) {
 			blocks++
-			if _, ok := examples[m[1]]; !ok {
-				t.Errorf("%s: a Go block is no Example's body in client/example_test.go:\n%s", p, m[1])
+			if !examples[m[1]] {
+				t.Errorf("%s: a Go block is no Example's body in client/example_test.go:\n%s", p.Path, m[1])
 			}
 		}
 	}

@@ -34,7 +34,7 @@ func TestTemplateStatefulResourcesChooseTheirFate(t *testing.T) {
 // with what it costs meanwhile and how it goes, and its output is read
 // before sam delete, which takes the outputs with it.
 func TestDocsRetiringTheStack(t *testing.T) {
-	section := docPage(t, "docs/deploying.md").section(t, "## Retiring the stack", "\n## ")
+	section := section(t, docPage(t, "docs/deploying.md"), "## Retiring the stack", "\n## ")
 	deleteAt := strings.Index(section, "sam delete --")
 	if deleteAt < 0 {
 		t.Fatal("the section runs no sam delete")
@@ -67,7 +67,7 @@ func TestDocsRetiringTheStack(t *testing.T) {
 // feature whose cost goes unsaid.
 func TestDocsCostsMatchTheTemplate(t *testing.T) {
 	tmpl := loadTemplate(t)
-	costs := docPage(t, "docs/deploying.md").section(t, "**What it costs.**", "\n#")
+	costs := section(t, docPage(t, "docs/deploying.md"), "**What it costs.**", "\n#")
 	tracing := false
 	for _, f := range tmpl.Functions() {
 		tracing = tracing || f.Properties["Tracing"] == "Active"
@@ -121,7 +121,7 @@ func TestDocsConcurrencyQuota(t *testing.T) {
 		}
 	}
 	times := map[int]string{1: "once", 2: "twice", 3: "three times"}[reserving]
-	note := docPage(t, "docs/deploying.md").section(t, "- `ReservedConcurrency`", "\n- ")
+	note := section(t, docPage(t, "docs/deploying.md"), "- `ReservedConcurrency`", "\n- ")
 	for _, want := range []string{"100 plus " + times + " this value", "`GeneratorReservedConcurrency`"} {
 		if !strings.Contains(note, want) {
 			t.Errorf("the quota note does not say %q (%d functions reserve ReservedConcurrency):\n%s", want, reserving, note)
@@ -134,7 +134,7 @@ func TestDocsConcurrencyQuota(t *testing.T) {
 // goes.
 func TestDocsWhereContentGoes(t *testing.T) {
 	tmpl := loadTemplate(t)
-	text := docPage(t, "docs/deploying.md").section(t, "**Where content goes.**", "\n\n")
+	text := section(t, docPage(t, "docs/deploying.md"), "**Where content goes.**", "\n\n")
 	for _, want := range []string{"`BedrockRegion`", fmt.Sprintf("**%v**", tmpl.Parameters["BedrockRegion"].Default), "data residency", "`Generation=off`"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the paragraph does not say %s", want)
@@ -148,7 +148,7 @@ func TestDocsExportCredentialsNeedsCLIv2(t *testing.T) {
 	uses := 0
 	var paras []string
 	for _, p := range docPages(t) {
-		paras = append(paras, strings.Split(p.text, "\n\n")...)
+		paras = append(paras, strings.Split(p.Text, "\n\n")...)
 	}
 	for _, para := range paras {
 		para = strings.Join(strings.Fields(para), " ")

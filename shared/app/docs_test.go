@@ -8,72 +8,56 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-// page is one page of the documentation: README.md or a page of docs/.
-type page struct {
-	path, text string
-}
+	"contentapi/shared/local/docpages"
+)
 
 // docPages are the pages whose commands and code the tests hold: README.md
 // first, then docs/*.md by name, so that moving text between them never
 // drops a check.
-func docPages(t *testing.T) []page {
+func docPages(t *testing.T) []docpages.Page {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	pages, err := docpages.Read(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.Sort(paths)
-	var out []page
-	for _, p := range append([]string{filepath.Join("..", "..", "README.md")}, paths...) {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel, _ := filepath.Rel(filepath.Join("..", ".."), p)
-		out = append(out, page{filepath.ToSlash(rel), string(raw)})
-	}
-	if len(out) < 2 {
+	if len(pages) < 2 {
 		t.Fatal("no pages under docs/")
 	}
-	return out
+	return pages
 }
 
 // docPage is one page by its path from the repository's root.
-func docPage(t *testing.T, path string) page {
+func docPage(t *testing.T, path string) docpages.Page {
 	t.Helper()
 	for _, p := range docPages(t) {
-		if p.path == path {
+		if p.Path == path {
 			return p
 		}
 	}
 	t.Fatalf("no page %s", path)
-	return page{}
+	return docpages.Page{}
 }
 
 // section is the page's text from the first from to the next to after it,
 // or to the end when no to follows; a page without from fails the test.
-func (p page) section(t *testing.T, from, to string) string {
+func section(t *testing.T, p docpages.Page, from, to string) string {
 	t.Helper()
-	start := strings.Index(p.text, from)
+	start := strings.Index(p.Text, from)
 	if start < 0 {
-		t.Fatalf("%s has no %q", p.path, from)
+		t.Fatalf("%s has no %q", p.Path, from)
 	}
-	end := strings.Index(p.text[start+len(from):], to)
+	end := strings.Index(p.Text[start+len(from):], to)
 	if end < 0 {
-		return p.text[start:]
+		return p.Text[start:]
 	}
-	return p.text[start : start+len(from)+end]
+	return p.Text[start : start+len(from)+end]
 }
 
 // The curl examples of every page are run as printed, in order (README.md
 // first), against a fresh stack: each must succeed.
 func TestDocsExamples(t *testing.T) {
-	var commands []string
-	for _, p := range docPages(t) {
-		commands = append(commands, curlCommands(p.text)...)
-	}
+	commands := docpages.Commands(docPages(t), "curl")
 	if len(commands) < 10 {
 		t.Fatalf("found %d curl examples in the pages, want one per operation", len(commands))
 	}
@@ -101,18 +85,18 @@ func TestDocsLinksResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages = append(pages, page{"BENCHMARKS.md", string(raw)})
+	pages = append(pages, docpages.Page{Path: "BENCHMARKS.md", Text: string(raw)})
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	checked := 0
 	for _, p := range pages {
-		for _, m := range link.FindAllStringSubmatch(p.text, -1) {
+		for _, m := range link.FindAllStringSubmatch(p.Text, -1) {
 			target, anchor, _ := strings.Cut(m[1], "#")
 			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
 				continue
 			}
-			file := p.path
+			file := p.Path
 			if target != "" {
-				file = filepath.ToSlash(filepath.Join(filepath.Dir(p.path), target))
+				file = filepath.ToSlash(filepath.Join(filepath.Dir(p.Path), target))
 			}
 			checked++
 			full := filepath.Join("..", "..", filepath.FromSlash(file))
@@ -121,44 +105,17 @@ func TestDocsLinksResolve(t *testing.T) {
 				if st, statErr := os.Stat(full); statErr == nil && st.IsDir() && anchor == "" {
 					continue
 				}
-				t.Errorf("%s links %s, which is not in the repository", p.path, m[1])
+				t.Errorf("%s links %s, which is not in the repository", p.Path, m[1])
 				continue
 			}
 			if anchor != "" && !slices.Contains(anchors(string(text)), anchor) {
-				t.Errorf("%s links %s, and %s has no such section", p.path, m[1], file)
+				t.Errorf("%s links %s, and %s has no such section", p.Path, m[1], file)
 			}
 		}
 	}
 	if checked < 20 {
 		t.Fatalf("only %d links checked: the pattern no longer finds them", checked)
 	}
-}
-
-// curlCommands returns the curl commands of a page's sh blocks, with
-// continuation lines joined.
-func curlCommands(md string) []string {
-	var out []string
-	inBlock := false
-	var current string
-	for _, line := range strings.Split(md, "\n") {
-		if strings.HasPrefix(line, "```") {
-			inBlock = !inBlock
-			continue
-		}
-		if !inBlock {
-			continue
-		}
-		if current != "" {
-			current += " " + strings.TrimSpace(strings.TrimSuffix(line, "\\"))
-		} else if strings.HasPrefix(strings.TrimSpace(line), "curl ") {
-			current = strings.TrimSpace(strings.TrimSuffix(line, "\\"))
-		}
-		if current != "" && !strings.HasSuffix(strings.TrimSpace(line), "\\") {
-			out = append(out, current)
-			current = ""
-		}
-	}
-	return out
 }
 
 // parseCurl reads the curl options the examples use: -s, -X, -H, -d.
@@ -273,8 +230,8 @@ func expand(s string, vars map[string]string) string {
 // docs/deploying.md has the whole of it, README.md's Deploying its short
 // form, and every page's commands name the same region and stack.
 func TestDocsDeploySection(t *testing.T) {
-	deploying := docPage(t, "docs/deploying.md").text
-	short := docPage(t, "README.md").section(t, "## Deploying", "\n## ")
+	deploying := docPage(t, "docs/deploying.md").Text
+	short := section(t, docPage(t, "README.md"), "## Deploying", "\n## ")
 	conf := samconfig(t)
 	region, stack := conf["default.global.parameters"]["region"], conf["default.global.parameters"]["stack_name"]
 	if region == "" || stack == "" {
@@ -297,22 +254,22 @@ func TestDocsDeploySection(t *testing.T) {
 	tmpl := loadTemplate(t)
 	var commands []string
 	for _, p := range docPages(t) {
-		for _, m := range regexp.MustCompile(`--region (\S+)`).FindAllStringSubmatch(p.text, -1) {
+		for _, m := range regexp.MustCompile(`--region (\S+)`).FindAllStringSubmatch(p.Text, -1) {
 			if m[1] != region && !strings.HasPrefix(m[1], "$") {
-				t.Errorf("%s: a command uses --region %s, samconfig.toml deploys to %s", p.path, m[1], region)
+				t.Errorf("%s: a command uses --region %s, samconfig.toml deploys to %s", p.Path, m[1], region)
 			}
 		}
-		for _, m := range regexp.MustCompile(`--stack-name (\S+)`).FindAllStringSubmatch(p.text, -1) {
+		for _, m := range regexp.MustCompile(`--stack-name (\S+)`).FindAllStringSubmatch(p.Text, -1) {
 			if m[1] != stack && !strings.HasPrefix(m[1], "$") {
-				t.Errorf("%s: a command names stack %s, samconfig.toml deploys %s", p.path, m[1], stack)
+				t.Errorf("%s: a command names stack %s, samconfig.toml deploys %s", p.Path, m[1], stack)
 			}
 		}
-		for _, m := range regexp.MustCompile(`\$\(output (\w+)\)`).FindAllStringSubmatch(p.text, -1) {
+		for _, m := range regexp.MustCompile(`\$\(output (\w+)\)`).FindAllStringSubmatch(p.Text, -1) {
 			if _, ok := tmpl.Outputs[m[1]]; !ok {
-				t.Errorf("%s reads output %s, which the template does not have", p.path, m[1])
+				t.Errorf("%s reads output %s, which the template does not have", p.Path, m[1])
 			}
 		}
-		commands = append(commands, shellLines(p.text)...)
+		commands = append(commands, shellLines(p.Text)...)
 	}
 	for name := range tmpl.Parameters {
 		if !strings.Contains(deploying, "`"+name+"`") {
@@ -388,7 +345,7 @@ func samconfig(t *testing.T) map[string]map[string]string {
 // the Marketplace actions the template grants, a payment method and up to
 // 15 minutes, and what an AccessDeniedException means.
 func TestDocsModelAccess(t *testing.T) {
-	section := docPage(t, "docs/generation.md").section(t, "## Model access", "\n## ")
+	section := section(t, docPage(t, "docs/generation.md"), "## Model access", "\n## ")
 	tmpl := loadTemplate(t)
 	want := []string{"`" + fmt.Sprint(tmpl.Parameters["MarketplaceProductIds"].Default) + "`", "`MarketplaceProductIds`",
 		"15 minutes", "payment method", "`AccessDeniedException`", "`model_unavailable`"}
@@ -403,9 +360,48 @@ func TestDocsModelAccess(t *testing.T) {
 	}
 	for _, p := range docPages(t) {
 		for _, retired := range []string{"Modify model access", "Model access* (under", "Enabling model access"} {
-			if strings.Contains(p.text, retired) {
-				t.Errorf("%s still sends users to the retired model-access page: %q", p.path, retired)
+			if strings.Contains(p.Text, retired) {
+				t.Errorf("%s still sends users to the retired model-access page: %q", p.Path, retired)
 			}
 		}
+	}
+}
+
+// Every make command of the pages names a target of the Makefile, and
+// every variable it sets is one the Makefile or the local stack reads.
+func TestDocsMakeTargets(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	makefile := string(raw)
+	found := 0
+	for _, p := range docPages(t) {
+		for _, line := range shellLines(p.Text) {
+			words := strings.Fields(strings.Split(line, "#")[0])
+			for len(words) > 0 && strings.Contains(words[0], "=") {
+				words = words[1:] // VAR=value make ...
+			}
+			if len(words) < 2 || words[0] != "make" {
+				continue
+			}
+			found++
+			target := ""
+			for _, w := range words[1:] {
+				name, _, isVar := strings.Cut(w, "=")
+				switch {
+				case isVar && !strings.Contains(makefile, "$("+name+")"):
+					t.Errorf("%s: %q sets %s, which the Makefile does not read", p.Path, line, name)
+				case !isVar && !strings.HasPrefix(w, "-") && target == "":
+					target = w
+				}
+			}
+			if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(target) + `:`).MatchString(makefile) {
+				t.Errorf("%s: %q runs target %q, which the Makefile does not have", p.Path, line, target)
+			}
+		}
+	}
+	if found < 10 {
+		t.Fatalf("found %d make commands in the pages: the pattern no longer finds them", found)
 	}
 }
