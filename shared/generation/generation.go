@@ -206,7 +206,7 @@ func NewAttempt() string {
 // Code classifies a failed generation for clients.
 type Code string
 
-// The codes a client sees in a failed generation's error (docs/api.md).
+// The codes a client sees in a failed generation's error.
 const (
 	Throttled        Code = "throttled"
 	ContentFiltered  Code = "content_filtered"
