@@ -405,3 +405,58 @@ func TestDocsMakeTargets(t *testing.T) {
 		t.Fatalf("found %d make commands in the pages: the pattern no longer finds them", found)
 	}
 }
+
+// Every Markdown file a comment, a page, the template or the Makefile names
+// is in the repository: no text sends a reader to a document it does not
+// hold (a contract or design notes kept elsewhere). A name is looked up
+// from the root and from the naming file's folder; a pattern (docs/*.md)
+// names none.
+func TestDocsCitedExist(t *testing.T) {
+	root := filepath.Join("..", "..")
+	token := regexp.MustCompile(`[\w./-]+`)
+	cited := 0
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "build" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".md", ".yaml", ".yml", ".tmpl", ".toml":
+		default:
+			if d.Name() != "Makefile" {
+				return nil
+			}
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, name := range token.FindAllString(string(raw), -1) {
+			name = strings.TrimRight(name, ".")
+			if !strings.HasSuffix(name, ".md") || filepath.Base(name) == ".md" || strings.Contains(name, "//") {
+				continue
+			}
+			cited++
+			if _, err := os.Stat(filepath.Join(root, name)); err == nil {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(path), name)); err == nil {
+				continue
+			}
+			rel, _ := filepath.Rel(root, path)
+			t.Errorf("%s names %s, which is not in the repository", rel, name)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cited < 50 {
+		t.Fatalf("only %d names of Markdown files found: the walk no longer reads the tree", cited)
+	}
+}

@@ -6,7 +6,7 @@ import (
 )
 
 func TestCommands(t *testing.T) {
-	page := Page{Path: "docs/x.md", Text: "A `make\npreflight` split over two lines leaves a backtick alone, and\n" +
+	page := Page{Path: "README.md", Text: "A `make\npreflight` split over two lines leaves a backtick alone, and\n" +
 		"`go run ./cmd/apikey list --table t` is still found.\n\n" +
 		"```sh\nKEY=$(go run ./cmd/apikey create --account acme)\ncurl -s \"$API/x\" \\\n  -d a=1\nmake run   # and a comment\n```\n\n" +
 		"```\ngo run ./cmd/apikey layout line, no sh block\n```\n"}
