@@ -136,10 +136,35 @@ func findMarks(src []byte) (*yaml.Node, []mark, error) {
 	return &doc, marks, nil
 }
 
+// decode is what a reader of the document gets from n: its values, and the
+// tags an application gives them (CloudFormation's !Ref, !If), which
+// yaml.v3's Decode drops.
 func decode(n *yaml.Node) any {
 	var v any
-	if err := n.Decode(&v); err != nil {
-		return err
+	switch n.Kind {
+	case yaml.DocumentNode:
+		return decode(n.Content[0])
+	case yaml.AliasNode:
+		return decode(n.Alias)
+	case yaml.MappingNode:
+		m := map[string]any{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			m[fmt.Sprint(decode(n.Content[i]))] = decode(n.Content[i+1])
+		}
+		v = m
+	case yaml.SequenceNode:
+		l := []any{}
+		for _, c := range n.Content {
+			l = append(l, decode(c))
+		}
+		v = l
+	default:
+		if err := n.Decode(&v); err != nil {
+			v = err.Error()
+		}
+	}
+	if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") {
+		return map[string]any{n.Tag: v}
 	}
 	return v
 }

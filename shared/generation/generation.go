@@ -36,16 +36,16 @@ func (s Status) Ended() bool { return s == Done || s == Failed }
 // Timeout, and no late write-back may change that.
 const MaxDuration = 15 * time.Minute
 
-// timeLayout is the contract's timestamp (store.TimeLayout; a test holds
-// them equal). It is repeated here so that this package stays a leaf that
-// the store itself can import.
-const timeLayout = "2006-01-02T15:04:05.000000Z"
+// TimeLayout is the contract's timestamp: ISO-8601 UTC with microseconds.
+// Declared here, in a leaf, so that the store (store.TimeLayout) and the
+// records share it.
+const TimeLayout = "2006-01-02T15:04:05.000000Z"
 
 // FormatTime renders t as the API shows times.
-func FormatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
 
 // ParseTime reads a time written by FormatTime.
-func ParseTime(s string) (time.Time, error) { return time.Parse(timeLayout, s) }
+func ParseTime(s string) (time.Time, error) { return time.Parse(TimeLayout, s) }
 
 // State is a record's generation, stored on the record under "generation"
 // and shown in its JSON. The fields a client does not see (which attempt

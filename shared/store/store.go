@@ -71,7 +71,7 @@ const (
 )
 
 // TimeLayout is the contract's timestamp: ISO-8601 UTC with microseconds.
-const TimeLayout = "2006-01-02T15:04:05.000000Z"
+const TimeLayout = generation.TimeLayout
 
 // DB is the part of the DynamoDB client the store uses.
 type DB interface {
