@@ -3,12 +3,12 @@
 // key of that account (the runbook, docs/operations.md):
 //
 //	API_URL=$(output ApiUrl) API_KEY=... go run ./cmd/regenerate [--apply]
-//	    [--codes throttled,model_unavailable,timeout,internal] [--resources images,documents]
+//	    [--codes LIST] [--resources images,documents]
 //
 // It reads every page of the account's images, and of its documents under
 // each template. A record is listed when its generation failed with one of
-// the codes; content_filtered is left out unless named, as the same input
-// would be refused again. --apply regenerates each, answered at once
+// the codes, by default every code but content_filtered, which is left out
+// unless named, as the same input would be refused again. --apply regenerates each, answered at once
 // (Prefer: respond-async), under an Idempotency-Key made of the record and
 // the failure it had: run again within 24 hours, it regenerates nothing
 // twice. Each regenerate counts against the account's monthly limit; the
@@ -32,23 +32,36 @@ import (
 	"time"
 
 	"contentapi/client"
+	"contentapi/shared/generation"
 	"contentapi/shared/idempotency"
 	"contentapi/shared/prompts"
 )
 
-const usage = `usage: API_URL=<the stack's ApiUrl> API_KEY=<a key of the account> regenerate [flags]
+const usageFormat = `usage: API_URL=<the stack's ApiUrl> API_KEY=<a key of the account> regenerate [flags]
 
 Lists the account's records whose generation failed; --apply regenerates them.
 
 flags:
   --apply             regenerate them (without it, only list)
-  --codes LIST        failure codes to take (default throttled,model_unavailable,timeout,internal;
+  --codes LIST        failure codes to take (default %s;
                       content_filtered only if named: the same input would be refused again)
   --resources LIST    images, documents or both (default both)
 `
 
 func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr, http.DefaultClient))
+}
+
+// defaultCodes are the codes --codes takes unless told: every code but
+// content_filtered, comma separated.
+func defaultCodes() string {
+	var codes []string
+	for _, c := range generation.Codes {
+		if c != generation.ContentFiltered {
+			codes = append(codes, string(c))
+		}
+	}
+	return strings.Join(codes, ",")
 }
 
 // failure is a record whose generation failed.
@@ -79,9 +92,10 @@ func newRunner(base, key string, doer client.HttpRequestDoer, codes []string) (r
 func run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer, doer client.HttpRequestDoer) int {
 	fs := flag.NewFlagSet("regenerate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	usage := fmt.Sprintf(usageFormat, defaultCodes())
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
 	apply := fs.Bool("apply", false, "")
-	codes := fs.String("codes", "throttled,model_unavailable,timeout,internal", "")
+	codes := fs.String("codes", defaultCodes(), "")
 	resources := fs.String("resources", "images,documents", "")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		fs.Usage()
