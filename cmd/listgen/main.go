@@ -13,6 +13,10 @@
 // around a marked value is left as written. TestDocumentsAreGenerated fails
 // when a document is not what this would write.
 //
+// It also writes each template's name beside its brief's id in
+// shared/prompts/templates.yaml ("- id: 2 # About us"), from
+// documents.Templates.
+//
 //	go run ./cmd/listgen    # from the repository's root
 package main
 
@@ -20,10 +24,12 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 )
 
-// Documents are the files listgen writes, relative to the repository's root.
+// Documents are the files whose marked values listgen writes, relative to
+// the repository's root; it also names the briefs' templates.
 var Documents = []string{"openapi.yaml", "template.yaml"}
 
 func main() {
@@ -38,28 +44,37 @@ func run(root string) error {
 	if err != nil {
 		return err
 	}
-	for _, name := range Documents {
-		if err := os.WriteFile(root+"/"+name, out[name], 0o644); err != nil {
+	for _, name := range slices.Sorted(maps.Keys(out)) {
+		if err := os.WriteFile(filepath.Join(root, name), out[name], 0o644); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// generate returns each document as listgen writes it. Every declared
-// value must be marked somewhere, so that none is left to a hand-kept copy.
+// generate returns each file as listgen writes it. Every declared value
+// must be marked somewhere, so that none is left to a hand-kept copy.
 func generate(root string) (map[string][]byte, error) {
 	values := declared()
 	used := map[string]bool{}
 	out := map[string][]byte{}
-	for _, name := range Documents {
-		src, err := os.ReadFile(root + "/" + name)
+	rewrite := func(name string, f func([]byte) ([]byte, error)) error {
+		src, err := os.ReadFile(filepath.Join(root, name))
 		if err != nil {
+			return err
+		}
+		if out[name], err = f(src); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	}
+	for _, name := range Documents {
+		if err := rewrite(name, func(src []byte) ([]byte, error) { return Rewrite(src, values, used) }); err != nil {
 			return nil, err
 		}
-		if out[name], err = Rewrite(src, values, used); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
+	}
+	if err := rewrite(briefs, NameTemplates); err != nil {
+		return nil, err
 	}
 	for _, name := range slices.Sorted(maps.Keys(values)) {
 		if !used[name] {

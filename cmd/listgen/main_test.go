@@ -2,12 +2,15 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"contentapi/shared/documents"
 
 	"gopkg.in/yaml.v3"
 )
@@ -19,14 +22,17 @@ func TestDocumentsAreGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range Documents {
+	for name, want := range out {
 		disk, err := os.ReadFile("../../" + name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(disk) != string(out[name]) {
+		if string(disk) != string(want) {
 			t.Errorf("%s is not what the code declares: run make generate", name)
 		}
+	}
+	if len(out) != len(Documents)+1 {
+		t.Errorf("generate wrote %d files", len(out))
 	}
 }
 
@@ -143,7 +149,10 @@ func TestRewriteRefuses(t *testing.T) {
 // copy: generate refuses it.
 func TestEveryDeclaredValueIsMarked(t *testing.T) {
 	root := t.TempDir()
-	for _, name := range Documents {
+	if err := os.MkdirAll(filepath.Join(root, filepath.Dir(briefs)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range append(Documents, briefs) {
 		src, err := os.ReadFile("../../" + name)
 		if err != nil {
 			t.Fatal(err)
@@ -183,5 +192,21 @@ func TestUpTo(t *testing.T) {
 		if re.MatchString("01") {
 			t.Fatalf("upTo(%d) matches a leading zero", n)
 		}
+	}
+}
+
+// Each brief's id is followed by its template's name, whatever was there.
+func TestNameTemplates(t *testing.T) {
+	src := "system: {}\ndocuments:\n  - id: 1 # a stale name\n    shape: prose\n  - id: 2\n    shape: prose\n"
+	out, err := NameTemplates([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "system: {}\ndocuments:\n  - id: 1 # " + documents.Templates[1] + "\n    shape: prose\n  - id: 2 # " + documents.Templates[2] + "\n    shape: prose\n"
+	if string(out) != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+	if _, err := NameTemplates([]byte("documents:\n  - id: 999\n")); err == nil || !strings.Contains(err.Error(), "no template") {
+		t.Errorf("an unknown id: %v", err)
 	}
 }
