@@ -1,0 +1,357 @@
+// Package hookstore keeps an account's webhook endpoints and their
+// deliveries in DynamoDB, one table (WebhooksTable) partitioned by account,
+// so another account's endpoint is simply not found.
+//
+// Items by sort key:
+//   - "count": how many endpoints the account has, at most MaxEndpoints;
+//   - "wh#<id>": an endpoint, its signing key only sealed (webhook.Sealer);
+//   - "dl#<endpoint>#<event time, ms>#<webhook-id>": a delivery and its
+//     log, kept DeliveryTTL; the key is the event's, so one event met
+//     twice is written once.
+//
+// Registering and deleting an endpoint move the count in the same
+// transaction: they are rare, and the count must stay exact for the limit.
+package hookstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"contentapi/shared/webhook"
+)
+
+const (
+	// MaxEndpoints an account may register (api.md).
+	MaxEndpoints = 10
+	// MaxDeliveries a delivery log lists, newest first.
+	MaxDeliveries = 100
+	// DeliveryTTL is how long a delivery's record is kept after its event:
+	// past the 28-hour schedule and long enough to look back a month.
+	DeliveryTTL = 30 * 24 * time.Hour
+)
+
+// Attribute names; template.yaml must agree.
+const (
+	AttrAccount = "account"
+	AttrSK      = "sk"
+	AttrTTL     = "expires_at"
+
+	counterSK      = "count"
+	endpointPrefix = "wh#"
+	deliveryPrefix = "dl#"
+)
+
+var (
+	// ErrNotFound is an endpoint the account does not have.
+	ErrNotFound = errors.New("hookstore: no such endpoint")
+	// ErrTooMany is a registration past MaxEndpoints.
+	ErrTooMany = errors.New("hookstore: the account has its maximum of endpoints")
+)
+
+// Endpoint is a registered URL, as the API shows it (never its key).
+type Endpoint struct {
+	ID             string    `dynamodbav:"id" json:"id"`
+	URL            string    `dynamodbav:"url" json:"url"`
+	Events         []string  `dynamodbav:"events" json:"events"`
+	Description    string    `dynamodbav:"description" json:"description"`
+	Enabled        bool      `dynamodbav:"enabled" json:"enabled"`
+	DisabledReason *string   `dynamodbav:"disabled_reason" json:"disabled_reason"`
+	CreatedAt      time.Time `dynamodbav:"created_at" json:"created_at"`
+}
+
+// endpointItem is an endpoint as stored.
+type endpointItem struct {
+	Account string `dynamodbav:"account"`
+	SK      string `dynamodbav:"sk"`
+	Endpoint
+	KeySealed    []byte `dynamodbav:"key_sealed"`
+	FailingSince int64  `dynamodbav:"failing_since,omitempty"`
+}
+
+// Store is the webhooks table.
+type Store struct {
+	Client *dynamodb.Client
+	Table  string
+	Sealer *webhook.Sealer
+	// Now is time.Now when nil.
+	Now func() time.Time
+}
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func key(account, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		AttrAccount: &types.AttributeValueMemberS{Value: account},
+		AttrSK:      &types.AttributeValueMemberS{Value: sk},
+	}
+}
+
+// newID is an endpoint's id: wh_ and 12 random bytes in hex.
+func newID() string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return "wh_" + hex.EncodeToString(b)
+}
+
+// Create registers an endpoint (url, events and description already
+// checked) and returns it with its secret, which is shown only now: the
+// table keeps the signing key sealed.
+func (s *Store) Create(ctx context.Context, account string, e Endpoint) (Endpoint, string, error) {
+	e.ID, e.Enabled, e.DisabledReason = newID(), true, nil
+	e.CreatedAt = s.now().UTC().Truncate(time.Second)
+	signingKey, secret := webhook.NewSecret()
+	item, err := attributevalue.MarshalMap(endpointItem{
+		Account: account, SK: endpointPrefix + e.ID, Endpoint: e, KeySealed: s.Sealer.Seal(account, e.ID, signingKey),
+	})
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	count, err := expression.NewBuilder().
+		WithUpdate(expression.Add(expression.Name("n"), expression.Value(1))).
+		WithCondition(expression.Or(expression.AttributeNotExists(expression.Name("n")), expression.Name("n").LessThan(expression.Value(MaxEndpoints)))).
+		Build()
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	put, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(AttrSK))).Build()
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	_, err = s.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Update: &types.Update{
+			TableName: aws.String(s.Table), Key: key(account, counterSK), UpdateExpression: count.Update(),
+			ConditionExpression: count.Condition(), ExpressionAttributeNames: count.Names(), ExpressionAttributeValues: count.Values(),
+		}},
+		{Put: &types.Put{
+			TableName: aws.String(s.Table), Item: item,
+			ConditionExpression: put.Condition(), ExpressionAttributeNames: put.Names(),
+		}},
+	}})
+	if failed(err, 0) {
+		return Endpoint{}, "", ErrTooMany
+	}
+	if err != nil {
+		return Endpoint{}, "", fmt.Errorf("hookstore: create: %w", err)
+	}
+	return e, secret, nil
+}
+
+// failed says whether err is a transaction cancelled by the condition of
+// its item i.
+func failed(err error, i int) bool {
+	var tc *types.TransactionCanceledException
+	return errors.As(err, &tc) && i < len(tc.CancellationReasons) &&
+		aws.ToString(tc.CancellationReasons[i].Code) == "ConditionalCheckFailed"
+}
+
+// Get returns the account's endpoint id.
+func (s *Store) Get(ctx context.Context, account, id string) (Endpoint, error) {
+	it, err := s.get(ctx, account, id)
+	return it.Endpoint, err
+}
+
+func (s *Store) get(ctx context.Context, account, id string) (endpointItem, error) {
+	out, err := s.Client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.Table), Key: key(account, endpointPrefix+id), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return endpointItem{}, fmt.Errorf("hookstore: get: %w", err)
+	}
+	if out.Item == nil {
+		return endpointItem{}, ErrNotFound
+	}
+	var it endpointItem
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return endpointItem{}, fmt.Errorf("hookstore: endpoint item: %w", err)
+	}
+	return it, nil
+}
+
+// SigningKey opens the endpoint's sealed signing key, for the sender.
+func (s *Store) SigningKey(ctx context.Context, account, id string) (Endpoint, []byte, error) {
+	it, err := s.get(ctx, account, id)
+	if err != nil {
+		return Endpoint{}, nil, err
+	}
+	k, err := s.Sealer.Open(account, id, it.KeySealed)
+	return it.Endpoint, k, err
+}
+
+// List returns the account's endpoints, oldest first (at most
+// MaxEndpoints, so one page).
+func (s *Store) List(ctx context.Context, account string) ([]Endpoint, error) {
+	items, err := s.query(ctx, account, endpointPrefix, true, MaxEndpoints+1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Endpoint, 0, len(items))
+	for _, item := range items {
+		var it endpointItem
+		if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+			return nil, fmt.Errorf("hookstore: endpoint item: %w", err)
+		}
+		out = append(out, it.Endpoint)
+	}
+	// Ids are random: the API lists in registration order.
+	slices.SortStableFunc(out, func(a, b Endpoint) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return out, nil
+}
+
+func (s *Store) query(ctx context.Context, account, prefix string, forward bool, limit int32) ([]map[string]types.AttributeValue, error) {
+	q, err := expression.NewBuilder().WithKeyCondition(
+		expression.Key(AttrAccount).Equal(expression.Value(account)).And(expression.Key(AttrSK).BeginsWith(prefix)),
+	).Build()
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.Client.Query(ctx, &dynamodb.QueryInput{
+		TableName: aws.String(s.Table), KeyConditionExpression: q.KeyCondition(),
+		ExpressionAttributeNames: q.Names(), ExpressionAttributeValues: q.Values(),
+		ScanIndexForward: aws.Bool(forward), Limit: aws.Int32(limit), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("hookstore: query: %w", err)
+	}
+	return out.Items, nil
+}
+
+// Delete removes the account's endpoint id; its deliveries expire with
+// their TTL, unreadable meanwhile (their endpoint is gone).
+func (s *Store) Delete(ctx context.Context, account, id string) error {
+	gone, err := expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name(AttrSK))).Build()
+	if err != nil {
+		return err
+	}
+	count, err := expression.NewBuilder().
+		WithUpdate(expression.Add(expression.Name("n"), expression.Value(-1))).
+		WithCondition(expression.Name("n").GreaterThan(expression.Value(0))).
+		Build()
+	if err != nil {
+		return err
+	}
+	_, err = s.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Delete: &types.Delete{
+			TableName: aws.String(s.Table), Key: key(account, endpointPrefix+id),
+			ConditionExpression: gone.Condition(), ExpressionAttributeNames: gone.Names(),
+		}},
+		{Update: &types.Update{
+			TableName: aws.String(s.Table), Key: key(account, counterSK), UpdateExpression: count.Update(),
+			ConditionExpression: count.Condition(), ExpressionAttributeNames: count.Names(), ExpressionAttributeValues: count.Values(),
+		}},
+	}})
+	if failed(err, 0) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("hookstore: delete: %w", err)
+	}
+	return nil
+}
+
+// Delivery is one event for one endpoint and its log, as the API shows it.
+type Delivery struct {
+	ID                 string     `dynamodbav:"id" json:"id"`
+	Type               string     `dynamodbav:"type" json:"type"`
+	Status             string     `dynamodbav:"status" json:"status"`
+	Attempts           int        `dynamodbav:"attempts" json:"attempts"`
+	LastResponseStatus *int       `dynamodbav:"last_response_status" json:"last_response_status"`
+	LastAttemptAt      *time.Time `dynamodbav:"last_attempt_at" json:"last_attempt_at"`
+	NextAttemptAt      *time.Time `dynamodbav:"next_attempt_at" json:"next_attempt_at"`
+}
+
+// Delivery statuses.
+const (
+	Pending   = "pending"
+	Succeeded = "succeeded"
+	Failed    = "failed"
+)
+
+// deliveryItem is a delivery as stored, with its payload.
+type deliveryItem struct {
+	Account string `dynamodbav:"account"`
+	SK      string `dynamodbav:"sk"`
+	Delivery
+	Body      []byte `dynamodbav:"body"`
+	ExpiresAt int64  `dynamodbav:"expires_at"`
+}
+
+// DeliveryKey names a delivery: the message the queue carries.
+type DeliveryKey struct {
+	Account string `json:"account"`
+	SK      string `json:"sk"`
+}
+
+// deliverySK orders an endpoint's deliveries by their event's time, and
+// is the same for the same event (its time and webhook-id are the event's).
+func deliverySK(endpoint string, at time.Time, msgID string) string {
+	return fmt.Sprintf("%s%s#%013d#%s", deliveryPrefix, endpoint, at.UnixMilli(), msgID)
+}
+
+// AddDelivery records a pending delivery of an event (its webhook-id,
+// type, time and payload) to an endpoint, once: the same event added again
+// (a stream record delivered twice) finds it there and reports created
+// false, with the same key.
+func (s *Store) AddDelivery(ctx context.Context, account, endpoint, msgID, eventType string, at time.Time, body []byte) (DeliveryKey, bool, error) {
+	k := DeliveryKey{Account: account, SK: deliverySK(endpoint, at, msgID)}
+	now := s.now().UTC().Truncate(time.Second)
+	item, err := attributevalue.MarshalMap(deliveryItem{
+		Account: account, SK: k.SK, Body: body, ExpiresAt: at.Add(DeliveryTTL).Unix(),
+		Delivery: Delivery{ID: msgID, Type: eventType, Status: Pending, NextAttemptAt: &now},
+	})
+	if err != nil {
+		return k, false, err
+	}
+	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(AttrSK))).Build()
+	if err != nil {
+		return k, false, err
+	}
+	_, err = s.Client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.Table), Item: item,
+		ConditionExpression: cond.Condition(), ExpressionAttributeNames: cond.Names(),
+	})
+	var exists *types.ConditionalCheckFailedException
+	if errors.As(err, &exists) {
+		return k, false, nil
+	}
+	if err != nil {
+		return k, false, fmt.Errorf("hookstore: add delivery: %w", err)
+	}
+	return k, true, nil
+}
+
+// Deliveries is the endpoint's delivery log: the latest MaxDeliveries,
+// newest first. An endpoint the account does not have is ErrNotFound.
+func (s *Store) Deliveries(ctx context.Context, account, endpoint string) ([]Delivery, error) {
+	if _, err := s.get(ctx, account, endpoint); err != nil {
+		return nil, err
+	}
+	items, err := s.query(ctx, account, deliveryPrefix+endpoint+"#", false, MaxDeliveries)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Delivery, 0, len(items))
+	for _, item := range items {
+		var d deliveryItem
+		if err := attributevalue.UnmarshalMap(item, &d); err != nil {
+			return nil, fmt.Errorf("hookstore: delivery item: %w", err)
+		}
+		out = append(out, d.Delivery)
+	}
+	return out, nil
+}

@@ -1,0 +1,146 @@
+package hookstore_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"contentapi/shared/hookstore"
+	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/webhook"
+)
+
+func newStore(t *testing.T) *hookstore.Store {
+	t.Helper()
+	env := ddbtest.New(t)
+	sealer, err := webhook.NewSealer([]byte("test secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &hookstore.Store{Client: env.Client, Table: env.Tables["WebhooksTable"], Sealer: sealer}
+}
+
+// An endpoint is registered with a secret shown once; the table holds its
+// key only sealed, and the key it opens signs what the secret verifies.
+func TestCreateGetListDelete(t *testing.T) {
+	s := newStore(t)
+	ctx := t.Context()
+	e, secret, err := s.Create(ctx, "acct-1", hookstore.Endpoint{URL: "https://hooks.example.com/a", Events: []string{webhook.ImageGenerated}, Description: "mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(e.ID, "wh_") || !e.Enabled || e.DisabledReason != nil || e.CreatedAt.IsZero() {
+		t.Errorf("created %+v", e)
+	}
+	got, err := s.Get(ctx, "acct-1", e.ID)
+	if err != nil || got.URL != e.URL || got.Description != "mine" || len(got.Events) != 1 || !got.CreatedAt.Equal(e.CreatedAt) {
+		t.Errorf("get: %+v %v", got, err)
+	}
+	_, key, err := s.SigningKey(ctx, "acct-1", e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := webhook.Sign(key, "msg_x", time.Now(), []byte("{}"))
+	verifier, _ := standardwebhooks.NewWebhook(secret)
+	if err := verifier.Verify([]byte("{}"), h); err != nil {
+		t.Errorf("the stored key does not sign what the shown secret verifies: %v", err)
+	}
+	raw, err := s.Client.GetItem(ctx, getInput(s.Table, "acct-1", "wh#"+e.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(fmt.Sprint(raw.Item), strings.TrimPrefix(secret, "whsec_")) {
+		t.Error("the item holds the secret in clear")
+	}
+	if _, err := s.Get(ctx, "acct-2", e.ID); !errors.Is(err, hookstore.ErrNotFound) {
+		t.Errorf("another account reads it: %v", err)
+	}
+	if err := s.Delete(ctx, "acct-2", e.ID); !errors.Is(err, hookstore.ErrNotFound) {
+		t.Errorf("another account deletes it: %v", err)
+	}
+	list, err := s.List(ctx, "acct-1")
+	if err != nil || len(list) != 1 || list[0].ID != e.ID {
+		t.Errorf("list %+v %v", list, err)
+	}
+	if err := s.Delete(ctx, "acct-1", e.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, "acct-1", e.ID); !errors.Is(err, hookstore.ErrNotFound) {
+		t.Errorf("second delete: %v", err)
+	}
+	if list, _ := s.List(ctx, "acct-1"); len(list) != 0 {
+		t.Errorf("after delete: %+v", list)
+	}
+}
+
+// Ten endpoints per account; a delete makes room again, and another
+// account's count is its own.
+func TestAtMostTenEndpoints(t *testing.T) {
+	s := newStore(t)
+	ctx := t.Context()
+	var ids []string
+	for i := range hookstore.MaxEndpoints {
+		e, _, err := s.Create(ctx, "acct-1", hookstore.Endpoint{URL: fmt.Sprintf("https://hooks.example.com/%d", i)})
+		if err != nil {
+			t.Fatalf("endpoint %d: %v", i+1, err)
+		}
+		ids = append(ids, e.ID)
+	}
+	if _, _, err := s.Create(ctx, "acct-1", hookstore.Endpoint{URL: "https://hooks.example.com/11"}); !errors.Is(err, hookstore.ErrTooMany) {
+		t.Fatalf("11th: %v, want ErrTooMany", err)
+	}
+	if _, _, err := s.Create(ctx, "acct-2", hookstore.Endpoint{URL: "https://hooks.example.com/other"}); err != nil {
+		t.Errorf("another account: %v", err)
+	}
+	list, err := s.List(ctx, "acct-1")
+	if err != nil || len(list) != hookstore.MaxEndpoints {
+		t.Fatalf("list: %d %v", len(list), err)
+	}
+	if err := s.Delete(ctx, "acct-1", ids[3]); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Create(ctx, "acct-1", hookstore.Endpoint{URL: "https://hooks.example.com/again"}); err != nil {
+		t.Errorf("after a delete: %v", err)
+	}
+}
+
+// One event met twice is one delivery; the log lists the newest first and
+// only the endpoint's own.
+func TestDeliveriesAreAddedOnceAndListedNewestFirst(t *testing.T) {
+	s := newStore(t)
+	ctx := t.Context()
+	e, _, err := s.Create(ctx, "acct-1", hookstore.Endpoint{URL: "https://hooks.example.com/a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _, _ := s.Create(ctx, "acct-1", hookstore.Endpoint{URL: "https://hooks.example.com/b"})
+	base := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		id := webhook.EventID(e.ID, "DocumentsTable", "acct-1", fmt.Sprint(i), "attempt")
+		k, created, err := s.AddDelivery(ctx, "acct-1", e.ID, id, webhook.DocumentGenerated, base.Add(time.Duration(i)*time.Minute), []byte(`{}`))
+		if err != nil || !created {
+			t.Fatalf("add %d: %v %v", i, created, err)
+		}
+		again, created, err := s.AddDelivery(ctx, "acct-1", e.ID, id, webhook.DocumentGenerated, base.Add(time.Duration(i)*time.Minute), []byte(`{}`))
+		if err != nil || created || again != k {
+			t.Fatalf("the same event again: %v %v %+v", created, err, again)
+		}
+	}
+	if _, _, err := s.AddDelivery(ctx, "acct-1", other.ID, "msg_other", webhook.ImageFailed, base, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	log, err := s.Deliveries(ctx, "acct-1", e.ID)
+	if err != nil || len(log) != 3 {
+		t.Fatalf("log %+v %v", log, err)
+	}
+	if log[0].ID != webhook.EventID(e.ID, "DocumentsTable", "acct-1", "2", "attempt") || log[0].Status != hookstore.Pending || log[0].Attempts != 0 {
+		t.Errorf("newest first: %+v", log[0])
+	}
+	if _, err := s.Deliveries(ctx, "acct-2", e.ID); !errors.Is(err, hookstore.ErrNotFound) {
+		t.Errorf("another account's log: %v", err)
+	}
+}
