@@ -1,0 +1,256 @@
+package hooksender_test
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"contentapi/shared/hooksender"
+	"contentapi/shared/hookstore"
+	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/sqslocal"
+	"contentapi/shared/webhook"
+)
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *clock) advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+type rig struct {
+	sender *hooksender.Sender
+	store  *hookstore.Store
+	queue  *sqs.Client
+	url    string
+	clk    *clock
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	clk := &clock{now: time.Now().Truncate(time.Second)}
+	env := ddbtest.New(t)
+	sealer, err := webhook.NewSealer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &hookstore.Store{Client: env.Client, Table: env.Tables["WebhooksTable"], Sealer: sealer, Now: clk.Now}
+	q, err := sqslocal.Start(sqslocal.Options{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	client := sqs.New(sqs.Options{Region: sqslocal.Region, BaseEndpoint: aws.String(q.URL()), Credentials: credentials.NewStaticCredentialsProvider("l", "l", "")})
+	out, err := client.CreateQueue(t.Context(), &sqs.CreateQueueInput{QueueName: aws.String("deliveries")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The local receiver is on 127.0.0.1: the make run client.
+	hc := webhook.NewClient(webhook.Options{AllowLoopback: true, Now: clk.Now})
+	return &rig{
+		sender: &hooksender.Sender{Store: store, Client: hc, Queue: client, QueueURL: *out.QueueUrl, Logger: slog.New(slog.DiscardHandler), Now: clk.Now},
+		store:  store, queue: client, url: *out.QueueUrl, clk: clk,
+	}
+}
+
+// poll is one turn of the event source mapping: receive a batch, hand it
+// to the function, delete what it did not report failed.
+func (r *rig) poll(t *testing.T) int {
+	t.Helper()
+	out, err := r.queue.ReceiveMessage(t.Context(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(r.url), MaxNumberOfMessages: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.SQSEvent
+	for _, m := range out.Messages {
+		ev.Records = append(ev.Records, events.SQSMessage{MessageId: *m.MessageId, ReceiptHandle: *m.ReceiptHandle, Body: *m.Body})
+	}
+	if len(ev.Records) == 0 {
+		return 0
+	}
+	resp, err := r.sender.Handle(t.Context(), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := map[string]bool{}
+	for _, f := range resp.BatchItemFailures {
+		failed[f.ItemIdentifier] = true
+	}
+	for _, m := range out.Messages {
+		if !failed[*m.MessageId] {
+			if _, err := r.queue.DeleteMessage(t.Context(), &sqs.DeleteMessageInput{QueueUrl: aws.String(r.url), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return len(ev.Records)
+}
+
+func (r *rig) enqueue(t *testing.T, k hookstore.DeliveryKey) {
+	t.Helper()
+	b, _ := json.Marshal(k)
+	if _, err := r.queue.SendMessage(t.Context(), &sqs.SendMessageInput{QueueUrl: aws.String(r.url), MessageBody: aws.String(string(b))}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type hit struct{ id, ts string }
+
+// A delivery that fails twice is retried on the schedule, by the message's
+// visibility alone, and succeeds on its third attempt: the receiver sees
+// one webhook-id, three timestamps, each verified by the specification's
+// library; the log says succeeded after 3 attempts.
+func TestRetriedOnTheScheduleUntilItSucceeds(t *testing.T) {
+	r := newRig(t)
+	var mu sync.Mutex
+	var hits []hit
+	var verifier *standardwebhooks.Webhook
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		if err := verifier.VerifyIgnoringTimestamp(body, req.Header); err != nil {
+			t.Errorf("delivery does not verify: %v", err)
+		}
+		hits = append(hits, hit{req.Header.Get("webhook-id"), req.Header.Get("webhook-timestamp")})
+		if len(hits) < 3 {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	e, secret, err := r.store.Create(t.Context(), "acct", hookstore.Endpoint{URL: srv.URL + "/hook", Events: webhook.EventTypes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifier, _ = standardwebhooks.NewWebhook(secret)
+	id := webhook.EventID(e.ID, "test")
+	k, _, err := r.store.AddDelivery(t.Context(), "acct", e.ID, id, webhook.Test, r.clk.Now(), []byte(`{"type":"webhook.test"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.enqueue(t, k)
+
+	if n := r.poll(t); n != 1 {
+		t.Fatalf("first poll got %d messages", n)
+	}
+	if n := r.poll(t); n != 0 {
+		t.Fatalf("the message came back before its retry was due (%d)", n)
+	}
+	r.clk.advance(5 * time.Second) // the first retry's wait
+	r.poll(t)
+	r.clk.advance(5*time.Minute - time.Second)
+	if n := r.poll(t); n != 0 {
+		t.Fatal("the second retry came early")
+	}
+	r.clk.advance(time.Second)
+	r.poll(t)
+	r.clk.advance(24 * time.Hour)
+	if n := r.poll(t); n != 0 {
+		t.Fatal("a succeeded delivery's message is still in the queue")
+	}
+
+	if len(hits) != 3 || hits[0].id != id || hits[1].id != id || hits[2].id != id ||
+		hits[0].ts == hits[1].ts || hits[1].ts == hits[2].ts {
+		t.Errorf("attempts %+v", hits)
+	}
+	log, err := r.store.Deliveries(t.Context(), "acct", e.ID)
+	if err != nil || len(log) != 1 {
+		t.Fatalf("log %+v %v", log, err)
+	}
+	if d := log[0]; d.Status != hookstore.Succeeded || d.Attempts != 3 || d.LastResponseStatus == nil || *d.LastResponseStatus != 204 || d.NextAttemptAt != nil {
+		t.Errorf("log %+v", d)
+	}
+}
+
+// The same delivery's message sent twice (the event met twice) makes one
+// attempt, not two.
+func TestTwoCopiesOfAMessageMakeOneAttempt(t *testing.T) {
+	r := newRig(t)
+	var mu sync.Mutex
+	hits := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	e, _, err := r.store.Create(t.Context(), "acct", hookstore.Endpoint{URL: srv.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _, err := r.store.AddDelivery(t.Context(), "acct", e.ID, webhook.EventID(e.ID, "x"), webhook.Test, r.clk.Now(), []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.enqueue(t, k)
+	r.enqueue(t, k)
+	r.poll(t)
+	r.clk.advance(time.Hour)
+	r.poll(t)
+	if hits != 1 {
+		t.Errorf("%d attempts, want 1", hits)
+	}
+}
+
+// Past the schedule the delivery is failed and its message gone; an
+// endpoint failing for 5 days is disabled.
+func TestGivenUpAfterTheScheduleAndDisabledAfterFiveDays(t *testing.T) {
+	r := newRig(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	e, _, err := r.store.Create(t.Context(), "acct", hookstore.Endpoint{URL: srv.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _, err := r.store.AddDelivery(t.Context(), "acct", e.ID, webhook.EventID(e.ID, "y"), webhook.Test, r.clk.Now(), []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.enqueue(t, k)
+	r.poll(t)
+	for _, wait := range webhook.DefaultSchedule {
+		r.clk.advance(wait)
+		if n := r.poll(t); n != 1 {
+			t.Fatalf("after %v: %d messages", wait, n)
+		}
+	}
+	r.clk.advance(24 * time.Hour)
+	if n := r.poll(t); n != 0 {
+		t.Fatal("a failed delivery's message is still in the queue")
+	}
+	log, _ := r.store.Deliveries(t.Context(), "acct", e.ID)
+	if len(log) != 1 || log[0].Status != hookstore.Failed || log[0].Attempts != 8 || *log[0].LastResponseStatus != 503 {
+		t.Fatalf("log %+v", log)
+	}
+	if got, _ := r.store.Get(t.Context(), "acct", e.ID); !got.Enabled {
+		t.Fatal("disabled after 28 hours of failures, want 5 days")
+	}
+	// Days later, another event fails too: the endpoint has failed for 5 days.
+	r.clk.advance(4 * 24 * time.Hour)
+	k2, _, _ := r.store.AddDelivery(t.Context(), "acct", e.ID, webhook.EventID(e.ID, "z"), webhook.Test, r.clk.Now(), []byte(`{}`))
+	r.enqueue(t, k2)
+	r.poll(t)
+	got, _ := r.store.Get(t.Context(), "acct", e.ID)
+	if got.Enabled || got.DisabledReason == nil {
+		t.Errorf("after 5 days of failures: %+v", got)
+	}
+}

@@ -1,0 +1,180 @@
+package hookstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"contentapi/shared/webhook"
+)
+
+// ErrLost is a claim another copy of the delivery's message made first.
+var ErrLost = errors.New("hookstore: the attempt was claimed by another copy of the message")
+
+// Pending is a delivery as the sender reads it: the log, the payload and
+// the endpoint it goes to.
+type PendingDelivery struct {
+	Key      DeliveryKey
+	Endpoint string
+	Delivery
+	Body []byte
+}
+
+// EndpointOf is the endpoint id a delivery key names.
+func (k DeliveryKey) EndpointOf() string {
+	rest, _ := strings.CutPrefix(k.SK, deliveryPrefix)
+	id, _, _ := strings.Cut(rest, "#")
+	return id
+}
+
+// GetDelivery reads a delivery; ErrNotFound when it expired or never was.
+func (s *Store) GetDelivery(ctx context.Context, k DeliveryKey) (PendingDelivery, error) {
+	out, err := s.Client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.Table), Key: key(k.Account, k.SK), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return PendingDelivery{}, fmt.Errorf("hookstore: get delivery: %w", err)
+	}
+	if out.Item == nil || !strings.HasPrefix(k.SK, deliveryPrefix) {
+		return PendingDelivery{}, ErrNotFound
+	}
+	var d deliveryItem
+	if err := attributevalue.UnmarshalMap(out.Item, &d); err != nil {
+		return PendingDelivery{}, fmt.Errorf("hookstore: delivery item: %w", err)
+	}
+	return PendingDelivery{Key: k, Endpoint: k.EndpointOf(), Delivery: d.Delivery, Body: d.Body}, nil
+}
+
+// Claim takes the delivery's next attempt, once: only while it is pending
+// with the attempts read, so of two copies of its message only one makes
+// the attempt (the other gets ErrLost).
+func (s *Store) Claim(ctx context.Context, d PendingDelivery) error {
+	b, err := expression.NewBuilder().
+		WithUpdate(expression.Set(expression.Name("attempts"), expression.Value(d.Attempts+1))).
+		WithCondition(expression.Name("attempts").Equal(expression.Value(d.Attempts)).
+			And(expression.Name("status").Equal(expression.Value(Pending)))).
+		Build()
+	if err != nil {
+		return err
+	}
+	_, err = s.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.Table), Key: key(d.Key.Account, d.Key.SK), UpdateExpression: b.Update(),
+		ConditionExpression: b.Condition(), ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values(),
+	})
+	var lost *types.ConditionalCheckFailedException
+	if errors.As(err, &lost) {
+		return ErrLost
+	}
+	if err != nil {
+		return fmt.Errorf("hookstore: claim: %w", err)
+	}
+	return nil
+}
+
+// Outcome is what an attempt ended in, for the log.
+type Outcome struct {
+	// Status is the receiver's answer; 0 when there was none.
+	Status int
+	At     time.Time
+	// Next is when the next attempt is due; zero when there is none.
+	Next time.Time
+	// Final is succeeded or failed; empty while retries remain.
+	Final string
+}
+
+// Record writes an attempt's outcome to the delivery's log (the attempt
+// claimed by Claim), and the endpoint's health: a success clears its
+// failing_since, a failure sets it if unset, and a failure DisableAfter
+// after it disables the endpoint. It returns whether it did.
+func (s *Store) Record(ctx context.Context, d PendingDelivery, o Outcome) (disabled bool, err error) {
+	status := Pending
+	if o.Final != "" {
+		status = o.Final
+	}
+	up := expression.Set(expression.Name("status"), expression.Value(status)).
+		Set(expression.Name("last_attempt_at"), expression.Value(o.At.UTC().Format(time.RFC3339Nano)))
+	if o.Status != 0 {
+		up = up.Set(expression.Name("last_response_status"), expression.Value(o.Status))
+	} else {
+		up = up.Set(expression.Name("last_response_status"), expression.Value(nil))
+	}
+	if o.Next.IsZero() {
+		up = up.Set(expression.Name("next_attempt_at"), expression.Value(nil))
+	} else {
+		up = up.Set(expression.Name("next_attempt_at"), expression.Value(o.Next.UTC().Format(time.RFC3339Nano)))
+	}
+	b, err := expression.NewBuilder().WithUpdate(up).Build()
+	if err != nil {
+		return false, err
+	}
+	if _, err := s.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.Table), Key: key(d.Key.Account, d.Key.SK), UpdateExpression: b.Update(),
+		ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values(),
+	}); err != nil {
+		return false, fmt.Errorf("hookstore: record attempt: %w", err)
+	}
+	return s.health(ctx, d.Key.Account, d.Endpoint, o.Final == Succeeded || o.Status >= 200 && o.Status < 300, o.At)
+}
+
+// health keeps the endpoint's failing_since and disables it after
+// webhook.DisableAfter of failures only.
+func (s *Store) health(ctx context.Context, account, endpoint string, ok bool, at time.Time) (bool, error) {
+	var up expression.UpdateBuilder
+	cond := expression.AttributeExists(expression.Name(AttrSK))
+	if ok {
+		up = expression.Remove(expression.Name("failing_since"))
+	} else {
+		up = expression.Set(expression.Name("failing_since"),
+			expression.IfNotExists(expression.Name("failing_since"), expression.Value(at.Unix())))
+	}
+	b, err := expression.NewBuilder().WithUpdate(up).WithCondition(cond).Build()
+	if err != nil {
+		return false, err
+	}
+	out, err := s.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.Table), Key: key(account, endpointPrefix+endpoint), UpdateExpression: b.Update(),
+		ConditionExpression: b.Condition(), ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values(),
+		ReturnValues: types.ReturnValueAllNew,
+	})
+	var gone *types.ConditionalCheckFailedException
+	if errors.As(err, &gone) {
+		return false, nil // deleted meanwhile
+	}
+	if err != nil {
+		return false, fmt.Errorf("hookstore: endpoint health: %w", err)
+	}
+	var it endpointItem
+	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
+		return false, err
+	}
+	if ok || !it.Enabled || it.FailingSince == 0 || !webhook.Disable(time.Unix(it.FailingSince, 0), at) {
+		return false, nil
+	}
+	reason := "Every delivery failed for 5 days."
+	d, err := expression.NewBuilder().
+		WithUpdate(expression.Set(expression.Name("enabled"), expression.Value(false)).
+			Set(expression.Name("disabled_reason"), expression.Value(reason))).
+		WithCondition(expression.AttributeExists(expression.Name(AttrSK))).Build()
+	if err != nil {
+		return false, err
+	}
+	_, err = s.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.Table), Key: key(account, endpointPrefix+endpoint), UpdateExpression: d.Update(),
+		ConditionExpression: d.Condition(), ExpressionAttributeNames: d.Names(), ExpressionAttributeValues: d.Values(),
+	})
+	if errors.As(err, &gone) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("hookstore: disable endpoint: %w", err)
+	}
+	return true, nil
+}
