@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -20,6 +19,7 @@ import (
 	"contentapi/shared/hookstore"
 	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/sqslocal"
+	"contentapi/shared/local/sqspoll"
 	"contentapi/shared/webhook"
 )
 
@@ -67,37 +67,15 @@ func newRig(t *testing.T) *rig {
 	}
 }
 
-// poll is one turn of the event source mapping: receive a batch, hand it
-// to the function, delete what it did not report failed.
+// poll is one turn of the event source mapping.
 func (r *rig) poll(t *testing.T) int {
 	t.Helper()
-	out, err := r.queue.ReceiveMessage(t.Context(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(r.url), MaxNumberOfMessages: 10})
+	m := &sqspoll.Mapping{Queue: r.queue, QueueURL: r.url, Handler: r.sender.Handle}
+	n, err := m.Once(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ev events.SQSEvent
-	for _, m := range out.Messages {
-		ev.Records = append(ev.Records, events.SQSMessage{MessageId: *m.MessageId, ReceiptHandle: *m.ReceiptHandle, Body: *m.Body})
-	}
-	if len(ev.Records) == 0 {
-		return 0
-	}
-	resp, err := r.sender.Handle(t.Context(), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	failed := map[string]bool{}
-	for _, f := range resp.BatchItemFailures {
-		failed[f.ItemIdentifier] = true
-	}
-	for _, m := range out.Messages {
-		if !failed[*m.MessageId] {
-			if _, err := r.queue.DeleteMessage(t.Context(), &sqs.DeleteMessageInput{QueueUrl: aws.String(r.url), ReceiptHandle: m.ReceiptHandle}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return len(ev.Records)
+	return n
 }
 
 func (r *rig) enqueue(t *testing.T, k hookstore.DeliveryKey) {
