@@ -13,6 +13,7 @@ import (
 	"contentapi/shared/pictures"
 	"contentapi/shared/store"
 	"contentapi/shared/streamevent"
+	"contentapi/shared/webhook"
 )
 
 // Target is a record table whose stream the generator takes.
@@ -43,6 +44,23 @@ type Stream struct {
 	// WriteBudget is kept back from the invocation's deadline for the
 	// write-back.
 	WriteBudget time.Duration
+	// Ended is told of each generation's end the stream carries (the
+	// webhooks' events); nil tells no one. It may be told of one end
+	// again (a record delivered twice), so it must take that as one.
+	Ended func(context.Context, End) error
+}
+
+// End is a generation that ended: the write of its attempt's outcome.
+type End struct {
+	// Resource and Table name the record's resource and table.
+	Resource, Table string
+	Account         string
+	ID              int64
+	// Type is the event type (webhook.Ended's).
+	Type string
+	// State is the generation state written, Item the record as written.
+	State generation.State
+	Item  store.Item
 }
 
 // Handle is the generator function's entry point. A record that could not
@@ -93,11 +111,23 @@ func (s *Stream) record(ctx context.Context, rec events.DynamoDBEventRecord) err
 	if err != nil || now == nil {
 		return err
 	}
+	before, _ := store.StateOf(oldItem)
+	if typ, ended := webhook.Ended(target.Resource, before, now); ended && s.Ended != nil {
+		account, id, ok := keyOf(newItem)
+		if !ok {
+			return errors.New("generator: a stream image without a record key")
+		}
+		end := End{Resource: target.Resource, Table: streamevent.Table(rec.EventSourceArn), Account: account, ID: id,
+			Type: typ, State: *now, Item: newItem}
+		if err := s.Ended(ctx, end); err != nil {
+			return err
+		}
+	}
 	switch {
 	case now.Status == generation.Pending:
 		return s.pending(ctx, target, newItem, *now)
 	case now.Status == generation.Done && target.Content.Picture:
-		if before, _ := store.StateOf(oldItem); before != nil && before.Status == generation.Running {
+		if before != nil && before.Status == generation.Running {
 			return s.committed(ctx, newItem, oldItem)
 		}
 	}
