@@ -346,9 +346,10 @@ func record(t *testing.T, s *generation.State, result string) store.Item {
 
 // The filters pass exactly what the generator acts on, as the template
 // writes them and as Lambda and the local stack apply them: a record left
-// waiting (pending), and for pictures a write-back (running to done) and
-// a deleted record's picture; not the steps the generator takes itself
-// (claims, hand-overs aside), nor users' edits.
+// waiting (pending), a generation's end (done or failed: its webhooks'
+// event, and for pictures the write-back's picture kept) and a deleted
+// record's picture; not the steps the generator takes itself (claims,
+// hand-overs aside), nor users' edits.
 func TestTemplateStreamFilters(t *testing.T) {
 	tmpl := loadTemplate(t)
 	mappings, err := tmpl.StreamMappings()
@@ -377,8 +378,9 @@ func TestTemplateStreamFilters(t *testing.T) {
 		{"a hand-over to the queue", "MODIFY", record(t, &running, ""), record(t, &handedOver, ""), true, true},
 		{"a regenerate that leaves it pending", "MODIFY", record(t, &done, old), record(t, &pending, old), true, true},
 		{"a claim", "MODIFY", record(t, &pending, ""), record(t, &running, ""), false, false},
-		{"a write-back", "MODIFY", record(t, &running, old), record(t, &done, picture), true, false},
-		{"a failure", "MODIFY", record(t, &running, old), record(t, &failed, old), false, false},
+		{"a write-back", "MODIFY", record(t, &running, old), record(t, &done, picture), true, true},
+		{"a failure", "MODIFY", record(t, &running, old), record(t, &failed, old), true, true},
+		{"a pending record failed", "MODIFY", record(t, &pending, ""), record(t, &failed, ""), true, true},
 		{"a user's edit", "MODIFY", record(t, &done, picture), record(t, &done, picture), false, false},
 		{"a delete with a picture", "REMOVE", record(t, &done, picture), nil, true, false},
 		{"a delete without one", "REMOVE", record(t, &failed, ""), nil, false, false},
