@@ -188,7 +188,8 @@ func TestTemplateGenerationPolicies(t *testing.T) {
 			on("ImagesTable.Arn", "dynamodb:UpdateItem"), on("DocumentsTable.Arn", "dynamodb:UpdateItem"),
 			on("ImagesTable.StreamArn", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
 			on("DocumentsTable.StreamArn", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
-			on("GenerationFailures.Arn", "sqs:SendMessage"))},
+			on("GenerationFailures.Arn", "sqs:SendMessage"),
+			on("WebhooksTable.Arn", "dynamodb:PutItem", "dynamodb:Query"), on("WebhookDeliveries.Arn", "sqs:SendMessage"))},
 	}
 	for _, tc := range testCases {
 		if got := grants(t, tc.fn, tc.condition); !slices.Equal(got, tc.want) {
