@@ -99,6 +99,13 @@ func (a *App) Stream() (StreamFunction, error) {
 		}
 		s.Targets[table.Name()] = generator.Target{Resource: r.Def.Name, Table: table, Content: r.Content}
 	}
+	hooks, err := a.optionalWebhooks()
+	if err != nil {
+		return nil, err
+	}
+	if hooks != nil {
+		s.Ended = publishEnds(hooks)
+	}
 	return s.Handle, nil
 }
 

@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -13,8 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"contentapi/shared/awsenv"
+	"contentapi/shared/generation"
+	"contentapi/shared/generator"
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
+	"contentapi/shared/records"
 	"contentapi/shared/webhook"
 )
 
@@ -79,6 +84,57 @@ func (a *App) webhooks() (*Webhooks, error) {
 		Store: &hookstore.Store{Client: a.db, Table: table, Sealer: sealer},
 		Queue: sqs.New(opts), QueueURL: queueURL,
 	}, nil
+}
+
+// optionalWebhooks are the webhooks' parts where the environment names a
+// queue, and nil where it names none (a local stack or test without one:
+// the local tables come from the template, the queue does not).
+func (a *App) optionalWebhooks() (*Webhooks, error) {
+	if os.Getenv(EnvWebhookQueue) == "" {
+		return nil, nil
+	}
+	return a.webhooks()
+}
+
+// publishEnds turns the generations' ends the generator meets into their
+// webhooks' deliveries: the record rendered as GET shows it, at the time
+// the generation finished, identified by its table, account, id and the
+// attempt that wrote it, so the same end met twice is published once.
+// WIP: an image's url is left out here; a fresh one belongs in each
+// attempt (the sender's), not in the stored payload.
+func publishEnds(w *Webhooks) func(context.Context, generator.End) error {
+	p := &hooksender.Publisher{Store: w.Store, Queue: w.Queue, QueueURL: w.QueueURL}
+	return func(ctx context.Context, e generator.End) error {
+		res, ok := lookupResource(e.Resource)
+		if !ok {
+			return fmt.Errorf("webhooks: no resource %q", e.Resource)
+		}
+		shown, err := res.Render(e.Item, records.View{Now: time.Now(), Generation: true})
+		if err != nil {
+			return err
+		}
+		data, err := json.Marshal(shown)
+		if err != nil {
+			return err
+		}
+		return p.Publish(ctx, hooksender.Event{
+			Account: e.Account, Type: e.Type, At: endedAt(e.State), Data: data,
+			Identity: []string{e.Table, e.Account, strconv.FormatInt(e.ID, 10), e.State.Attempt},
+		})
+	}
+}
+
+// endedAt is when a generation ended, as its record says: the same
+// however often its end is met, so its delivery's key is too.
+func endedAt(s generation.State) time.Time {
+	for _, v := range []*string{s.FinishedAt, &s.RequestedAt} {
+		if v != nil {
+			if t, err := generation.ParseTime(*v); err == nil {
+				return t
+			}
+		}
+	}
+	return time.Unix(0, 0)
 }
 
 // Sender is the webhook sender's handler: a deployment's client, https to
