@@ -24,6 +24,9 @@ import (
 // template.yaml (in AWS) or the local stack sets.
 type Config struct {
 	Region string
+	// Webhooks are the webhooks' table, queue and seal; the zero value is
+	// a stack without them.
+	Webhooks WebhooksConfig
 	// DynamoDBEndpoint is set only for DynamoDB Local.
 	DynamoDBEndpoint string
 	// Tables names the resources' tables by their logical ID in
@@ -195,6 +198,12 @@ func ConfigFromEnv() (Config, error) {
 		env.errs = append(env.errs, fmt.Errorf("%s is set but %s is not", EnvRateLimit, EnvRateLimitTable))
 	}
 	c.Generation = env.generation()
+	c.Webhooks = WebhooksConfig{
+		Table:       env.table(EnvWebhooksTable, false),
+		QueueURL:    env.endpoint(EnvWebhookQueue),
+		SQSEndpoint: env.endpoint(EnvSQSEndpoint),
+		Seal:        []byte(os.Getenv(EnvWebhookSeal)),
+	}
 	if v := os.Getenv(EnvLogLevel); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			env.fail(EnvLogLevel, v, "one of debug, info, warn, error")

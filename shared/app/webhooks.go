@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
@@ -48,27 +47,34 @@ type Webhooks struct {
 	QueueURL string
 }
 
-// webhooks builds the webhooks' parts from the environment: every
-// setting missing is an error naming it.
+// WebhooksConfig is where the webhooks live.
+type WebhooksConfig struct {
+	Table, QueueURL string
+	// SQSEndpoint is the local SQS (sqslocal); empty in AWS.
+	SQSEndpoint string
+	// Seal is the secret the signing keys are sealed under (empty locally).
+	Seal []byte
+}
+
+// webhooks builds the webhooks' parts; a table or queue missing is an
+// error naming its variable.
 func (a *App) webhooks() (*Webhooks, error) {
+	c := a.cfg.Webhooks
 	var errs []error
-	get := func(name string) string {
-		v := os.Getenv(name)
-		if v == "" {
-			errs = append(errs, fmt.Errorf("%s is not set", name))
-		}
-		return v
+	if c.Table == "" {
+		errs = append(errs, fmt.Errorf("%s is not set", EnvWebhooksTable))
 	}
-	table, queueURL := get(EnvWebhooksTable), get(EnvWebhookQueue)
+	if c.QueueURL == "" {
+		errs = append(errs, fmt.Errorf("%s is not set", EnvWebhookQueue))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	sealer, err := webhook.NewSealer([]byte(os.Getenv(EnvWebhookSeal)))
+	sealer, err := webhook.NewSealer(c.Seal)
 	if err != nil {
 		return nil, err
 	}
-	endpoint := os.Getenv(EnvSQSEndpoint)
-	creds, err := awsenv.Credentials(endpoint != "")
+	creds, err := awsenv.Credentials(c.SQSEndpoint != "")
 	if err != nil {
 		return nil, err
 	}
@@ -77,12 +83,12 @@ func (a *App) webhooks() (*Webhooks, error) {
 		HTTPClient: awshttp.NewBuildableClient().WithTimeout(3 * time.Second),
 		Retryer:    awsenv.Retryer(3, 500*time.Millisecond),
 	}
-	if endpoint != "" {
-		opts.BaseEndpoint = aws.String(endpoint)
+	if c.SQSEndpoint != "" {
+		opts.BaseEndpoint = aws.String(c.SQSEndpoint)
 	}
 	return &Webhooks{
-		Store: &hookstore.Store{Client: a.db, Table: table, Sealer: sealer},
-		Queue: sqs.New(opts), QueueURL: queueURL,
+		Store: &hookstore.Store{Client: a.db, Table: c.Table, Sealer: sealer},
+		Queue: sqs.New(opts), QueueURL: c.QueueURL,
 	}, nil
 }
 
@@ -90,7 +96,7 @@ func (a *App) webhooks() (*Webhooks, error) {
 // queue, and nil where it names none (a local stack or test without one:
 // the local tables come from the template, the queue does not).
 func (a *App) optionalWebhooks() (*Webhooks, error) {
-	if os.Getenv(EnvWebhookQueue) == "" {
+	if a.cfg.Webhooks.QueueURL == "" {
 		return nil, nil
 	}
 	return a.webhooks()
@@ -140,12 +146,13 @@ func endedAt(s generation.State) time.Time {
 // Sender is the webhook sender's handler: a deployment's client, https to
 // public addresses only, on the contract's schedule.
 func (a *App) Sender() (SenderHandler, error) {
-	return a.sender(webhook.Options{}, nil)
+	return a.SenderWith(webhook.Options{}, nil)
 }
 
-// sender is the sender with a client's options and a schedule: only the
-// local stack passes others (AllowLoopback, a shortened schedule).
-func (a *App) sender(opts webhook.Options, schedule webhook.Schedule) (SenderHandler, error) {
+// SenderWith is the sender with a client's options and a schedule: only
+// the local stack and its tests pass others (AllowLoopback, a shortened
+// schedule); the function's main calls Sender.
+func (a *App) SenderWith(opts webhook.Options, schedule webhook.Schedule) (SenderHandler, error) {
 	w, err := a.webhooks()
 	if err != nil {
 		return nil, err
