@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -126,6 +127,13 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	defer parts.Close()
 	base := "http://" + ln.Addr().String()
 	vars := withGeneration(ddblocal.EnvVars(p.tmpl, db.Endpoint(), tables), genEnv, cfg.Generation.RealBedrock)
+	// The webhooks' queue, in process, as the S3 server is.
+	hooks, err := startWebhookQueue(ctx)
+	if err != nil {
+		return err
+	}
+	defer hooks.srv.Close()
+	maps.Copy(vars, hooks.vars())
 	// Only pages of the local API's own origin may call it from a browser
 	// (unless the developer exports another): with "*" any web page could
 	// spend the demo key, and with BEDROCK=aws real money.
@@ -152,6 +160,11 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 		if _, err := genstack.Deliver(ctx, client, db.Endpoint(), p.tmpl, tables, stream, newLogger(stderr)); err != nil {
 			return err
 		}
+	}
+	// The webhook sender, fed by the local queue as the template's mapping
+	// feeds it in AWS.
+	if err := hooks.runSender(ctx, a, stderr); err != nil {
+		return err
 	}
 	// The tally function, fed by the tables' streams whether generation is
 	// on or off: deletes' counts come down through it.
