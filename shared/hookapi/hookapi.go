@@ -1,0 +1,205 @@
+// Package hookapi serves the webhooks' endpoints API (/api/v1/webhooks):
+// register, list, read, delete, test, and each endpoint's delivery log.
+// An endpoint belongs to its account: another account's id is 404.
+package hookapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"contentapi/shared/hooksender"
+	"contentapi/shared/hookstore"
+	"contentapi/shared/httpapi"
+	"contentapi/shared/input"
+	"contentapi/shared/store"
+	"contentapi/shared/webhook"
+)
+
+// Path is the collection's path.
+const Path = "/api/v1/webhooks"
+
+// MaxDescription is the longest description, in characters.
+const MaxDescription = 256
+
+// API serves the endpoints of the principal's account.
+type API struct {
+	Store     *hookstore.Store
+	Client    *webhook.Client // checks URLs at registration
+	Publisher *hooksender.Publisher
+	// Now is time.Now when nil.
+	Now func() time.Time
+}
+
+// Routes are the API's operations.
+func (a *API) Routes() []httpapi.Route {
+	item := Path + "/{id}"
+	return []httpapi.Route{
+		{Method: http.MethodPost, Pattern: Path, Handler: a.handle(a.create)},
+		{Method: http.MethodGet, Pattern: Path, Handler: a.handle(a.list)},
+		{Method: http.MethodGet, Pattern: item, Handler: a.handle(a.get)},
+		{Method: http.MethodDelete, Pattern: item, Handler: a.handle(a.delete)},
+		{Method: http.MethodPost, Pattern: item + "/test", Handler: a.handle(a.test)},
+		{Method: http.MethodGet, Pattern: item + "/deliveries", Handler: a.handle(a.deliveries)},
+	}
+}
+
+func (a *API) handle(op func(w http.ResponseWriter, r *http.Request, account string) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p, _ := httpapi.PrincipalFrom(r.Context())
+		if err := op(w, r, p.Account); err != nil {
+			if errors.Is(err, hookstore.ErrNotFound) {
+				err = httpapi.NotFound()
+			}
+			// DynamoDB's failures become the domain's (503 when throttled).
+			err = store.Classify(err)
+			httpapi.WriteError(w, r, err)
+		}
+	}
+}
+
+func (a *API) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+func (a *API) create(w http.ResponseWriter, r *http.Request, account string) error {
+	fields, err := httpapi.ParseBody(r)
+	if err != nil {
+		return err
+	}
+	e, problems := a.endpoint(r, fields)
+	if len(problems) > 0 {
+		return httpapi.Invalid(problems)
+	}
+	created, secret, err := a.Store.Create(r.Context(), account, e)
+	if errors.Is(err, hookstore.ErrTooMany) {
+		return httpapi.InvalidField("url", fmt.Sprintf("An account has at most %d webhook endpoints: delete one first.", hookstore.MaxEndpoints))
+	}
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"data": struct {
+		hookstore.Endpoint
+		Secret string `json:"secret"`
+	}{created, secret}, "status": http.StatusCreated})
+	return nil
+}
+
+// endpoint judges a registration's fields: each problem named by its field.
+func (a *API) endpoint(r *http.Request, f input.Fields) (hookstore.Endpoint, map[string][]string) {
+	problems := map[string][]string{}
+	add := func(field, msg string) { problems[field] = append(problems[field], msg) }
+	for _, name := range f.Repeated {
+		add(name, "The "+name+" field was given more than once.")
+	}
+	text := func(name string) (string, bool) {
+		v, ok := f.Values[name]
+		if !ok || v.Kind == input.KindNull {
+			return "", false
+		}
+		if v.Kind != input.KindString {
+			add(name, "The "+name+" field must be a string.")
+			return "", false
+		}
+		return v.Text, true
+	}
+	for _, name := range f.Names {
+		switch name {
+		case "url", "events", "description":
+		default:
+			add(name, "The "+name+" field is not accepted.")
+		}
+	}
+	var e hookstore.Endpoint
+	if u, ok := text("url"); !ok {
+		if _, given := problems["url"]; !given {
+			add("url", "The url field is required.")
+		}
+	} else if err := a.Client.CheckURL(r.Context(), u); err != nil {
+		add("url", "The url "+urlProblem(err)+".")
+	} else {
+		e.URL = u
+	}
+	events, _ := text("events")
+	if list, err := webhook.ParseEvents(events); err != nil {
+		add("events", "The events field has an "+err.Error()+".")
+	} else {
+		e.Events = list
+	}
+	if d, ok := text("description"); ok {
+		if n := len([]rune(d)); n > MaxDescription {
+			add("description", fmt.Sprintf("The description may have at most %d characters.", MaxDescription))
+		}
+		e.Description = d
+	}
+	return e, problems
+}
+
+// urlProblem is why a URL was refused, in the words of webhook.CheckURL
+// past its "webhook: URL refused: " prefix.
+func urlProblem(err error) string {
+	msg := err.Error()
+	if p := webhook.ErrURL.Error() + ": "; len(msg) > len(p) && msg[:len(p)] == p {
+		return msg[len(p):]
+	}
+	return "is refused"
+}
+
+func (a *API) list(w http.ResponseWriter, r *http.Request, account string) error {
+	es, err := a.Store.List(r.Context(), account)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": es, "status": http.StatusOK})
+	return nil
+}
+
+func (a *API) get(w http.ResponseWriter, r *http.Request, account string) error {
+	e, err := a.Store.Get(r.Context(), account, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": e, "status": http.StatusOK})
+	return nil
+}
+
+func (a *API) delete(w http.ResponseWriter, r *http.Request, account string) error {
+	id := r.PathValue("id")
+	if err := a.Store.Delete(r.Context(), account, id); err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "object": "webhook", "deleted": true, "status": http.StatusOK})
+	return nil
+}
+
+// test sends a webhook.test event to the endpoint, whatever it subscribed
+// to: 202, the delivery then shows in its log.
+func (a *API) test(w http.ResponseWriter, r *http.Request, account string) error {
+	e, err := a.Store.Get(r.Context(), account, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	now := a.now()
+	ev := hooksender.Event{
+		Account: account, Type: webhook.Test, At: now, Data: []byte(`{"webhook_id":"` + e.ID + `"}`),
+		Identity: []string{"test", now.Format(time.RFC3339Nano)},
+	}
+	if err := a.Publisher.Publish(r.Context(), ev, e.ID); err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusAccepted, map[string]any{"message": "Test event queued.", "status": http.StatusAccepted})
+	return nil
+}
+
+func (a *API) deliveries(w http.ResponseWriter, r *http.Request, account string) error {
+	ds, err := a.Store.Deliveries(r.Context(), account, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": ds, "status": http.StatusOK})
+	return nil
+}

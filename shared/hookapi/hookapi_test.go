@@ -1,0 +1,148 @@
+package hookapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"contentapi/shared/auth"
+	"contentapi/shared/hookapi"
+	"contentapi/shared/hooksender"
+	"contentapi/shared/hookstore"
+	"contentapi/shared/httpapi"
+	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/sqslocal"
+	"contentapi/shared/webhook"
+)
+
+// resolver answers hooks.example.com with a public address and
+// internal.example.com with a private one.
+type resolver struct{}
+
+func (resolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	switch host {
+	case "hooks.example.com":
+		return []netip.Addr{netip.MustParseAddr("93.184.215.14")}, nil
+	case "internal.example.com":
+		return []netip.Addr{netip.MustParseAddr("10.0.0.1")}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+type api struct {
+	h http.Handler
+}
+
+func newAPI(t *testing.T) *api {
+	env := ddbtest.New(t)
+	sealer, _ := webhook.NewSealer(nil)
+	st := &hookstore.Store{Client: env.Client, Table: env.Tables["WebhooksTable"], Sealer: sealer}
+	q, err := sqslocal.Start(sqslocal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	c := sqs.New(sqs.Options{Region: sqslocal.Region, BaseEndpoint: aws.String(q.URL()), Credentials: credentials.NewStaticCredentialsProvider("l", "l", "")})
+	out, err := c.CreateQueue(t.Context(), &sqs.CreateQueueInput{QueueName: aws.String("d")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &hookapi.API{Store: st, Client: webhook.NewClient(webhook.Options{Resolver: resolver{}}),
+		Publisher: &hooksender.Publisher{Store: st, Queue: c, QueueURL: *out.QueueUrl}}
+	return &api{h: httpapi.NewMux(a.Routes())}
+}
+
+func (a *api) do(t *testing.T, account, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	if body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	r = r.WithContext(httpapi.WithPrincipal(r.Context(), auth.Principal{Account: account, Scopes: []auth.Scope{auth.ScopeWrite}}))
+	w := httptest.NewRecorder()
+	a.h.ServeHTTP(w, r)
+	var out map[string]any
+	_ = json.Unmarshal(w.Body.Bytes(), &out)
+	return w.Code, out
+}
+
+func TestRegisterReadListTestDelete(t *testing.T) {
+	a := newAPI(t)
+	code, out := a.do(t, "acct", "POST", hookapi.Path, `{"url":"https://hooks.example.com/a","events":"image.generated, image.failed","description":"mine"}`)
+	if code != 201 {
+		t.Fatalf("%d %v", code, out)
+	}
+	data := out["data"].(map[string]any)
+	id, _ := data["id"].(string)
+	if !strings.HasPrefix(id, "wh_") || !strings.HasPrefix(data["secret"].(string), "whsec_") || data["enabled"] != true {
+		t.Fatalf("created %v", data)
+	}
+	code, out = a.do(t, "acct", "GET", hookapi.Path+"/"+id, "")
+	if code != 200 || out["data"].(map[string]any)["secret"] != nil {
+		t.Errorf("read: %d %v (never the secret)", code, out)
+	}
+	if code, out := a.do(t, "acct", "GET", hookapi.Path, ""); code != 200 || len(out["data"].([]any)) != 1 {
+		t.Errorf("list: %d %v", code, out)
+	}
+	if code, _ := a.do(t, "other", "GET", hookapi.Path+"/"+id, ""); code != 404 {
+		t.Errorf("another account reads it: %d", code)
+	}
+	if code, _ := a.do(t, "acct", "POST", hookapi.Path+"/"+id+"/test", ""); code != 202 {
+		t.Errorf("test: %d", code)
+	}
+	if code, out := a.do(t, "acct", "GET", hookapi.Path+"/"+id+"/deliveries", ""); code != 200 || len(out["data"].([]any)) != 1 {
+		t.Errorf("deliveries after a test: %d %v", code, out)
+	}
+	if code, _ := a.do(t, "other", "DELETE", hookapi.Path+"/"+id, ""); code != 404 {
+		t.Errorf("another account deletes it: %d", code)
+	}
+	if code, _ := a.do(t, "acct", "DELETE", hookapi.Path+"/"+id, ""); code != 200 {
+		t.Errorf("delete: %d", code)
+	}
+	if code, _ := a.do(t, "acct", "GET", hookapi.Path+"/"+id, ""); code != 404 {
+		t.Errorf("after delete: %d", code)
+	}
+}
+
+// Each bad field is a 422 naming it, and nothing is registered.
+func TestRegistrationErrorsNameTheirField(t *testing.T) {
+	a := newAPI(t)
+	for body, field := range map[string]string{
+		`{}`:                                   "url",
+		`{"url":"http://hooks.example.com/a"}`: "url",
+		`{"url":"https://internal.example.com/a"}`:                                               "url",
+		`{"url":"https://169.254.169.254/latest"}`:                                               "url",
+		`{"url":"https://hooks.example.com/` + strings.Repeat("a", 2048) + `"}`:                  "url",
+		`{"url":"https://hooks.example.com/a","events":"image.deleted"}`:                         "events",
+		`{"url":"https://hooks.example.com/a","events":["image.failed"]}`:                        "events",
+		`{"url":"https://hooks.example.com/a","description":"` + strings.Repeat("é", 257) + `"}`: "description",
+		`{"url":"https://hooks.example.com/a","secret":"whsec_x"}`:                               "secret",
+	} {
+		code, out := a.do(t, "acct", "POST", hookapi.Path, body)
+		errs, _ := out["errors"].(map[string]any)
+		if code != 422 || errs[field] == nil {
+			t.Errorf("%.80s: %d %v, want 422 naming %s", body, code, out, field)
+		}
+	}
+	if _, out := a.do(t, "acct", "GET", hookapi.Path, ""); len(out["data"].([]any)) != 0 {
+		t.Errorf("a refused registration was stored: %v", out)
+	}
+	for range hookstore.MaxEndpoints {
+		if code, out := a.do(t, "acct", "POST", hookapi.Path, `{"url":"https://hooks.example.com/a"}`); code != 201 {
+			t.Fatalf("%d %v", code, out)
+		}
+	}
+	code, out := a.do(t, "acct", "POST", hookapi.Path, `{"url":"https://hooks.example.com/a"}`)
+	if errs, _ := out["errors"].(map[string]any); code != 422 || errs["url"] == nil {
+		t.Errorf("the 11th: %d %v, want 422 naming url", code, out)
+	}
+}
