@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -61,13 +62,13 @@ var (
 
 // Endpoint is a registered URL, as the API shows it (never its key).
 type Endpoint struct {
-	ID             string    `dynamodbav:"id" json:"id"`
-	URL            string    `dynamodbav:"url" json:"url"`
-	Events         []string  `dynamodbav:"events" json:"events"`
-	Description    string    `dynamodbav:"description" json:"description"`
-	Enabled        bool      `dynamodbav:"enabled" json:"enabled"`
-	DisabledReason *string   `dynamodbav:"disabled_reason" json:"disabled_reason"`
-	CreatedAt      time.Time `dynamodbav:"created_at" json:"created_at"`
+	ID             string    `dynamodbav:"id"`
+	URL            string    `dynamodbav:"url"`
+	Events         []string  `dynamodbav:"events"`
+	Description    string    `dynamodbav:"description"`
+	Enabled        bool      `dynamodbav:"enabled"`
+	DisabledReason *string   `dynamodbav:"disabled_reason"`
+	CreatedAt      time.Time `dynamodbav:"created_at"`
 }
 
 // endpointItem is an endpoint as stored.
@@ -107,6 +108,17 @@ func newID() string {
 	b := make([]byte, 12)
 	rand.Read(b)
 	return "wh_" + hex.EncodeToString(b)
+}
+
+// wellFormed reports whether id is of newID's shape: any other is no
+// endpoint, found without a read (and never a key too long for DynamoDB).
+func wellFormed(id string) bool {
+	hexPart, ok := strings.CutPrefix(id, "wh_")
+	if !ok || len(hexPart) != 24 || strings.ToLower(hexPart) != hexPart {
+		return false
+	}
+	_, err := hex.DecodeString(hexPart)
+	return err == nil
 }
 
 // Create registers an endpoint (url, events and description already
@@ -167,6 +179,9 @@ func (s *Store) Get(ctx context.Context, account, id string) (Endpoint, error) {
 }
 
 func (s *Store) get(ctx context.Context, account, id string) (endpointItem, error) {
+	if !wellFormed(id) {
+		return endpointItem{}, ErrNotFound
+	}
 	out, err := s.Client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.Table), Key: key(account, endpointPrefix+id), ConsistentRead: aws.Bool(true),
 	})
@@ -234,6 +249,9 @@ func (s *Store) query(ctx context.Context, account, prefix string, forward bool,
 // Delete removes the account's endpoint id; its deliveries expire with
 // their TTL, unreadable meanwhile (their endpoint is gone).
 func (s *Store) Delete(ctx context.Context, account, id string) error {
+	if !wellFormed(id) {
+		return ErrNotFound
+	}
 	gone, err := expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name(AttrSK))).Build()
 	if err != nil {
 		return err
@@ -266,13 +284,13 @@ func (s *Store) Delete(ctx context.Context, account, id string) error {
 
 // Delivery is one event for one endpoint and its log, as the API shows it.
 type Delivery struct {
-	ID                 string     `dynamodbav:"id" json:"id"`
-	Type               string     `dynamodbav:"type" json:"type"`
-	Status             string     `dynamodbav:"status" json:"status"`
-	Attempts           int        `dynamodbav:"attempts" json:"attempts"`
-	LastResponseStatus *int       `dynamodbav:"last_response_status" json:"last_response_status"`
-	LastAttemptAt      *time.Time `dynamodbav:"last_attempt_at" json:"last_attempt_at"`
-	NextAttemptAt      *time.Time `dynamodbav:"next_attempt_at" json:"next_attempt_at"`
+	ID                 string     `dynamodbav:"id"`
+	Type               string     `dynamodbav:"type"`
+	Status             string     `dynamodbav:"status"`
+	Attempts           int        `dynamodbav:"attempts"`
+	LastResponseStatus *int       `dynamodbav:"last_response_status"`
+	LastAttemptAt      *time.Time `dynamodbav:"last_attempt_at"`
+	NextAttemptAt      *time.Time `dynamodbav:"next_attempt_at"`
 }
 
 // Delivery statuses.

@@ -144,3 +144,21 @@ func TestDeliveriesAreAddedOnceAndListedNewestFirst(t *testing.T) {
 		t.Errorf("another account's log: %v", err)
 	}
 }
+
+// An id of another shape is no endpoint: not found, never a DynamoDB error
+// (a key over its 1,024 bytes would be one, and answer 500).
+func TestIllFormedIDsAreNotFound(t *testing.T) {
+	s := newStore(t)
+	ctx := t.Context()
+	for _, id := range []string{"", "wh_", "wh_zz", "7", "wh_" + strings.Repeat("a", 2000), "wh_ABCDEF0123456789abcdef01", "wh_0123456789abcdef01234567#x"} {
+		if _, err := s.Get(ctx, "acct-1", id); !errors.Is(err, hookstore.ErrNotFound) {
+			t.Errorf("get %.40q: %v", id, err)
+		}
+		if err := s.Delete(ctx, "acct-1", id); !errors.Is(err, hookstore.ErrNotFound) {
+			t.Errorf("delete %.40q: %v", id, err)
+		}
+		if _, err := s.Deliveries(ctx, "acct-1", id); !errors.Is(err, hookstore.ErrNotFound) {
+			t.Errorf("deliveries %.40q: %v", id, err)
+		}
+	}
+}
