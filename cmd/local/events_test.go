@@ -211,6 +211,14 @@ func eventsApp(t *testing.T) (*app.App, *ddbtest.Env) {
 	for k, v := range parts.Env() {
 		t.Setenv(k, v)
 	}
+	// The webhooks' queue, as make run starts it.
+	hooks, err := startWebhookQueue(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hooks.srv.Close() })
+	t.Setenv(app.EnvWebhookQueue, hooks.url)
+	t.Setenv(app.EnvSQSEndpoint, hooks.srv.URL())
 	// A cold DynamoDB Local on a loaded machine can be slow at first; the
 	// statuses are what this test checks.
 	t.Setenv(app.EnvRequestTimeout, "60")

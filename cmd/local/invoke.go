@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"time"
 
@@ -43,10 +44,17 @@ func invoke(ctx context.Context, file string, stdout, stderr io.Writer) error {
 	// The stack's S3 and Bedrock stand-in, at the ports make run gave them.
 	parts := genstack.Attach(addr(gen.S3Port), addr(gen.BedrockPort), gen.RealBedrock, gen.BedrockRegion)
 	tables := localTables(p.tmpl)
-	if err := setEnv(withGeneration(ddblocal.EnvVars(p.tmpl, endpoint, tables), parts.Env(), gen.RealBedrock), tables); err != nil {
+	sqs, err := sqsPort()
+	if err != nil {
 		return err
 	}
-	a, err := app.FromEnv(ctx)
+	vars := withGeneration(ddblocal.EnvVars(p.tmpl, endpoint, tables), parts.Env(), gen.RealBedrock)
+	// The webhooks' queue make run serves.
+	maps.Copy(vars, webhookVars(sqs))
+	if err := setEnv(vars, tables); err != nil {
+		return err
+	}
+	a, err := localApp(ctx)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ var readWrite = []auth.Scope{auth.ScopeRead, auth.ScopeWrite}
 type stackConfig struct {
 	APIPort      int    // 0: any free port
 	DynamoDBPort int    // 0: any free port
+	SQSPort      int    // the webhooks' queue; 0: any free port
 	DataDir      string // DynamoDB Local's database
 	// DynamoDBExtraAddrs are addresses DynamoDB Local listens on besides
 	// 127.0.0.1: on Linux, Docker's bridge, for `sam local invoke`.
@@ -54,6 +55,9 @@ func configFromEnv(root string) (stackConfig, error) {
 		return c, err
 	}
 	if c.DynamoDBPort, err = portFromEnv("DYNAMODB_PORT", defaultDynamoDBPort); err != nil {
+		return c, err
+	}
+	if c.SQSPort, err = sqsPort(); err != nil {
 		return c, err
 	}
 	if v := os.Getenv("DYNAMODB_EXTRA_LISTEN"); v != "" {
@@ -128,12 +132,15 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	base := "http://" + ln.Addr().String()
 	vars := withGeneration(ddblocal.EnvVars(p.tmpl, db.Endpoint(), tables), genEnv, cfg.Generation.RealBedrock)
 	// The webhooks' queue, in process, as the S3 server is.
-	hooks, err := startWebhookQueue(ctx)
+	hooks, err := startWebhookQueue(ctx, cfg.SQSPort)
+	if err != nil && cfg.SQSPort != 0 {
+		return fmt.Errorf("%w (is port %d taken? set SQS_PORT to use another)", err, cfg.SQSPort)
+	}
 	if err != nil {
 		return err
 	}
 	defer hooks.srv.Close()
-	maps.Copy(vars, hooks.vars())
+	maps.Copy(vars, map[string]string{app.EnvWebhookQueue: hooks.url, app.EnvSQSEndpoint: hooks.srv.URL()})
 	// Only pages of the local API's own origin may call it from a browser
 	// (unless the developer exports another): with "*" any web page could
 	// spend the demo key, and with BEDROCK=aws real money.
@@ -141,7 +148,7 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	if err := setEnv(vars, tables); err != nil {
 		return err
 	}
-	a, err := app.FromEnv(ctx)
+	a, err := localApp(ctx)
 	if err != nil {
 		return err
 	}

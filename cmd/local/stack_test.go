@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
@@ -46,6 +48,9 @@ func TestStack(t *testing.T) {
 		app.EnvBedrockEndpoint, app.EnvS3Endpoint, app.EnvBedrockRegion, "BEDROCK", "S3_PORT", "BEDROCK_PORT"} {
 		t.Setenv(k, "")
 	}
+	// Deliveries may reach the test's receiver on 127.0.0.1 (the webhooks
+	// subtest), as WEBHOOKS_ALLOW_LOOPBACK=1 make run allows.
+	t.Setenv(EnvAllowLoopback, "1")
 	// A cold DynamoDB Local on a loaded two-core machine can take seconds
 	// over its first transaction; this test checks wiring, not latency.
 	t.Setenv(app.EnvRequestTimeout, "60")
@@ -170,6 +175,70 @@ func TestStack(t *testing.T) {
 		pic.Body.Close()
 		if pic.StatusCode != 200 || pic.Header.Get("Content-Type") != "image/png" {
 			t.Errorf("GET %s: %d %s", u, pic.StatusCode, pic.Header.Get("Content-Type"))
+		}
+	})
+
+	// Webhooks, offline: a receiver on 127.0.0.1 is registered, gets a
+	// test event and a queued document's generation, both signed; a
+	// private address stays refused.
+	t.Run("webhooks", func(t *testing.T) {
+		got := make(chan map[string]any, 10)
+		var verifier *standardwebhooks.Webhook
+		var ready sync.WaitGroup
+		ready.Add(1)
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ready.Wait()
+			body, _ := io.ReadAll(r.Body)
+			if err := verifier.Verify(body, r.Header); err != nil {
+				t.Errorf("a delivery does not verify: %v", err)
+			}
+			var b map[string]any
+			json.Unmarshal(body, &b)
+			got <- b
+		}))
+		defer receiver.Close()
+		if resp, _ := do("POST", "/api/v1/webhooks", key, url.Values{"url": {"http://10.0.0.1/hook"}}.Encode()); resp.StatusCode != 422 {
+			t.Errorf("a private address: %d", resp.StatusCode)
+		}
+		resp, body := do("POST", "/api/v1/webhooks", key, url.Values{"url": {receiver.URL + "/hook"}}.Encode())
+		d, _ := body["data"].(map[string]any)
+		secret, _ := d["secret"].(string)
+		if resp.StatusCode != 201 || secret == "" {
+			t.Fatalf("register %s: %d %v", receiver.URL, resp.StatusCode, body)
+		}
+		verifier, _ = standardwebhooks.NewWebhook(secret)
+		ready.Done()
+		// The next delivery of type want; the generation subtest's image
+		// may end, and be delivered, first.
+		next := func(want string) map[string]any {
+			t.Helper()
+			for {
+				select {
+				case b := <-got:
+					if b["type"] == want {
+						return b
+					}
+				case <-time.After(time.Minute):
+					t.Fatalf("no %s delivered", want)
+				}
+			}
+		}
+		if resp, _ := do("POST", fmt.Sprintf("/api/v1/webhooks/%v/test", d["id"]), key, ""); resp.StatusCode != 202 {
+			t.Fatalf("test: %d", resp.StatusCode)
+		}
+		next("webhook.test")
+		req, _ := http.NewRequest("POST", api+"/api/v1/documents", strings.NewReader(url.Values{"name": {"Hooked"}, "prompt": {"Tea"}}.Encode()))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Prefer", "respond-async")
+		created, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		created.Body.Close()
+		doc, _ := next("document.generated")["data"].(map[string]any)
+		if doc["name"] != "Hooked" || doc["result"] == nil {
+			t.Errorf("delivered %v", doc)
 		}
 	})
 

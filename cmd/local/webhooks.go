@@ -14,7 +14,6 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/local/sqslocal"
 	"contentapi/shared/local/sqspoll"
-	"contentapi/shared/webhook"
 )
 
 // The local queues take the template's names.
@@ -37,8 +36,8 @@ type webhookQueue struct {
 	url    string
 }
 
-func startWebhookQueue(ctx context.Context) (*webhookQueue, error) {
-	srv, err := sqslocal.Start(sqslocal.Options{})
+func startWebhookQueue(ctx context.Context, port int) (*webhookQueue, error) {
+	srv, err := sqslocal.Start(sqslocal.Options{Addr: addr(port)})
 	if err != nil {
 		return nil, err
 	}
@@ -59,15 +58,33 @@ func startWebhookQueue(ctx context.Context) (*webhookQueue, error) {
 	return &webhookQueue{srv: srv, client: c, url: *q.QueueUrl}, nil
 }
 
-// vars are the functions' settings that point at this queue.
-func (w *webhookQueue) vars() map[string]string {
-	return map[string]string{app.EnvWebhookQueue: w.url, app.EnvSQSEndpoint: w.srv.URL()}
+// webhookVars are the functions' settings that point at the local queue
+// on port (make run's; cmd/local invoke attaches to it).
+func webhookVars(port int) map[string]string {
+	endpoint := "http://" + addr(port)
+	return map[string]string{app.EnvWebhookQueue: sqslocal.QueueURL(endpoint, deliveriesQueue), app.EnvSQSEndpoint: endpoint}
+}
+
+// localApp is the app as a function builds it from the environment, with
+// the local stack's one difference: WEBHOOKS_ALLOW_LOOPBACK=1 lets the
+// endpoints API and the sender reach a receiver on 127.0.0.1 or localhost.
+func localApp(ctx context.Context) (*app.App, error) {
+	cfg, err := app.ConfigFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Webhooks.Client.AllowLoopback = os.Getenv(EnvAllowLoopback) == "1"
+	db, err := app.NewDynamoDB(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return app.New(cfg, db), nil
 }
 
 // runSender feeds the sender from the queue, as the template's mapping
 // does in AWS, until ctx ends.
 func (w *webhookQueue) runSender(ctx context.Context, a *app.App, stderr io.Writer) error {
-	send, err := a.SenderWith(webhook.Options{AllowLoopback: os.Getenv(EnvAllowLoopback) == "1"}, nil)
+	send, err := a.Sender()
 	if err != nil {
 		return err
 	}
@@ -76,3 +93,6 @@ func (w *webhookQueue) runSender(ctx context.Context, a *app.App, stderr io.Writ
 	go m.Run(ctx, 100*time.Millisecond, func(err error) { log.Error("webhook sender", "error", err.Error()) })
 	return nil
 }
+
+// sqsPort is where make run's queue listens: $SQS_PORT or 8003.
+func sqsPort() (int, error) { return portFromEnv("SQS_PORT", 8003) }

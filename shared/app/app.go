@@ -24,6 +24,7 @@ import (
 	"contentapi/shared/auth"
 	"contentapi/shared/awsenv"
 	"contentapi/shared/crud"
+	"contentapi/shared/hookapi"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/idempotency"
 	"contentapi/shared/metrics"
@@ -122,13 +123,18 @@ func NewDynamoDB(ctx context.Context, cfg Config) (*dynamodb.Client, error) {
 
 // ExtraRoutes are the template routes of a function beyond its resource's
 // operations (keyed as "METHOD /path", or "$default"): the first
-// resource's function also serves the OpenAPI document and the account's
-// usage, and answers unknown paths.
+// resource's function also serves the OpenAPI document, the account's
+// usage and its webhook endpoints, and answers unknown paths (so a wrong
+// method on a webhooks path gets its 405 there too).
 func ExtraRoutes(function string) []string {
-	if function == Resources[0].Function() {
-		return []string{"GET " + openapi.Path, "GET " + usage.Path, "$default"}
+	if function != Resources[0].Function() {
+		return nil
 	}
-	return nil
+	routes := []string{"GET " + openapi.Path, "GET " + usage.Path, "$default"}
+	for _, r := range (&hookapi.API{}).Routes() {
+		routes = append(routes, r.Method+" "+r.Pattern)
+	}
+	return routes
 }
 
 // MustFunction is what a function's main starts: the entry point of the
@@ -206,6 +212,11 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 		routes = append(routes,
 			httpapi.Route{Method: http.MethodGet, Pattern: openapi.Path, Handler: openapi.Handler()},
 			usage.Route(tables, tables[0].Now))
+		hooks, err := a.webhookRoutes()
+		if err != nil {
+			return nil, err
+		}
+		routes = append(routes, hooks...)
 	}
 	return a.handler(res.Def.Name, routes, served.Timeout), nil
 }
@@ -239,7 +250,7 @@ func (a *App) table(res Resource) (*store.Table, error) {
 func (a *App) handler(function string, routes []httpapi.Route, timeoutFor func(*http.Request) time.Duration) http.Handler {
 	var h http.Handler = httpapi.NewMux(routes)
 	if a.idem != nil {
-		h = a.idem.Wrap(h)
+		h = a.withIdempotency(h)
 	}
 	return httpapi.Wrap(h, httpapi.Config{
 		Auth:        a.auth,
@@ -252,6 +263,21 @@ func (a *App) handler(function string, routes []httpapi.Route, timeoutFor func(*
 		Logger:      a.logger,
 		Metrics:     a.metrics,
 		Function:    function,
+	})
+}
+
+// withIdempotency serves requests with an Idempotency-Key through the
+// idempotency store, but for the webhooks' paths: a replayed registration
+// would keep the endpoint's secret in that store and show it again, and
+// the secret is shown once and kept only sealed.
+func (a *App) withIdempotency(h http.Handler) http.Handler {
+	kept := a.idem.Wrap(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hookapi.Serves(r.URL.Path) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		kept.ServeHTTP(w, r)
 	})
 }
 

@@ -505,7 +505,7 @@ func sample(t *testing.T, kind records.Kind) string {
 // to success and to each error a client can cause, and checks every answer
 // against the document.
 func TestOpenAPIConformance(t *testing.T) {
-	s := newStack(t)
+	s := newStackWith(t, func(cfg *app.Config) { withWebhooks(t)(cfg) })
 	c := newConformance(t, s)
 	w, ro, other := s.writeKey, s.readKey, s.otherKey
 	big := "name=" + strings.Repeat("a", 1<<20)
@@ -660,8 +660,48 @@ func TestOpenAPIConformance(t *testing.T) {
 	c.call(200, request{method: "HEAD", path: usage.Path, key: w})
 	c.get(401, usage.Path, "")
 	c.call(405, request{method: "POST", path: usage.Path, key: w})
+	// The webhook endpoints: registered in each body type, listed, read,
+	// tested, their log read, deleted; and each error a client can cause.
+	hook := c.form(201, "POST", "/api/v1/webhooks", w, "url", "https://hooks.example.com/a")
+	c.json(201, "POST", "/api/v1/webhooks", w, `{"url":"https://hooks.example.com/b","events":"image.generated, image.failed","description":"Gallery"}`)
+	c.call(201, request{method: "POST", path: "/api/v1/webhooks", key: w, contentType: "multipart/form-data; boundary=W",
+		body: "--W\r\nContent-Disposition: form-data; name=\"url\"\r\n\r\nhttps://hooks.example.com/c\r\n--W--\r\n"})
+	hookPath := "/api/v1/webhooks/" + fmt.Sprint(hook.data()["id"])
+	c.get(200, "/api/v1/webhooks", w)
+	c.get(200, "/api/v1/webhooks", ro)
+	c.call(200, request{method: "HEAD", path: "/api/v1/webhooks", key: w})
+	c.get(200, hookPath, ro)
+	c.call(200, request{method: "HEAD", path: hookPath, key: w})
+	c.call(202, request{method: "POST", path: hookPath + "/test", key: w})
+	c.get(200, hookPath+"/deliveries", ro)
+	c.call(200, request{method: "HEAD", path: hookPath + "/deliveries", key: w})
+	c.get(404, hookPath, other)
+	c.get(404, "/api/v1/webhooks/wh_nope", w)
+	c.get(404, hookPath+"/deliveries", other)
+	c.call(404, request{method: "POST", path: hookPath + "/test", key: other})
+	c.call(404, request{method: "DELETE", path: hookPath, key: other})
+	c.get(401, "/api/v1/webhooks", "")
+	c.form(403, "POST", "/api/v1/webhooks", ro, "url", "https://hooks.example.com/a")
+	c.call(403, request{method: "POST", path: hookPath + "/test", key: ro})
+	c.call(403, request{method: "DELETE", path: hookPath, key: ro})
+	c.call(405, request{method: "PUT", path: hookPath, key: w})
+	c.call(405, request{method: "DELETE", path: "/api/v1/webhooks", key: w})
+	c.json(400, "POST", "/api/v1/webhooks", w, `{"url":`)
+	c.call(413, request{method: "POST", path: "/api/v1/webhooks", key: w, contentType: formType, body: "url=" + strings.Repeat("a", 1<<20)})
+	c.call(415, request{method: "POST", path: "/api/v1/webhooks", key: w, contentType: "text/plain", body: "url=x"})
+	c.form(422, "POST", "/api/v1/webhooks", w, "description", "no url")
+	c.form(422, "POST", "/api/v1/webhooks", w, "url", "https://hooks.example.com/a", "description", strings.Repeat("d", 257))
+	c.form(422, "POST", "/api/v1/webhooks", w, "url", "https://hooks.example.com/a", "colour", "red")
+	c.refusedForState(422, request{method: "POST", path: "/api/v1/webhooks", key: w, contentType: formType,
+		body: "url=https%3A%2F%2Finternal.example.com%2Fa"})
+	c.refusedForState(422, request{method: "POST", path: "/api/v1/webhooks", key: w, contentType: formType,
+		body: "url=https%3A%2F%2Fhooks.example.com%2Fa&events=image.done"})
+	c.call(200, request{method: "DELETE", path: hookPath, key: w})
+	c.get(404, hookPath, w)
+
 	for _, path := range []string{"/api/v1/images", "/api/v1/images/1", "/api/v1/images/1/regenerate", "/api/v1/documents",
-		"/api/v1/documents/1", "/api/v1/documents/1/regenerate", "/api/v1/usage", openapi.Path} {
+		"/api/v1/documents/1", "/api/v1/documents/1/regenerate", "/api/v1/usage", openapi.Path,
+		"/api/v1/webhooks", hookPath, hookPath + "/test", hookPath + "/deliveries"} {
 		c.call(204, request{method: "OPTIONS", path: path,
 			header: map[string]string{"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}})
 	}

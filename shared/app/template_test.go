@@ -180,6 +180,11 @@ func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 				t.Errorf("%s is given %s: %v; it serves the usage: %v", fn, other.TableEnv(), !servesUsage, servesUsage)
 			}
 		}
+		for _, name := range []string{app.EnvWebhooksTable, app.EnvWebhookQueue, app.EnvWebhookSeal} {
+			if slices.Contains(env, name) != servesUsage {
+				t.Errorf("%s is given %s: %v; it serves the webhook endpoints: %v", fn, name, !servesUsage, servesUsage)
+			}
+		}
 		if to := f.Timeout(); to.Seconds() >= 30 || to <= 0 {
 			t.Errorf("%s timeout %v, must be below the API's 30 s", fn, to)
 		}
@@ -202,6 +207,15 @@ func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 				want[other.Table()] = []string{"GetItem"}
 			}
 		}
+		// The function that serves the usage serves the webhook endpoints
+		// too: registration and delete are transactions of a Put or
+		// Delete with the count's Update; a test event is queued.
+		wantSQS := []string(nil)
+		if servesUsage {
+			want["WebhooksTable"] = []string{"DeleteItem", "GetItem", "PutItem", "Query", "UpdateItem"}
+			wantSQS = []string{"SendMessage WebhookDeliveries"}
+		}
+		var gotSQS []string
 		got := map[string][]string{}
 		for _, st := range statements {
 			if st.Condition == generationOn {
@@ -215,6 +229,10 @@ func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 					t.Errorf("%s: resource %s is not a table of this stack", fn, r)
 				}
 				for _, a := range st.Actions {
+					if action, ok := strings.CutPrefix(a, "sqs:"); ok {
+						gotSQS = append(gotSQS, action+" "+r.LogicalID)
+						continue
+					}
 					action, ok := strings.CutPrefix(a, "dynamodb:")
 					if !ok || strings.Contains(a, "*") {
 						t.Errorf("%s: action %s", fn, a)
@@ -231,6 +249,9 @@ func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 		}
 		if len(got) != len(want) {
 			t.Errorf("%s has access to %v, want %v", fn, keys(got), keys(want))
+		}
+		if !slices.Equal(gotSQS, wantSQS) {
+			t.Errorf("%s may on SQS %v, want %v", fn, gotSQS, wantSQS)
 		}
 		if actions := got["ApiKeysTable"]; len(actions) != 1 || actions[0] != "GetItem" {
 			t.Errorf("%s may %v on the keys table; it must only read it", fn, actions)

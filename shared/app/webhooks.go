@@ -16,8 +16,10 @@ import (
 	"contentapi/shared/awsenv"
 	"contentapi/shared/generation"
 	"contentapi/shared/generator"
+	"contentapi/shared/hookapi"
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
+	"contentapi/shared/httpapi"
 	"contentapi/shared/records"
 	"contentapi/shared/webhook"
 )
@@ -54,6 +56,12 @@ type WebhooksConfig struct {
 	SQSEndpoint string
 	// Seal is the secret the signing keys are sealed under (empty locally).
 	Seal []byte
+	// Client and Schedule are the zero value in a deployment (https to
+	// public addresses, the contract's schedule). ConfigFromEnv never
+	// sets them: only the local stack (WEBHOOKS_ALLOW_LOOPBACK=1) and
+	// tests do, so no deployment can reach loopback or shorten retries.
+	Client   webhook.Options
+	Schedule webhook.Schedule
 }
 
 // webhooks builds the webhooks' parts; a table or queue missing is an
@@ -92,14 +100,50 @@ func (a *App) webhooks() (*Webhooks, error) {
 	}, nil
 }
 
-// optionalWebhooks are the webhooks' parts where the environment names a
-// queue, and nil where it names none (a local stack or test without one:
-// the local tables come from the template, the queue does not).
+// optionalWebhooks are the webhooks' parts where the environment names
+// their table or queue, and nil where it names neither (a test stack
+// without them: the local tables come from the template, the queue does
+// not); one named without the other is an error.
 func (a *App) optionalWebhooks() (*Webhooks, error) {
-	if a.cfg.Webhooks.QueueURL == "" {
+	if c := a.cfg.Webhooks; c.Table == "" && c.QueueURL == "" {
 		return nil, nil
 	}
 	return a.webhooks()
+}
+
+// sealing are the webhooks' parts for what seals or opens signing keys
+// (the endpoints API, the sender): in AWS without a seal secret the keys
+// would be sealed under a key anyone can derive, so that is an error.
+func (a *App) sealing() error {
+	if len(a.cfg.Webhooks.Seal) == 0 && a.cfg.DynamoDBEndpoint == "" {
+		return fmt.Errorf("%s is not set", EnvWebhookSeal)
+	}
+	return nil
+}
+
+// webhookRoutes are the endpoints API's routes where the function has the
+// webhooks' settings, and none where it has neither table nor queue.
+func (a *App) webhookRoutes() ([]httpapi.Route, error) {
+	w, err := a.optionalWebhooks()
+	if err != nil || w == nil {
+		return nil, err
+	}
+	if err := a.sealing(); err != nil {
+		return nil, err
+	}
+	api := &hookapi.API{
+		Store:     w.Store,
+		Client:    webhook.NewClient(a.cfg.Webhooks.Client),
+		Publisher: w.publisher(),
+	}
+	if a.cfg.Clock != nil {
+		api.Now = a.cfg.Clock
+	}
+	return api.Routes(), nil
+}
+
+func (w *Webhooks) publisher() *hooksender.Publisher {
+	return &hooksender.Publisher{Store: w.Store, Queue: w.Queue, QueueURL: w.QueueURL}
 }
 
 // publishEnds turns the generations' ends the generator meets into their
@@ -109,7 +153,7 @@ func (a *App) optionalWebhooks() (*Webhooks, error) {
 // WIP: an image's url is left out here; a fresh one belongs in each
 // attempt (the sender's), not in the stored payload.
 func publishEnds(w *Webhooks) func(context.Context, generator.End) error {
-	p := &hooksender.Publisher{Store: w.Store, Queue: w.Queue, QueueURL: w.QueueURL}
+	p := w.publisher()
 	return func(ctx context.Context, e generator.End) error {
 		res, ok := lookupResource(e.Resource)
 		if !ok {
@@ -143,23 +187,21 @@ func endedAt(s generation.State) time.Time {
 	return time.Unix(0, 0)
 }
 
-// Sender is the webhook sender's handler: a deployment's client, https to
-// public addresses only, on the contract's schedule.
+// Sender is the webhook sender's handler: in a deployment https to public
+// addresses only, on the contract's schedule (WebhooksConfig says who may
+// set otherwise).
 func (a *App) Sender() (SenderHandler, error) {
-	return a.SenderWith(webhook.Options{}, nil)
-}
-
-// SenderWith is the sender with a client's options and a schedule: only
-// the local stack and its tests pass others (AllowLoopback, a shortened
-// schedule); the function's main calls Sender.
-func (a *App) SenderWith(opts webhook.Options, schedule webhook.Schedule) (SenderHandler, error) {
 	w, err := a.webhooks()
 	if err != nil {
 		return nil, err
 	}
+	if err := a.sealing(); err != nil {
+		return nil, err
+	}
+	c := a.cfg.Webhooks
 	s := &hooksender.Sender{
-		Store: w.Store, Client: webhook.NewClient(opts), Queue: w.Queue, QueueURL: w.QueueURL,
-		Schedule: schedule, Logger: a.logger,
+		Store: w.Store, Client: webhook.NewClient(c.Client), Queue: w.Queue, QueueURL: w.QueueURL,
+		Schedule: c.Schedule, Logger: a.logger,
 	}
 	return s.Handle, nil
 }

@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
@@ -27,24 +30,54 @@ import (
 // through the generator's stream mapping, the queue and the sender, as one
 // signed document.generated holding the record as GET shows it, logged
 // as succeeded after one attempt.
-func TestGeneratedDocumentIsDelivered(t *testing.T) {
-	q, err := sqslocal.Start(sqslocal.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { q.Close() })
-	sqsClient := sqs.New(sqs.Options{Region: sqslocal.Region, BaseEndpoint: aws.String(q.URL()),
-		Credentials: credentials.NewStaticCredentialsProvider("l", "l", "")})
-	created, err := sqsClient.CreateQueue(t.Context(), &sqs.CreateQueueInput{QueueName: aws.String("deliveries")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hooksCfg app.WebhooksConfig
-	g := newGenStack(t, genOptions{configure: func(cfg *app.Config) {
-		cfg.Webhooks = app.WebhooksConfig{Table: cfg.Tables["WebhooksTable"], QueueURL: *created.QueueUrl, SQSEndpoint: q.URL()}
-		hooksCfg = cfg.Webhooks
-	}})
+// webhooksQueue is a test stack's deliveries queue, in process (sqslocal).
+type webhooksQueue struct {
+	client *sqs.Client
+	cfg    app.WebhooksConfig
+}
 
+// publicResolver answers hooks.example.com with a public address and
+// internal.example.com with a private one; no other name resolves.
+type publicResolver struct{}
+
+func (publicResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	switch host {
+	case "hooks.example.com":
+		return []netip.Addr{netip.MustParseAddr("93.184.215.14")}, nil
+	case "internal.example.com":
+		return []netip.Addr{netip.MustParseAddr("10.0.0.1")}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// withWebhooks gives a stack's configuration the webhooks: the template's
+// table, a queue of its own, and a client that resolves by publicResolver.
+func withWebhooks(t testing.TB) func(*app.Config) *webhooksQueue {
+	return func(cfg *app.Config) *webhooksQueue {
+		q, err := sqslocal.Start(sqslocal.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { q.Close() })
+		c := sqs.New(sqs.Options{Region: sqslocal.Region, BaseEndpoint: aws.String(q.URL()),
+			Credentials: credentials.NewStaticCredentialsProvider("l", "l", "")})
+		created, err := c.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("deliveries")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Webhooks = app.WebhooksConfig{Table: cfg.Tables["WebhooksTable"], QueueURL: *created.QueueUrl, SQSEndpoint: q.URL(),
+			Client: webhook.Options{Resolver: publicResolver{}}}
+		return &webhooksQueue{client: c, cfg: cfg.Webhooks}
+	}
+}
+
+func TestGeneratedDocumentIsDelivered(t *testing.T) {
+	var hooks *webhooksQueue
+	g := newGenStack(t, genOptions{configure: func(cfg *app.Config) {
+		hooks = withWebhooks(t)(cfg)
+		cfg.Webhooks.Client = webhook.Options{AllowLoopback: true}
+	}})
+	hooksCfg := hooks.cfg
 	var mu sync.Mutex
 	var bodies []map[string]any
 	var verifier *standardwebhooks.Webhook
@@ -69,11 +102,11 @@ func TestGeneratedDocumentIsDelivered(t *testing.T) {
 	}
 	verifier, _ = standardwebhooks.NewWebhook(secret)
 
-	send, err := g.app.SenderWith(webhook.Options{AllowLoopback: true}, nil)
+	send, err := g.app.Sender()
 	if err != nil {
 		t.Fatal(err)
 	}
-	mapping := &sqspoll.Mapping{Queue: sqsClient, QueueURL: *created.QueueUrl, Handler: sqspoll.Handler(send)}
+	mapping := &sqspoll.Mapping{Queue: hooks.client, QueueURL: hooksCfg.QueueURL, Handler: sqspoll.Handler(send)}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go mapping.Run(ctx, 20*time.Millisecond, nil)
@@ -96,5 +129,28 @@ func TestGeneratedDocumentIsDelivered(t *testing.T) {
 	log, err := store.Deliveries(t.Context(), "acme", endpoint.ID)
 	if err != nil || len(log) != 1 || log[0].Status != hookstore.Succeeded || log[0].Attempts != 1 {
 		t.Errorf("log %+v %v", log, err)
+	}
+}
+
+// A registration's secret is shown once and kept only sealed: the
+// webhooks' paths take no Idempotency-Key, so a retry with one registers
+// again (a second endpoint, another secret) and no answer holding a secret
+// is kept in the idempotency table to be replayed.
+func TestWebhookSecretsAreNeverReplayed(t *testing.T) {
+	s := newStackWith(t, func(cfg *app.Config) { withWebhooks(t)(cfg) })
+	register := request{method: "POST", path: "/api/v1/webhooks", key: s.writeKey, contentType: "application/x-www-form-urlencoded",
+		body: "url=https%3A%2F%2Fhooks.example.com%2Fa", header: map[string]string{"Idempotency-Key": "hook-1"}}
+	first, second := s.do(register), s.do(register)
+	expect(t, first, 201)
+	expect(t, second, 201)
+	if first.data()["id"] == second.data()["id"] || first.data()["secret"] == second.data()["secret"] || second.Header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("the retry was replayed: %v then %v", first.Raw, second.Raw)
+	}
+	out, err := s.env.Client.Scan(t.Context(), &dynamodb.ScanInput{TableName: aws.String(s.env.Tables["IdempotencyTable"])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Count != 0 {
+		t.Errorf("the idempotency table keeps %d answers", out.Count)
 	}
 }

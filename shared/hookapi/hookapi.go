@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
+	"contentapi/shared/generation"
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
 	"contentapi/shared/httpapi"
@@ -19,6 +21,12 @@ import (
 
 // Path is the collection's path.
 const Path = "/api/v1/webhooks"
+
+// Serves reports whether path is one of the API's (the collection or
+// below it).
+func Serves(path string) bool {
+	return path == Path || strings.HasPrefix(path, Path+"/")
+}
 
 // MaxDescription is the longest description, in characters.
 const MaxDescription = 256
@@ -83,9 +91,9 @@ func (a *API) create(w http.ResponseWriter, r *http.Request, account string) err
 		return err
 	}
 	httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"data": struct {
-		hookstore.Endpoint
+		endpointView
 		Secret string `json:"secret"`
-	}{created, secret}, "status": http.StatusCreated})
+	}{viewEndpoint(created), secret}, "status": http.StatusCreated})
 	return nil
 }
 
@@ -154,7 +162,11 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, account string) error
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": es, "status": http.StatusOK})
+	views := make([]endpointView, len(es))
+	for i, e := range es {
+		views[i] = viewEndpoint(e)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": views, "status": http.StatusOK})
 	return nil
 }
 
@@ -163,7 +175,7 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, account string) error 
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": e, "status": http.StatusOK})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": viewEndpoint(e), "status": http.StatusOK})
 	return nil
 }
 
@@ -200,6 +212,51 @@ func (a *API) deliveries(w http.ResponseWriter, r *http.Request, account string)
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": ds, "status": http.StatusOK})
+	views := make([]deliveryView, len(ds))
+	for i, d := range ds {
+		views[i] = viewDelivery(d)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": views, "status": http.StatusOK})
 	return nil
+}
+
+// endpointView is an endpoint as the API shows it: its times written as
+// the records' are (generation.FormatTime), never its key.
+type endpointView struct {
+	ID             string   `json:"id"`
+	URL            string   `json:"url"`
+	Events         []string `json:"events"`
+	Description    string   `json:"description"`
+	Enabled        bool     `json:"enabled"`
+	DisabledReason *string  `json:"disabled_reason"`
+	CreatedAt      string   `json:"created_at"`
+}
+
+func viewEndpoint(e hookstore.Endpoint) endpointView {
+	return endpointView{ID: e.ID, URL: e.URL, Events: e.Events, Description: e.Description, Enabled: e.Enabled,
+		DisabledReason: e.DisabledReason, CreatedAt: generation.FormatTime(e.CreatedAt)}
+}
+
+// deliveryView is a delivery's log entry as the API shows it.
+type deliveryView struct {
+	ID                 string  `json:"id"`
+	Type               string  `json:"type"`
+	Status             string  `json:"status"`
+	Attempts           int     `json:"attempts"`
+	LastResponseStatus *int    `json:"last_response_status"`
+	LastAttemptAt      *string `json:"last_attempt_at"`
+	NextAttemptAt      *string `json:"next_attempt_at"`
+}
+
+func viewDelivery(d hookstore.Delivery) deliveryView {
+	return deliveryView{ID: d.ID, Type: d.Type, Status: d.Status, Attempts: d.Attempts,
+		LastResponseStatus: d.LastResponseStatus, LastAttemptAt: timeView(d.LastAttemptAt), NextAttemptAt: timeView(d.NextAttemptAt)}
+}
+
+func timeView(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := generation.FormatTime(*t)
+	return &s
 }

@@ -89,7 +89,10 @@ func (s *Server) URL() string { return s.url }
 func (s *Server) Close() error { return s.srv.Close() }
 
 // QueueURL is the URL of the queue name, as CreateQueue answers it.
-func (s *Server) QueueURL(name string) string { return s.url + "/" + Account + "/" + name }
+func (s *Server) QueueURL(name string) string { return QueueURL(s.url, name) }
+
+// QueueURL is the URL of the queue name on the server at endpoint.
+func QueueURL(endpoint, name string) string { return endpoint + "/" + Account + "/" + name }
 
 // ARN is the ARN of the queue name, as a RedrivePolicy names it.
 func ARN(name string) string { return "arn:aws:sqs:" + Region + ":" + Account + ":" + name }
