@@ -1028,21 +1028,6 @@ func (e WebhookTestQueuedStatus) Valid() bool {
 	}
 }
 
-// Defines values for WebhookWithSecretEnabled.
-const (
-	WebhookWithSecretEnabledTrue WebhookWithSecretEnabled = true
-)
-
-// Valid indicates whether the value is a known member of the WebhookWithSecretEnabled enum.
-func (e WebhookWithSecretEnabled) Valid() bool {
-	switch e {
-	case WebhookWithSecretEnabledTrue:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for BadRequestStatus.
 const (
 	BadRequestStatusN400 BadRequestStatus = 400
@@ -5640,21 +5625,18 @@ type WebhookWithSecret struct {
 	// CreatedAt ISO-8601 UTC with microseconds.
 	//
 	// Examples: 2026-11-21T16:48:30.000000Z
-	CreatedAt      Timestamp                `json:"created_at"`
-	Description    string                   `json:"description"`
-	DisabledReason any                      `json:"disabled_reason"`
-	Enabled        WebhookWithSecretEnabled `json:"enabled"`
-	Events         []WebhookEventType       `json:"events"`
-	Id             string                   `json:"id"`
+	CreatedAt      Timestamp          `json:"created_at"`
+	Description    string             `json:"description"`
+	DisabledReason *string            `json:"disabled_reason"`
+	Enabled        bool               `json:"enabled"`
+	Events         []WebhookEventType `json:"events"`
+	Id             string             `json:"id"`
 
 	// Secret The signing secret: `whsec_` and the base64 of 32 random bytes. Standard Webhooks
 	// verifiers take it as it is.
 	Secret string `json:"secret"`
 	Url    string `json:"url"`
 }
-
-// WebhookWithSecretEnabled defines model for WebhookWithSecret.Enabled.
-type WebhookWithSecretEnabled bool
 
 // Cursor defines model for Cursor.
 type Cursor = string

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"contentapi/client"
+	"contentapi/shared/app"
 	"contentapi/shared/local/openapitest"
 )
 
@@ -90,7 +91,7 @@ func status(t *testing.T, what string, got *http.Response, err error, want int) 
 // the client generated from openapi.yaml, against the local stack: its
 // successes, with every list parameter, and the errors a client meets.
 func TestGeneratedClient(t *testing.T) {
-	s := newStack(t)
+	s := newStackWith(t, func(cfg *app.Config) { withWebhooks(t)(cfg) })
 	v := contractValidator(t)
 	doer := &checkingDoer{t: t, v: v, succeeded: map[string]bool{}}
 	c := newClient(t, s, doer, s.writeKey)
@@ -234,6 +235,43 @@ func TestGeneratedClient(t *testing.T) {
 	}
 	headUsage, err := c.HeadUsageWithResponse(ctx)
 	status(t, "HEAD usage", headUsage.HTTPResponse, err, 200)
+
+	// Webhooks: registered as JSON and as a form (the secret shown
+	// then only), listed, read, tested, its log read, deleted.
+	hook, err := c.CreateWebhookWithResponse(ctx, client.WebhookCreate{Url: "https://hooks.example.com/a",
+		Events: ptr("document.generated"), Description: ptr("CMS")})
+	status(t, "register a webhook", hook.HTTPResponse, err, 201)
+	h := hook.JSON201.Data
+	if !strings.HasPrefix(h.Secret, "whsec_") || len(h.Events) != 1 || h.Events[0] != client.DocumentGenerated || !h.Enabled {
+		t.Errorf("registered: %+v", h)
+	}
+	formHook, err := c.CreateWebhookWithFormdataBodyWithResponse(ctx, client.WebhookCreate{Url: "https://hooks.example.com/b"})
+	status(t, "register a webhook from a form", formHook.HTTPResponse, err, 201)
+	hooks, err := newClient(t, s, doer, s.readKey).ListWebhooksWithResponse(ctx)
+	status(t, "list webhooks", hooks.HTTPResponse, err, 200)
+	if n := len(hooks.JSON200.Data); n != 2 || strings.Contains(string(hooks.Body), h.Secret) {
+		t.Errorf("list: %s", hooks.Body)
+	}
+	headHooks, err := c.HeadWebhooksWithResponse(ctx)
+	status(t, "HEAD webhooks", headHooks.HTTPResponse, err, 200)
+	gotHook, err := c.GetWebhookWithResponse(ctx, h.Id)
+	status(t, "get webhook", gotHook.HTTPResponse, err, 200)
+	if gotHook.JSON200.Data.Description != "CMS" {
+		t.Errorf("get webhook: %s", gotHook.Body)
+	}
+	headHook, err := c.HeadWebhookWithResponse(ctx, h.Id)
+	status(t, "HEAD webhook", headHook.HTTPResponse, err, 200)
+	tested, err := c.TestWebhookWithResponse(ctx, h.Id)
+	status(t, "test webhook", tested.HTTPResponse, err, 202)
+	hookLog, err := c.ListWebhookDeliveriesWithResponse(ctx, h.Id)
+	status(t, "webhook deliveries", hookLog.HTTPResponse, err, 200)
+	if l := hookLog.JSON200.Data; len(l) != 1 || l[0].Type != client.WebhookTest || l[0].Status != client.DeliveryPending {
+		t.Errorf("deliveries: %s", hookLog.Body)
+	}
+	headLog, err := c.HeadWebhookDeliveriesWithResponse(ctx, h.Id)
+	status(t, "HEAD webhook deliveries", headLog.HTTPResponse, err, 200)
+	unhooked, err := c.DeleteWebhookWithResponse(ctx, formHook.JSON201.Data.Id)
+	status(t, "delete webhook", unhooked.HTTPResponse, err, 200)
 
 	regenerateThroughTheClient(t, doer)
 
