@@ -50,7 +50,7 @@ func invoke(ctx context.Context, file string, stdout, stderr io.Writer) error {
 	}
 	vars := withGeneration(ddblocal.EnvVars(p.tmpl, endpoint, tables), parts.Env(), gen.RealBedrock)
 	// The webhooks' queue make run serves.
-	maps.Copy(vars, webhookVars(sqs))
+	maps.Copy(vars, webhookVars("127.0.0.1", sqs))
 	if err := setEnv(vars, tables); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ const (
 	defaultDynamoDBPort = 8000
 	defaultS3Port       = 8001
 	defaultBedrockPort  = 8002
+	defaultSQSPort      = 8003
 )
 
 // dockerHost is how a function that `sam local` runs in Docker reaches the
@@ -33,7 +35,8 @@ const envJSONPath = "events/env.json"
 // for it (sam local passes no other): the local stack's DynamoDB Local and
 // tables, no checksum secret (the template's is an unresolved reference,
 // and the demo key in events/ would fail it), the local log level and rate
-// limit, and for the functions that generate, the local S3 and Bedrock
+// limit, the webhooks' local queue and no seal secret (the same unresolved
+// reference), and for the functions that generate, the local S3 and Bedrock
 // stand-in. make generate writes it (go run ./cmd/local sam-env).
 func samLocalEnv(tmpl *sam.Template) map[string]map[string]string {
 	local := map[string]string{
@@ -41,7 +44,9 @@ func samLocalEnv(tmpl *sam.Template) map[string]map[string]string {
 		app.EnvKeyChecksum: "",
 		app.EnvLogLevel:    "debug",
 		app.EnvRateLimit:   "0",
+		app.EnvWebhookSeal: "",
 	}
+	maps.Copy(local, webhookVars(dockerHost, defaultSQSPort))
 	generation := genstack.Attach(net.JoinHostPort(dockerHost, strconv.Itoa(defaultS3Port)),
 		net.JoinHostPort(dockerHost, strconv.Itoa(defaultBedrockPort)), false, "").Env()
 	generates := []string{app.GeneratorFunction}

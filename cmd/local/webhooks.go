@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -59,9 +61,9 @@ func startWebhookQueue(ctx context.Context, port int) (*webhookQueue, error) {
 }
 
 // webhookVars are the functions' settings that point at the local queue
-// on port (make run's; cmd/local invoke attaches to it).
-func webhookVars(port int) map[string]string {
-	endpoint := "http://" + addr(port)
+// on host and port (make run's: cmd/local invoke and sam local attach to it).
+func webhookVars(host string, port int) map[string]string {
+	endpoint := "http://" + net.JoinHostPort(host, strconv.Itoa(port))
 	return map[string]string{app.EnvWebhookQueue: sqslocal.QueueURL(endpoint, deliveriesQueue), app.EnvSQSEndpoint: endpoint}
 }
 
@@ -95,4 +97,4 @@ func (w *webhookQueue) runSender(ctx context.Context, a *app.App, stderr io.Writ
 }
 
 // sqsPort is where make run's queue listens: $SQS_PORT or 8003.
-func sqsPort() (int, error) { return portFromEnv("SQS_PORT", 8003) }
+func sqsPort() (int, error) { return portFromEnv("SQS_PORT", defaultSQSPort) }
