@@ -493,8 +493,14 @@ func TestEnvJSON(t *testing.T) {
 			t.Errorf("%s.%s must be set, and empty", f.LogicalID, app.EnvKeyChecksum)
 		}
 		_, wired := vars[app.EnvBedrockEndpoint]
-		if generates := f.LogicalID != app.TallyFunction; wired != generates {
+		if generates := f.LogicalID != app.TallyFunction && f.LogicalID != app.SenderFunction; wired != generates {
 			t.Errorf("%s: Bedrock wired %v, generates %v", f.LogicalID, wired, generates)
+		}
+		// The seal's unresolved reference would be taken for a secret.
+		if _, declared := f.Env()[app.EnvWebhookSeal]; declared {
+			if seal, ok := vars[app.EnvWebhookSeal]; !ok || seal != "" {
+				t.Errorf("%s.%s must be set, and empty", f.LogicalID, app.EnvWebhookSeal)
+			}
 		}
 	}
 }
