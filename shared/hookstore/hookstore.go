@@ -33,7 +33,7 @@ import (
 )
 
 const (
-	// MaxEndpoints an account may register (api.md).
+	// MaxEndpoints an account may register (openapi.yaml, createWebhook).
 	MaxEndpoints = 10
 	// MaxDeliveries a delivery log lists, newest first.
 	MaxDeliveries = 100
