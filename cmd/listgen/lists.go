@@ -19,7 +19,7 @@ import (
 
 // declared is every value the documents copy from the code, by the name
 // their marks give it.
-func declared() map[string]*yaml.Node {
+func declared() (map[string]*yaml.Node, error) {
 	v := map[string]*yaml.Node{}
 	v["documents.Templates"] = list(documents.Templates[documents.FreestyleID:])
 	var byID []string
@@ -37,6 +37,11 @@ func declared() map[string]*yaml.Node {
 	v["documents.Templates ids or empty"] = singleQuoted("^(?:" + ids + ")?$")
 
 	for _, r := range app.Resources {
+		events, err := routeEvents(r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.Function(), err)
+		}
+		v["routes of "+r.Function()] = events
 		name := r.Def.Name
 		v["store.IndexAttributes("+name+")"] = list(store.IndexAttributes(r.Def))
 		v[name+".Resource.SearchBy"] = list(r.Def.SearchBy)
@@ -72,7 +77,7 @@ func declared() map[string]*yaml.Node {
 
 	v["generation.Statuses"] = list(generation.Statuses)
 	v["generation.Codes"] = list(generation.Codes)
-	return v
+	return v, nil
 }
 
 // list is a flow list of values; "" is null.

@@ -2,7 +2,8 @@
 // values the code declares, so that each is kept in one place: the allowed
 // styles, media, filters and resolutions, the templates' names and ids, the
 // list parameters' values, the generation statuses and codes, what the
-// list indexes project (lists.go names them all). A value it writes follows
+// list indexes project, the resources' functions' routes (lists.go names
+// them all; routes.go names the routes' events). A value it writes follows
 // a comment that names its source:
 //
 //	# make generate: images.Resource style
@@ -55,7 +56,10 @@ func run(root string) error {
 // generate returns each file as listgen writes it. Every declared value
 // must be marked somewhere, so that none is left to a hand-kept copy.
 func generate(root string) (map[string][]byte, error) {
-	values := declared()
+	values, err := declared()
+	if err != nil {
+		return nil, err
+	}
 	used := map[string]bool{}
 	out := map[string][]byte{}
 	rewrite := func(name string, f func([]byte) ([]byte, error)) error {

@@ -210,3 +210,48 @@ func TestNameTemplates(t *testing.T) {
 		t.Errorf("an unknown id: %v", err)
 	}
 }
+
+// A marked block mapping is replaced line for line under its key, comments
+// inside it included; what follows it stays.
+func TestRewriteBlockMapping(t *testing.T) {
+	src := `Fn:
+  # make generate: events
+  Events:
+    Old:
+      Type: HttpApi
+    # a comment of the old block
+
+    Older: {}
+
+  Next: kept
+`
+	events := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+		{Kind: yaml.ScalarNode, Tag: "!!str", Value: "New", HeadComment: "# why"},
+		{Kind: yaml.MappingNode, Content: []*yaml.Node{
+			plain("!!str", "Properties"),
+			{Kind: yaml.MappingNode, Style: yaml.FlowStyle, Content: []*yaml.Node{
+				plain("!!str", "ApiId"), {Kind: yaml.ScalarNode, Tag: "!Ref", Value: "HttpApi"},
+				plain("!!str", "Path"), plain("!!str", "/a/{id}"),
+			}},
+		}},
+	}}
+	out, err := Rewrite([]byte(src), map[string]*yaml.Node{"events": events}, map[string]bool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `Fn:
+  # make generate: events
+  Events:
+    # why
+    New:
+      Properties: {ApiId: !Ref HttpApi, Path: '/a/{id}'}
+
+  Next: kept
+`
+	if string(out) != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
+	}
+	if _, err := Rewrite([]byte("# make generate: events\nEvents: [a]\n"), map[string]*yaml.Node{"events": events}, map[string]bool{}); err == nil {
+		t.Error("a block mapping replaced a flow list")
+	}
+}

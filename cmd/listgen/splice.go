@@ -45,12 +45,22 @@ func Rewrite(src []byte, values map[string]*yaml.Node, used map[string]bool) ([]
 			return nil, fmt.Errorf("line %d: %q names nothing listgen declares", m.key.Line, marker+m.name)
 		}
 		used[m.name] = true
-		from := offset(src, lines, m.value.Line, m.value.Column)
-		to, err := valueEnd(src, from, m.value)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %s: %w", m.value.Line, m.name, err)
+		var from, to int
+		var text string
+		if block(m.value) || block(want) {
+			// A block mapping: the lines under the key, comments and all.
+			if !block(m.value) || !block(want) {
+				return nil, fmt.Errorf("line %d: %s: a block mapping replaces only a block mapping", m.value.Line, m.name)
+			}
+			from = lines[m.key.Line]
+			to = blockEnd(src, from, m.key.Column-1)
+			text, err = renderBlock(want, m.key.Column+1)
+		} else {
+			from = offset(src, lines, m.value.Line, m.value.Column)
+			if to, err = valueEnd(src, from, m.value); err == nil {
+				text, err = render(want, m.key.Column-1, m.value.Column-1)
+			}
 		}
-		text, err := render(want, m.key.Column-1, m.value.Column-1)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %s: %w", m.value.Line, m.name, err)
 		}
@@ -190,6 +200,60 @@ func offset(src []byte, lines []int, line, column int) int {
 	return at
 }
 
+func block(n *yaml.Node) bool { return n.Kind == yaml.MappingNode && n.Style&yaml.FlowStyle == 0 }
+
+// blockEnd is the offset past the last line from from on that is indented
+// more than indent, blank lines between them included, blank lines after
+// them not.
+func blockEnd(src []byte, from, indent int) int {
+	end := from
+	for at := from; at < len(src); {
+		next := bytes.IndexByte(src[at:], '\n')
+		if next < 0 {
+			next = len(src) - at
+		}
+		line := src[at : at+next]
+		if len(bytes.TrimSpace(line)) > 0 {
+			if len(line)-len(bytes.TrimLeft(line, " ")) <= indent {
+				break
+			}
+			end = at + next
+		}
+		at += next + 1
+	}
+	return end
+}
+
+// renderBlock writes a block mapping, its keys at indent, each after its
+// head comment.
+func renderBlock(n *yaml.Node, indent int) (string, error) {
+	pad := strings.Repeat(" ", indent)
+	var lines []string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.HeadComment != "" {
+			lines = append(lines, pad+strings.ReplaceAll(k.HeadComment, "\n", "\n"+pad))
+		}
+		key, err := flowScalar(k)
+		if err != nil {
+			return "", err
+		}
+		var text string
+		if block(v) {
+			text, err = renderBlock(v, indent+2)
+			text = pad + key + ":\n" + text
+		} else {
+			text, err = render(v, indent, indent+len(key)+2)
+			text = pad + key + ": " + text
+		}
+		if err != nil {
+			return "", err
+		}
+		lines = append(lines, text)
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
 // valueEnd is the offset just past the text of n, which starts at from.
 func valueEnd(src []byte, from int, n *yaml.Node) (int, error) {
 	switch {
@@ -287,6 +351,20 @@ func render(n *yaml.Node, indent, at int) (string, error) {
 			items = append(items, text)
 		}
 		return flowList(items, indent, at), nil
+	case n.Kind == yaml.MappingNode && n.Style&yaml.FlowStyle != 0:
+		var pairs []string
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, err := flowScalar(n.Content[i])
+			if err != nil {
+				return "", err
+			}
+			v, err := flowScalar(n.Content[i+1])
+			if err != nil {
+				return "", err
+			}
+			pairs = append(pairs, k+": "+v)
+		}
+		return "{" + strings.Join(pairs, ", ") + "}", nil
 	case n.Kind != yaml.ScalarNode:
 		return "", fmt.Errorf("cannot render a %v", n.Kind)
 	case n.Style == yaml.DoubleQuotedStyle:
@@ -311,7 +389,16 @@ func flowScalar(n *yaml.Node) (string, error) {
 	if n.Kind != yaml.ScalarNode {
 		return "", fmt.Errorf("a generated list holds scalars, not a %v", n.Kind)
 	}
-	out, err := yaml.Marshal(n)
+	if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") {
+		// An application's tag, as CloudFormation's !Ref, before the value.
+		untagged := *n
+		untagged.Tag = "!!str"
+		text, err := flowScalar(&untagged)
+		return n.Tag + " " + text, err
+	}
+	bare := *n
+	bare.HeadComment, bare.LineComment, bare.FootComment = "", "", ""
+	out, err := yaml.Marshal(&bare)
 	if err != nil {
 		return "", err
 	}
