@@ -5509,8 +5509,7 @@ type WebhookCreate struct {
 	// Description Anything to tell endpoints apart, at most 256 characters.
 	Description *string `json:"description,omitempty"`
 
-	// Events The event types to receive, comma-separated (`document.generated`,
-	// `document.failed`, `image.generated`, `image.failed`, `webhook.test`); empty or not
+	// Events The event types to receive (`WebhookEventType`), comma-separated; empty or not
 	// given: all of them. A test event is sent to the endpoint tested whatever it
 	// subscribed to.
 	//

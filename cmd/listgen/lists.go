@@ -13,8 +13,10 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/documents"
 	"contentapi/shared/generation"
+	"contentapi/shared/hookapi"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
+	"contentapi/shared/webhook"
 )
 
 // declared is every value the documents copy from the code, by the name
@@ -74,6 +76,10 @@ func declared() (map[string]*yaml.Node, error) {
 	v["app.MaxAuthCacheSeconds"] = plain("!!int", strconv.Itoa(app.MaxAuthCacheSeconds))
 	v["app.DefaultWaitSeconds"] = plain("!!int", strconv.Itoa(app.DefaultWaitSeconds))
 	v["app.MaxWaitSeconds"] = plain("!!int", strconv.Itoa(app.MaxWaitSeconds))
+
+	v["webhook.EventTypes"] = list(webhook.EventTypes)
+	v["webhook.MaxURLLength"] = plain("!!int", strconv.Itoa(webhook.MaxURLLength))
+	v["hookapi.MaxDescription"] = plain("!!int", strconv.Itoa(hookapi.MaxDescription))
 
 	v["generation.Statuses"] = list(generation.Statuses)
 	v["generation.Codes"] = list(generation.Codes)
