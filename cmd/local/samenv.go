@@ -72,6 +72,11 @@ func samLocalEnv(tmpl *sam.Template) map[string]map[string]string {
 			if value, ok := generation[name]; ok && slices.Contains(generates, f.LogicalID) {
 				vars[name] = value
 			}
+			// The webhook sender presigns image events' urls: the bucket
+			// and its local S3, not the models.
+			if value, ok := generation[name]; ok && f.LogicalID == app.SenderFunction && (name == app.EnvPicturesBucket || name == app.EnvS3Endpoint) {
+				vars[name] = value
+			}
 		}
 		out[f.LogicalID] = vars
 	}

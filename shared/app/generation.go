@@ -45,14 +45,9 @@ func (a *App) newModels() (models, error) {
 	if err != nil {
 		return models{}, err
 	}
-	var pics *pictures.Store
-	if g.Bucket != "" {
-		pics, err = pictures.New(pictures.Config{
-			Bucket: g.Bucket, Region: a.cfg.Region, Endpoint: g.S3Endpoint, PathStyle: g.S3Endpoint != "",
-		})
-		if err != nil {
-			return models{}, err
-		}
+	pics, err := a.pictures()
+	if err != nil {
+		return models{}, err
 	}
 	gen := &generator.Generator{
 		Text: client, Image: client,
@@ -65,6 +60,17 @@ func (a *App) newModels() (models, error) {
 		gen.Pictures = pics
 	}
 	return models{gen: gen, pics: pics}, nil
+}
+
+// pictures is the generated pictures' bucket, nil where none is set.
+func (a *App) pictures() (*pictures.Store, error) {
+	g := a.cfg.Generation
+	if g.Bucket == "" {
+		return nil, nil
+	}
+	return pictures.New(pictures.Config{
+		Bucket: g.Bucket, Region: a.cfg.Region, Endpoint: g.S3Endpoint, PathStyle: g.S3Endpoint != "",
+	})
 }
 
 // generating is the generation of a resource's records, with the models

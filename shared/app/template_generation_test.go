@@ -174,6 +174,10 @@ func TestTemplateGenerationPolicies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sender, err := tmpl.Function(app.SenderFunction)
+	if err != nil {
+		t.Fatal(err)
+	}
 	bucket := "PicturesBucket.Arn/*"
 	testCases := []struct {
 		fn        sam.Function
@@ -190,6 +194,12 @@ func TestTemplateGenerationPolicies(t *testing.T) {
 			on("DocumentsTable.StreamArn", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
 			on("GenerationFailures.Arn", "sqs:SendMessage"),
 			on("WebhooksTable.Arn", "dynamodb:PutItem", "dynamodb:Query"), on("WebhookDeliveries.Arn", "sqs:SendMessage"))},
+		// The webhook sender: a delivery read, claimed and recorded, its
+		// message hidden until the next attempt, and an image event's url
+		// presigned (so readable by this role) while there are pictures.
+		{sender, "", sorted(on("WebhooksTable.Arn", "dynamodb:GetItem", "dynamodb:UpdateItem"),
+			on("WebhookDeliveries.Arn", "sqs:ChangeMessageVisibility"))},
+		{sender, generationOn, on(bucket, "s3:GetObject")},
 	}
 	for _, tc := range testCases {
 		if got := grants(t, tc.fn, tc.condition); !slices.Equal(got, tc.want) {

@@ -20,6 +20,7 @@ import (
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
 	"contentapi/shared/httpapi"
+	"contentapi/shared/pictures"
 	"contentapi/shared/records"
 	"contentapi/shared/webhook"
 )
@@ -146,12 +147,45 @@ func (w *Webhooks) publisher() *hooksender.Publisher {
 	return &hooksender.Publisher{Store: w.Store, Queue: w.Queue, QueueURL: w.QueueURL}
 }
 
+// freshPictureURL puts into an image event's record a url presigned for
+// this attempt, as GET presigns one for each read: the stored body keeps
+// the picture's name (result) and no url, since one made at the event
+// would have expired (pictures.URLExpiry) before the later retries.
+func freshPictureURL(pics *pictures.Store) func(context.Context, string, []byte) ([]byte, error) {
+	return func(ctx context.Context, eventType string, body []byte) ([]byte, error) {
+		if eventType != webhook.ImageGenerated && eventType != webhook.ImageFailed {
+			return body, nil
+		}
+		var ev map[string]json.RawMessage
+		var data map[string]json.RawMessage
+		var name *string
+		if err := json.Unmarshal(body, &ev); err != nil {
+			return nil, fmt.Errorf("webhooks: an image event's body: %w", err)
+		}
+		if err := json.Unmarshal(ev["data"], &data); err != nil {
+			return nil, fmt.Errorf("webhooks: an image event's record: %w", err)
+		}
+		if err := json.Unmarshal(data["result"], &name); err != nil || name == nil {
+			return body, nil // no picture (a failure before the first): url stays null
+		}
+		u, err := pics.URL(ctx, *name)
+		if err != nil {
+			return nil, err
+		}
+		data["url"], _ = json.Marshal(u)
+		if ev["data"], err = json.Marshal(data); err != nil {
+			return nil, err
+		}
+		return json.Marshal(ev)
+	}
+}
+
 // publishEnds turns the generations' ends the generator meets into their
 // webhooks' deliveries: the record rendered as GET shows it, at the time
 // the generation finished, identified by its table, account, id and the
 // attempt that wrote it, so the same end met twice is published once.
-// WIP: an image's url is left out here; a fresh one belongs in each
-// attempt (the sender's), not in the stored payload.
+// An image's url is left out (null): the sender presigns one for each
+// attempt (freshPictureURL).
 func publishEnds(w *Webhooks) func(context.Context, generator.End) error {
 	p := w.publisher()
 	return func(ctx context.Context, e generator.End) error {
@@ -198,10 +232,17 @@ func (a *App) Sender() (SenderHandler, error) {
 	if err := a.sealing(); err != nil {
 		return nil, err
 	}
+	pics, err := a.pictures()
+	if err != nil {
+		return nil, err
+	}
 	c := a.cfg.Webhooks
 	s := &hooksender.Sender{
 		Store: w.Store, Client: webhook.NewClient(c.Client), Queue: w.Queue, QueueURL: w.QueueURL,
 		Schedule: c.Schedule, Logger: a.logger,
+	}
+	if pics != nil {
+		s.Fresh = freshPictureURL(pics)
 	}
 	return s.Handle, nil
 }

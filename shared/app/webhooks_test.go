@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
@@ -71,64 +74,131 @@ func withWebhooks(t testing.TB) func(*app.Config) *webhooksQueue {
 	}
 }
 
-func TestGeneratedDocumentIsDelivered(t *testing.T) {
+// deliveryStack is a generating stack with webhooks, its sender fed from
+// the queue as the mapping feeds it, and a receiver on 127.0.0.1
+// registered for every event of account acme.
+type deliveryStack struct {
+	*genStack
+	store    *hookstore.Store
+	endpoint hookstore.Endpoint
+	mu       sync.Mutex
+	bodies   []map[string]any
+}
+
+// newDeliveryStack starts it; status answers the receiver's nth call
+// (from 1), on the schedule given (nil: the contract's).
+func newDeliveryStack(t *testing.T, schedule webhook.Schedule, status func(n int) int) *deliveryStack {
 	var hooks *webhooksQueue
 	g := newGenStack(t, genOptions{configure: func(cfg *app.Config) {
 		hooks = withWebhooks(t)(cfg)
 		cfg.Webhooks.Client = webhook.Options{AllowLoopback: true}
+		cfg.Webhooks.Schedule = schedule
 	}})
-	hooksCfg := hooks.cfg
-	var mu sync.Mutex
-	var bodies []map[string]any
+	d := &deliveryStack{genStack: g}
 	var verifier *standardwebhooks.Webhook
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		defer mu.Unlock()
+		d.mu.Lock()
+		defer d.mu.Unlock()
 		if err := verifier.Verify(body, r.Header); err != nil {
 			t.Errorf("delivery does not verify: %v", err)
 		}
 		var b map[string]any
 		_ = json.Unmarshal(body, &b)
-		bodies = append(bodies, b)
-		w.WriteHeader(http.StatusNoContent)
+		d.bodies = append(d.bodies, b)
+		w.WriteHeader(status(len(d.bodies)))
 	}))
 	t.Cleanup(srv.Close)
-	sealer, _ := webhook.NewSealer(hooksCfg.Seal)
-	store := &hookstore.Store{Client: g.env.Client, Table: hooksCfg.Table, Sealer: sealer}
-	endpoint, secret, err := store.Create(t.Context(), "acme", hookstore.Endpoint{URL: srv.URL + "/hook", Events: webhook.EventTypes})
+	sealer, _ := webhook.NewSealer(hooks.cfg.Seal)
+	d.store = &hookstore.Store{Client: g.env.Client, Table: hooks.cfg.Table, Sealer: sealer}
+	endpoint, secret, err := d.store.Create(t.Context(), "acme", hookstore.Endpoint{URL: srv.URL + "/hook", Events: webhook.EventTypes})
 	if err != nil {
 		t.Fatal(err)
 	}
+	d.endpoint = endpoint
 	verifier, _ = standardwebhooks.NewWebhook(secret)
-
 	send, err := g.app.Sender()
 	if err != nil {
 		t.Fatal(err)
 	}
-	mapping := &sqspoll.Mapping{Queue: hooks.client, QueueURL: hooksCfg.QueueURL, Handler: sqspoll.Handler(send)}
+	mapping := &sqspoll.Mapping{Queue: hooks.client, QueueURL: hooks.cfg.QueueURL, Handler: sqspoll.Handler(send)}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go mapping.Run(ctx, 20*time.Millisecond, nil)
+	return d
+}
 
-	r := g.form("POST", "/api/v1/documents", "name", "Launch", "prompt", "Our new espresso machine", "template_id", "33")
-	expect(t, r, 201)
-	id := r.data()["id"]
-	eventually(t, "the delivery", func() (bool, string) {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(bodies) == 1, fmt.Sprint(bodies)
+// received waits for n deliveries and returns them.
+func (d *deliveryStack) received(t *testing.T, n int) []map[string]any {
+	eventually(t, fmt.Sprintf("%d deliveries", n), func() (bool, string) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return len(d.bodies) >= n, fmt.Sprint(d.bodies)
 	})
-	mu.Lock()
-	b := bodies[0]
-	mu.Unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.bodies)
+}
+
+func TestGeneratedDocumentIsDelivered(t *testing.T) {
+	d := newDeliveryStack(t, nil, func(int) int { return http.StatusNoContent })
+	r := d.form("POST", "/api/v1/documents", "name", "Launch", "prompt", "Our new espresso machine", "template_id", "33")
+	expect(t, r, 201)
+	b := d.received(t, 1)[0]
 	data, _ := b["data"].(map[string]any)
-	if b["type"] != webhook.DocumentGenerated || fmt.Sprint(data["id"]) != fmt.Sprint(id) || data["result"] != r.data()["result"] {
+	if b["type"] != webhook.DocumentGenerated || fmt.Sprint(data["id"]) != fmt.Sprint(r.data()["id"]) || data["result"] != r.data()["result"] {
 		t.Errorf("delivered %v", b)
 	}
-	log, err := store.Deliveries(t.Context(), "acme", endpoint.ID)
+	log, err := d.store.Deliveries(t.Context(), "acme", d.endpoint.ID)
 	if err != nil || len(log) != 1 || log[0].Status != hookstore.Succeeded || log[0].Attempts != 1 {
 		t.Errorf("log %+v %v", log, err)
+	}
+}
+
+// An image event carries a url presigned for its attempt, as GET does for
+// each read: the stored delivery keeps none (one made at the event would
+// have expired by the later retries), and each attempt's opens the
+// picture.
+func TestImageEventsCarryAURLMadeForEachAttempt(t *testing.T) {
+	d := newDeliveryStack(t, webhook.Schedule{0, 0}, func(n int) int {
+		if n == 1 {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusNoContent
+	})
+	r := d.form("POST", "/api/v1/images", "name", "Cliff", "description", "A lighthouse", "resolution", "256x256")
+	expect(t, r, 201)
+	attempts := d.received(t, 2)
+	for i, b := range attempts {
+		data, _ := b["data"].(map[string]any)
+		u, _ := data["url"].(string)
+		if b["type"] != webhook.ImageGenerated || data["result"] != r.data()["result"] || u == "" {
+			t.Fatalf("attempt %d delivered %v", i+1, b)
+		}
+		pic, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pic.Body.Close()
+		if pic.StatusCode != 200 || pic.Header.Get("Content-Type") != "image/png" {
+			t.Errorf("attempt %d's url: %d %s", i+1, pic.StatusCode, pic.Header.Get("Content-Type"))
+		}
+	}
+	out, err := d.env.Client.Scan(t.Context(), &dynamodb.ScanInput{TableName: aws.String(d.store.Table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := 0
+	for _, item := range out.Items {
+		if body, ok := item["body"].(*types.AttributeValueMemberB); ok {
+			stored++
+			if !strings.Contains(string(body.Value), `"url":null`) {
+				t.Errorf("the stored event keeps a url: %s", body.Value)
+			}
+		}
+	}
+	if stored != 1 {
+		t.Errorf("%d deliveries stored, want the image's", stored)
 	}
 }
 

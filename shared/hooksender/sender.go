@@ -35,6 +35,10 @@ type Sender struct {
 	// shortens it.
 	Schedule webhook.Schedule
 	Logger   *slog.Logger
+	// Fresh, when set, remakes what must be new in a body on every
+	// attempt (an image's presigned url, which would have expired by the
+	// later retries) before it is signed; nil sends the body as stored.
+	Fresh func(ctx context.Context, eventType string, body []byte) ([]byte, error)
 	// Now is time.Now when nil.
 	Now func() time.Time
 }
@@ -108,12 +112,18 @@ func (s *Sender) message(ctx context.Context, m events.SQSMessage) (bool, error)
 	if err != nil {
 		return false, err
 	}
+	body := d.Body
+	if s.Fresh != nil {
+		if body, err = s.Fresh(ctx, d.Type, d.Body); err != nil {
+			return false, err
+		}
+	}
 	if err := s.Store.Claim(ctx, d); errors.Is(err, hookstore.ErrLost) {
 		return false, nil
 	} else if err != nil {
 		return false, err
 	}
-	resp, sendErr := s.Client.Deliver(ctx, webhook.Attempt{URL: endpoint.URL, Key: key, MsgID: d.ID, Body: d.Body})
+	resp, sendErr := s.Client.Deliver(ctx, webhook.Attempt{URL: endpoint.URL, Key: key, MsgID: d.ID, Body: body})
 	made := d.Attempts + 1
 	o := hookstore.Outcome{Status: resp.Status, At: now}
 	wait, retry := s.schedule().Retry(made)
