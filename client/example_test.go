@@ -2,10 +2,14 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log"
 	"net/http"
 	"os"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"contentapi/client"
 )
@@ -44,4 +48,32 @@ func Example() {
 	if page.JSON200 != nil {
 		fmt.Println(page.JSON200.Meta.Total, "images match")
 	}
+}
+
+// docs/webhooks.md shows this receiver's body: a delivery verified with
+// the Standard Webhooks library. It is compiled, not run (it serves).
+func Example_webhookReceiver() {
+	wh, err := standardwebhooks.NewWebhook(os.Getenv("WEBHOOK_SECRET")) // the whsec_... of the 201
+	if err != nil {
+		log.Fatal(err)
+	}
+	http.HandleFunc("/content", func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil || wh.Verify(body, r.Header) != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		var event struct {
+			Type string          `json:"type"`
+			Data json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(body, &event); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		// Deliveries come at least once: act once per webhook-id.
+		fmt.Println(r.Header.Get("webhook-id"), event.Type)
+		w.WriteHeader(http.StatusNoContent)
+	})
+	log.Fatal(http.ListenAndServe("127.0.0.1:8080", nil))
 }

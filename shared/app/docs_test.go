@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"contentapi/shared/app"
 	"contentapi/shared/local/docpages"
 )
 
@@ -61,8 +62,9 @@ func TestDocsExamples(t *testing.T) {
 	if len(commands) < 10 {
 		t.Fatalf("found %d curl examples in the pages, want one per operation", len(commands))
 	}
-	// As deployed by default: generating, so the regenerate examples work.
-	s := newGenStack(t, genOptions{noStream: true}).stack
+	// As deployed by default: generating, so the regenerate examples work,
+	// with webhooks, whose examples' receiver resolves to a public address.
+	s := newGenStack(t, genOptions{noStream: true, configure: func(cfg *app.Config) { withWebhooks(t)(cfg) }}).stack
 	vars := map[string]string{"API": s.url + "/api/v1", "KEY": s.writeKey}
 	for _, line := range commands {
 		rq, err := parseCurl(line, vars)
