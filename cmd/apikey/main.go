@@ -38,6 +38,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -133,7 +134,7 @@ type target struct {
 // table.
 func newFlags(name string, t *target) *flag.FlagSet {
 	fs := newTargetFlags(name, t)
-	fs.StringVar(&t.table, "table", envOr("API_KEYS_TABLE", "ApiKeysTable"), "keys table")
+	fs.StringVar(&t.table, "table", envOr(app.EnvKeysTable, "ApiKeysTable"), "keys table")
 	return fs
 }
 
@@ -158,7 +159,7 @@ func envOr(name, def string) string {
 }
 
 func defaultEndpoint() string {
-	return envOr("DYNAMODB_ENDPOINT", "http://127.0.0.1:"+envOr("DYNAMODB_PORT", "8000"))
+	return envOr(app.EnvEndpoint, "http://127.0.0.1:"+envOr(ddblocal.PortEnv, strconv.Itoa(ddblocal.DefaultPort)))
 }
 
 // parse reads flags and returns the positional arguments. Unlike
@@ -202,7 +203,7 @@ func parseNoArgs(fs *flag.FlagSet, args []string) error {
 
 // checksumEnv holds the deployed stack's checksum secret: the functions'
 // own variable, so one export serves both.
-const checksumEnv = "KEY_CHECKSUM_SECRET"
+const checksumEnv = app.EnvKeyChecksum
 
 func (t target) keys(ctx context.Context, checksum auth.Checksum) (*auth.Keys, error) {
 	if t.table == "" {

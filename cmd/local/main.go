@@ -31,6 +31,7 @@ import (
 	"syscall"
 
 	"contentapi/shared/app"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/sam"
 )
 
@@ -153,7 +154,7 @@ func newLogger(w io.Writer) *slog.Logger {
 
 // dynamoDBEndpoint is the local stack's DynamoDB Local.
 func dynamoDBEndpoint() (string, error) {
-	port, err := portFromEnv("DYNAMODB_PORT", defaultDynamoDBPort)
+	port, err := portFromEnv(ddblocal.PortEnv, ddblocal.DefaultPort)
 	if err != nil {
 		return "", err
 	}

@@ -10,17 +10,17 @@ import (
 	"strconv"
 
 	"contentapi/shared/app"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/genstack"
 	"contentapi/shared/local/sam"
 )
 
-// The local stack's default ports; DYNAMODB_PORT, S3_PORT and BEDROCK_PORT
-// choose others.
+// The local stack's default ports; S3_PORT, BEDROCK_PORT and SQS_PORT
+// choose others (DynamoDB Local's is ddblocal's).
 const (
-	defaultDynamoDBPort = 8000
-	defaultS3Port       = 8001
-	defaultBedrockPort  = 8002
-	defaultSQSPort      = 8003
+	defaultS3Port      = 8001
+	defaultBedrockPort = 8002
+	defaultSQSPort     = 8003
 )
 
 // dockerHost is how a function that `sam local` runs in Docker reaches the
@@ -40,7 +40,7 @@ const envJSONPath = "events/env.json"
 // stand-in. make generate writes it (go run ./cmd/local sam-env).
 func samLocalEnv(tmpl *sam.Template) map[string]map[string]string {
 	local := map[string]string{
-		app.EnvEndpoint:    "http://" + net.JoinHostPort(dockerHost, strconv.Itoa(defaultDynamoDBPort)),
+		app.EnvEndpoint:    "http://" + net.JoinHostPort(dockerHost, strconv.Itoa(ddblocal.DefaultPort)),
 		app.EnvKeyChecksum: "",
 		app.EnvLogLevel:    "debug",
 		app.EnvRateLimit:   "0",

@@ -54,7 +54,7 @@ func configFromEnv(root string) (stackConfig, error) {
 	if c.APIPort, err = portFromEnv("PORT", 3000); err != nil {
 		return c, err
 	}
-	if c.DynamoDBPort, err = portFromEnv("DYNAMODB_PORT", defaultDynamoDBPort); err != nil {
+	if c.DynamoDBPort, err = portFromEnv(ddblocal.PortEnv, ddblocal.DefaultPort); err != nil {
 		return c, err
 	}
 	if c.SQSPort, err = sqsPort(); err != nil {

@@ -87,6 +87,13 @@ func moduleRoot() (string, error) {
 	}
 }
 
+// The local stack's DynamoDB Local listens on DefaultPort unless the
+// variable PortEnv names another (make run, and the commands that reach it).
+const (
+	PortEnv     = "DYNAMODB_PORT"
+	DefaultPort = 8000
+)
+
 // Options configure Start.
 type Options struct {
 	// Port to listen on; 0 picks a free one.

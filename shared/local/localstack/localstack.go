@@ -76,7 +76,7 @@ func Start(ctx context.Context, binary, root string, env ...string) (*Stack, err
 	}
 	cmd := exec.Command(binary, "serve")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(apiPort), "DYNAMODB_PORT="+strconv.Itoa(ddbPort), ddblocal.JarEnv+"="+jar)
+	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(apiPort), ddblocal.PortEnv+"="+strconv.Itoa(ddbPort), ddblocal.JarEnv+"="+jar)
 	cmd.Env = append(cmd.Env, env...)
 	s := &Stack{cmd: cmd, API: "http://127.0.0.1:" + strconv.Itoa(apiPort),
 		DynamoDB: "http://127.0.0.1:" + strconv.Itoa(ddbPort), dir: dir,
