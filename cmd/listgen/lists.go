@@ -72,6 +72,8 @@ func declared() (map[string]*yaml.Node, error) {
 	}
 	v["records.PerPages or empty"] = singleQuoted("^(?:0*(?:" + strings.Join(perPages, "|") + "))?$")
 
+	v["app.LogLevels"] = list(app.LogLevels)
+	v["app.GenerationValues"] = list(app.GenerationValues)
 	v["app.DefaultAuthCacheSeconds"] = plain("!!int", strconv.Itoa(app.DefaultAuthCacheSeconds))
 	v["app.MaxAuthCacheSeconds"] = plain("!!int", strconv.Itoa(app.MaxAuthCacheSeconds))
 	v["app.DefaultWaitSeconds"] = plain("!!int", strconv.Itoa(app.DefaultWaitSeconds))

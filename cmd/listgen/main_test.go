@@ -60,7 +60,7 @@ a:
 
 func values() map[string]*yaml.Node {
 	return map[string]*yaml.Node{
-		"letters":  list([]string{"a", "b", "c, d", "true"}),
+		"letters":  list([]string{"a", "b", "c, d", "true", "on"}),
 		"nullable": list([]string{"a", ""}),
 		"pattern":  quoted("^[\t \u3000]\\d\"$"),
 		"prose":    {Kind: yaml.ScalarNode, Style: yaml.LiteralStyle, Value: "New prose, " + strings.Repeat("an item, ", 12) + "the end.\n"},
@@ -81,7 +81,7 @@ func TestRewriteChangesOnlyTheMarkedValues(t *testing.T) {
 	want := `# A document.
 a:
   # make generate: letters
-  enum: [a, b, 'c, d', 'true']   # said of the list
+  enum: [a, b, 'c, d', 'true', 'on']   # said of the list
 
   # make generate: nullable
   enum2: [a, null]

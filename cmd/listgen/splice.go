@@ -383,6 +383,12 @@ func render(n *yaml.Node, indent, at int) (string, error) {
 	}
 }
 
+// yaml11Scalar are the plain words YAML 1.1, which CloudFormation reads,
+// takes for booleans or null where yaml.v3 (YAML 1.2) writes them unquoted
+// as text.
+var yaml11Scalar = map[string]bool{"y": true, "yes": true, "n": true, "no": true, "on": true, "off": true,
+	"true": true, "false": true, "null": true, "~": true}
+
 // flowScalar writes a scalar as an item of a flow list: plain where YAML
 // reads it back the same, single-quoted otherwise.
 func flowScalar(n *yaml.Node) (string, error) {
@@ -403,7 +409,7 @@ func flowScalar(n *yaml.Node) (string, error) {
 		return "", err
 	}
 	text := strings.TrimSuffix(string(out), "\n")
-	if text != n.Value || strings.ContainsAny(text, ",[]{}#") {
+	if text != n.Value || strings.ContainsAny(text, ",[]{}#") || n.Tag == "!!str" && yaml11Scalar[strings.ToLower(text)] {
 		// Quoted as the documents quote: 'true', '0.75'.
 		text = "'" + strings.ReplaceAll(n.Value, "'", "''") + "'"
 	}

@@ -206,7 +206,7 @@ func ConfigFromEnv() (Config, error) {
 	}
 	if v := os.Getenv(EnvLogLevel); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
-			env.fail(EnvLogLevel, v, "one of debug, info, warn, error")
+			env.fail(EnvLogLevel, v, "one of "+strings.Join(LogLevels, ", "))
 		}
 	}
 	if err := errors.Join(env.errs...); err != nil {
@@ -215,15 +215,25 @@ func ConfigFromEnv() (Config, error) {
 	return c, nil
 }
 
+// LogLevels are the levels LOG_LEVEL names (the template's LogLevel
+// allows these: make generate).
+var LogLevels = []string{"debug", "info", "warn", "error"}
+
+// GenerationValues is what GENERATION may say, on or off; unset is off (the
+// template's Generation allows these: make generate).
+var GenerationValues = []string{generationOn, generationOff}
+
+const generationOn, generationOff = "on", "off"
+
 // generation reads the generation settings: with GENERATION=on, the
 // models and the bucket must be named.
 func (e *envReader) generation() Generation {
 	switch v := os.Getenv(EnvGeneration); v {
-	case "", "off":
+	case "", generationOff:
 		return Generation{}
-	case "on":
+	case generationOn:
 	default:
-		e.fail(EnvGeneration, v, "on or off")
+		e.fail(EnvGeneration, v, strings.Join(GenerationValues, " or "))
 		return Generation{}
 	}
 	g := Generation{
