@@ -73,7 +73,13 @@ func generate(root string) (map[string][]byte, error) {
 		return nil
 	}
 	for _, name := range Documents {
-		if err := rewrite(name, func(src []byte) ([]byte, error) { return Rewrite(src, values, used) }); err != nil {
+		err := rewrite(name, func(src []byte) ([]byte, error) {
+			if err := Unmarked(src, values); err != nil {
+				return nil, err
+			}
+			return Rewrite(src, values, used)
+		})
+		if err != nil {
 			return nil, err
 		}
 	}

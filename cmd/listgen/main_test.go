@@ -255,3 +255,16 @@ func TestRewriteBlockMapping(t *testing.T) {
 		t.Error("a block mapping replaced a flow list")
 	}
 }
+
+// A list that copies a declared one without its mark is found: nobody
+// would regenerate it.
+func TestUnmarkedCopiesAreFound(t *testing.T) {
+	src := "a:\n  # make generate: letters\n  enum: [a, b, 'c, d', 'true', 'on']\nb:\n  enum: [a, b, 'c, d', 'true', 'on']\n"
+	err := Unmarked([]byte(src), values())
+	if err == nil || !strings.Contains(err.Error(), "line 5 copies letters") {
+		t.Fatalf("Unmarked = %v, want the copy on line 5", err)
+	}
+	if err := Unmarked([]byte(src[:strings.Index(src, "b:")]), values()); err != nil {
+		t.Errorf("the marked list alone: %v", err)
+	}
+}

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -103,6 +105,39 @@ func Rewrite(src []byte, values map[string]*yaml.Node, used map[string]bool) ([]
 		return nil, fmt.Errorf("the rewritten document reads otherwise than the declared values in the document as written")
 	}
 	return out, nil
+}
+
+// Unmarked finds the lists in src, of three items or more, that copy a
+// declared list without its mark: a copy nobody would regenerate.
+func Unmarked(src []byte, values map[string]*yaml.Node) error {
+	doc, marks, err := findMarks(src)
+	if err != nil {
+		return err
+	}
+	marked := map[*yaml.Node]bool{}
+	for _, m := range marks {
+		marked[m.value] = true
+	}
+	var found []string
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.SequenceNode && len(n.Content) >= 3 && !marked[n] {
+			got := decode(n)
+			for _, name := range slices.Sorted(maps.Keys(values)) {
+				if v := values[name]; v.Kind == yaml.SequenceNode && reflect.DeepEqual(got, decode(v)) {
+					found = append(found, fmt.Sprintf("line %d copies %s: mark it %q", n.Line, name, marker+name))
+				}
+			}
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(doc)
+	if len(found) > 0 {
+		return errors.New(strings.Join(found, "; "))
+	}
+	return nil
 }
 
 // mark is a marked key and its value.
