@@ -4846,7 +4846,7 @@ type Creativity = float64
 // trimmed).
 type CreativityInput = float64
 
-// DescriptionInput An image's description, 1-2048 characters after trimming.
+// DescriptionInput An image's description; its length counts after trimming.
 //
 // Examples: A red sky over the sea
 type DescriptionInput = string
@@ -4866,11 +4866,11 @@ type Document struct {
 	Generation *Generation `json:"generation"`
 	Id         int64       `json:"id"`
 
-	// Name A name, 1-128 characters.
+	// Name A name.
 	Name   Name   `json:"name"`
 	Prompt string `json:"prompt"`
 
-	// Result The text, generated or written, 1-20480 characters; null until there is one.
+	// Result The text, generated or written, as long as `ResultInput` allows; null until there is one.
 	Result *string `json:"result"`
 
 	// Template Examples: {"id":1,"name":"Freestyle"}
@@ -4914,12 +4914,12 @@ type DocumentCreate struct {
 	// Creativity Optional, 0.5 unless given.
 	Creativity *float64 `json:"creativity,omitempty"`
 
-	// Name A name, 1-128 characters after trimming.
+	// Name A name; its length counts after trimming.
 	//
 	// Examples: Sunset
 	Name NameInput `json:"name"`
 
-	// Prompt What the text is to be about, 1-2048 characters after trimming.
+	// Prompt What the text is to be about; its length counts after trimming.
 	//
 	// Examples: Announce our new espresso machine
 	Prompt PromptInput `json:"prompt"`
@@ -5108,7 +5108,7 @@ type Image struct {
 	// Medium One of the media (`Medium`), or null.
 	Medium *ImageMedium `json:"medium"`
 
-	// Name A name, 1-128 characters.
+	// Name A name.
 	Name       Name       `json:"name"`
 	Resolution Resolution `json:"resolution"`
 
@@ -5149,7 +5149,7 @@ type ImageAcceptedResponseStatus int
 
 // ImageCreate defines model for ImageCreate.
 type ImageCreate struct {
-	// Description An image's description, 1-2048 characters after trimming.
+	// Description An image's description; its length counts after trimming.
 	//
 	// Examples: A red sky over the sea
 	Description DescriptionInput `json:"description"`
@@ -5160,7 +5160,7 @@ type ImageCreate struct {
 	// Medium Optional; not given means none.
 	Medium *Medium `json:"medium,omitempty"`
 
-	// Name A name, 1-128 characters after trimming.
+	// Name A name; its length counts after trimming.
 	//
 	// Examples: Sunset
 	Name NameInput `json:"name"`
@@ -5272,10 +5272,10 @@ type Meter struct {
 	Used int `json:"used"`
 }
 
-// Name A name, 1-128 characters.
+// Name A name.
 type Name = string
 
-// NameInput A name, 1-128 characters after trimming.
+// NameInput A name; its length counts after trimming.
 //
 // Examples: Sunset
 type NameInput = string
@@ -5334,7 +5334,7 @@ type PageMetaPerPage int
 // PlainText Text without control characters other than tab, CR and LF.
 type PlainText = string
 
-// PromptInput What the text is to be about, 1-2048 characters after trimming.
+// PromptInput What the text is to be about; its length counts after trimming.
 //
 // Examples: Announce our new espresso machine
 type PromptInput = string
@@ -5375,7 +5375,7 @@ type ResolutionFilter = Resolution
 // ResolutionInput A resolution; white space around it is trimmed.
 type ResolutionInput = Resolution
 
-// ResultInput A document's text, 1-20480 characters after trimming.
+// ResultInput A document's text; its length counts after trimming.
 //
 // Examples: Our new espresso machine is here.
 type ResultInput = string

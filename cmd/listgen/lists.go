@@ -50,6 +50,9 @@ func declared() (map[string]*yaml.Node, error) {
 		for _, f := range r.Def.Fields {
 			field := name + ".Resource " + f.Name
 			switch kind := f.Kind.(type) {
+			case records.Text:
+				v[field+" minLength"] = plain("!!int", strconv.Itoa(kind.Min))
+				v[field+" maxLength"] = plain("!!int", strconv.Itoa(kind.Max))
 			case records.Choice:
 				v[field] = numbers(kind)
 			case records.Enum:
