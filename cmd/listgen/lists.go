@@ -32,7 +32,7 @@ func declared() (map[string]*yaml.Node, error) {
 	}
 	v["documents.Templates by id"] = &yaml.Node{Kind: yaml.ScalarNode, Style: yaml.LiteralStyle,
 		Value: "A document template, by id: " + strings.Join(byID, ", ") + ".\n"}
-	v["documents.Templates last id"] = plain("!!int", strconv.Itoa(len(documents.Templates)-1))
+	v["documents.Templates last id"] = integer(len(documents.Templates) - 1)
 
 	ids := "0*(?:" + upTo(len(documents.Templates)-1) + ")"
 	v["documents.Templates ids trimmed"] = quoted("^" + space + "*" + ids + space + "*$")
@@ -51,8 +51,8 @@ func declared() (map[string]*yaml.Node, error) {
 			field := name + ".Resource " + f.Name
 			switch kind := f.Kind.(type) {
 			case records.Text:
-				v[field+" minLength"] = plain("!!int", strconv.Itoa(kind.Min))
-				v[field+" maxLength"] = plain("!!int", strconv.Itoa(kind.Max))
+				v[field+" minLength"] = integer(kind.Min)
+				v[field+" maxLength"] = integer(kind.Max)
 			case records.Choice:
 				v[field] = numbers(kind)
 			case records.Enum:
@@ -77,14 +77,14 @@ func declared() (map[string]*yaml.Node, error) {
 
 	v["app.LogLevels"] = list(app.LogLevels)
 	v["app.GenerationValues"] = list(app.GenerationValues)
-	v["app.DefaultAuthCacheSeconds"] = plain("!!int", strconv.Itoa(app.DefaultAuthCacheSeconds))
-	v["app.MaxAuthCacheSeconds"] = plain("!!int", strconv.Itoa(app.MaxAuthCacheSeconds))
-	v["app.DefaultWaitSeconds"] = plain("!!int", strconv.Itoa(app.DefaultWaitSeconds))
-	v["app.MaxWaitSeconds"] = plain("!!int", strconv.Itoa(app.MaxWaitSeconds))
+	v["app.DefaultAuthCacheSeconds"] = integer(app.DefaultAuthCacheSeconds)
+	v["app.MaxAuthCacheSeconds"] = integer(app.MaxAuthCacheSeconds)
+	v["app.DefaultWaitSeconds"] = integer(app.DefaultWaitSeconds)
+	v["app.MaxWaitSeconds"] = integer(app.MaxWaitSeconds)
 
 	v["webhook.EventTypes"] = list(webhook.EventTypes)
-	v["webhook.MaxURLLength"] = plain("!!int", strconv.Itoa(webhook.MaxURLLength))
-	v["hookapi.MaxDescription"] = plain("!!int", strconv.Itoa(hookapi.MaxDescription))
+	v["webhook.MaxURLLength"] = integer(webhook.MaxURLLength)
+	v["hookapi.MaxDescription"] = integer(hookapi.MaxDescription)
 
 	v["generation.Statuses"] = list(generation.Statuses)
 	v["generation.Codes"] = list(generation.Codes)
@@ -117,6 +117,8 @@ func numbers[N int | float64](values []N) *yaml.Node {
 	}
 	return n
 }
+
+func integer(n int) *yaml.Node { return plain("!!int", strconv.Itoa(n)) }
 
 func plain(tag, value string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value}
