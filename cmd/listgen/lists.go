@@ -32,7 +32,6 @@ func declared() (map[string]*yaml.Node, error) {
 	}
 	v["documents.Templates by id"] = &yaml.Node{Kind: yaml.ScalarNode, Style: yaml.LiteralStyle,
 		Value: "A document template, by id: " + strings.Join(byID, ", ") + ".\n"}
-	v["documents.Templates last id"] = integer(len(documents.Templates) - 1)
 
 	ids := "0*(?:" + upTo(len(documents.Templates)-1) + ")"
 	v["documents.Templates ids trimmed"] = quoted("^" + space + "*" + ids + space + "*$")
@@ -53,6 +52,9 @@ func declared() (map[string]*yaml.Node, error) {
 			case records.Text:
 				v[field+" minLength"] = integer(kind.Min)
 				v[field+" maxLength"] = integer(kind.Max)
+			case records.Int:
+				v[field+" minimum"] = integer(int(kind.Min))
+				v[field+" maximum"] = integer(int(kind.Max))
 			case records.Choice:
 				v[field] = numbers(kind)
 			case records.Enum:
