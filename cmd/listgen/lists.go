@@ -37,6 +37,23 @@ func declared() (map[string]*yaml.Node, error) {
 	v["documents.Templates ids trimmed"] = quoted("^" + space + "*" + ids + space + "*$")
 	v["documents.Templates ids or empty"] = singleQuoted("^(?:" + ids + ")?$")
 
+	// What the tally reaches of every resource's table, and the generator
+	// of those whose records it generates.
+	tables := func(generated bool, tag, format string) *yaml.Node {
+		n := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, r := range app.Resources {
+			if !generated || r.Content != nil {
+				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: fmt.Sprintf(format, r.Table())})
+			}
+		}
+		return n
+	}
+	v["every table"] = tables(false, "!GetAtt", "%s.Arn")
+	v["every table's stream"] = tables(false, "!GetAtt", "%s.StreamArn")
+	v["every table's unsettled index"] = tables(false, "!Sub", "${%s.Arn}/index/"+store.IndexUnsettled)
+	v["every generated table"] = tables(true, "!GetAtt", "%s.Arn")
+	v["every generated table's stream"] = tables(true, "!GetAtt", "%s.StreamArn")
+
 	for _, r := range app.Resources {
 		events, err := routeEvents(r)
 		if err != nil {

@@ -133,7 +133,7 @@ func TestRewriteWrapsLongLists(t *testing.T) {
 func TestRewriteRefuses(t *testing.T) {
 	for _, tc := range []struct{ name, doc, err string }{
 		{"unknown name", "# make generate: nothing\nk: v\n", "names nothing"},
-		{"block list", "# make generate: letters\nk:\n  - a\n", "not a block collection"},
+		{"block list for a flow one", "# make generate: letters\nk:\n  - a\n", "one of its kind"},
 		{"plain scalar on two lines", "# make generate: max\nk: a\n  b\n", "spans lines"},
 		{"not YAML", "k: [\n", "did not find"},
 		{"a value that reads back otherwise", "# make generate: folding\nk: [x]\n", "reads otherwise"},
@@ -266,5 +266,22 @@ func TestUnmarkedCopiesAreFound(t *testing.T) {
 	}
 	if err := Unmarked([]byte(src[:strings.Index(src, "b:")]), values()); err != nil {
 		t.Errorf("the marked list alone: %v", err)
+	}
+}
+
+// A marked block sequence is replaced item for item, tags kept.
+func TestRewriteBlockSequence(t *testing.T) {
+	src := "Statement:\n  - Effect: Allow\n    # make generate: tables\n    Resource:\n      - !GetAtt Old.Arn\n    Action: x\n"
+	tables := &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{
+		{Kind: yaml.ScalarNode, Tag: "!GetAtt", Value: "A.Arn"},
+		{Kind: yaml.ScalarNode, Tag: "!Sub", Value: "${B.Arn}/index/x"},
+	}}
+	out, err := Rewrite([]byte(src), map[string]*yaml.Node{"tables": tables}, map[string]bool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Statement:\n  - Effect: Allow\n    # make generate: tables\n    Resource:\n      - !GetAtt A.Arn\n      - !Sub '${B.Arn}/index/x'\n    Action: x\n"
+	if string(out) != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
 	}
 }

@@ -50,9 +50,12 @@ func Rewrite(src []byte, values map[string]*yaml.Node, used map[string]bool) ([]
 		var from, to int
 		var text string
 		if block(m.value) || block(want) {
-			// A block mapping: the lines under the key, comments and all.
-			if !block(m.value) || !block(want) {
-				return nil, fmt.Errorf("line %d: %s: a block mapping replaces only a block mapping", m.value.Line, m.name)
+			// A block collection: the lines under the key, comments and all.
+			if !block(m.value) || !block(want) || m.value.Kind != want.Kind {
+				return nil, fmt.Errorf("line %d: %s: a block collection replaces only one of its kind", m.value.Line, m.name)
+			}
+			if m.value.Column <= m.key.Column {
+				return nil, fmt.Errorf("line %d: %s: a block sequence's items must be indented under their key", m.value.Line, m.name)
 			}
 			from = lines[m.key.Line]
 			to = blockEnd(src, from, m.key.Column-1)
@@ -235,7 +238,11 @@ func offset(src []byte, lines []int, line, column int) int {
 	return at
 }
 
-func block(n *yaml.Node) bool { return n.Kind == yaml.MappingNode && n.Style&yaml.FlowStyle == 0 }
+// block reports whether n is a block mapping or a block sequence, which a
+// rewrite replaces line for line under its key.
+func block(n *yaml.Node) bool {
+	return (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) && n.Style&yaml.FlowStyle == 0
+}
 
 // blockEnd is the offset past the last line from from on that is indented
 // more than indent, blank lines between them included, blank lines after
@@ -260,10 +267,20 @@ func blockEnd(src []byte, from, indent int) int {
 }
 
 // renderBlock writes a block mapping, its keys at indent, each after its
-// head comment.
+// head comment, or a block sequence of scalars, its items at indent.
 func renderBlock(n *yaml.Node, indent int) (string, error) {
 	pad := strings.Repeat(" ", indent)
 	var lines []string
+	if n.Kind == yaml.SequenceNode {
+		for _, item := range n.Content {
+			text, err := flowScalar(item)
+			if err != nil {
+				return "", err
+			}
+			lines = append(lines, pad+"- "+text)
+		}
+		return strings.Join(lines, "\n"), nil
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.HeadComment != "" {
