@@ -236,7 +236,7 @@ func (a *App) table(res Resource) (*store.Table, error) {
 	t.ReadsBatch = a.cfg.ReadsBatch
 	if a.cfg.Generation.On {
 		// Each create and regenerate starts a generation, which holds
-		// what it may use until the generator settles it.
+		// what it may use until it ends (the tally gives back the rest).
 		t.Quota.Reserve = res.Reserve
 	}
 	if a.cfg.Clock != nil {

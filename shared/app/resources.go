@@ -27,7 +27,7 @@ var Resources = []Resource{
 		Quota: quota.Policy{Counts: quota.Images, MetersReads: true}},
 	{Def: documents.Resource, Render: documents.Render, Content: generator.Document,
 		Quota:   quota.Policy{Counts: quota.Documents, Checks: []quota.Kind{quota.Words}, MetersReads: true},
-		Reserve: map[quota.Kind]int64{quota.Words: prompts.MaxAnswerTokens}},
+		Reserve: quota.Reserve{Kind: quota.Words, N: prompts.MaxAnswerTokens}},
 }
 
 // Resource is one resource as the service deploys it. The names of its
@@ -46,7 +46,7 @@ type Resource struct {
 	// Reserve is what one generation may use of other kinds (a document's
 	// words), held from its create or regenerate until it ends where the
 	// deployment generates (quota.Policy.Reserve).
-	Reserve map[quota.Kind]int64
+	Reserve quota.Reserve
 }
 
 // Policy is the resource's quota policy under the deployment's defaults.

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,9 +11,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/app"
+	"contentapi/shared/generation"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/streams"
@@ -86,8 +89,10 @@ func TestTemplateTally(t *testing.T) {
 	}
 }
 
-// The tally's filter passes exactly a delete: a live record turned into its
-// tombstone; not a create, a void id, an edit, a tombstone touched again.
+// The tally's filter passes exactly a delete, a live record turned into its
+// tombstone, and any change of a record whose generation holds part of the
+// month's quota (its end gives it back); not a create, a void id, an edit,
+// a tombstone touched again, an edit of a record whose generation ended.
 func TestTemplateTallyFilter(t *testing.T) {
 	tmpl := loadTemplate(t)
 	mappings, err := tmpl.StreamMappings()
@@ -101,6 +106,19 @@ func TestTemplateTallyFilter(t *testing.T) {
 	tomb := store.Item{store.AttrAccount: s("acme"), store.AttrID: n("7"), store.AttrGoneBy: s("t")}
 	fenced := store.Item{store.AttrAccount: s("acme"), store.AttrID: n("7"), store.AttrGoneBy: s("t"), "fences": &types.AttributeValueMemberSS{Value: []string{"f"}}}
 	void := store.Item{store.AttrAccount: s("acme"), store.AttrID: n("7"), store.AttrVoid: s("t")}
+	withState := func(item store.Item, st generation.State) store.Item {
+		av, err := attributevalue.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := maps.Clone(item)
+		out[store.AttrGeneration] = av
+		return out
+	}
+	pending := generation.Request("m", time.Now())
+	pending.Hold = &generation.Hold{Usage: "used_words_2026_11", Held: 4096}
+	running := pending.Claim(time.Now())
+	done := running.Finish("m", generation.Usage{Counted: 12}, time.Now())
 	testCases := []struct {
 		name     string
 		event    string
@@ -113,6 +131,12 @@ func TestTemplateTallyFilter(t *testing.T) {
 		{"an edit", "MODIFY", live, edited, false},
 		{"a tombstone touched again", "MODIFY", tomb, fenced, false},
 		{"an item removed", "REMOVE", tomb, nil, false},
+		{"a holding generation claimed", "MODIFY", withState(live, pending), withState(live, running), true},
+		{"a holding generation ended", "MODIFY", withState(live, running), withState(live, done), true},
+		{"a holding record deleted", "MODIFY", withState(live, pending), tomb, true},
+		{"a holding record removed", "REMOVE", withState(live, pending), nil, true},
+		{"an ended generation's record edited", "MODIFY", withState(live, done), withState(edited, done), false},
+		{"an ended generation regenerated", "MODIFY", withState(live, done), withState(live, pending), false},
 	}
 	count := 0
 	for _, m := range mappings {

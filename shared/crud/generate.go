@@ -115,6 +115,10 @@ func (res *Resource) await(w http.ResponseWriter, r *http.Request, p plan, item 
 	if p.state == nil || p.wait == 0 {
 		return item
 	}
+	state := *p.state
+	if s, _ := store.StateOf(item); s != nil && s.Attempt == state.Attempt {
+		state = *s // as written: with what it holds of the month's quota
+	}
 	deadline := p.start.Add(p.wait)
 	if d, ok := r.Context().Deadline(); ok && d.Add(-WriteBudget).Before(deadline) {
 		deadline = d.Add(-WriteBudget)
@@ -124,7 +128,7 @@ func (res *Resource) await(w http.ResponseWriter, r *http.Request, p plan, item 
 		Table:   res.table,
 		Content: res.gen.Content,
 		Record: generator.Record{
-			Resource: res.def.Name, Account: account(r), ID: id, Item: item, State: *p.state,
+			Resource: res.def.Name, Account: account(r), ID: id, Item: item, State: state,
 		},
 		Deadline: deadline,
 		HandOver: true,
@@ -213,6 +217,11 @@ func (res *Resource) regenerate(w http.ResponseWriter, r *http.Request) (err err
 		// Each try plans a new attempt: only the try that is written
 		// names its attempt on the record, and that is the one p keeps.
 		p = res.plan(r)
+		if charge != nil {
+			// The record holds what the charge held, until its generation
+			// ends (a move's own counter write holds it itself).
+			*p.state = res.table.Hold(*p.state, *charge)
+		}
 		item, err = res.table.Regenerate(r.Context(), account(r), old, v, *p.state)
 		if errors.Is(err, records.ErrVersionMismatch) && try < maxRegenerateTries {
 			continue // written meanwhile, by something other than a generation

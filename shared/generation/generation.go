@@ -69,11 +69,51 @@ type State struct {
 	// Tries counts the tries that failed for a reason that may pass
 	// (throttling, a model unavailable or too slow) and were queued again.
 	Tries int `json:"-" dynamodbav:"tries,omitempty"`
+	// Hold is what the generation holds of the account's monthly quota
+	// while it is under way (a document's words, at the most it can
+	// write); nil when it holds nothing. Claims and hand-overs keep it.
+	// The write that ends the generation moves it to Settled; a write
+	// that ends it otherwise (the record deleted, or regenerated past its
+	// deadline) drops it. The tally function reads that write from the
+	// table's stream and gives back the difference (shared/store, holds).
+	Hold *Hold `json:"-" dynamodbav:"hold,omitempty"`
+	// Settled is the hold of a generation that ended, with what it counts.
+	Settled *Hold `json:"-" dynamodbav:"settled,omitempty"`
+}
+
+// Hold is a part of the account's monthly quota held by a generation.
+type Hold struct {
+	// ID tells one request's hold from the next one's on the same record
+	// (the request's first attempt).
+	ID string `dynamodbav:"id"`
+	// Usage names what is held: the counter item's usage attribute (its
+	// kind and month, shared/quota), so that it is given back in the
+	// month it was counted in.
+	Usage string `dynamodbav:"usage"`
+	// Held is what the generation's request counted.
+	Held int64 `dynamodbav:"held"`
+	// Used is what the ended generation counts of it: what its content
+	// counts (Usage.Counted), at most Held, so that a generation never
+	// counts more than its request was allowed to hold.
+	Used int64 `dynamodbav:"used"`
+}
+
+// settle ends the hold: used of it counts, at most what was held.
+func (s State) settle(used int64) State {
+	if s.Hold != nil {
+		h := *s.Hold
+		h.Used = min(max(used, 0), h.Held)
+		s.Hold, s.Settled = nil, &h
+	}
+	return s
 }
 
 // Usage is what a finished generation consumed; images have no tokens.
 type Usage struct {
 	InputTokens, OutputTokens *int64
+	// Counted is what the content counts against the account's monthly
+	// quota of what the generation holds (a document's words).
+	Counted int64
 }
 
 // Tokens is the usage of a text generation.
@@ -117,7 +157,7 @@ func (s State) Finish(model string, u Usage, now time.Time) State {
 	s.Status, s.Model, s.Error = Done, model, nil
 	s.InputTokens, s.OutputTokens = u.InputTokens, u.OutputTokens
 	s.FinishedAt = ptr(FormatTime(now))
-	return s
+	return s.settle(u.Counted)
 }
 
 // Fail is the state of an attempt that ended without content.
@@ -127,7 +167,7 @@ func (s State) Fail(e *Error, now time.Time) State {
 	}
 	s.Status, s.Error = Failed, e.Public()
 	s.FinishedAt = ptr(FormatTime(now))
-	return s
+	return s.settle(0)
 }
 
 // Deadline is when a pending or running state turns into a timeout; the
@@ -156,6 +196,15 @@ func (s State) At(now time.Time) State {
 	s.Status, s.Error = Failed, NewError(Timeout)
 	s.FinishedAt = ptr(FormatTime(d))
 	return s
+}
+
+// Expired is the state a generation past its deadline is written as, when
+// something writes it: what it reads as (At), with its hold given back.
+func (s State) Expired(now time.Time) State {
+	if s.Status.Ended() || s.InFlight(now) {
+		return s
+	}
+	return s.At(now).settle(0)
 }
 
 // InFlight reports whether the generation is still under way at now:

@@ -224,3 +224,34 @@ func TestInFlight(t *testing.T) {
 		t.Errorf("Fail(nil) = %+v, want an internal error", f.Error)
 	}
 }
+
+// A hold stays with the generation's steps and is settled by its end: the
+// content's count, at most the hold; nothing for a failure or a timeout.
+func TestHoldSettledByTheEnd(t *testing.T) {
+	s := generation.Request("m", t0)
+	s.Hold = &generation.Hold{ID: s.Attempt, Usage: "used_words_2026_11", Held: 4096}
+	running := s.Claim(t0).Requeue(true).Claim(t0)
+	if running.Hold == nil || *running.Hold != *s.Hold || running.Settled != nil {
+		t.Fatalf("claims and hand-overs changed the hold: %+v %+v", running.Hold, running.Settled)
+	}
+	for _, tc := range []struct {
+		name string
+		end  generation.State
+		used int64
+	}{
+		{"done", running.Finish("m", generation.Usage{Counted: 300}, t0), 300},
+		{"done past the hold", running.Finish("m", generation.Usage{Counted: 9000}, t0), 4096},
+		{"failed", running.Fail(nil, t0), 0},
+		{"expired", running.Expired(t0.Add(16 * time.Minute)), 0},
+	} {
+		if tc.end.Hold != nil || tc.end.Settled == nil || tc.end.Settled.Used != tc.used || tc.end.Settled.ID != s.Attempt {
+			t.Errorf("%s: hold %+v, settled %+v, want %d used", tc.name, tc.end.Hold, tc.end.Settled, tc.used)
+		}
+	}
+	if e := running.Expired(t0.Add(16 * time.Minute)); e.Status != generation.Failed || e.Error.Code != generation.Timeout {
+		t.Errorf("expired reads %v %v", e.Status, e.Error)
+	}
+	if still := running.Expired(t0.Add(time.Minute)); still.Hold == nil {
+		t.Error("a generation within its deadline expired")
+	}
+}

@@ -49,11 +49,12 @@ func document(ctx context.Context, g *Generator, r Record) (Output, error) {
 	if err != nil {
 		return Output{}, err
 	}
+	usage := generation.Tokens(res.InputTokens, res.OutputTokens)
+	usage.Counted = words // against the month's words
 	return Output{
 		Fields: records.Values{"result": text, "words": words},
 		Model:  res.Model,
-		Usage:  generation.Tokens(res.InputTokens, res.OutputTokens),
-		Words:  words,
+		Usage:  usage,
 	}, nil
 }
 

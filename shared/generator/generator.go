@@ -19,7 +19,6 @@ import (
 
 	"contentapi/shared/generation"
 	"contentapi/shared/metrics"
-	"contentapi/shared/quota"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
@@ -165,6 +164,9 @@ func (g *Generator) Run(ctx context.Context, job Job) (store.Item, error) {
 			to = s.Fail(cause, g.now())
 		}
 	}
+	// A write that ends the generation settles its hold on the month's
+	// quota (Finish, Fail): the tally function gives back what it did not
+	// use when it reads that write from the table's stream, exactly once.
 	item, werr := job.Table.Transition(ctx, job.Account, job.ID, s.Attempt, generation.Running, to, out.Fields)
 	log := g.logger().With("resource", job.Resource, "account", job.Account, "id", job.ID,
 		"attempt", s.Attempt, "outcome", string(to.Status))
@@ -179,7 +181,6 @@ func (g *Generator) Run(ctx context.Context, job Job) (store.Item, error) {
 	case errors.Is(werr, generation.ErrSuperseded):
 		log.Info("generation lost its record; its content is thrown away")
 		g.discard(ctx, out.Picture)
-		g.settle(ctx, job, log, 0)
 		return nil, nil
 	case werr != nil:
 		// The write may have landed; a picture it names must stay (the
@@ -192,26 +193,7 @@ func (g *Generator) Run(ctx context.Context, job Job) (store.Item, error) {
 	} else {
 		log.Info("generation ended")
 	}
-	switch to.Status {
-	case generation.Done:
-		// Counted once the content is the record's, whatever the limit: a
-		// generation that ends past it is kept, and the next create or
-		// regenerate is refused. Only the attempt whose write-back landed
-		// gets here, so each generation counts once.
-		g.settle(ctx, job, log, out.Words)
-	case generation.Failed:
-		g.settle(ctx, job, log, 0)
-	}
 	return item, nil
-}
-
-// settle turns the words the generation reserved into the words it wrote
-// (none for one that ended without content); a generation handed back to
-// the queue keeps its reservation for the next try.
-func (g *Generator) settle(ctx context.Context, job Job, log *slog.Logger, words int64) {
-	if err := job.Table.SettleUsage(ctx, job.Account, quota.Words, words); err != nil {
-		log.Error("words generated not counted", "words", words, "error", err.Error())
-	}
 }
 
 // outcome is how a try that meant to write to ended, in the metrics'
@@ -254,6 +236,4 @@ type Output struct {
 	Usage generation.Usage
 	// Picture is the name of the picture stored, "" for text.
 	Picture string
-	// Words is what a text counts against the account's monthly words.
-	Words int64
 }

@@ -148,7 +148,12 @@ func (s *Stream) pending(ctx context.Context, target Target, item store.Item, st
 		}
 	}
 	if !state.InFlight(g.now()) {
-		return nil // past its deadline: it reads as failed already
+		// Past its deadline: it reads as failed already. Written so, its
+		// hold on the month's quota is given back (the tally reads it).
+		if err := target.Table.Expire(ctx, account, id, state); !errors.Is(err, generation.ErrSuperseded) {
+			return err
+		}
+		return nil
 	}
 	claim := state.Claim(g.now())
 	current, err := target.Table.Transition(ctx, account, id, state.Attempt, generation.Pending, claim, nil)

@@ -26,14 +26,21 @@ type Policy struct {
 	// a kind of its own, which no generation checks and which refuses
 	// reads past its limit (shared/store's read meter).
 	MetersReads bool
-	// Reserve is what a generation holds of other kinds until it ends, at
-	// most what it can use (a document's words, from the model's token
-	// bound): counted with the generation, under the same limits, so that
-	// concurrent generations cannot all pass a limit that each alone is
-	// under; the generator settles it to what was used (a Usage of the
-	// difference).
-	Reserve  map[Kind]int64
+	// Reserve is what a generation holds of another kind until it ends (a
+	// document's words): counted with the generation, under the same
+	// limits, so that concurrent generations cannot all pass a limit that
+	// each alone is under. The record carries the hold (Charge.Hold), and
+	// the tally gives back what the generation did not use when it ends;
+	// a generation counts at most its hold.
+	Reserve  Reserve
 	Defaults Limits
+}
+
+// Reserve is N of Kind held by each generation; the zero Reserve holds
+// nothing.
+type Reserve struct {
+	Kind Kind
+	N    int64
 }
 
 // Counting reports whether the policy counts anything.
@@ -83,9 +90,9 @@ type Charge struct {
 	kind    Kind
 	n       int64
 	checked bool
-	// reserve is held of other kinds beside n of kind (Policy.Reserve),
-	// for each of the n generations (a refund's n is -1).
-	reserve map[Kind]int64
+	// reserve is held beside n of kind (Policy.Reserve), for each of the
+	// n generations (a refund's n is -1).
+	reserve Reserve
 }
 
 // Period is the month the charge counts in.
@@ -135,10 +142,20 @@ func (c Charge) Adds() map[string]int64 {
 		return nil
 	}
 	adds := map[string]int64{UsedAttr(c.kind, c.period): c.n}
-	for k, n := range c.reserve {
-		adds[UsedAttr(k, c.period)] += c.n * n
+	if c.reserve.N != 0 {
+		adds[UsedAttr(c.reserve.Kind, c.period)] += c.n * c.reserve.N
 	}
 	return adds
+}
+
+// Hold is what one generation of the charge holds (Policy.Reserve): the
+// counter item's usage attribute, in the charge's month, and how much;
+// n is 0 when it holds nothing.
+func (c Charge) Hold() (attr string, n int64) {
+	if !c.policy.Counting() || c.reserve.N == 0 {
+		return "", 0
+	}
+	return UsedAttr(c.reserve.Kind, c.period), c.reserve.N
 }
 
 // Part is a charge as the parts of a counter write that its writer puts

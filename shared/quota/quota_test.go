@@ -169,7 +169,7 @@ func TestBuild(t *testing.T) {
 // A generation's charge holds its reservation beside its count, a refund
 // gives both back.
 func TestReserveAndSettle(t *testing.T) {
-	p := Policy{Counts: Documents, Checks: []Kind{Words}, Reserve: map[Kind]int64{Words: 4096}}
+	p := Policy{Counts: Documents, Checks: []Kind{Words}, Reserve: Reserve{Kind: Words, N: 4096}}
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	docs, words := UsedAttr(Documents, PeriodOf(now)), UsedAttr(Words, PeriodOf(now))
 	c := p.Generation(now)
@@ -178,5 +178,11 @@ func TestReserveAndSettle(t *testing.T) {
 	}
 	if got := c.Refund().Adds(); !maps.Equal(got, map[string]int64{docs: -1, words: -4096}) {
 		t.Errorf("refund adds %v", got)
+	}
+	if attr, n := c.Hold(); attr != words || n != 4096 {
+		t.Errorf("hold %s %d", attr, n)
+	}
+	if attr, n := (Policy{Counts: Images}).Generation(now).Hold(); attr != "" || n != 0 {
+		t.Errorf("a policy without a reserve holds %s %d", attr, n)
 	}
 }

@@ -355,7 +355,11 @@ func (t *Table) Create(ctx context.Context, account string, v records.Values, ge
 	exec := NewToken(t.Now())
 	att, keyed := operation(ctx, exec)
 	if keyed && att.ID > 0 {
-		item, landed, err := t.putRecord(ctx, account, att.ID, v, att.Op, gen)
+		bound, err := t.boundHold(ctx, account, att.ID, gen)
+		if err != nil {
+			return nil, err
+		}
+		item, landed, err := t.putRecord(ctx, account, att.ID, v, att.Op, bound)
 		if landed {
 			return item, nil // the earlier execution's intent is open or finished: it counts the record
 		}
@@ -383,8 +387,9 @@ func (t *Table) Create(ctx context.Context, account string, v records.Values, ge
 			}
 		}
 		var landed bool
+		held := t.holding(gen, in)
 		item, err := within(ctx, func(c context.Context) (Item, error) {
-			item, ok, err := t.putRecord(c, account, id, v, att.Op, gen)
+			item, ok, err := t.putRecord(c, account, id, v, att.Op, held)
 			landed = ok
 			return item, err
 		})
@@ -414,6 +419,39 @@ func (t *Table) Create(ctx context.Context, account string, v records.Values, ge
 	}
 }
 
+// holding is gen, when the record has one, holding what the create or
+// move in counted (Hold): its record then carries the hold.
+func (t *Table) holding(gen *generation.State, in intent) *generation.State {
+	if gen == nil {
+		return nil
+	}
+	held := t.Hold(*gen, t.quotaCharge(in))
+	return &held
+}
+
+// boundHold is holding for a create whose id an earlier execution bound:
+// the hold was counted in that execution's month, which its intent, still
+// open on the counter unless its record landed or the id was voided,
+// names. Without the intent the record cannot be written by this
+// execution, and gen is returned as it is.
+func (t *Table) boundHold(ctx context.Context, account string, id int64, gen *generation.State) (*generation.State, error) {
+	if gen == nil || t.Quota.Reserve.N == 0 {
+		return gen, nil
+	}
+	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &t.name, Key: key(account, counterID), ConsistentRead: ptr(true),
+	})
+	if err != nil {
+		return nil, err
+	}
+	for name, av := range out.Item {
+		if in, ok := parseIntent(name, av); ok && in.kind == kindCreate && in.id == id {
+			return t.holding(gen, in), nil
+		}
+	}
+	return gen, nil
+}
+
 // putRecord writes a record at id unless something is there already. landed
 // is true when the record is there afterwards, written by this operation
 // (now or before); ErrInterrupted says the id was voided.
@@ -439,7 +477,7 @@ func (t *Table) putRecord(ctx context.Context, account string, id int64, v recor
 
 // Delete removes a record in one conditional write: the record becomes its
 // tombstone. Its count is not touched here: the table's stream carries the
-// change to the tally function, which takes the count down once (Uncount).
+// change to the tally function, which takes the count down once (Apply).
 // A retry whose first attempt landed finds the tombstone naming its
 // execution or its operation, and succeeds.
 func (t *Table) Delete(ctx context.Context, account string, id int64, ifVersion int64) error {

@@ -93,6 +93,30 @@ func (t *Table) Transition(ctx context.Context, account string, id int64, from s
 	return nil, generation.ErrSuperseded
 }
 
+// Expire writes a generation that is past its deadline as what it reads
+// as: failed with Timeout, its hold given back (generation.State.Expired).
+// It is conditional on the attempt and status as read (from), so it
+// changes nothing once anyone else has written the generation; a write it
+// no longer may make is generation.ErrSuperseded, as for Transition.
+func (t *Table) Expire(ctx context.Context, account string, id int64, from generation.State) error {
+	u := newUpdate()
+	g := u.name(AttrGeneration)
+	u.set(g + " = " + u.value(marshalState(from.Expired(t.Now()))))
+	u.add(AttrVersion, 1)
+	u.cond(g + "." + u.name(attrGenAttempt) + " = " + u.value(str(from.Attempt)))
+	u.cond(g + "." + u.name(attrGenStatus) + " = " + u.value(str(string(from.Status))))
+	u.cond(g + "." + u.name(attrGenRequested) + " <= " +
+		u.value(str(generation.FormatTime(t.Now().Add(-generation.MaxDuration)))))
+	_, err := t.writeRecord(ctx, account, id, u)
+	if old, failed := conditionFailed(err); failed {
+		if s, _ := StateOf(old); isLive(old) && s != nil && s.Attempt == from.Attempt && s.Status.Ended() {
+			return nil // a retry of this write, whose first try landed
+		}
+		return generation.ErrSuperseded
+	}
+	return err
+}
+
 // own reports whether item holds the state a write of ours put there: the
 // write was retried after its first try had landed.
 func own(item Item, to generation.State) bool {

@@ -50,7 +50,7 @@ func (t *Table) move(ctx context.Context, account string, old Item, v records.Va
 	}
 	defer func() { t.settleStale(ctx, account, counter) }()
 
-	u := t.regenerateWrite(old, v, gen)
+	u := t.regenerateWrite(old, v, *t.holding(&gen, in))
 	u.set(u.name(AttrIDKey) + " = " + u.value(num(idKey(in.to, id))))
 	u.set(u.name(AttrMovedBy) + " = " + u.value(str(in.attr())))
 	u.cond("NOT contains(" + u.name(attrFences) + ", " + u.value(str(in.token)) + ")")

@@ -133,15 +133,15 @@ func (t *Table) CountUsage(ctx context.Context, account string, kind quota.Kind,
 	return err
 }
 
-// SettleUsage turns what a generation reserved of kind (Quota.Reserve,
-// counted with its create or regenerate) into used, what it used: 0 for a
-// generation that ended with nothing or lost its record. Like CountUsage
-// it counts whatever the limits.
-func (t *Table) SettleUsage(ctx context.Context, account string, kind quota.Kind, used int64) error {
-	if used == t.Quota.Reserve[kind] {
-		return nil
+// Hold is gen holding what one generation of charge holds (quota's
+// Policy.Reserve, in the charge's month): the record carries it until the
+// generation ends, and the tally gives back what it did not use (holds.go).
+func (t *Table) Hold(gen generation.State, charge quota.Charge) generation.State {
+	gen.Hold, gen.Settled = nil, nil
+	if attr, n := charge.Hold(); n != 0 {
+		gen.Hold = &generation.Hold{ID: gen.Attempt, Usage: attr, Held: n}
 	}
-	return t.CountUsage(ctx, account, kind, used-t.Quota.Reserve[kind])
+	return gen
 }
 
 // Usage is the account's usage of the table's kinds in period, with the

@@ -1,10 +1,12 @@
 package store
 
-// How a delete's count comes down.
+// How a delete's count comes down, and a generation's hold is given back.
 //
 // A delete is one write, the record turned into its tombstone; the table's
 // stream then carries that change (old image live, new image a tombstone)
-// to the tally function, which takes the count down with Uncount. Lambda
+// to the tally function, which takes the count down with Apply. The end of
+// a generation that held part of the month's quota comes the same way
+// (holds.go). Lambda
 // delivers a shard's records in order the first time, but may deliver them
 // again: a retried batch, the rest of a batch after a reported failure. So
 // each count write on the counter item also moves a watermark of the shard
@@ -37,32 +39,55 @@ const (
 	seqDigits  = 40
 	// markRetention outlasts a stream record's 24 hours.
 	markRetention = 25 * time.Hour
-	// maxUncountTries bounds the writes of one Uncount: each failed
+	// maxApplyTries bounds the writes of one Apply: each failed
 	// condition drops what the watermark covers, so the next applies.
-	maxUncountTries = 4
+	maxApplyTries = 4
 )
 
-// Removal is a record's delete as the table's stream reports it.
-type Removal struct {
-	// Scope is the record's when it was deleted (the stream's old image).
-	Scope int64
+// Change is what one record of the table's stream moves on its account's
+// counter item: a record's delete takes its scope's count down, and a
+// generation that ended, or lost its record, gives back what it held of
+// the month's quota and did not use (holds.go).
+type Change struct {
+	// Deleted: the record was deleted, and Scope is its scope then (the
+	// stream's old image).
+	Deleted bool
+	Scope   int64
+	// Usage is what it adds to the counter's usage attributes (negative:
+	// a hold given back).
+	Usage map[string]int64
 	// Seq is the stream record's sequence number, At its approximate
 	// creation time.
 	Seq string
 	At  time.Time
 }
 
-// Removed reads a stream record's old image: the account and scope of
-// the record deleted. ok is false for an image that is no live record of
-// this table.
-func (t *Table) Removed(old Item) (account string, scope int64, ok bool) {
+// Changed reads a stream record of the table (its event name, and its old
+// and new images): what it moves on whose counter. ok is false for a
+// record that moves nothing: neither a record's delete (a live record
+// turned tombstone) nor the end of a generation that held something (a
+// claim or a hand-over keeps the hold).
+func (t *Table) Changed(event string, old, new Item) (account string, c Change, ok bool) {
 	account = StrAttr(old, AttrAccount)
 	id, hasID := IntAttr(old, AttrID)
-	scope, hasScope := t.itemScope(old)
-	return account, scope, account != "" && hasID && id != counterID && hasScope && isLive(old)
+	if account == "" || !hasID || id == counterID || !isLive(old) {
+		return "", Change{}, false
+	}
+	gone := event == eventRemove || !isLive(new)
+	if scope, hasScope := t.itemScope(old); gone && event == eventModify && hasScope {
+		c.Deleted, c.Scope = true, scope
+	}
+	c.Usage = givenBack(old, new, gone)
+	return account, c, c.Deleted || len(c.Usage) > 0
 }
 
-// ValidSeq reports a sequence number Uncount can order.
+// The stream's event names that Changed reads.
+const (
+	eventModify = "MODIFY"
+	eventRemove = "REMOVE"
+)
+
+// ValidSeq reports a sequence number Apply can order.
 func ValidSeq(seq string) bool {
 	if seq == "" || len(seq) > seqDigits {
 		return false
@@ -75,30 +100,37 @@ func ValidSeq(seq string) bool {
 	return true
 }
 
-// Uncount takes an account's removals, all read from one shard of the
-// table's stream, off its counts, each exactly once, however often and in
-// whatever order they are delivered again. Every sequence number must be
-// ValidSeq. On an error, some or none of them may be applied: delivering
-// them again is safe.
-func (t *Table) Uncount(ctx context.Context, shard, account string, rs []Removal) error {
-	pending := slices.Clone(rs)
+// Apply moves an account's changes, all read from one shard of the
+// table's stream, onto its counter item, each exactly once, however often
+// and in whatever order they are delivered again. Every sequence number
+// must be ValidSeq. On an error, some or none of them may be applied:
+// delivering them again is safe.
+func (t *Table) Apply(ctx context.Context, shard, account string, cs []Change) error {
+	pending := slices.Clone(cs)
 	for i := range pending {
 		pending[i].Seq = padSeq(pending[i].Seq)
 	}
-	slices.SortFunc(pending, func(a, b Removal) int { return strings.Compare(a.Seq, b.Seq) })
+	slices.SortFunc(pending, func(a, b Change) int { return strings.Compare(a.Seq, b.Seq) })
 	mark := markAttr(shard)
-	for range maxUncountTries {
+	for range maxApplyTries {
 		if len(pending) == 0 {
 			return nil
 		}
 		first, last := pending[0], pending[len(pending)-1]
-		perScope := map[int64]int64{}
-		for _, r := range pending {
-			perScope[r.Scope]++
+		adds := map[string]int64{}
+		for _, c := range pending {
+			if c.Deleted {
+				adds[countAttr(c.Scope)]--
+			}
+			for attr, n := range c.Usage {
+				adds[attr] += n
+			}
 		}
 		u := newUpdate()
-		for _, scope := range slices.Sorted(maps.Keys(perScope)) {
-			u.add(countAttr(scope), -perScope[scope])
+		for _, attr := range slices.Sorted(maps.Keys(adds)) {
+			if adds[attr] != 0 {
+				u.add(attr, adds[attr])
+			}
 		}
 		m := u.name(mark)
 		u.set(m + " = " + u.value(str(last.Seq+" "+strconv.FormatInt(last.At.Unix(), 10))))
@@ -106,7 +138,7 @@ func (t *Table) Uncount(ctx context.Context, shard, account string, rs []Removal
 		counter, err := t.writeCounter(ctx, account, u)
 		if old, failed := conditionFailed(err); failed {
 			counted := watermark(old, mark)
-			pending = slices.DeleteFunc(pending, func(r Removal) bool { return r.Seq <= counted })
+			pending = slices.DeleteFunc(pending, func(c Change) bool { return c.Seq <= counted })
 			continue
 		}
 		if err != nil {
@@ -117,7 +149,7 @@ func (t *Table) Uncount(ctx context.Context, shard, account string, rs []Removal
 		_ = t.pruneMarks(ctx, account, counter, mark)
 		return nil
 	}
-	return fmt.Errorf("uncounting in %s: no progress", t.name)
+	return fmt.Errorf("counting changes in %s: no progress", t.name)
 }
 
 // pruneMarks removes the watermarks of the counter that are older than

@@ -1,9 +1,12 @@
 // Package tally is the tally function: it takes deleted records off their
-// accounts' counts, from the record tables' streams. A delete is one write
-// (the record becomes its tombstone); its stream record, filtered by
-// template.yaml to a live record turned tombstone, comes here, and
-// store.Table.Uncount applies it to the counter item exactly once, under
-// the watermark of the shard it was read from (shared/store/uncount.go).
+// accounts' counts, and gives back what generations held of the month's
+// words and did not use, from the record tables' streams. A delete is one
+// write (the record becomes its tombstone), and so is a generation's end;
+// their stream records, filtered by template.yaml to a live record turned
+// tombstone or a change of a record whose generation holds, come here, and
+// store.Table.Apply applies them to the counter item exactly once, under
+// the watermark of the shard they were read from (shared/store/uncount.go,
+// holds.go).
 //
 // The event source mappings use a tumbling window only so that each
 // invocation names its shard (events.DynamoDBTimeWindowEvent); the window's
@@ -106,7 +109,7 @@ type account struct {
 	name  string
 	// first is the index in the batch of its first record.
 	first int
-	rs    []store.Removal
+	cs    []store.Change
 }
 
 // Handle is the tally function's entry point. Records it cannot apply now
@@ -132,9 +135,9 @@ func (t *Tally) Handle(ctx context.Context, ev events.DynamoDBTimeWindowEvent) (
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if err := a.table.Uncount(ctx, ev.ShardID, a.name, a.rs); err != nil {
+			if err := a.table.Apply(ctx, ev.ShardID, a.name, a.cs); err != nil {
 				t.Logger.Error("tally: counts not taken down, delivered again", "table", a.table.Name(),
-					"shard", ev.ShardID, "records", len(a.rs), "error", err.Error())
+					"shard", ev.ShardID, "records", len(a.cs), "error", err.Error())
 				failed[i] = true
 			}
 		})
@@ -153,7 +156,8 @@ func (t *Tally) Handle(ctx context.Context, ev events.DynamoDBTimeWindowEvent) (
 	return resp, nil
 }
 
-// group sorts a batch's deletes by table and account, in stream order.
+// group sorts a batch's changes (deletes, generations' ends) by table and
+// account, in stream order.
 func (t *Tally) group(recs []events.DynamoDBEventRecord) []*account {
 	type key struct{ table, account string }
 	byKey := map[key]*account{}
@@ -165,13 +169,17 @@ func (t *Tally) group(recs []events.DynamoDBEventRecord) []*account {
 			t.skip("a table the tally does not serve", name, rec)
 			continue
 		}
-		if _, live := rec.Change.NewImage[store.AttrIDKey]; live || rec.EventName != string(events.DynamoDBOperationTypeModify) {
-			t.skip("not a delete", name, rec)
+		old := streamevent.Item(rec.Change.OldImage)
+		acct, c, ok := table.Changed(rec.EventName, old, streamevent.Item(rec.Change.NewImage))
+		if !ok {
+			if store.Holding(old) {
+				continue // a step of a generation that keeps its hold
+			}
+			t.skip("neither a delete nor a generation's end", name, rec)
 			continue
 		}
-		acct, scope, ok := table.Removed(streamevent.Item(rec.Change.OldImage))
-		if !ok || !store.ValidSeq(rec.Change.SequenceNumber) {
-			t.skip("not a record's delete", name, rec)
+		if !store.ValidSeq(rec.Change.SequenceNumber) {
+			t.skip("no sequence number to count it once by", name, rec)
 			continue
 		}
 		k := key{name, acct}
@@ -181,9 +189,8 @@ func (t *Tally) group(recs []events.DynamoDBEventRecord) []*account {
 			byKey[k] = a
 			out = append(out, a)
 		}
-		a.rs = append(a.rs, store.Removal{
-			Scope: scope, Seq: rec.Change.SequenceNumber, At: rec.Change.ApproximateCreationDateTime.Time,
-		})
+		c.Seq, c.At = rec.Change.SequenceNumber, rec.Change.ApproximateCreationDateTime.Time
+		a.cs = append(a.cs, c)
 	}
 	return out
 }

@@ -19,6 +19,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/documents"
+	"contentapi/shared/generation"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/faultproxy"
@@ -356,4 +357,81 @@ func TestScheduledEventSweeps(t *testing.T) {
 			t.Errorf("the counter still has %s after the sweep", name)
 		}
 	}
+}
+
+// change is the stream record of a record's change from old to new, with
+// the next sequence number of the shard.
+func (r *rig) change(old, new store.Item) events.DynamoDBEventRecord {
+	r.seq++
+	return events.DynamoDBEventRecord{
+		EventID: fmt.Sprint(r.seq), EventName: "MODIFY", EventSource: "aws:dynamodb",
+		EventSourceArn: "arn:aws:dynamodb:us-east-1:000000000000:table/" + r.docs.Name() + "/stream/2026-01-01T00:00:00.000",
+		Change: events.DynamoDBStreamRecord{
+			OldImage: streams.Image(old), NewImage: streams.Image(new),
+			SequenceNumber:              fmt.Sprintf("%021d", 100+r.seq),
+			ApproximateCreationDateTime: events.SecondsEpochTime{Time: time.Now()},
+		},
+	}
+}
+
+// A generation's hold comes back once, less what it used, when the write
+// that ends it is read, however often that is delivered, and even when
+// the answer of the count write is lost; its claim moves nothing. A hold
+// taken away by a delete comes back whole, with the delete's count.
+func TestHoldsComeBackOnce(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	const words = "used_words_2026_11"
+	step := func(id int64, from generation.State, to generation.State) store.Item {
+		t.Helper()
+		item, err := r.docs.Transition(ctx, "acme", id, from.Attempt, from.Status, to, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return item
+	}
+	held := func() (int64, generation.State, store.Item) {
+		t.Helper()
+		gen := generation.Request("m", time.Now())
+		item, err := r.docs.Create(ctx, "acme", document("d", 1), &gen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := store.IntAttr(item, store.AttrID)
+		holding := gen.Requeue(false)
+		holding.Hold = &generation.Hold{ID: gen.Attempt, Usage: words, Held: 4096}
+		return id, holding, step(id, gen, holding)
+	}
+
+	id, pending, waiting := held()
+	running := pending.Claim(time.Now())
+	claimed := step(id, pending, running)
+	ended := step(id, running, running.Finish("m", generation.Usage{Counted: 5000}, time.Now()))
+	claim, end := r.change(waiting, claimed), r.change(claimed, ended)
+	r.proxy.Inject(faultproxy.Op("UpdateItem", `"sq_`), faultproxy.LoseAnswer, 1)
+	r.deliver("shard-1", claim, end)
+	r.deliver("shard-1", claim, end)
+	r.deliver("shard-1", end)
+	if got, _ := store.IntAttr(r.counter("acme"), words); got != 0 {
+		t.Fatalf("%s = %d after a generation that used more than its hold: want 0 (it counts the hold, no more)", words, got)
+	}
+
+	id, _, waiting = held()
+	if err := r.docs.Delete(ctx, "acme", id, 0); err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.env.Client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(r.docs.Name()), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"account": &types.AttributeValueMemberS{Value: "acme"}, "id": &types.AttributeValueMemberN{Value: fmt.Sprint(id)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	del := r.change(waiting, out.Item)
+	r.deliver("shard-1", del)
+	r.deliver("shard-1", end, del)
+	if got, _ := store.IntAttr(r.counter("acme"), words); got != -4096 {
+		t.Fatalf("%s = %d after a held record was deleted: want -4096, given back once", words, got)
+	}
+	r.wantTotal("acme", 1, 1)
 }

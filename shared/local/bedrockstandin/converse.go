@@ -74,12 +74,15 @@ func (s *Server) converse(ctx context.Context, w http.ResponseWriter, body []byt
 		})
 		return
 	}
-	text := Write(system.String(), prompt.String(), temperature)
-	stop := "end_turn"
+	text, stop := Write(system.String(), prompt.String(), temperature), "end_turn"
 	if limit := maxTokens * charsPerToken; utf8.RuneCountInString(text) > limit {
 		text, stop = string([]rune(text)[:limit]), "max_tokens"
 	}
 	usage["outputTokens"] = tokens(text)
+	if strings.Contains(prompt.String(), JapaneseMarker) {
+		text, stop = japanese(maxTokens*japaneseCharsPerToken), "max_tokens"
+		usage["outputTokens"] = maxTokens
+	}
 	usage["totalTokens"] = usage["inputTokens"] + usage["outputTokens"]
 	sendJSON(w, map[string]any{
 		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": []any{map[string]string{"text": text}}}},
@@ -95,4 +98,25 @@ const charsPerToken = 4
 
 func tokens(s string) int {
 	return (utf8.RuneCountInString(s) + charsPerToken - 1) / charsPerToken
+}
+
+// JapaneseMarker in a prompt makes the answer Japanese prose that fills
+// the request's token budget, as a model asked for a long Japanese text
+// does: about two characters a token, each a word as documents count them
+// (shared/documents.Words), so twice as many words as tokens.
+const JapaneseMarker = "[standin:japanese]"
+
+const japaneseCharsPerToken = 2
+
+// japaneseProse is repeated to the length asked for.
+const japaneseProse = "新しいエスプレッソマシンで、家でもバリスタのようなコーヒーを楽しめます。"
+
+// japanese is n characters of Japanese prose.
+func japanese(n int) string {
+	unit := []rune(japaneseProse)
+	out := make([]rune, 0, n)
+	for len(out) < n {
+		out = append(out, unit[:min(len(unit), n-len(out))]...)
+	}
+	return string(out)
 }

@@ -9,7 +9,8 @@
 // brief and the prompt; its pictures are drawn from the prompt. Its errors
 // are Bedrock's, header and body, so the SDK decodes them into the real
 // exception types; tests inject them (Inject), and so can anyone through a
-// marker in the prompt such as [standin:throttle].
+// marker in the prompt such as [standin:throttle]; [standin:japanese] asks
+// for Japanese text that fills the token budget.
 package bedrockstandin
 
 import (
