@@ -117,6 +117,9 @@ func TestEnvVars(t *testing.T) {
 		"GENERATION_WAIT_SECONDS": "25",
 		"BEDROCK_ENDPOINT":        "",
 		"S3_ENDPOINT":             "",
+		// The webhooks' queue: the local stack starts it in process and
+		// sets its endpoint itself, as it does the S3 server's.
+		"SQS_ENDPOINT": "",
 	}
 	for _, r := range app.Resources {
 		tables[r.Table()] = r.Def.Name + "-x"
