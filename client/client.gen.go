@@ -4895,7 +4895,7 @@ type Document struct {
 	// Examples: 2026-11-21T16:48:30.000000Z
 	UpdatedAt Timestamp `json:"updated_at"`
 
-	// Words Words in `result`: runs of non-space characters, and each Chinese or Japanese character (Han, Hiragana, Katakana), as word processors count them; 0 when there is none. A generation counts at most 4,096 of them against the month's words (its hold).
+	// Words Words in `result`: runs of non-space characters, each Chinese or Japanese character (Han, Hiragana, Katakana), as word processors count them, and a word for every three letters of Thai, Lao, Khmer or Burmese (a letter with its marks is one); 0 when there is none. A generation counts at most 4,096 of them against the month's words (its hold).
 	Words int `json:"words"`
 }
 

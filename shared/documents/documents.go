@@ -46,14 +46,26 @@ func deriveWords(v records.Values) {
 	}
 }
 
-// Words counts the words of a text: runs of non-space characters, and each
-// character of Chinese and Japanese (Han, Hiragana, Katakana), which are
-// written without spaces, as word processors count them. Counting runs
-// alone made a page of Japanese a handful of words for its 1,300 tokens.
-// (Thai and other scripts written without spaces still count by runs.)
+// Words counts the words of a text, so that a text without spaces is not a
+// handful of words for its length:
+//
+//   - each character of Chinese and Japanese (Han, Hiragana, Katakana) is a
+//     word, as word processors count them;
+//   - Thai, Lao, Khmer and Burmese, also written without spaces between
+//     words, count a word for every three letters of a run, rounded up (a
+//     letter with its vowel and tone marks is one): about the length of a
+//     word there. Telling their words apart needs a dictionary; Unicode's
+//     word boundaries (UAX #29) would make each letter a word;
+//   - other text counts its runs of non-space characters.
+//
+// Punctuation right after a word is part of it.
 func Words(s string) int {
-	n, inRun := 0, false
+	n, inRun, letters := 0, false, 0
 	for _, r := range s {
+		spaceless := r >= 0x0E00 && unicode.In(r, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar)
+		if !spaceless && letters > 0 {
+			n, letters = n+(letters+lettersPerWord-1)/lettersPerWord, 0
+		}
 		switch {
 		case unicode.IsSpace(r):
 			inRun = false
@@ -61,12 +73,21 @@ func Words(s string) int {
 			// A word of its own; what follows it up to a space (its
 			// punctuation) is not another.
 			n, inRun = n+1, true
+		case spaceless:
+			if !unicode.In(r, unicode.Mn, unicode.Mc) {
+				letters++
+			}
+			inRun = true
 		case !inRun:
 			n, inRun = n+1, true
 		}
 	}
-	return n
+	return n + (letters+lettersPerWord-1)/lettersPerWord
 }
+
+// lettersPerWord is how many letters of Thai, Lao, Khmer or Burmese count
+// as a word.
+const lettersPerWord = 3
 
 // Template is the {id, name} object of a document.
 type Template struct {

@@ -134,7 +134,11 @@ func TestUpdateResultAndWords(t *testing.T) {
 }
 
 func TestWords(t *testing.T) {
-	for s, want := range map[string]int{"": 0, "one": 1, "  a  b ": 2, "a\nb\tc": 3, "日本語 テキスト": 7, "I love 東京!": 4, "ひらがなとカタカナ": 9} {
+	for s, want := range map[string]int{"": 0, "one": 1, "  a  b ": 2, "a\nb\tc": 3, "日本語 テキスト": 7, "I love 東京!": 4, "ひらがなとカタカナ": 9,
+		// Thai: ภาษา ไทย เป็น ภาษา ที่ สวยงาม, six words of 21 letters
+		// (ป็ and ที่ are one letter each with their marks).
+		"ภาษาไทยเป็นภาษาที่สวยงาม": 7, "ภาษาไทยเป็นภาษาที่สวยงาม!": 7, "สวัสดี ครับ": 3, "iPhone รุ่นใหม่": 3,
+		"ສະບາຍດີ": 2, "ភាសាខ្មែរ": 2, "မြန်မာစာ": 2} {
 		if got := Words(s); got != want {
 			t.Errorf("Words(%q) = %d, want %d", s, got, want)
 		}
