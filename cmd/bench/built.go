@@ -19,8 +19,8 @@ import (
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/figures"
 	"contentapi/shared/local/gobench"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/loadgen"
-	"contentapi/shared/local/runtimeapi"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/seed"
 	"contentapi/shared/records"
@@ -113,7 +113,7 @@ func measureBuilt(ctx context.Context, b *figures.Board, a *artifacts, tmpl *sam
 
 // coldStarts runs the bootstrap coldStartRuns times, each a fresh process
 // asked for document id with key, and checks each answered with it.
-func coldStarts(ctx context.Context, bootstrap string, env []string, id int64, key string) ([]runtimeapi.Run, error) {
+func coldStarts(ctx context.Context, bootstrap string, env []string, id int64, key string) ([]lambdalocal.ColdStart, error) {
 	path, err := sam.Find()
 	if err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func coldStarts(ctx context.Context, bootstrap string, env []string, id int64, k
 	if err != nil {
 		return nil, err
 	}
-	runs, err := runtimeapi.ColdStarts(ctx, bootstrap, env, event, coldStartRuns)
+	runs, err := lambdalocal.ColdStarts(ctx, bootstrap, env, event, coldStartRuns)
 	for _, r := range runs {
 		var resp events.APIGatewayV2HTTPResponse
 		if err := json.Unmarshal(r.Response, &resp); err != nil || resp.StatusCode != 200 || !strings.Contains(resp.Body, `"id":`+ev.PathParameters["id"]) {
@@ -167,7 +167,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func lambdaEnv(tmpl *sam.Template, endpoint string, tables map[string]string, function, taskRoot string) []string {
 	vars := ddblocal.EnvVars(tmpl, endpoint, tables)
 	maps.Copy(vars, generationEnv)
-	return runtimeapi.Env(vars, function, taskRoot)
+	return lambdalocal.RuntimeEnv(vars, function, taskRoot)
 }
 
 // interleavedRounds of BenchmarkInterleaved, each interleavedCalls calls of

@@ -21,8 +21,8 @@ import (
 	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/local/figures"
 	"contentapi/shared/local/genstack"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/loadgen"
-	"contentapi/shared/local/runtimeapi"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/streams"
 	"contentapi/shared/store"
@@ -153,7 +153,7 @@ func coldStartStream[E, R any](ctx context.Context, b *figures.Board, builds *ar
 		return err
 	}
 	env := lambdaEnv(tmpl, endpoint, tables, function, filepath.Dir(path))
-	runs, err := runtimeapi.ColdStarts(ctx, path, env, event, coldStartRuns)
+	runs, err := lambdalocal.ColdStarts(ctx, path, env, event, coldStartRuns)
 	if err != nil {
 		b.Missing(err.Error(), figure)
 		return nil

@@ -16,8 +16,8 @@ import (
 	"contentapi/shared/local/gobench"
 	"contentapi/shared/local/gobuild"
 	"contentapi/shared/local/gzipbench"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/loadgen"
-	"contentapi/shared/local/runtimeapi"
 	"contentapi/shared/local/seed"
 	"contentapi/shared/local/worstcase"
 	"contentapi/shared/store"
@@ -38,7 +38,7 @@ type report struct {
 	RateLimit              rateLimitCost
 	RateLimitPerMinute     int
 	BuildTimes             []string
-	ColdStarts             []runtimeapi.Run
+	ColdStarts             []lambdalocal.ColdStart
 	BenchEnv, BenchLines   []string
 	Profiles               []gobench.Profile
 	Ratios                 []benchRatios

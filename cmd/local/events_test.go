@@ -26,8 +26,8 @@ import (
 	"contentapi/shared/auth"
 	"contentapi/shared/generation"
 	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/gateway"
 	"contentapi/shared/local/genstack"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/store"
 	"contentapi/shared/streamevent"
 )
@@ -382,7 +382,7 @@ func TestEventsAreWhatTheGatewaySends(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Only Event is used: no functions needed.
-	g := &gateway.Gateway{Router: gateway.NewRouter(p.tmpl.Routes()), Now: func() time.Time { return fixedNow }}
+	g := &lambdalocal.Gateway{Router: lambdalocal.NewRouter(p.tmpl.Routes()), Now: func() time.Time { return fixedNow }}
 	for _, f := range loadEvents(t, p.root) {
 		t.Run(f.name, func(t *testing.T) {
 			ev := f.ev

@@ -18,9 +18,8 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/gateway"
 	"contentapi/shared/local/genstack"
-	"contentapi/shared/local/schedules"
+	"contentapi/shared/local/lambdalocal"
 )
 
 // LocalAccount owns the key serve creates at every start.
@@ -188,7 +187,7 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	sweeps, err := schedules.Run(ctx, p.tmpl, app.TallyFunction, schedules.Entry(entry), newLogger(stderr))
+	sweeps, err := lambdalocal.RunSchedules(ctx, p.tmpl, app.TallyFunction, lambdalocal.Entry(entry), newLogger(stderr))
 	if err != nil {
 		return err
 	}
@@ -196,7 +195,7 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	for _, s := range sweeps {
 		every = append(every, s.Every.String())
 	}
-	gw, err := gateway.NewGateway(p.tmpl, fns, newLogger(stderr))
+	gw, err := lambdalocal.NewGateway(p.tmpl, fns, newLogger(stderr))
 	if err != nil {
 		return err
 	}
@@ -241,7 +240,7 @@ Ctrl-C stops them all.
 	srv := &http.Server{
 		Handler:           gw,
 		ReadHeaderTimeout: 10 * time.Second,
-		MaxHeaderBytes:    gateway.MaxHeaderBytes,
+		MaxHeaderBytes:    lambdalocal.MaxHeaderBytes,
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

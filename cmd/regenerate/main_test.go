@@ -19,8 +19,8 @@ import (
 	"contentapi/shared/local/bedrockstandin"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/gateway"
 	"contentapi/shared/local/genstack"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
 )
 
@@ -75,7 +75,7 @@ func newStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := gateway.NewGateway(tmpl, fns, quiet)
+	gw, err := lambdalocal.NewGateway(tmpl, fns, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/local/faultproxy"
-	"contentapi/shared/local/gateway"
+	"contentapi/shared/local/lambdalocal"
 )
 
 // What the proxy matches: the service's writes, by what their bodies name.
@@ -46,7 +46,7 @@ func outageStack(t *testing.T, deadline time.Duration) (*stack, *faultproxy.Prox
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := gateway.NewGateway(loadTemplate(t), fns, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g, err := lambdalocal.NewGateway(loadTemplate(t), fns, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

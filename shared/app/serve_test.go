@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"contentapi/shared/app"
-	"contentapi/shared/local/gateway"
+	"contentapi/shared/local/lambdalocal"
 )
 
 // serve is the HTTP front of the stack under test: the local API Gateway,
@@ -19,7 +19,7 @@ func serve(t testing.TB, a *app.App) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := gateway.NewGateway(loadTemplate(t), fns, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g, err := lambdalocal.NewGateway(loadTemplate(t), fns, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package runtimeapi_test
+package lambdalocal_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"contentapi/shared/local/runtimeapi"
+	"contentapi/shared/local/lambdalocal"
 )
 
 // bootstrapEnv makes the test binary a Lambda bootstrap (see TestMain):
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestColdStarts(t *testing.T) {
-	runs, err := runtimeapi.ColdStarts(context.Background(), os.Args[0], []string{bootstrapEnv + "=echo"}, []byte(`{"say":"hello"}`), 3)
+	runs, err := lambdalocal.ColdStarts(context.Background(), os.Args[0], []string{bootstrapEnv + "=echo"}, []byte(`{"say":"hello"}`), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestColdStarts(t *testing.T) {
 
 // A handler's error is the run's error, not a response.
 func TestColdStartsReportsErrors(t *testing.T) {
-	_, err := runtimeapi.ColdStarts(context.Background(), os.Args[0], []string{bootstrapEnv + "=fail"}, []byte(`{}`), 1)
+	_, err := lambdalocal.ColdStarts(context.Background(), os.Args[0], []string{bootstrapEnv + "=fail"}, []byte(`{}`), 1)
 	if err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Fatalf("error %v, want the handler's", err)
 	}

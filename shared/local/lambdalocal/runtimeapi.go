@@ -1,8 +1,9 @@
-// Package runtimeapi stands in for the Lambda Runtime API (2018-06-01), so
+// The Runtime API: this file stands in for Lambda's (2018-06-01), so
 // that a function's bootstrap runs on this machine as Lambda runs it:
 // exec'd with AWS_LAMBDA_RUNTIME_API pointing here, it is handed one event
 // and its response is taken. make bench times cold starts with it.
-package runtimeapi
+
+package lambdalocal
 
 import (
 	"context"
@@ -86,9 +87,9 @@ func (rt *server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Run is one fresh process of the bootstrap: its times from exec, and the
+// ColdStart is one fresh process of the bootstrap: its times from exec, and the
 // response it gave.
-type Run struct {
+type ColdStart struct {
 	Init     time.Duration // to its first request for an event: runtime, package init, main
 	Total    time.Duration // to its response
 	Response []byte
@@ -98,12 +99,12 @@ type Run struct {
 // (AWS_LAMBDA_RUNTIME_API added) given event, and returns each run. A run
 // that reports an error, or gives no response within 15 s, is an error
 // with the end of the process's output.
-func ColdStarts(ctx context.Context, bootstrap string, env []string, event []byte, runs int) ([]Run, error) {
+func ColdStarts(ctx context.Context, bootstrap string, env []string, event []byte, runs int) ([]ColdStart, error) {
 	rt := &server{answers: make(chan answer, 4)}
 	rt.srv = httptest.NewServer(http.HandlerFunc(rt.serve))
 	defer rt.srv.Close()
 	env = append(slices.Clone(env), "AWS_LAMBDA_RUNTIME_API="+rt.srv.Listener.Addr().String())
-	var out []Run
+	var out []ColdStart
 	for i := range runs {
 		rt.arm(fmt.Sprintf("c0ld5tart-%04d-4b1c-8e3b-7d2a9f6e1c8b", i), event)
 		cmd := exec.Command(bootstrap)
@@ -130,15 +131,15 @@ func ColdStarts(ctx context.Context, bootstrap string, env []string, event []byt
 		rt.mu.Lock()
 		init := rt.nextAt.Sub(start)
 		rt.mu.Unlock()
-		out = append(out, Run{Init: init, Total: a.at.Sub(start), Response: a.body})
+		out = append(out, ColdStart{Init: init, Total: a.at.Sub(start), Response: a.body})
 	}
 	return out, nil
 }
 
-// Env is the environment Lambda gives the function named function (its
+// RuntimeEnv is the environment Lambda gives the function named function (its
 // logical ID) whose code is in taskRoot, over vars, the template's
 // variables.
-func Env(vars map[string]string, function, taskRoot string) []string {
+func RuntimeEnv(vars map[string]string, function, taskRoot string) []string {
 	all := maps.Clone(vars)
 	maps.Copy(all, map[string]string{
 		"AWS_DEFAULT_REGION":              vars["AWS_REGION"],

@@ -1,4 +1,4 @@
-package gateway
+package lambdalocal
 
 import (
 	"net/url"

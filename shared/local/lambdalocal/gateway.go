@@ -1,4 +1,4 @@
-// Package gateway is the local stack's API Gateway HTTP API: an HTTP
+// The gateway is the local stack's API Gateway HTTP API: an HTTP
 // request becomes the payload 2.0 event API Gateway would send, routed by
 // template.yaml's routes to a function's entry point in process, and the
 // function's response goes back as API Gateway writes it.
@@ -11,7 +11,8 @@
 // together (431), takes bodies up to 10 MB, and refuses a function's
 // response past Lambda's 6 MB with API Gateway's bare 500. Its access log
 // names each request's path, never its query string.
-package gateway
+
+package lambdalocal
 
 import (
 	"context"

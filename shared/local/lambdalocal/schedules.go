@@ -1,8 +1,9 @@
-// Package schedules keeps a function's Schedule events of template.yaml on
+// The schedules: RunSchedules keeps a function's Schedule events of template.yaml on
 // this machine, as their EventBridge rules do in AWS: at the template's
 // rate, the function's entry point gets a Scheduled Event, under the
 // function's timeout.
-package schedules
+
+package lambdalocal
 
 import (
 	"context"
@@ -21,9 +22,9 @@ import (
 // Entry is a function's entry point, as lambda.Start receives it.
 type Entry func(context.Context, json.RawMessage) (any, error)
 
-// Run invokes fn at each Schedule event the template gives function, until
+// RunSchedules invokes fn at each Schedule event the template gives function, until
 // ctx ends, and returns the schedules it keeps (none is not an error).
-func Run(ctx context.Context, tmpl *sam.Template, function string, fn Entry, logger *slog.Logger) ([]sam.Schedule, error) {
+func RunSchedules(ctx context.Context, tmpl *sam.Template, function string, fn Entry, logger *slog.Logger) ([]sam.Schedule, error) {
 	all, err := tmpl.Schedules()
 	if err != nil {
 		return nil, err
@@ -53,16 +54,16 @@ func keep(ctx context.Context, s sam.Schedule, timeout time.Duration, fn Entry, 
 		case <-ctx.Done():
 			return
 		case at := <-tick.C:
-			if err := Invoke(ctx, s, at, timeout, fn); err != nil && ctx.Err() == nil {
+			if err := InvokeSchedule(ctx, s, at, timeout, fn); err != nil && ctx.Err() == nil {
 				logger.Error("schedule: the function returned an error", "function", s.Function, "event", s.Event, "error", err.Error())
 			}
 		}
 	}
 }
 
-// Invoke gives fn the event s's rule sends at a time, under the
+// InvokeSchedule gives fn the event s's rule sends at a time, under the
 // function's timeout.
-func Invoke(ctx context.Context, s sam.Schedule, at time.Time, timeout time.Duration, fn Entry) error {
+func InvokeSchedule(ctx context.Context, s sam.Schedule, at time.Time, timeout time.Duration, fn Entry) error {
 	ev := events.EventBridgeEvent{
 		Version: "0", ID: rand.Text(), DetailType: tally.ScheduleDetailType, Source: tally.ScheduleSource,
 		Time: at.UTC(), Resources: []string{"local:rule/" + s.Function + "-" + s.Event}, Detail: json.RawMessage("{}"),

@@ -1,4 +1,4 @@
-package schedules_test
+package lambdalocal_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
-	"contentapi/shared/local/schedules"
 	"contentapi/shared/tally"
 )
 
@@ -21,7 +21,7 @@ func TestInvokeSendsAScheduledEvent(t *testing.T) {
 	at := time.Date(2026, 11, 25, 21, 0, 0, 0, time.UTC)
 	var got events.EventBridgeEvent
 	var deadline time.Time
-	err := schedules.Invoke(context.Background(), s, at, 10*time.Second, func(ctx context.Context, raw json.RawMessage) (any, error) {
+	err := lambdalocal.InvokeSchedule(context.Background(), s, at, 10*time.Second, func(ctx context.Context, raw json.RawMessage) (any, error) {
 		deadline, _ = ctx.Deadline()
 		return nil, json.Unmarshal(raw, &got)
 	})
