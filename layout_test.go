@@ -132,7 +132,7 @@ func TestBootstrapsFit(t *testing.T) {
 // shared/local, and cmd/bench holds what is particular to its figures and
 // the report's prose, within this many non-blank lines (2000 until the
 // compression figures and the cost targets of issue 26, whose generic
-// parts are shared/local/gzipbench and cost.Model.Figures).
+// parts are shared/local/gobench and cost.Model.Figures).
 func TestBenchInProportion(t *testing.T) {
 	const most = 2100
 	files, err := filepath.Glob("cmd/bench/*")

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"contentapi/shared/local/gobuild"
+	"contentapi/shared/local/gobench"
 	"contentapi/shared/local/localstack"
 )
 
@@ -27,7 +27,9 @@ type build struct {
 }
 
 func lambda(arch, pkg string) func(context.Context, string, string) error {
-	return func(ctx context.Context, root, out string) error { return gobuild.Lambda(ctx, root, out, arch, pkg) }
+	return func(ctx context.Context, root, out string) error {
+		return gobench.BuildLambda(ctx, root, out, arch, pkg)
+	}
 }
 
 // buildQueues run side by side, each one build after another: the
@@ -39,7 +41,7 @@ var buildQueues = [][]build{
 		{"bootstrap-arm64", lambda("arm64", "./functions/documents")},
 		{"bootstrap-amd64", lambda("amd64", "./functions/documents")},
 		{"app.test", func(ctx context.Context, root, out string) error {
-			return gobuild.Run(ctx, root, out, nil, "test", "-c", "./shared/app")
+			return gobench.Build(ctx, root, out, nil, "test", "-c", "./shared/app")
 		}},
 		{"local", localstack.Build},
 	},

@@ -4,13 +4,13 @@ import (
 	"fmt"
 
 	"contentapi/shared/local/figures"
-	"contentapi/shared/local/gzipbench"
+	"contentapi/shared/local/gobench"
 )
 
 // measureGzip reports what compression saves and adds: the default list's
 // answer decoded and as sent to a client that takes gzip, and the time
 // the answers' encoder takes on it and on a get's answer, beside the
-// standard library's (gzipbench).
+// standard library's (gobench.GzipFigures).
 func measureGzip(b *figures.Board, ops []operationResult) error {
 	list, get := answerOf(ops, "list_default"), answerOf(ops, "get")
 	if list.body == "" || get.body == "" || list.Issue != "" {
@@ -18,7 +18,7 @@ func measureGzip(b *figures.Board, ops []operationResult) error {
 	}
 	b.Add(figures.Figure{Name: "bytes_list_default", Value: float64(len(list.body)), Unit: "bytes"})
 	b.Add(figures.Figure{Name: "bytes_list_default_gzip", Value: float64(list.Bytes), Unit: "bytes"})
-	for _, f := range gzipbench.Figures([]byte(list.body), []byte(get.body)) {
+	for _, f := range gobench.GzipFigures([]byte(list.body), []byte(get.body)) {
 		b.Add(f)
 	}
 	return nil

@@ -14,8 +14,6 @@ import (
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/figures"
 	"contentapi/shared/local/gobench"
-	"contentapi/shared/local/gobuild"
-	"contentapi/shared/local/gzipbench"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/loadgen"
 	"contentapi/shared/local/seed"
@@ -109,8 +107,8 @@ func (r *report) write(path string) error {
 		"seedDocuments":       func() int { return seed.Documents },
 		"seedImages":          func() int { return seed.Images },
 		"resultBytes":         func() int { return seed.ResultBytes },
-		"gzipRounds":          func() int { return gzipbench.Rounds },
-		"gzipBlock":           func() int { return gzipbench.Block },
+		"gzipRounds":          func() int { return gobench.GzipRounds },
+		"gzipBlock":           func() int { return gobench.GzipBlock },
 		"readBudget":          func() int { return store.DefaultReadBudget },
 		"maxAnswerBytes":      func() int { return crud.DefaultMaxAnswerBytes },
 		"contentionClients":   func() int { return contentionClients },
@@ -120,7 +118,7 @@ func (r *report) write(path string) error {
 		"coldStartRuns":       func() int { return coldStartRuns },
 		"genDocRuns":          func() int { return documentRuns },
 		"genImageRuns":        func() int { return imageRuns },
-		"lambdaBuildFlags":    func() []string { return gobuild.LambdaFlags },
+		"lambdaBuildFlags":    func() []string { return gobench.LambdaFlags },
 		"loadMix":             func() []loadgen.Share { return loadgen.Mix },
 		"handlerFailure":      r.handlerFailure,
 		"firstLine":           firstLine,

@@ -1,6 +1,12 @@
 // Package gobench runs a Go test binary's benchmarks in rounds and reads
 // what they say: each benchmark's ns/op and allocs/op, and where one
 // benchmark's CPU time goes, split by the functions on its samples' stacks.
+//
+// It is what make bench and make chaos do with the go tool: build the
+// project's binaries as make builds them (Build, BuildLambda), run test
+// binaries' benchmarks (Rounds, CPUProfile), and time the answers' gzip
+// encoder against the standard library's (GzipFigures). gobuild and
+// gzipbench were packages of their own, each too small to stand alone.
 package gobench
 
 import (

@@ -20,7 +20,7 @@ import (
 
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/figures"
-	"contentapi/shared/local/gobuild"
+	"contentapi/shared/local/gobench"
 	"contentapi/shared/local/sam"
 )
 
@@ -36,7 +36,7 @@ type Stack struct {
 
 // Build builds cmd/local of the module at root as out.
 func Build(ctx context.Context, root, out string) error {
-	return gobuild.Run(ctx, root, out, nil, "build", "./cmd/local")
+	return gobench.Build(ctx, root, out, nil, "build", "./cmd/local")
 }
 
 // Start runs `local serve` in a scratch directory holding a copy of the

@@ -1,7 +1,8 @@
-// Package gzipbench times the answers' gzip encoder (httpapi.AppendGzip)
+// GzipFigures times the answers' gzip encoder (httpapi.AppendGzip)
 // against the standard library's compress/gzip at its default level, for
 // make bench: the measurement the encoder was chosen by.
-package gzipbench
+
+package gobench
 
 import (
 	"bytes"
@@ -13,19 +14,19 @@ import (
 	"contentapi/shared/local/figures"
 )
 
-// Rounds and Block shape the timings: Rounds rounds of Block encodings of
+// GzipRounds and GzipBlock shape the timings: GzipRounds rounds of GzipBlock encodings of
 // one answer by each encoder in turn, the median round's mean reported,
 // so that every encoder sees the machine alike.
 const (
-	Rounds = 9
-	Block  = 40
+	GzipRounds = 9
+	GzipBlock  = 40
 )
 
-// Figures times encoding list, a list's answer, with the answers'
+// GzipFigures times encoding list, a list's answer, with the answers'
 // encoder (ns_gzip_list) and the standard library's (ns_gzip_list_stdlib,
 // which makes bytes_list_default_gzip_stdlib), and get, a get's answer,
 // with the answers' encoder (ns_gzip_get).
-func Figures(list, get []byte) []figures.Figure {
+func GzipFigures(list, get []byte) []figures.Figure {
 	var dst []byte
 	ours := func(body []byte) func() { return func() { dst = httpapi.AppendGzip(dst[:0], body) } }
 	var std bytes.Buffer
@@ -36,7 +37,7 @@ func Figures(list, get []byte) []figures.Figure {
 		_, _ = zw.Write(list)
 		_ = zw.Close()
 	}
-	ns := Interleave(ours(list), stdlib, ours(get))
+	ns := interleave(ours(list), stdlib, ours(get))
 	return []figures.Figure{
 		{Name: "ns_gzip_list", Value: ns[0], Unit: "ns"},
 		{Name: "ns_gzip_list_stdlib", Value: ns[1], Unit: "ns"},
@@ -45,17 +46,17 @@ func Figures(list, get []byte) []figures.Figure {
 	}
 }
 
-// Interleave times each of fns in Rounds rounds of Block calls, in turn,
+// interleave times each of fns in GzipRounds rounds of GzipBlock calls, in turn,
 // and returns each one's median round's mean time per call, in ns.
-func Interleave(fns ...func()) []float64 {
+func interleave(fns ...func()) []float64 {
 	per := make([][]float64, len(fns))
-	for range Rounds {
+	for range GzipRounds {
 		for i, fn := range fns {
 			start := time.Now()
-			for range Block {
+			for range GzipBlock {
 				fn()
 			}
-			per[i] = append(per[i], float64(time.Since(start).Nanoseconds())/Block)
+			per[i] = append(per[i], float64(time.Since(start).Nanoseconds())/GzipBlock)
 		}
 	}
 	medians := make([]float64, len(fns))

@@ -1,4 +1,4 @@
-package gzipbench
+package gobench
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 func TestFigures(t *testing.T) {
 	list := []byte(strings.Repeat(`{"name":"Crème brûlée recipe","result":"Whisk the cream."},`, 200))
 	got := map[string]float64{}
-	for _, f := range Figures(list, list[:5000]) {
+	for _, f := range GzipFigures(list, list[:5000]) {
 		got[f.Name] = f.Value
 	}
 	for _, name := range []string{"ns_gzip_list", "ns_gzip_list_stdlib", "ns_gzip_get"} {
@@ -41,8 +41,8 @@ func TestFigures(t *testing.T) {
 
 func TestInterleaveRunsEachInTurn(t *testing.T) {
 	var order []int
-	Interleave(func() { order = append(order, 0) }, func() { order = append(order, 1) })
-	if len(order) != 2*Rounds*Block || order[0] != 0 || order[Block] != 1 || order[2*Block] != 0 {
+	interleave(func() { order = append(order, 0) }, func() { order = append(order, 1) })
+	if len(order) != 2*GzipRounds*GzipBlock || order[0] != 0 || order[GzipBlock] != 1 || order[2*GzipBlock] != 0 {
 		t.Fatalf("%d calls, order %v...", len(order), order[:min(len(order), 3)])
 	}
 }

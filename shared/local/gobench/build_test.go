@@ -1,4 +1,4 @@
-package gobuild
+package gobench
 
 import (
 	"os"

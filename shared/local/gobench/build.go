@@ -1,6 +1,7 @@
-// Package gobuild builds the project's binaries as make builds them, for
-// the bench and the soak, which measure and run what ships.
-package gobuild
+// Build and BuildLambda build the project's binaries as make builds them,
+// for the bench and the soak, which measure and run what ships.
+
+package gobench
 
 import (
 	"bytes"
@@ -15,9 +16,9 @@ import (
 // targets): no RPC, no HTTP/2, no paths, no symbols.
 var LambdaFlags = []string{"-tags", "lambda.norpc,nethttpomithttp2", "-trimpath", "-ldflags=-s -w"}
 
-// Run runs `go <args[0]> -o out <args[1:]...>` in the module at root with
+// Build runs `go <args[0]> -o out <args[1:]...>` in the module at root with
 // env added to the environment.
-func Run(ctx context.Context, root, out string, env []string, args ...string) error {
+func Build(ctx context.Context, root, out string, env []string, args ...string) error {
 	cmd := exec.CommandContext(ctx, "go", append(args[:1:1], append([]string{"-o", out}, args[1:]...)...)...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), env...)
@@ -29,9 +30,9 @@ func Run(ctx context.Context, root, out string, env []string, args ...string) er
 	return nil
 }
 
-// Lambda builds the function package pkg as its deployed bootstrap, for
+// BuildLambda builds the function package pkg as its deployed bootstrap, for
 // linux on arch.
-func Lambda(ctx context.Context, root, out, arch, pkg string) error {
+func BuildLambda(ctx context.Context, root, out, arch, pkg string) error {
 	env := []string{"GOOS=linux", "GOARCH=" + arch, "CGO_ENABLED=0"}
-	return Run(ctx, root, out, env, append(append([]string{"build"}, LambdaFlags...), pkg)...)
+	return Build(ctx, root, out, env, append(append([]string{"build"}, LambdaFlags...), pkg)...)
 }
