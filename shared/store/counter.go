@@ -466,7 +466,7 @@ func (t *Table) putRecord(ctx context.Context, account string, id int64, v recor
 		return nil, false, err
 	case isVoid(old):
 		return nil, false, ErrInterrupted
-	case isLive(old) && StrAttr(old, AttrAttempt) == op:
+	case isLive(old) && wroteBy(old, op):
 		return old, true, nil
 	case !isLive(old):
 		// The record this operation made is deleted already.

@@ -450,6 +450,47 @@ func TestUpdateWhoseAnswerIsLostIsRecognised(t *testing.T) {
 	}
 }
 
+// An update whose answer is lost while another update overtakes it before
+// the SDK's retry is still recognised by the retry: with If-Match it is not
+// a 412 for the version it bumped itself, and without it it is not applied
+// twice.
+func TestUpdateWhoseAnswerIsLostAndOvertakenIsRecognised(t *testing.T) {
+	for _, ifVersion := range []int64{1, 0} {
+		t.Run(fmt.Sprint("if-version ", ifVersion), func(t *testing.T) {
+			r := newRig(t)
+			if _, err := r.imgs.Create(request(t), "acme", image("v1"), nil); err != nil {
+				t.Fatal(err)
+			}
+			mine := faultproxy.Op("UpdateItem", `"v2"`)
+			r.proxy.Inject(mine, faultproxy.LoseAnswer, 1)
+			retry := r.proxy.Inject(mine, faultproxy.Hold, 1)
+			type result struct {
+				item store.Item
+				err  error
+			}
+			done := make(chan result, 1)
+			go func() {
+				item, err := r.imgs.Update(request(t), "acme", 1, records.Values{"name": "v2"}, ifVersion)
+				done <- result{item, err}
+			}()
+			<-retry.Held() // the first try landed; the SDK's retry waits
+			for _, name := range []string{"v3", "v4"} {
+				if _, err := r.imgs.Update(request(t), "acme", 1, records.Values{"description": name}, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			retry.Release()
+			got := <-done
+			if got.err != nil {
+				t.Fatalf("an update that landed, overtaken before its retry: %v", got.err)
+			}
+			if v, _ := store.IntAttr(r.raw(r.imgs, "acme", 1), store.AttrVersion); v != 4 {
+				t.Fatalf("version %d, want 4: three updates, each applied once", v)
+			}
+		})
+	}
+}
+
 // An Idempotency-Key's executions share an Attempt: the second writes the
 // id the first bound, or finds the record the first wrote.
 func TestAttemptsOfOneOperationMakeOneRecord(t *testing.T) {

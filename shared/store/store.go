@@ -289,16 +289,40 @@ func (t *Table) get(ctx context.Context, account string, id int64) (Item, float6
 	return out.Item, units, nil
 }
 
+// earlierAttempts hold, newest first, the operations that wrote a record
+// before the one in AttrAttempt: each update shifts them on. An update
+// whose answer was lost, and which other updates overtook before the
+// SDK's retry, is still recognised as landed while its token is among
+// them (len(earlierAttempts) updates in between), rather than applied a
+// second time or answered 412 for the version it bumped itself.
+var earlierAttempts = []string{"attempt_1", "attempt_2", "attempt_3"}
+
+// wroteBy reports whether op is among the last operations that wrote item.
+func wroteBy(item Item, op string) bool {
+	if StrAttr(item, AttrAttempt) == op {
+		return true
+	}
+	return slices.ContainsFunc(earlierAttempts, func(attr string) bool { return StrAttr(item, attr) == op })
+}
+
 // Update changes the given fields of a record in one conditional write and
 // returns the record as stored. ifVersion > 0 also requires that version.
 // The write carries its operation's token: when a retry finds the token
-// already there, the update it is retrying landed, and its result is the
-// answer (not a 412 for the version it bumped itself).
+// among the record's last writers (wroteBy), the update it is retrying
+// landed, and the record as it is is the answer (not a second application,
+// nor a 412 for the version it bumped itself).
 func (t *Table) Update(ctx context.Context, account string, id int64, v records.Values, ifVersion int64) (Item, error) {
 	att, _ := operation(ctx, NewToken(t.Now()))
 	u := newUpdate()
 	u.set(u.name(AttrUpdated) + " = " + u.value(str(t.timestamp())))
 	u.set(u.name(AttrAttempt) + " = " + u.value(str(att.Op)))
+	// The writers before shift on by one: every right-hand side reads the
+	// record as it was.
+	newer, none := AttrAttempt, u.value(str("-"))
+	for _, attr := range earlierAttempts {
+		u.set(u.name(attr) + " = if_not_exists(" + u.name(newer) + ", " + none + ")")
+		newer = attr
+	}
 	fields := Item{}
 	marshalValues(v, fields)
 	if name, ok := v["name"].(string); ok {
@@ -309,16 +333,18 @@ func (t *Table) Update(ctx context.Context, account string, id int64, v records.
 		u.set(u.name(attr) + " = " + u.value(av))
 	}
 	u.add(AttrVersion, 1)
-	attempt, op := u.name(AttrAttempt), u.value(str(att.Op))
+	op := u.value(str(att.Op))
 	u.cond("attribute_exists(" + u.name(AttrIDKey) + ")")
-	u.cond("(attribute_not_exists(" + attempt + ") OR " + attempt + " <> " + op + ")")
+	for _, attr := range append([]string{AttrAttempt}, earlierAttempts...) {
+		u.cond("(attribute_not_exists(" + u.name(attr) + ") OR " + u.name(attr) + " <> " + op + ")")
+	}
 	if ifVersion > 0 {
 		u.cond(u.name(AttrVersion) + " = " + u.value(num(ifVersion)))
 	}
 	t.guardGenerated(v, u)
 	item, err := t.writeRecord(ctx, account, id, u)
 	if old, failed := conditionFailed(err); failed {
-		return t.refusal(old, StrAttr(old, AttrAttempt) == att.Op)
+		return t.refusal(old, wroteBy(old, att.Op))
 	}
 	if err != nil {
 		return nil, err
@@ -348,6 +374,7 @@ func (t *Table) contentAttrs() []string {
 	}
 	add(t.res.Stored...)
 	add(AttrIDKey, AttrNameKey, AttrNameFold, AttrFavorite, AttrVersion, AttrCreated, AttrUpdated, attrFences)
+	add(earlierAttempts...)
 	// Generation's state is the store's own attribute, on every resource
 	// that generates.
 	if t.res.Generated != "" {
