@@ -66,7 +66,7 @@ func routeEvents(r app.Resource) (*yaml.Node, error) {
 	}
 	// Each path's ANY route follows its last operation; the collection's
 	// and the item's, together, follow the item's.
-	routes := crud.New(def, nil, nil).Routes()
+	routes := crud.New(def, nil).Routes()
 	anyWhySaid := false
 	for i, route := range routes {
 		object := title(def.Object)

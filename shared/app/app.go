@@ -183,7 +183,7 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	served := crud.New(res.Def, table, res.Render)
+	served := crud.New(res.Def, table)
 	served.MaxAnswerBytes = a.cfg.MaxAnswerBytes
 	served.Cursors = a.cfg.Cursors
 	if a.cfg.Generation.On && res.Content != nil {

@@ -91,7 +91,7 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 func servedOperations() []string {
 	var served []string
 	for _, res := range app.Resources {
-		for _, r := range crud.New(res.Def, nil, nil).Routes() {
+		for _, r := range crud.New(res.Def, nil).Routes() {
 			served = append(served, r.Method+" "+r.Pattern)
 		}
 		for _, extra := range app.ExtraRoutes(res.Function()) {

@@ -9,16 +9,15 @@ import (
 	"contentapi/shared/codec/codectest"
 	"contentapi/shared/crud"
 	"contentapi/shared/records"
-	"contentapi/shared/store"
 )
 
-// recordTypes are the Go types the resources' Render functions answer
-// with, taken from the declarations: a resource added, or a field added to
-// a record, is covered here without touching this test.
+// recordTypes are the Go types the resources' Render answers with, taken
+// from the declarations: a resource added, or a field added to a record,
+// is covered here without touching this test.
 func recordTypes(t testing.TB) []reflect.Type {
 	var types []reflect.Type
 	for _, r := range app.Resources {
-		v, err := r.Render(store.Item{}, records.View{})
+		v, err := r.Def.Render.Render(codec.Stored{}, records.View{})
 		if err != nil {
 			t.Fatalf("%s: rendering an empty item: %v", r.Def.Name, err)
 		}

@@ -3,7 +3,6 @@ package app
 import (
 	"strings"
 
-	"contentapi/shared/crud"
 	"contentapi/shared/documents"
 	"contentapi/shared/generator"
 	"contentapi/shared/images"
@@ -23,9 +22,9 @@ import (
 // its function in functions/ and its parts of template.yaml and
 // openapi.yaml: docs/architecture.md, "Adding a resource", lists them.
 var Resources = []Resource{
-	{Def: images.Resource, Render: images.Render, Content: generator.Image,
+	{Def: images.Resource, Content: generator.Image,
 		Quota: quota.Policy{Counts: quota.Images, MetersReads: true}},
-	{Def: documents.Resource, Render: documents.Render, Content: generator.Document,
+	{Def: documents.Resource, Content: generator.Document,
 		Quota:   quota.Policy{Counts: quota.Documents, Checks: []quota.Kind{quota.Words}, MetersReads: true},
 		Reserve: quota.Reserve{Kind: quota.Words, N: prompts.MaxAnswerTokens}},
 }
@@ -34,8 +33,7 @@ var Resources = []Resource{
 // function, table and table variable follow from its name, so template.yaml
 // declares them once and the code derives them.
 type Resource struct {
-	Def    *records.Resource
-	Render crud.Render
+	Def *records.Resource
 	// Content is how its records get their content where the deployment
 	// generates.
 	Content *generator.Content

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"contentapi/shared/awsenv"
+	"contentapi/shared/codec"
 	"contentapi/shared/generation"
 	"contentapi/shared/generator"
 	"contentapi/shared/hookapi"
@@ -193,7 +194,7 @@ func publishEnds(w *Webhooks) func(context.Context, generator.End) error {
 		if !ok {
 			return fmt.Errorf("webhooks: no resource %q", e.Resource)
 		}
-		shown, err := res.Render(e.Item, records.View{Now: time.Now(), Generation: true})
+		shown, err := res.Def.Render.Render(codec.Stored(e.Item), records.View{Now: time.Now(), Generation: true})
 		if err != nil {
 			return err
 		}

@@ -280,3 +280,10 @@ func ItemPlanned(t reflect.Type) error {
 	_, err := newItemPlan(t, map[reflect.Type]bool{})
 	return err
 }
+
+// Stored is a stored item as a resource's records.Render decodes it: by
+// UnmarshalItem's plans, which reflect on a type once, not per item.
+type Stored map[string]types.AttributeValue
+
+// Decode decodes the item into out, a pointer to a struct.
+func (s Stored) Decode(out any) error { return UnmarshalItem(s, out) }

@@ -8,20 +8,16 @@ import (
 	"strconv"
 	"strings"
 
+	"contentapi/shared/codec"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
 
-// Render turns a stored item into the record's JSON shape as it reads in
-// a view.
-type Render func(store.Item, records.View) (any, error)
-
 // Resource serves one resource.
 type Resource struct {
-	def    *records.Resource
-	table  *store.Table
-	render Render
+	def   *records.Resource
+	table *store.Table
 	// collection is the resource's path, /api/v1/<name>.
 	collection string
 	// gen is nil when the deployment does not generate content.
@@ -34,9 +30,14 @@ type Resource struct {
 	Cursors records.Cursors
 }
 
-// New serves def, stored in table, shown through render.
-func New(def *records.Resource, table *store.Table, render Render) *Resource {
-	return &Resource{def: def, table: table, render: render, collection: "/api/v1/" + def.Name}
+// New serves def, stored in table.
+func New(def *records.Resource, table *store.Table) *Resource {
+	return &Resource{def: def, table: table, collection: "/api/v1/" + def.Name}
+}
+
+// render shows a stored item as its resource declares (records.Render).
+func (res *Resource) render(item store.Item, view records.View) (any, error) {
+	return res.def.Render.Render(codec.Stored(item), view)
 }
 
 // Routes are the resource's operations. PATCH is the same update as PUT:

@@ -5,10 +5,8 @@ package documents
 import (
 	"unicode"
 
-	"contentapi/shared/codec"
 	"contentapi/shared/generation"
 	"contentapi/shared/records"
-	"contentapi/shared/store"
 )
 
 var templateKind = records.Int{Min: 1, Max: int64(len(Templates) - 1)}
@@ -32,6 +30,7 @@ var Resource = &records.Resource{
 	Derive:    deriveWords,
 	Generated: "result",
 	Stored:    []string{"words"},
+	Render:    records.RenderAs(finish),
 }
 
 // deriveWords keeps words in step with result: set on create (0, no result
@@ -111,16 +110,13 @@ type Document struct {
 	UpdatedAt  string            `json:"updated_at" dynamodbav:"updated_at"`
 }
 
-// Render turns a stored item into its JSON shape as it reads in view.
-func Render(item store.Item, view records.View) (any, error) {
-	var d Document
-	if err := codec.UnmarshalItem(item, &d); err != nil {
-		return nil, err
-	}
+// finish completes a stored document as it reads in view: its
+// generation as it reads now, its template's name.
+func finish(d *Document, view records.View) error {
 	d.Generation = view.State(d.Generation)
 	d.Template = Template{ID: d.TemplateID}
 	if d.TemplateID > 0 && d.TemplateID < int64(len(Templates)) {
 		d.Template.Name = Templates[d.TemplateID]
 	}
-	return d, nil
+	return nil
 }

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"contentapi/shared/httpapi"
 	"contentapi/shared/input"
 	"contentapi/shared/records"
@@ -46,9 +44,7 @@ func TestTemplates(t *testing.T) {
 		if v["template_id"] != int64(id) {
 			t.Fatalf("template %d stored as %v", id, v["template_id"])
 		}
-		doc, err := Render(map[string]types.AttributeValue{
-			"id": &types.AttributeValueMemberN{Value: "1"}, "template_id": &types.AttributeValueMemberN{Value: strconv.Itoa(id)},
-		}, records.View{})
+		doc, err := Resource.Render.Render(stored{ID: 1, TemplateID: int64(id)}, records.View{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,6 +61,14 @@ func TestTemplates(t *testing.T) {
 }
 
 func errOf(_ records.Values, err error) error { return err }
+
+// stored is a document as stored, decoded as it is.
+type stored Document
+
+func (s stored) Decode(out any) error {
+	*out.(*Document) = Document(s)
+	return nil
+}
 
 func TestDefaults(t *testing.T) {
 	v, err := create()

@@ -3,10 +3,8 @@
 package images
 
 import (
-	"contentapi/shared/codec"
 	"contentapi/shared/generation"
 	"contentapi/shared/records"
-	"contentapi/shared/store"
 )
 
 // Allowed values, as the original app's config/images.php has them.
@@ -42,6 +40,7 @@ var Resource = &records.Resource{
 	Generated: "result",
 	// A generator writes result (the picture's file name).
 	Stored: []string{"result"},
+	Render: records.RenderAs(finish),
 }
 
 // Image is an image as the API shows it.
@@ -63,14 +62,11 @@ type Image struct {
 	UpdatedAt  string            `json:"updated_at" dynamodbav:"updated_at"`
 }
 
-// Render turns a stored item into its JSON shape as it reads in view.
-func Render(item store.Item, view records.View) (any, error) {
-	var img Image
-	if err := codec.UnmarshalItem(item, &img); err != nil {
-		return nil, err
-	}
-	img.Generation = view.State(img.Generation)
+// finish completes a stored image as it reads in view: its generation as
+// it reads now, a fresh link to its picture.
+func finish(img *Image, view records.View) error {
 	var err error
+	img.Generation = view.State(img.Generation)
 	img.URL, err = view.URL(img.Result)
-	return img, err
+	return err
 }

@@ -49,6 +49,8 @@ type Resource struct {
 	// Derive adds and what the service writes itself. Deleting a record
 	// clears Fields and Stored, so none of its content outlives it.
 	Stored []string
+	// Render is how a record reads as the API shows it (RenderAs).
+	Render Render
 }
 
 // Scope is the integer field that partitions a resource's lists.
