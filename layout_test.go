@@ -4,8 +4,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"contentapi/shared/app"
+	"contentapi/shared/records"
 )
 
 // deps lists each package matching patterns with its transitive imports,
@@ -71,6 +76,53 @@ func TestDomainKnowsNoHTTP(t *testing.T) {
 		for _, imp := range direct {
 			if strings.HasPrefix(imp, "net/http") {
 				t.Errorf("%s imports %s", pkg, imp)
+			}
+		}
+	}
+}
+
+// resourcePackages are the packages that declare the resources the
+// service serves: each one's, known by the type its records read as.
+func resourcePackages(t *testing.T) []string {
+	var pkgs []string
+	for _, r := range app.Resources {
+		v, err := r.Def.Render.Render(nothingStored{}, records.View{})
+		if err != nil {
+			t.Fatalf("%s: rendering an empty record: %v", r.Def.Name, err)
+		}
+		pkgs = append(pkgs, reflect.TypeOf(v).PkgPath())
+	}
+	return pkgs
+}
+
+// nothingStored is a stored record with no attributes.
+type nothingStored struct{}
+
+func (nothingStored) Decode(any) error { return nil }
+
+// A resource is its declaration, in the domain's terms: its fields, how
+// its records read, what it generates. It knows neither the storage nor
+// its encoding, and the machinery that stores, serves and generates knows
+// no resource, so that adding one is its package and the few edits
+// docs/architecture.md lists ("Adding a resource").
+func TestResourcesAreDeclarations(t *testing.T) {
+	resources := resourcePackages(t)
+	if len(resources) != len(app.Resources) || slices.Contains(resources, "") {
+		t.Fatalf("resource packages %q", resources)
+	}
+	for pkg, all := range deps(t, resources...) {
+		for _, imp := range all {
+			if imp == "contentapi/shared/store" || imp == "contentapi/shared/codec" ||
+				strings.HasPrefix(imp, "github.com/aws/aws-sdk-go-v2/service/dynamodb") {
+				t.Errorf("the resource %s depends on %s", pkg, imp)
+			}
+		}
+	}
+	machinery := []string{"./shared/generator", "./shared/crud", "./shared/store", "./shared/codec", "./shared/records", "./shared/generation"}
+	for pkg, all := range deps(t, machinery...) {
+		for _, imp := range all {
+			if slices.Contains(resources, imp) {
+				t.Errorf("%s depends on the resource %s", pkg, imp)
 			}
 		}
 	}

@@ -42,7 +42,7 @@ func declared() (map[string]*yaml.Node, error) {
 	tables := func(generated bool, tag, format string) *yaml.Node {
 		n := &yaml.Node{Kind: yaml.SequenceNode}
 		for _, r := range app.Resources {
-			if !generated || r.Content != nil {
+			if !generated || r.Def.Content != nil {
 				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: fmt.Sprintf(format, r.Table())})
 			}
 		}

@@ -186,13 +186,13 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 	served := crud.New(res.Def, table)
 	served.MaxAnswerBytes = a.cfg.MaxAnswerBytes
 	served.Cursors = a.cfg.Cursors
-	if a.cfg.Generation.On && res.Content != nil {
+	if a.cfg.Generation.On && res.Def.Content != nil {
 		m, err := a.generating(res)
 		if err != nil {
 			return nil, err
 		}
-		g := &crud.Generation{Generator: m.gen, Content: res.Content, Wait: a.cfg.Generation.Wait}
-		if res.Content.Picture {
+		g := &crud.Generation{Generator: m.gen, Wait: a.cfg.Generation.Wait}
+		if res.Def.Content.Picture {
 			g.PictureURL = m.pics.URL
 		}
 		served.WithGeneration(g)

@@ -77,7 +77,7 @@ func (a *App) pictures() (*pictures.Store, error) {
 // built: a resource with pictures needs the bucket.
 func (a *App) generating(r Resource) (models, error) {
 	m, err := a.models()
-	if err == nil && r.Content.Picture && m.pics == nil {
+	if err == nil && r.Def.Content.Picture && m.pics == nil {
 		err = fmt.Errorf("%s is not set: %s generate pictures", EnvPicturesBucket, r.Def.Name)
 	}
 	return m, err
@@ -91,7 +91,7 @@ func (a *App) Stream() (StreamFunction, error) {
 	}
 	s := &generator.Stream{Targets: map[string]generator.Target{}, WriteBudget: streamWriteBudget}
 	for _, r := range Resources {
-		if r.Content == nil {
+		if r.Def.Content == nil {
 			continue // its records get no content
 		}
 		m, err := a.generating(r)
@@ -103,7 +103,7 @@ func (a *App) Stream() (StreamFunction, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.Targets[table.Name()] = generator.Target{Resource: r.Def.Name, Table: table, Content: r.Content}
+		s.Targets[table.Name()] = generator.Target{Resource: r.Def.Name, Table: table, Content: r.Def.Content}
 	}
 	hooks, err := a.optionalWebhooks()
 	if err != nil {

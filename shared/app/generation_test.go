@@ -25,11 +25,13 @@ import (
 
 	"contentapi/client"
 	"contentapi/shared/app"
+	"contentapi/shared/documents"
 	"contentapi/shared/local/bedrockstandin"
 	"contentapi/shared/local/genstack"
 	"contentapi/shared/local/streams"
 	"contentapi/shared/pictures"
 	"contentapi/shared/prompts"
+	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
 
@@ -718,6 +720,17 @@ func TestOpenAPIConformanceGeneration(t *testing.T) {
 	}
 }
 
+// maxResult is the longest result a document holds, as it validates one.
+func maxResult(t *testing.T) int {
+	for _, f := range documents.Resource.Fields {
+		if text, ok := f.Kind.(records.Text); ok && f.Name == "result" {
+			return text.Max
+		}
+	}
+	t.Fatal("documents have no text field result")
+	return 0
+}
+
 // underTemplate is the text the stand-in model writes for prompt under a
 // template's brief, as the service stores it.
 func underTemplate(t *testing.T, template int64, prompt string, creativity float64) string {
@@ -726,7 +739,7 @@ func underTemplate(t *testing.T, template int64, prompt string, creativity float
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, _, err := prompts.Result(template, bedrockstandin.Write(req.System, req.Prompt, creativity))
+	text, err := prompts.Result(template, bedrockstandin.Write(req.System, req.Prompt, creativity), maxResult(t))
 	if err != nil {
 		t.Fatal(err)
 	}

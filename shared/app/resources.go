@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"contentapi/shared/documents"
-	"contentapi/shared/generator"
 	"contentapi/shared/images"
 	"contentapi/shared/prompts"
 	"contentapi/shared/quota"
@@ -22,9 +21,8 @@ import (
 // its function in functions/ and its parts of template.yaml and
 // openapi.yaml: docs/architecture.md, "Adding a resource", lists them.
 var Resources = []Resource{
-	{Def: images.Resource, Content: generator.Image,
-		Quota: quota.Policy{Counts: quota.Images, MetersReads: true}},
-	{Def: documents.Resource, Content: generator.Document,
+	{Def: images.Resource, Quota: quota.Policy{Counts: quota.Images, MetersReads: true}},
+	{Def: documents.Resource,
 		Quota:   quota.Policy{Counts: quota.Documents, Checks: []quota.Kind{quota.Words}, MetersReads: true},
 		Reserve: quota.Reserve{Kind: quota.Words, N: prompts.MaxAnswerTokens}},
 }
@@ -34,9 +32,6 @@ var Resources = []Resource{
 // declares them once and the code derives them.
 type Resource struct {
 	Def *records.Resource
-	// Content is how its records get their content where the deployment
-	// generates.
-	Content *generator.Content
 	// Quota is what the resource's creates and regenerates count against
 	// the account's monthly limits (the app adds the deployment's
 	// defaults). Its kinds' usage and limits live in the resource's table.

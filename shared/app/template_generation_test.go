@@ -83,7 +83,7 @@ func TestTemplateAPIFunctionsWaitForGeneration(t *testing.T) {
 			}
 		}
 		bucket := env[app.EnvPicturesBucket]
-		if res.Content.Picture != (bucket != nil) {
+		if res.Def.Content.Picture != (bucket != nil) {
 			t.Errorf("%s: %s = %v; only a function with pictures needs the bucket", f.LogicalID, app.EnvPicturesBucket, bucket)
 		}
 	}
@@ -184,7 +184,7 @@ func TestTemplateGenerationPolicies(t *testing.T) {
 	// from their tables' streams.
 	var tables []string
 	for _, r := range app.Resources {
-		if r.Content != nil {
+		if r.Def.Content != nil {
 			tables = append(tables, on(r.Table()+".Arn", "dynamodb:UpdateItem")...)
 			tables = append(tables, on(r.Table()+".StreamArn", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams")...)
 		}
@@ -417,7 +417,7 @@ func TestTemplateStreamFilters(t *testing.T) {
 				OldImage: imageOrNil(t, tc.old), NewImage: imageOrNil(t, tc.new),
 			}}
 			want := tc.text
-			if res.Content.Picture {
+			if res.Def.Content.Picture {
 				want = tc.pictures
 			}
 			if got := f.Match(rec); got != want {

@@ -245,7 +245,7 @@ func TestTemplateMonitorsWhatTheCodeEmits(t *testing.T) {
 	}
 	var kinds []string
 	for _, r := range app.Resources {
-		if r.Content != nil {
+		if r.Def.Content != nil {
 			kinds = append(kinds, r.Def.Name)
 		}
 	}
@@ -310,7 +310,7 @@ func TestTemplateDashboardShowsEveryValue(t *testing.T) {
 		for _, m := range []metrics.Metric{metrics.ServerErrors, metrics.DynamoDBUnavailable, metrics.QuotaRefusals} {
 			want = append(want, m.Name+" "+metrics.DimFunction+"="+r.Def.Name)
 		}
-		if r.Content != nil {
+		if r.Def.Content != nil {
 			for _, m := range []metrics.Metric{metrics.GenerationLatency, metrics.GenerationErrors} {
 				want = append(want, m.Name+" "+metrics.DimKind+"="+r.Def.Name)
 			}

@@ -23,7 +23,6 @@ const WriteBudget = 3 * time.Second
 // deployment generates.
 type Generation struct {
 	Generator *generator.Generator
-	Content   *generator.Content
 	// Wait is the deployment's wait: how long create and regenerate wait
 	// for the content unless the request's Prefer says otherwise.
 	Wait time.Duration
@@ -31,7 +30,8 @@ type Generation struct {
 	PictureURL func(ctx context.Context, name string) (string, error)
 }
 
-// WithGeneration makes the resource generate its records' content.
+// WithGeneration makes the resource generate its records' content, as
+// its declaration says (records.Resource.Content).
 func (res *Resource) WithGeneration(g *Generation) *Resource {
 	res.gen = g
 	return res
@@ -96,7 +96,7 @@ func (res *Resource) plan(r *http.Request) plan {
 	}
 	now := time.Now()
 	wait, applied := res.wait(r)
-	s := generation.Request(res.gen.Generator.Model(res.gen.Content), now)
+	s := generation.Request(res.gen.Generator.Model(res.def.Content), now)
 	if wait > 0 {
 		s = s.Start(now)
 	}
@@ -126,7 +126,7 @@ func (res *Resource) await(w http.ResponseWriter, r *http.Request, p plan, item 
 	id, _ := store.IntAttr(item, store.AttrID)
 	out, err := res.gen.Generator.Run(r.Context(), generator.Job{
 		Table:   res.table,
-		Content: res.gen.Content,
+		Content: res.def.Content,
 		Record: generator.Record{
 			Resource: res.def.Name, Account: account(r), ID: id, Item: item, State: state,
 		},

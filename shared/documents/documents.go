@@ -21,7 +21,7 @@ var Resource = &records.Resource{
 		{Name: "prompt", Kind: records.Text{Min: 1, Max: 2048}, Required: true, Create: true, Regenerate: true},
 		{Name: "creativity", Kind: records.Choice{0, 0.25, 0.5, 0.75, 1}, Default: 0.5, Create: true, Regenerate: true},
 		{Name: "template_id", Kind: templateKind, Default: int64(FreestyleID), Create: true, Regenerate: true},
-		{Name: "result", Kind: records.Text{Min: 1, Max: 20480}, Update: true},
+		{Name: "result", Kind: records.Text{Min: 1, Max: maxResult}, Update: true},
 		{Name: "favorite", Kind: records.Bool{}, Update: true},
 	},
 	Scope:     &records.Scope{Field: "template_id", Default: FreestyleID, Kind: templateKind},
@@ -31,7 +31,12 @@ var Resource = &records.Resource{
 	Generated: "result",
 	Stored:    []string{"words"},
 	Render:    records.RenderAs(finish),
+	Content:   content,
 }
+
+// maxResult is the longest result a document holds, a generated one cut
+// to fit.
+const maxResult = 20480
 
 // deriveWords keeps words in step with result: set on create (0, no result
 // yet) and whenever result changes.

@@ -7,6 +7,7 @@ import (
 
 	"contentapi/shared/httpapi"
 	"contentapi/shared/input"
+	"contentapi/shared/prompts"
 	"contentapi/shared/records"
 )
 
@@ -168,5 +169,19 @@ func TestParseList(t *testing.T) {
 	for raw, field := range map[string]string{"template_id=53": "template_id", "template_id=x": "template_id", "search_by=prompt": "search_by", "style=anime&favorite=2": "favorite"} {
 		_, err := parse(raw)
 		only422(t, err, field)
+	}
+}
+
+// Every template has a brief, and none allows an answer longer than a
+// result holds (the briefs are data: shared/prompts/templates.yaml).
+func TestEveryTemplatesBriefFitsAResult(t *testing.T) {
+	briefs := prompts.Templates()
+	if len(briefs) != len(Templates)-1 {
+		t.Fatalf("%d briefs for %d templates", len(briefs), len(Templates)-1)
+	}
+	for _, b := range briefs {
+		if b.MaxChars > maxResult {
+			t.Errorf("template %d allows %d characters, more than a result holds (%d)", b.ID, b.MaxChars, maxResult)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"contentapi/shared/documents"
 	"contentapi/shared/generator"
 	"contentapi/shared/webhook"
 )
@@ -44,7 +45,7 @@ func TestStreamTellsOfGenerationsThatEnded(t *testing.T) {
 	fail := false
 	s := &generator.Stream{
 		Generator: &generator.Generator{Logger: slog.New(slog.DiscardHandler)},
-		Targets:   map[string]generator.Target{"DocumentsTable": {Resource: "documents", Content: generator.Document}},
+		Targets:   map[string]generator.Target{"DocumentsTable": {Resource: "documents", Content: documents.Resource.Content}},
 		Ended: func(_ context.Context, e generator.End) error {
 			mu.Lock()
 			defer mu.Unlock()

@@ -1,6 +1,7 @@
-// Package generator makes a record's content and writes it back: a
-// document's text from the text model, an image's picture from the image
-// model, scaled and filtered to the record and stored in the bucket. Both
+// Package generator makes a record's content and writes it back: each
+// resource declares what its content is (generation.Content: a document's
+// text from the text model, an image's picture from the image model), and
+// the generator runs it, claims, and writes back, knowing no resource. Both
 // places that generate run it: the API functions within a request that
 // waits, and the generator function on the tables' streams (stream.go).
 //
@@ -17,9 +18,11 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
 	"contentapi/shared/generation"
 	"contentapi/shared/metrics"
-	"contentapi/shared/records"
+	"contentapi/shared/pictures"
 	"contentapi/shared/store"
 )
 
@@ -96,7 +99,7 @@ func (g *Generator) backoff(tries int) time.Duration {
 }
 
 // Model is the id of the model that makes c's content.
-func (g *Generator) Model(c *Content) string {
+func (g *Generator) Model(c *generation.Content) string {
 	if c.Picture {
 		return g.ImageModel
 	}
@@ -119,7 +122,7 @@ type Record struct {
 // Job is one generation to run and write back.
 type Job struct {
 	Table   *store.Table
-	Content *Content
+	Content *generation.Content
 	Record
 	// Deadline ends the generation itself; the write-back then has until
 	// the context's own deadline.
@@ -140,7 +143,7 @@ type Job struct {
 func (g *Generator) Run(ctx context.Context, job Job) (store.Item, error) {
 	genCtx, cancel := context.WithDeadline(ctx, job.Deadline)
 	started := time.Now()
-	out, err := job.Content.make(genCtx, g, job.Record)
+	out, picture, err := g.make(genCtx, job)
 	took := time.Since(started)
 	outOfTime := genCtx.Err() == context.DeadlineExceeded && ctx.Err() == nil
 	cancel()
@@ -180,7 +183,7 @@ func (g *Generator) Run(ctx context.Context, job Job) (store.Item, error) {
 	switch {
 	case errors.Is(werr, generation.ErrSuperseded):
 		log.Info("generation lost its record; its content is thrown away")
-		g.discard(ctx, out.Picture)
+		g.discard(ctx, picture)
 		return nil, nil
 	case werr != nil:
 		// The write may have landed; a picture it names must stay (the
@@ -227,13 +230,26 @@ func (g *Generator) discard(ctx context.Context, name string) {
 	}
 }
 
-// Output is what a generation made.
-type Output struct {
-	// Fields are the record's generated fields (result, words).
-	Fields records.Values
-	// Model is the model that answered.
-	Model string
-	Usage generation.Usage
-	// Picture is the name of the picture stored, "" for text.
-	Picture string
+// make runs the job's content with the models, on the record as stored,
+// and names the picture it stored ("" for none).
+func (g *Generator) make(ctx context.Context, job Job) (out generation.Output, picture string, err error) {
+	models := generation.Models{Text: g.Text, Image: g.Image,
+		PutPicture: func(ctx context.Context, png []byte) (string, error) {
+			// Named after the attempt: a repeated delivery of it rewrites
+			// this one object, and no other attempt's write-back can name it.
+			name := pictures.Name(job.Account, job.Resource, job.ID, job.State.Attempt)
+			if err := g.Pictures.Put(ctx, name, png); err != nil {
+				return "", generation.Wrap(generation.Internal, err)
+			}
+			picture = name
+			return name, nil
+		}}
+	record := generation.Record{Attempt: job.State.Attempt, Decode: func(out any) error {
+		if err := attributevalue.UnmarshalMap(job.Item, out); err != nil {
+			return generation.Wrap(generation.Internal, err)
+		}
+		return nil
+	}}
+	out, err = job.Content.Make(ctx, models, record)
+	return out, picture, err
 }

@@ -21,7 +21,7 @@ type Target struct {
 	// Resource names the table's resource ("images").
 	Resource string
 	Table    *store.Table
-	Content  *Content
+	Content  *generation.Content
 }
 
 // Stream is the generator function: it takes batches of the record

@@ -39,8 +39,9 @@ var Resource = &records.Resource{
 	SearchBy:  []string{"name"},
 	Generated: "result",
 	// A generator writes result (the picture's file name).
-	Stored: []string{"result"},
-	Render: records.RenderAs(finish),
+	Stored:  []string{"result"},
+	Render:  records.RenderAs(finish),
+	Content: content,
 }
 
 // Image is an image as the API shows it.

@@ -18,10 +18,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"contentapi/shared/documents"
 	"contentapi/shared/generation"
 	"contentapi/shared/picture"
-	"contentapi/shared/records"
 )
 
 // Template is one document template's brief.
@@ -105,14 +103,9 @@ func (s system) render(t Template) string {
 	return b.String()
 }
 
-var (
-	// loaded is prepared on first use: a test can then rewrite a broken
-	// briefs.go, which would otherwise stop the package at init.
-	loaded = sync.OnceValue(mustLoad)
-	// resultMax is the longest result a document may hold, as its resource
-	// validates it.
-	resultMax = fieldMax(documents.Resource, "result")
-)
+// loaded is prepared on first use: a test can then rewrite a broken
+// briefs.go, which would otherwise stop the package at init.
+var loaded = sync.OnceValue(mustLoad)
 
 func mustLoad() data {
 	d, err := prepare(compiled)
@@ -129,9 +122,6 @@ func prepare(d data) (data, error) {
 	if err := d.System.check(); err != nil {
 		return data{}, err
 	}
-	if len(d.Documents) != len(documents.Templates)-1 {
-		return data{}, fmt.Errorf("prompts: %d briefs for %d templates", len(d.Documents), len(documents.Templates)-1)
-	}
 	for i := range d.Documents {
 		t := &d.Documents[i]
 		switch {
@@ -145,8 +135,6 @@ func prepare(d data) (data, error) {
 			return data{}, fmt.Errorf("prompts: template %d: words must be [min, max]", t.ID)
 		case (t.Shape == "sections") != (len(t.Sections) > 0):
 			return data{}, fmt.Errorf("prompts: template %d: sections go with the sections shape, and only there", t.ID)
-		case t.MaxChars > resultMax:
-			return data{}, fmt.Errorf("prompts: template %d allows more than a result holds", t.ID)
 		}
 		t.system = d.System.render(*t)
 	}
@@ -250,22 +238,22 @@ func Document(templateID int64, prompt string, creativity float64) (generation.T
 	}, nil
 }
 
-// Result is the document's result from a model's answer, and its word
-// count as documents count words: trimmed, unwrapped from quotation marks
-// around the whole of it, and cut at a word boundary to the template's
-// limit and to the longest result a document holds. An answer with nothing
-// left is an error: a document's result is never empty.
-func Result(templateID int64, answer string) (string, int64, error) {
+// Result is the document's result from a model's answer: trimmed,
+// unwrapped from quotation marks around the whole of it, and cut at a word
+// boundary to the template's limit and to limit, the longest result a
+// document holds. An answer with nothing left is an error: a document's
+// result is never empty.
+func Result(templateID int64, answer string, limit int) (string, error) {
 	t, _ := Lookup(templateID)
 	s := unquote(strings.TrimSpace(answer))
 	if t.MaxChars > 0 {
 		s = Cut(s, t.MaxChars)
 	}
-	s = Cut(s, resultMax)
+	s = Cut(s, limit)
 	if s == "" {
-		return "", 0, generation.Wrap(generation.Internal, fmt.Errorf("prompts: the model's answer to template %d is empty", templateID))
+		return "", generation.Wrap(generation.Internal, fmt.Errorf("prompts: the model's answer to template %d is empty", templateID))
 	}
-	return s, int64(documents.Words(s)), nil
+	return s, nil
 }
 
 // unquote removes one pair of quotation marks around the whole answer,
@@ -343,14 +331,4 @@ func seed(attempt string) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(attempt))
 	return h.Sum32() % (maxSeed + 1)
-}
-
-// fieldMax is the maximum length of a text field of a resource.
-func fieldMax(res *records.Resource, name string) int {
-	for _, f := range res.Fields {
-		if t, ok := f.Kind.(records.Text); ok && f.Name == name {
-			return t.Max
-		}
-	}
-	panic("prompts: " + res.Name + " has no text field " + name)
 }

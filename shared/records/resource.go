@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"contentapi/shared/generation"
 	"contentapi/shared/input"
 )
 
@@ -51,6 +52,9 @@ type Resource struct {
 	Stored []string
 	// Render is how a record reads as the API shows it (RenderAs).
 	Render Render
+	// Content is how a record gets its content where the deployment
+	// generates; nil for a resource whose records get none.
+	Content *generation.Content
 }
 
 // Scope is the integer field that partitions a resource's lists.
