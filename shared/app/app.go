@@ -149,7 +149,7 @@ func MustFunction(ctx context.Context, resource string) Function {
 // the tests route to these.
 func (a *App) Functions() (map[string]Function, error) {
 	fns := map[string]Function{}
-	for _, r := range Resources {
+	for _, r := range a.resources() {
 		fn, err := a.Function(r.Def.Name)
 		if err != nil {
 			return nil, err
@@ -175,7 +175,7 @@ func (a *App) Function(resource string) (Function, error) {
 // resource's table (the usage reads them all), the function is
 // misconfigured, and that is an error naming the variable.
 func (a *App) Handler(resource string) (http.Handler, error) {
-	res, ok := lookupResource(resource)
+	res, ok := a.lookupResource(resource)
 	if !ok {
 		return nil, fmt.Errorf("no resource %q", resource)
 	}
@@ -198,9 +198,9 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 		served.WithGeneration(g)
 	}
 	routes := served.Routes()
-	if res.Function() == Resources[0].Function() {
+	if res.Function() == a.resources()[0].Function() {
 		var tables []*store.Table
-		for _, r := range Resources {
+		for _, r := range a.resources() {
 			t := table // this function's own resource: its store serves the usage route too
 			if r.Table() != res.Table() {
 				if t, err = a.table(r); err != nil {

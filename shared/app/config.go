@@ -31,7 +31,10 @@ type Config struct {
 	DynamoDBEndpoint string
 	// Tables names the resources' tables by their logical ID in
 	// template.yaml ("ImagesTable"); a function is given only its own.
-	Tables    map[string]string
+	Tables map[string]string
+	// Resources are the resources served; nil serves Resources. A test
+	// serves one it declares itself beside them.
+	Resources []Resource
 	KeysTable string
 	// RateLimitTable holds the per-key rate-limit counters; it is needed
 	// only when RateLimitPerMinute is set.

@@ -90,7 +90,7 @@ func (a *App) Stream() (StreamFunction, error) {
 		return nil, errors.New(EnvGeneration + " is off: the generator function has nothing to do")
 	}
 	s := &generator.Stream{Targets: map[string]generator.Target{}, WriteBudget: streamWriteBudget}
-	for _, r := range Resources {
+	for _, r := range a.resources() {
 		if r.Def.Content == nil {
 			continue // its records get no content
 		}
@@ -110,7 +110,7 @@ func (a *App) Stream() (StreamFunction, error) {
 		return nil, err
 	}
 	if hooks != nil {
-		s.Ended = publishEnds(hooks)
+		s.Ended = a.publishEnds(hooks)
 	}
 	return s.Handle, nil
 }

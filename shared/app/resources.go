@@ -63,9 +63,17 @@ func (r Resource) TableEnv() string { return strings.ToUpper(r.Def.Name) + "_TAB
 
 func title(name string) string { return strings.ToUpper(name[:1]) + name[1:] }
 
-// lookupResource finds a resource by its name ("images").
-func lookupResource(name string) (Resource, bool) {
-	for _, r := range Resources {
+// resources are the resources the app serves (Config.Resources).
+func (a *App) resources() []Resource {
+	if a.cfg.Resources != nil {
+		return a.cfg.Resources
+	}
+	return Resources
+}
+
+// lookupResource finds a served resource by its name ("images").
+func (a *App) lookupResource(name string) (Resource, bool) {
+	for _, r := range a.resources() {
 		if r.Def.Name == name {
 			return r, true
 		}

@@ -29,7 +29,7 @@ type TallyEntry func(context.Context, json.RawMessage) (any, error)
 // configuration gives it. It exists whether generation is on or off.
 func (a *App) tally() (*tally.Tally, error) {
 	t := &tally.Tally{Tables: map[string]*store.Table{}, Logger: a.logger, Metrics: a.metrics}
-	for _, r := range Resources {
+	for _, r := range a.resources() {
 		table, err := a.table(r)
 		if err != nil {
 			return nil, err

@@ -187,10 +187,10 @@ func freshPictureURL(pics *pictures.Store) func(context.Context, string, []byte)
 // attempt that wrote it, so the same end met twice is published once.
 // An image's url is left out (null): the sender presigns one for each
 // attempt (freshPictureURL).
-func publishEnds(w *Webhooks) func(context.Context, generator.End) error {
+func (a *App) publishEnds(w *Webhooks) func(context.Context, generator.End) error {
 	p := w.publisher()
 	return func(ctx context.Context, e generator.End) error {
-		res, ok := lookupResource(e.Resource)
+		res, ok := a.lookupResource(e.Resource)
 		if !ok {
 			return fmt.Errorf("webhooks: no resource %q", e.Resource)
 		}
