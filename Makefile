@@ -116,11 +116,12 @@ apikey: ## Create an API key in the local stack: make apikey ACCOUNT=name [SCOPE
 	$(GO) run ./cmd/apikey create --account '$(ACCOUNT)' --scope '$(SCOPE)'
 
 # An omitted kind keeps its limit; each is a whole number (0 allows none),
-# unlimited, or default (the deployment's).
+# unlimited, or default (the deployment's). Each kind a resource counts
+# has its variable, its name in capitals, which make passes to apikey in
+# the environment (--from-env).
 limits: ## Set an account's monthly limits in the local stack: make limits ACCOUNT=name [IMAGES=n] [DOCUMENTS=n] [WORDS=n] [READS=n].
-	@test -n "$(ACCOUNT)" || { echo "usage: make limits ACCOUNT=name [IMAGES=n] [DOCUMENTS=n] [WORDS=n] [READS=n] (n: a number, unlimited or default)" >&2; exit 2; }
-	$(GO) run ./cmd/apikey limits --account '$(ACCOUNT)' $(if $(IMAGES),--images '$(IMAGES)') \
-		$(if $(DOCUMENTS),--documents '$(DOCUMENTS)') $(if $(WORDS),--words '$(WORDS)') $(if $(READS),--reads '$(READS)')
+	@test -n "$(ACCOUNT)" || { echo "usage: make limits ACCOUNT=name [IMAGES=n] [DOCUMENTS=n] [WORDS=n] [READS=n] (a variable per kind; n: a number, unlimited or default)" >&2; exit 2; }
+	$(GO) run ./cmd/apikey limits --account '$(ACCOUNT)' --from-env
 
 invoke: ## Run one event through its function against the local stack: make invoke EVENT=events/images-list.json.
 	@test -n "$(EVENT)" || { echo "usage: make invoke EVENT=events/<file>.json" >&2; exit 2; }

@@ -428,24 +428,37 @@ func limits(args []string, stdout, stderr io.Writer) error {
 		tables[r.Table()] = fs.String(r.Def.Name+"-table", envOr(r.TableEnv(), r.Table()), r.Def.Name+" table")
 	}
 	set, reset := quota.Limits{}, []quota.Kind{}
-	for _, k := range quota.Kinds {
-		fs.Func(string(k), "monthly limit of "+string(k)+": "+limitsUsage, func(v string) error {
-			delete(set, k)
-			reset = slices.DeleteFunc(reset, func(r quota.Kind) bool { return r == k })
-			if v == "default" {
-				reset = append(reset, k)
-				return nil
-			}
-			l, err := quota.ParseLimit(v)
-			if err != nil {
-				return fmt.Errorf("want %s", limitsUsage)
-			}
-			set[k] = l
+	given := map[quota.Kind]bool{}
+	take := func(k quota.Kind, v string) error {
+		given[k] = true
+		delete(set, k)
+		reset = slices.DeleteFunc(reset, func(r quota.Kind) bool { return r == k })
+		if v == "default" {
+			reset = append(reset, k)
 			return nil
-		})
+		}
+		l, err := quota.ParseLimit(v)
+		if err != nil {
+			return fmt.Errorf("want %s", limitsUsage)
+		}
+		set[k] = l
+		return nil
 	}
+	for _, k := range app.Kinds {
+		fs.Func(string(k), "monthly limit of "+string(k)+": "+limitsUsage, func(v string) error { return take(k, v) })
+	}
+	fromEnv := fs.Bool("from-env", false, "also take each kind's limit from the variable of its name in capitals (IMAGES=100) where its flag gives none, as make limits passes them")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
+	}
+	for _, k := range app.Kinds {
+		// make passes the variables of its command line in the
+		// environment, so `make limits` needs no list of the kinds.
+		if v := os.Getenv(strings.ToUpper(string(k))); *fromEnv && !given[k] && v != "" {
+			if err := take(k, v); err != nil {
+				return fmt.Errorf("%w: %s=%s: %v", errUsage, strings.ToUpper(string(k)), v, err)
+			}
+		}
 	}
 	if account == "" {
 		return fmt.Errorf("%w: limits needs --account", errUsage)
@@ -477,7 +490,7 @@ func limits(args []string, stdout, stderr io.Writer) error {
 		account, strings.Join(where, ", "), place)
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "KIND\tLIMIT")
-	for _, k := range quota.Kinds {
+	for _, k := range app.Kinds {
 		limit := "default"
 		if l, ok := own[k]; ok {
 			limit = l.String()

@@ -315,6 +315,13 @@ func TestLimitsAgainstDynamoDBLocal(t *testing.T) {
 	want(limits("--account", "acme", "--images", "0"), "0", "500", "50000")
 	want(limits("--account", "acme", "--documents", "unlimited", "--words", "default"), "0", "unlimited", "default")
 	want(limits("--account", "globex"), "default", "default", "default")
+	// As make limits passes them: each kind's variable, a flag first.
+	t.Setenv("IMAGES", "7")
+	t.Setenv("WORDS", "unlimited")
+	want(limits("--account", "globex"), "default", "default", "default")
+	want(limits("--account", "globex", "--from-env", "--images", "8"), "8", "default", "unlimited")
+	t.Setenv("IMAGES", "")
+	t.Setenv("WORDS", "")
 
 	// What the service then applies: no image, documents without limit.
 	own, err := app.SetLimits(t.Context(), env.Client, env.Tables, "acme", nil, nil)

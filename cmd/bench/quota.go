@@ -43,5 +43,5 @@ func measureQuota(ctx context.Context, m *ddbmeter.Meter, c *apicall.Client, db 
 		r, _ := measure(m, c, o.op)
 		results = append(results, r)
 	}
-	return results, set(nil, quota.Kinds...)
+	return results, set(nil, app.Kinds...)
 }

@@ -189,7 +189,7 @@ func ConfigFromEnv() (Config, error) {
 		QuotaDefaults:      quota.Limits{},
 	}
 	c.KeyChecksum, c.Cursors = env.checksum(EnvKeyChecksum)
-	for _, k := range quota.Kinds {
+	for _, k := range Kinds {
 		c.QuotaDefaults[k] = env.limit(EnvDefaultMonthly(k))
 	}
 	for _, r := range Resources {

@@ -24,7 +24,7 @@ func configVars() []string {
 	for _, r := range app.Resources {
 		vars = append(vars, r.TableEnv())
 	}
-	for _, k := range quota.Kinds {
+	for _, k := range app.Kinds {
 		vars = append(vars, app.EnvDefaultMonthly(k))
 	}
 	return append(vars, app.EnvGeneration, app.EnvTextModel, app.EnvImageModel, app.EnvBedrockRegion,
@@ -109,7 +109,7 @@ func TestConfigFromEnv(t *testing.T) {
 				c.RateLimitTable != "" || c.KeyChecksum.Keyed() {
 				t.Errorf("defaults: %+v", c)
 			}
-			for _, k := range quota.Kinds {
+			for _, k := range app.Kinds {
 				if c.QuotaDefaults[k] != quota.Unlimited {
 					t.Errorf("default monthly %s: %v, want unlimited", k, c.QuotaDefaults[k])
 				}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"slices"
 	"strings"
 
 	"contentapi/shared/documents"
@@ -25,6 +26,31 @@ var Resources = []Resource{
 	{Def: documents.Resource,
 		Quota:   quota.Policy{Counts: quota.Documents, Checks: []quota.Kind{quota.Words}, MetersReads: true},
 		Reserve: quota.Reserve{Kind: quota.Words, N: prompts.MaxAnswerTokens}},
+}
+
+// Kinds are the kinds of the accounts' monthly limits: each that a
+// resource counts or checks, in the order of Resources, and reads last. A
+// resource that counts a kind of its own brings it with it: its default
+// (EnvDefaultMonthly), its flag of `apikey limits` and its usage.
+var Kinds = kindsOf(Resources)
+
+func kindsOf(resources []Resource) []quota.Kind {
+	var kinds []quota.Kind
+	reads := false
+	for _, r := range resources {
+		for _, k := range r.Quota.Kinds() {
+			switch {
+			case k == quota.Reads:
+				reads = true
+			case !slices.Contains(kinds, k):
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	if reads {
+		kinds = append(kinds, quota.Reads)
+	}
+	return kinds
 }
 
 // Resource is one resource as the service deploys it. The names of its

@@ -15,7 +15,6 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/local/sam"
-	"contentapi/shared/quota"
 	"contentapi/shared/ratelimit"
 	"contentapi/shared/store"
 	"contentapi/shared/usage"
@@ -133,7 +132,7 @@ func TestTemplateRoutesOnlyTheResources(t *testing.T) {
 func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 	tmpl := loadTemplate(t)
 	common := []string{app.EnvEndpoint, app.EnvKeysTable, app.EnvRateLimitTable, app.EnvKeyChecksum, app.EnvIdempotency, app.EnvAuthCache, app.EnvRateLimit, app.EnvLogLevel, app.EnvStack}
-	for _, k := range quota.Kinds {
+	for _, k := range app.Kinds {
 		common = append(common, app.EnvDefaultMonthly(k))
 	}
 	for _, res := range app.Resources {

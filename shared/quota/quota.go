@@ -22,9 +22,7 @@ package quota
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"contentapi/shared/records"
@@ -33,7 +31,8 @@ import (
 // Kind is what a limit counts.
 type Kind string
 
-// The kinds, in the order the usage endpoint shows them.
+// The kinds of the two resources (a resource may count a kind of its own:
+// app.Kinds lists every kind the resources count).
 const (
 	Images    Kind = "images"    // images created or regenerated
 	Words     Kind = "words"     // words generated into documents
@@ -43,25 +42,6 @@ const (
 	// resource counts its own against the limit.
 	Reads Kind = "reads"
 )
-
-// Kinds lists every kind.
-var Kinds = []Kind{Images, Words, Documents, Reads}
-
-// ParseKind reads a kind by its name.
-func ParseKind(s string) (Kind, error) {
-	if k := Kind(s); slices.Contains(Kinds, k) {
-		return k, nil
-	}
-	return "", fmt.Errorf("unknown kind %q (want one of %s)", s, joinKinds(Kinds))
-}
-
-func joinKinds(ks []Kind) string {
-	names := make([]string, len(ks))
-	for i, k := range ks {
-		names[i] = string(k)
-	}
-	return strings.Join(names, ", ")
-}
 
 // Period is a calendar month in UTC: usage counts from its first instant
 // to the next month's.

@@ -1,0 +1,4 @@
+package app
+
+// KindsOf is kindsOf, for the tests of package app_test.
+var KindsOf = kindsOf
