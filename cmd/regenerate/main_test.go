@@ -16,6 +16,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
+	"contentapi/shared/documents"
 	"contentapi/shared/local/bedrockstandin"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/ddblocal/ddbtest"
@@ -232,7 +233,7 @@ func TestListsAndRegeneratesFailedGenerations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	failed, err := r.documents(context.Background())
+	failed, err := r.failures(context.Background(), documents.Resource)
 	if err != nil || len(failed) != 1 || row(again, "model_unavailable") != "documents "+fmt.Sprint(failed[0].id)+" model_unavailable" {
 		t.Fatalf("failed documents %+v, %v", failed, err)
 	}
