@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,6 +50,17 @@ func TestDocsCommands(t *testing.T) {
 		if err != nil || len(words) < 3 {
 			t.Fatalf("%s: %v", line, err)
 		}
+		// make's variables, which it passes in the environment: each
+		// kind's limit for limits --from-env, which then shows it.
+		var shown []*regexp.Regexp
+		var set []string
+		for len(words) > 3 && strings.Contains(words[0], "=") {
+			name, value, _ := strings.Cut(words[0], "=")
+			t.Setenv(name, value)
+			set = append(set, name)
+			shown = append(shown, regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(strings.ToLower(name))+`\s+`+regexp.QuoteMeta(value)+`$`))
+			words = words[1:]
+		}
 		var args []string
 		for i := 3; i < len(words); i++ { // after go run ./cmd/apikey
 			w := words[i]
@@ -69,6 +81,14 @@ func TestDocsCommands(t *testing.T) {
 		errOut.Reset()
 		if err := run(args, &out, &errOut); err != nil {
 			t.Errorf("%s: %v\n%s", line, err, errOut.String())
+		}
+		for _, re := range shown {
+			if !re.MatchString(out.String()) {
+				t.Errorf("%s: the limits shown lack %s:\n%s", line, re, out.String())
+			}
+		}
+		for _, name := range set {
+			t.Setenv(name, "")
 		}
 	}
 }
@@ -110,10 +130,18 @@ func makeCommands(t *testing.T, root, args string) []string {
 	if err != nil {
 		t.Fatalf("make -n %s: %v", args, err)
 	}
+	// The kinds' variables go to apikey in the environment (make passes
+	// those of its command line); ACCOUNT is spelled out in the command.
+	var vars []string
+	for _, w := range words {
+		if name, value, ok := strings.Cut(w, "="); ok && name != "ACCOUNT" && name != "SCOPE" {
+			vars = append(vars, name+"="+strconv.Quote(value))
+		}
+	}
 	var out []string
 	for _, line := range strings.Split(strings.ReplaceAll(string(printed), "\\\n", " "), "\n") {
 		if _, cmd, ok := strings.Cut(line, "run ./cmd/apikey "); ok {
-			out = append(out, "go run ./cmd/apikey "+cmd)
+			out = append(out, strings.Join(append(vars, "go run ./cmd/apikey "+cmd), " "))
 		}
 	}
 	if len(out) == 0 {
