@@ -51,6 +51,8 @@ var buildQueues = [][]build{
 		{"generator-amd64", lambda("amd64", "./functions/generator")},
 		{"tally-arm64", lambda("arm64", "./functions/tally")},
 		{"tally-amd64", lambda("amd64", "./functions/tally")},
+		{"sender-arm64", lambda("arm64", "./functions/sender")},
+		{"sender-amd64", lambda("amd64", "./functions/sender")},
 	},
 }
 

@@ -167,6 +167,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func lambdaEnv(tmpl *sam.Template, endpoint string, tables map[string]string, function, taskRoot string) []string {
 	vars := ddblocal.EnvVars(tmpl, endpoint, tables)
 	maps.Copy(vars, generationEnv)
+	maps.Copy(vars, webhookEnv)
 	return lambdalocal.RuntimeEnv(vars, function, taskRoot)
 }
 

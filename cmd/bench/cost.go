@@ -76,5 +76,6 @@ func costs(b *figures.Board, ops []operationResult, memory int) *cost.Model {
 	picture := op("create image, picture generated", val("calls_create_image")+val("calls_update_result"), 0, val("wru_create_image")+val("wru_update_result"), bytes("create_image"), get+gzipNs("create_image"))
 	picture.WaitSeconds, picture.Rest = m.Picture()
 	m.Add(picture)
+	m.Delivery("webhook delivery", val("calls_webhook_delivery"), val("rru_webhook_delivery"), val("wru_webhook_delivery"))
 	return m
 }

@@ -36,6 +36,7 @@ import (
 	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/local/figures"
 	"contentapi/shared/local/genstack"
+	"contentapi/shared/local/hooklocal"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/seed"
 	"contentapi/shared/local/worstcase"
@@ -142,10 +143,21 @@ func run(ctx context.Context, o options) error {
 	for k, v := range generationEnv {
 		os.Setenv(k, v)
 	}
+	// The webhooks' queue, in process, as make run has it.
+	hooks, err := hooklocal.Start(ctx, "")
+	if err != nil {
+		return err
+	}
+	defer hooks.Close()
+	webhookEnv = hooks.Vars()
+	for k, v := range webhookEnv {
+		os.Setenv(k, v)
+	}
 	cfg, err := app.ConfigFromEnv()
 	if err != nil {
 		return err
 	}
+	cfg.Webhooks = webhooksConfig(hooks, tables)
 
 	cfg.LogOutput = io.Discard // the figures own stdout
 	// Local stacks run without rate limits; the bench measures what a
@@ -196,6 +208,9 @@ func run(ctx context.Context, o options) error {
 	rep := &report{board: b, Started: started, SeedTime: s.Took, Operations: append([]operationResult{cold}, results...),
 		RateLimit: rl, RateLimitPerMinute: cfg.RateLimitPerMinute, LoadAvg: [2]string{startLoad}, Worst: worst}
 	if err := measureGeneration(ctx, b, meter, metered, plain, cfg, parts, tmpl, srv.Endpoint(), tables, builds); err != nil {
+		return err
+	}
+	if err := measureWebhooks(ctx, b, meter, metered, plain, cfg, parts, hooks, tmpl, srv.Endpoint(), tables, builds); err != nil {
 		return err
 	}
 	if !o.quick {

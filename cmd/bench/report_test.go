@@ -21,6 +21,7 @@ func fakeBoard() *figures.Board {
 		"calls_delete": 1, "calls_delete_tally": 1, "wru_delete": 9, "calls_ratelimit_per_request": 0.029, "wru_ratelimit_per_request": 0.029,
 		"calls_auth_warm": 0, "ns_handler_get": 70000, "ns_handler_list": 250000, "ns_sdk_getitem": 50000,
 		"ns_sdk_list_calls": 170000, "ratio_handler_get": 1.4, "ratio_handler_list": 1.47,
+		"calls_webhook_delivery": 7, "rru_webhook_delivery": 2, "wru_webhook_delivery": 6,
 	} {
 		b.Add(figures.Figure{Name: name, Value: v, Unit: strings.SplitN(name, "_", 2)[0]})
 	}
@@ -52,6 +53,13 @@ func TestReportCosts(t *testing.T) {
 	if text.Rest < 100 || text.Total < text.Rest || text.Ms < 1000 {
 		t.Errorf("create with text: %+v", text)
 	}
+	// A webhook delivery: no gateway, two invocations at most, 7 calls at
+	// 4 ms and the receiver's 250 ms, three SQS requests.
+	hook := rep.Costs.Rows[len(rep.Costs.Rows)-1]
+	if hook.Op != "webhook delivery" || hook.Gateway != 0 || hook.Ms != 278 || hook.Lambda < 2*cost.AWS.LambdaRequests ||
+		hook.Rest != 3*cost.AWS.SQS || hook.Total < hook.Lambda+hook.Rest {
+		t.Errorf("webhook delivery: %+v", hook)
+	}
 	path := filepath.Join(t.TempDir(), "BENCHMARKS.md")
 	if err := rep.write(path); err != nil {
 		t.Fatal(err)
@@ -61,7 +69,7 @@ func TestReportCosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## What a million requests cost", "| get | 1.029 | 2 | 0.029 | 5600 | 5 | 1.00 |",
-		"create image, picture generated", "checked on " + cost.PricesRead, "$0.0000133334 per GB-second"} {
+		"create image, picture generated", "| webhook delivery | 7 | 2 | 6 |", "checked on " + cost.PricesRead, "$0.0000133334 per GB-second"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -216,9 +216,10 @@ func eventsApp(t *testing.T) (*app.App, *ddbtest.Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { hooks.srv.Close() })
-	t.Setenv(app.EnvWebhookQueue, hooks.url)
-	t.Setenv(app.EnvSQSEndpoint, hooks.srv.URL())
+	t.Cleanup(func() { hooks.Close() })
+	for k, v := range hooks.Vars() {
+		t.Setenv(k, v)
+	}
 	// A cold DynamoDB Local on a loaded machine can be slow at first; the
 	// statuses are what this test checks.
 	t.Setenv(app.EnvRequestTimeout, "60")

@@ -138,8 +138,8 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	defer hooks.srv.Close()
-	maps.Copy(vars, map[string]string{app.EnvWebhookQueue: hooks.url, app.EnvSQSEndpoint: hooks.srv.URL()})
+	defer hooks.Close()
+	maps.Copy(vars, hooks.Vars())
 	// Only pages of the local API's own origin may call it from a browser
 	// (unless the developer exports another): with "*" any web page could
 	// spend the demo key, and with BEDROCK=aws real money.
@@ -169,7 +169,7 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	}
 	// The webhook sender, fed by the local queue as the template's mapping
 	// feeds it in AWS.
-	if err := hooks.runSender(ctx, a, stderr); err != nil {
+	if err := runSender(ctx, hooks, a, stderr); err != nil {
 		return err
 	}
 	// The tally function, fed by the tables' streams whether generation is

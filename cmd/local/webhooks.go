@@ -2,26 +2,15 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"os"
 	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
 	"contentapi/shared/app"
+	"contentapi/shared/local/hooklocal"
 	"contentapi/shared/local/sqslocal"
-	"contentapi/shared/local/sqspoll"
-)
-
-// The local queues take the template's names.
-const (
-	deliveriesQueue = "WebhookDeliveries"
-	deliveriesDLQ   = "WebhookDeliveriesDLQ"
 )
 
 // EnvAllowLoopback lets make run's sender reach a receiver on 127.0.0.1 or
@@ -29,42 +18,17 @@ const (
 // so no deployment can.
 const EnvAllowLoopback = "WEBHOOKS_ALLOW_LOOPBACK"
 
-// webhookQueue is the local SQS with the deliveries' queue and its
-// dead-letter queue, set up as the template's (visibility timeout,
-// redrive after 12 receives).
-type webhookQueue struct {
-	srv    *sqslocal.Server
-	client *sqs.Client
-	url    string
-}
-
-func startWebhookQueue(ctx context.Context, port int) (*webhookQueue, error) {
-	srv, err := sqslocal.Start(sqslocal.Options{Addr: addr(port)})
-	if err != nil {
-		return nil, err
-	}
-	c := sqs.New(sqs.Options{Region: sqslocal.Region, BaseEndpoint: aws.String(srv.URL()),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
-	if _, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(deliveriesDLQ)}); err != nil {
-		srv.Close()
-		return nil, err
-	}
-	q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(deliveriesQueue), Attributes: map[string]string{
-		"VisibilityTimeout": "90",
-		"RedrivePolicy":     fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":12}`, sqslocal.ARN(deliveriesDLQ)),
-	}})
-	if err != nil {
-		srv.Close()
-		return nil, err
-	}
-	return &webhookQueue{srv: srv, client: c, url: *q.QueueUrl}, nil
+// startWebhookQueue starts the deliveries' queue on port (0: any free
+// port) of 127.0.0.1.
+func startWebhookQueue(ctx context.Context, port int) (*hooklocal.Queue, error) {
+	return hooklocal.Start(ctx, addr(port))
 }
 
 // webhookVars are the functions' settings that point at the local queue
 // on host and port (make run's: cmd/local invoke and sam local attach to it).
 func webhookVars(host string, port int) map[string]string {
 	endpoint := "http://" + net.JoinHostPort(host, strconv.Itoa(port))
-	return map[string]string{app.EnvWebhookQueue: sqslocal.QueueURL(endpoint, deliveriesQueue), app.EnvSQSEndpoint: endpoint}
+	return map[string]string{app.EnvWebhookQueue: sqslocal.QueueURL(endpoint, hooklocal.DeliveriesQueue), app.EnvSQSEndpoint: endpoint}
 }
 
 // localApp is the app as a function builds it from the environment, with
@@ -85,14 +49,13 @@ func localApp(ctx context.Context) (*app.App, error) {
 
 // runSender feeds the sender from the queue, as the template's mapping
 // does in AWS, until ctx ends.
-func (w *webhookQueue) runSender(ctx context.Context, a *app.App, stderr io.Writer) error {
+func runSender(ctx context.Context, q *hooklocal.Queue, a *app.App, stderr io.Writer) error {
 	send, err := a.Sender()
 	if err != nil {
 		return err
 	}
-	m := &sqspoll.Mapping{Queue: w.client, QueueURL: w.url, QueueARN: sqslocal.ARN(deliveriesQueue), BatchSize: 10, Handler: sqspoll.Handler(send)}
 	log := newLogger(stderr)
-	go m.Run(ctx, 100*time.Millisecond, func(err error) { log.Error("webhook sender", "error", err.Error()) })
+	go q.Run(ctx, send, 100*time.Millisecond, func(err error) { log.Error("webhook sender", "error", err.Error()) })
 	return nil
 }
 

@@ -31,6 +31,9 @@ type Prices struct {
 	// DataOut per GB from API Gateway to the internet (the first 10 TB a
 	// month).
 	DataOut float64
+	// SQS per million requests to a standard queue (each 64 KB chunk;
+	// the first million a month free).
+	SQS float64
 }
 
 // AWS are the prices as read on PricesRead from the sources the report
@@ -43,6 +46,7 @@ var AWS = Prices{
 	TextInput: 0.035, TextOutput: 0.14, Picture: 0.04,
 	S3Put:   0.005,
 	DataOut: 0.09,
+	SQS:     0.40,
 }
 
 // PricesRead is when AWS's prices were last checked.
@@ -63,6 +67,12 @@ const (
 	// create waits for generation, the function's duration runs.
 	TokensPerSecond = 200
 	PictureSeconds  = 4
+	// ReceiverMs is the assumed time a webhook receiver takes to answer
+	// (the sender's duration runs meanwhile; it gives up at 10 s), and
+	// sqsPerDelivery the queue's requests for one: the generator's send,
+	// the mapping's receive and delete.
+	ReceiverMs     = 250
+	sqsPerDelivery = 3
 )
 
 // Operation is what one request of an operation does.
@@ -99,7 +109,7 @@ type Model struct {
 	Prices                           Prices
 	PricesRead                       string
 	RoundTripMs, TokensPerSecond     int
-	PictureSeconds                   int
+	PictureSeconds, ReceiverMs       int
 	// Missing names what the table could not be computed from, if anything.
 	Missing string
 }
@@ -107,7 +117,7 @@ type Model struct {
 // New is an empty table for a function of memoryMB on arm64.
 func New(memoryMB int) *Model {
 	return &Model{MemoryMB: memoryMB, Prices: AWS, PricesRead: PricesRead, RoundTripMs: RoundTripMs,
-		TokensPerSecond: TokensPerSecond, PictureSeconds: PictureSeconds,
+		TokensPerSecond: TokensPerSecond, PictureSeconds: PictureSeconds, ReceiverMs: ReceiverMs,
 		CPUScale:            float64(vCPUMemoryMB) / float64(memoryMB),
 		LambdaPerSecondPerM: float64(memoryMB) / 1024 * AWS.LambdaARMGBSecond * 1e6}
 }
@@ -128,6 +138,25 @@ func (m *Model) Add(op Operation) Row {
 	}
 	r.DynamoDB = r.RRU*m.Prices.DynamoDBRead + r.WRU*m.Prices.DynamoDBWrite
 	r.Total = r.Gateway + r.DataOut + r.Lambda + r.DynamoDB + r.Rest
+	m.Rows = append(m.Rows, r)
+	return r
+}
+
+// Delivery prices a million webhook deliveries of one successful attempt
+// each, from their DynamoDB calls and units (the generator's publishing and
+// the sender's attempt): no API Gateway and no answer out; two Lambda
+// invocations at most, as a generation's end is a stream record of its own
+// for the generator and a delivery a message for the sender (batches share
+// invocations, so this is the most), their duration RoundTripMs per call
+// plus the sender's wait for the receiver; and the queue's requests,
+// priced in the rest.
+func (m *Model) Delivery(name string, calls, rru, wru float64) Row {
+	r := Row{Op: name, Calls: calls, RRU: rru, WRU: wru}
+	r.Ms = math.Ceil(calls*RoundTripMs + ReceiverMs)
+	r.Lambda = 2*m.Prices.LambdaRequests + r.Ms/1000*m.LambdaPerSecondPerM
+	r.DynamoDB = rru*m.Prices.DynamoDBRead + wru*m.Prices.DynamoDBWrite
+	r.Rest = sqsPerDelivery * m.Prices.SQS
+	r.Total = r.Lambda + r.DynamoDB + r.Rest
 	m.Rows = append(m.Rows, r)
 	return r
 }
