@@ -144,7 +144,11 @@ func run(ctx context.Context, o options) error {
 		os.Setenv(k, v)
 	}
 	// The webhooks' queue, in process, as make run has it.
-	hooks, err := hooklocal.Start(ctx, "")
+	queue, err := hooklocal.FromTemplate(tmpl)
+	if err != nil {
+		return err
+	}
+	hooks, err := hooklocal.Start(ctx, "", queue)
 	if err != nil {
 		return err
 	}

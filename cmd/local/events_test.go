@@ -212,7 +212,11 @@ func eventsApp(t *testing.T) (*app.App, *ddbtest.Env) {
 		t.Setenv(k, v)
 	}
 	// The webhooks' queue, as make run starts it.
-	hooks, err := startWebhookQueue(context.Background(), 0)
+	p, err := loadProject()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks, err := startWebhookQueue(context.Background(), p.tmpl, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,7 +131,7 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	base := "http://" + ln.Addr().String()
 	vars := withGeneration(ddblocal.EnvVars(p.tmpl, db.Endpoint(), tables), genEnv, cfg.Generation.RealBedrock)
 	// The webhooks' queue, in process, as the S3 server is.
-	hooks, err := startWebhookQueue(ctx, cfg.SQSPort)
+	hooks, err := startWebhookQueue(ctx, p.tmpl, cfg.SQSPort)
 	if err != nil && cfg.SQSPort != 0 {
 		return fmt.Errorf("%w (is port %d taken? set SQS_PORT to use another)", err, cfg.SQSPort)
 	}

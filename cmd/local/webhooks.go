@@ -10,6 +10,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/local/hooklocal"
+	"contentapi/shared/local/sam"
 	"contentapi/shared/local/sqslocal"
 )
 
@@ -19,9 +20,13 @@ import (
 const EnvAllowLoopback = "WEBHOOKS_ALLOW_LOOPBACK"
 
 // startWebhookQueue starts the deliveries' queue on port (0: any free
-// port) of 127.0.0.1.
-func startWebhookQueue(ctx context.Context, port int) (*hooklocal.Queue, error) {
-	return hooklocal.Start(ctx, addr(port))
+// port) of 127.0.0.1, as the template sets it and the sender's mapping.
+func startWebhookQueue(ctx context.Context, tmpl *sam.Template, port int) (*hooklocal.Queue, error) {
+	s, err := hooklocal.FromTemplate(tmpl)
+	if err != nil {
+		return nil, err
+	}
+	return hooklocal.Start(ctx, addr(port), s)
 }
 
 // webhookVars are the functions' settings that point at the local queue

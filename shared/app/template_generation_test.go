@@ -20,10 +20,12 @@ import (
 	"contentapi/shared/crud"
 	"contentapi/shared/generation"
 	"contentapi/shared/httpapi"
+	"contentapi/shared/local/hooklocal"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/streams"
 	"contentapi/shared/pictures"
 	"contentapi/shared/store"
+	"contentapi/shared/webhook"
 )
 
 // generationOn is the template's condition for everything generation
@@ -489,5 +491,52 @@ func TestTemplatePicturesBucket(t *testing.T) {
 	}
 	if !tlsOnly || !reflect.DeepEqual(policy.Properties["Bucket"], map[string]any{"Ref": "PicturesBucket"}) {
 		t.Errorf("PicturesBucketPolicy does not deny plain HTTP on the bucket and its objects: %v", policy.Properties)
+	}
+}
+
+// The webhooks' delivery runs on AWS's queueing: the sender takes the
+// deliveries' queue through its mapping with ReportBatchItemFailures (a
+// retry waits in the queue), the queue hides a message for at least six
+// times the sender's timeout (AWS's advice for a mapping), a message the
+// sender cannot process goes to the dead-letter queue only after more
+// receives than the schedule's attempts, and that queue has an alarm; the
+// sender's reserved concurrency is a parameter, none by default. The local
+// stack's queue takes the same settings (hooklocal.FromTemplate).
+func TestTemplateWebhookQueue(t *testing.T) {
+	tmpl := loadTemplate(t)
+	sender, err := tmpl.Function(app.SenderFunction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := hooklocal.FromTemplate(tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit := 6 * sender.Timeout(); time.Duration(s.Visibility)*time.Second < limit || sender.Timeout() <= webhook.DefaultTimeout {
+		t.Errorf("visibility %d s, the sender's timeout %v: want ≥ %v, and the timeout above an attempt's %v", s.Visibility, sender.Timeout(), limit, webhook.DefaultTimeout)
+	}
+	if attempts := len(webhook.DefaultSchedule) + 1; s.MaxReceives <= attempts {
+		t.Errorf("a message goes to the dead-letter queue after %d receives, not more than the %d attempts", s.MaxReceives, attempts)
+	}
+	q := tmpl.Resources[hooklocal.DeliveriesQueue].Properties
+	if dlq := fmt.Sprint(q["RedrivePolicy"].(map[string]any)["deadLetterTargetArn"]); dlq != fmt.Sprint(map[string]any{"Fn::GetAtt": []any{hooklocal.DeliveriesDLQ, "Arn"}}) {
+		t.Errorf("redrive to %s", dlq)
+	}
+	var mapping map[string]any
+	for _, ev := range sender.Properties["Events"].(map[string]any) {
+		if e := ev.(map[string]any); e["Type"] == "SQS" {
+			mapping = e["Properties"].(map[string]any)
+		}
+	}
+	if fmt.Sprint(mapping["Queue"]) != fmt.Sprint(map[string]any{"Fn::GetAtt": []any{hooklocal.DeliveriesQueue, "Arn"}}) ||
+		!slices.Contains(mapping["FunctionResponseTypes"].([]any), any("ReportBatchItemFailures")) {
+		t.Errorf("the sender's mapping: %v", mapping)
+	}
+	if id, _, _ := alarmOn(t, tmpl, "AWS/SQS", "ApproximateNumberOfMessagesVisible", hooklocal.DeliveriesDLQ); id == "" {
+		t.Error("no alarm on the dead-letter queue's messages")
+	}
+	if p := tmpl.Parameters["WebhookSenderReservedConcurrency"]; p.Type != "Number" || fmt.Sprint(p.Default) != "0" ||
+		!strings.Contains(fmt.Sprint(sender.Properties["ReservedConcurrentExecutions"]), "WebhookSenderReservedConcurrency") {
+		t.Errorf("the sender's reserved concurrency: %+v, %v", p, sender.Properties["ReservedConcurrentExecutions"])
 	}
 }

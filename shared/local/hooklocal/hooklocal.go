@@ -8,6 +8,7 @@ package hooklocal
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"contentapi/shared/app"
+	"contentapi/shared/local/sam"
 	"contentapi/shared/local/sqslocal"
 	"contentapi/shared/local/sqspoll"
 )
@@ -30,12 +32,57 @@ type Queue struct {
 	Server *sqslocal.Server
 	Client *sqs.Client
 	URL    string
+	batch  int
+}
+
+// Settings are the queue's and its mapping's, as template.yaml sets them.
+type Settings struct {
+	// Visibility is the queue's visibility timeout, in seconds;
+	// MaxReceives the receives after which a message goes to the
+	// dead-letter queue; BatchSize the most messages the mapping hands the
+	// sender at once.
+	Visibility, MaxReceives, BatchSize int
+}
+
+// FromTemplate reads the settings of the queue and of the sender's
+// mapping from the template.
+func FromTemplate(tmpl *sam.Template) (Settings, error) {
+	q, ok := tmpl.Resources[DeliveriesQueue]
+	if !ok {
+		return Settings{}, fmt.Errorf("hooklocal: the template has no %s", DeliveriesQueue)
+	}
+	sender, err := tmpl.Function(app.SenderFunction)
+	if err != nil {
+		return Settings{}, err
+	}
+	redrive, _ := q.Properties["RedrivePolicy"].(map[string]any)
+	var events map[string]any
+	for _, ev := range sender.Properties["Events"].(map[string]any) {
+		if e, _ := ev.(map[string]any); e["Type"] == "SQS" {
+			events, _ = e["Properties"].(map[string]any)
+		}
+	}
+	var s Settings
+	for _, v := range []struct {
+		into  *int
+		value any
+		name  string
+	}{{&s.Visibility, q.Properties["VisibilityTimeout"], "VisibilityTimeout"},
+		{&s.MaxReceives, redrive["maxReceiveCount"], "RedrivePolicy.maxReceiveCount"},
+		{&s.BatchSize, events["BatchSize"], app.SenderFunction + "'s SQS event's BatchSize"}} {
+		n, err := strconv.Atoi(fmt.Sprint(v.value))
+		if err != nil || n <= 0 {
+			return Settings{}, fmt.Errorf("hooklocal: %s in the template is %v, not a positive number", v.name, v.value)
+		}
+		*v.into = n
+	}
+	return s, nil
 }
 
 // Start serves the queues on addr ("" for a free port on 127.0.0.1), set
-// up as the template's: a visibility timeout of 90 s and a redrive to the
-// dead-letter queue after 12 receives.
-func Start(ctx context.Context, addr string) (*Queue, error) {
+// up with the template's settings: the visibility timeout and the redrive
+// to the dead-letter queue.
+func Start(ctx context.Context, addr string, s Settings) (*Queue, error) {
 	srv, err := sqslocal.Start(sqslocal.Options{Addr: addr})
 	if err != nil {
 		return nil, err
@@ -47,14 +94,14 @@ func Start(ctx context.Context, addr string) (*Queue, error) {
 		return nil, err
 	}
 	q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(DeliveriesQueue), Attributes: map[string]string{
-		"VisibilityTimeout": "90",
-		"RedrivePolicy":     fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":12}`, sqslocal.ARN(DeliveriesDLQ)),
+		"VisibilityTimeout": strconv.Itoa(s.Visibility),
+		"RedrivePolicy":     fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, sqslocal.ARN(DeliveriesDLQ), s.MaxReceives),
 	}})
 	if err != nil {
 		srv.Close()
 		return nil, err
 	}
-	return &Queue{Server: srv, Client: c, URL: *q.QueueUrl}, nil
+	return &Queue{Server: srv, Client: c, URL: *q.QueueUrl, batch: s.BatchSize}, nil
 }
 
 // Close stops the server.
@@ -68,7 +115,7 @@ func (q *Queue) Vars() map[string]string {
 // Run feeds send from the queue, as the template's mapping does in AWS,
 // until ctx ends, looking again after idle when the queue was empty.
 func (q *Queue) Run(ctx context.Context, send app.SenderHandler, idle time.Duration, onError func(error)) {
-	m := &sqspoll.Mapping{Queue: q.Client, QueueURL: q.URL, QueueARN: sqslocal.ARN(DeliveriesQueue), BatchSize: 10,
+	m := &sqspoll.Mapping{Queue: q.Client, QueueURL: q.URL, QueueARN: sqslocal.ARN(DeliveriesQueue), BatchSize: int32(q.batch),
 		Handler: sqspoll.Handler(send)}
 	m.Run(ctx, idle, onError)
 }
