@@ -28,7 +28,8 @@ func configVars() []string {
 		vars = append(vars, app.EnvDefaultMonthly(k))
 	}
 	return append(vars, app.EnvGeneration, app.EnvTextModel, app.EnvImageModel, app.EnvBedrockRegion,
-		app.EnvGenerationWait, app.EnvPicturesBucket, app.EnvBedrockEndpoint, app.EnvS3Endpoint)
+		app.EnvGenerationWait, app.EnvPicturesBucket, app.EnvBedrockEndpoint, app.EnvS3Endpoint,
+		app.EnvWebhooksTable, app.EnvWebhookQueue, app.EnvWebhookSeal, app.EnvSQSEndpoint)
 }
 
 // Generation is off unless GENERATION=on says so, and then needs its models.
@@ -275,5 +276,25 @@ func TestMisconfiguredFunctionStopsAtInit(t *testing.T) {
 				t.Errorf("the log does not name %s: %s", tc.want, out)
 			}
 		})
+	}
+}
+
+// The webhooks' settings come from the template's variables; the client's
+// options and the schedule never do: no variable, WEBHOOKS_ALLOW_LOOPBACK
+// included, lets a deployment reach loopback or shorten the retries.
+func TestWebhooksConfigFromEnv(t *testing.T) {
+	setConfigEnv(t, map[string]string{app.EnvKeysTable: "keys", app.EnvWebhooksTable: "hooks-1",
+		app.EnvWebhookQueue: "https://sqs.us-east-1.amazonaws.com/1/q", app.EnvWebhookSeal: "seal", app.EnvSQSEndpoint: ""})
+	t.Setenv("WEBHOOKS_ALLOW_LOOPBACK", "1")
+	c, err := app.ConfigFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := c.Webhooks
+	if w.Table != "hooks-1" || w.QueueURL != "https://sqs.us-east-1.amazonaws.com/1/q" || string(w.Seal) != "seal" || w.SQSEndpoint != "" {
+		t.Errorf("webhooks: %+v", w)
+	}
+	if w.Client.AllowLoopback || w.Client.Resolver != nil || w.Client.Timeout != 0 || w.Schedule != nil {
+		t.Errorf("the environment set the client or the schedule: %+v", w)
 	}
 }

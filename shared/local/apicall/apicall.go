@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"contentapi/shared/app"
+	"contentapi/shared/hookapi"
 	"contentapi/shared/local/localstack"
 	"contentapi/shared/usage"
 )
@@ -59,8 +60,8 @@ type Answer struct {
 // browsers and most HTTP clients do, unless header says otherwise.
 func (c *Client) Do(method, path string, form url.Values, header map[string]string) Answer {
 	h := c.Documents
-	// The first resource's function serves the usage too.
-	if strings.HasPrefix(path, "/api/v1/images") || strings.HasPrefix(path, usage.Path) {
+	// The first resource's function serves the usage and the webhooks too.
+	if strings.HasPrefix(path, "/api/v1/images") || strings.HasPrefix(path, usage.Path) || hookapi.Serves(path) {
 		h = c.Images
 	}
 	r := localstack.Request(context.Background(), method, "https://api.example.com"+path, c.Key, form)
