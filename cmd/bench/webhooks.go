@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 	"contentapi/shared/local/hooklocal"
 	"contentapi/shared/local/loadgen"
 	"contentapi/shared/local/sam"
+	"contentapi/shared/local/seed"
 	"contentapi/shared/local/sqslocal"
 	"contentapi/shared/webhook"
 )
@@ -169,8 +171,8 @@ func measureWebhooks(ctx context.Context, b *figures.Board, meter *ddbmeter.Mete
 	return measureSenderBuilt(ctx, b, builds, tmpl, endpoint, tables)
 }
 
-// measureDelivery adds calls_webhook_delivery and wru_webhook_delivery:
-// an event published to one endpoint (the account's endpoints read, the
+// measureDelivery adds calls, rru and wru_webhook_delivery: a ~5 KB
+// document's event published to one endpoint (the account's endpoints read, the
 // delivery recorded) and its one successful attempt (the delivery and the
 // endpoint read, the attempt claimed, recorded, the endpoint's health
 // kept), through the metered client.
@@ -187,8 +189,14 @@ func measureDelivery(ctx context.Context, b *figures.Board, meter *ddbmeter.Mete
 		return err
 	}
 	p := &hooksender.Publisher{Store: st, Queue: q.Client, QueueURL: q.URL}
-	ev := hooksender.Event{Account: account, Type: webhook.DocumentGenerated, At: time.Now(),
-		Data: json.RawMessage(`{"id":1}`), Identity: []string{"bench", account, "1"}}
+	// A document as GET shows it, with a result of the seed's size (~5
+	// KB): the delivery item holds the event, so its writes grow with it.
+	data, err := json.Marshal(map[string]any{"id": 1, "name": "Launch post", "result": strings.Repeat("x", seed.ResultBytes)})
+	if err != nil {
+		return err
+	}
+	ev := hooksender.Event{Account: account, Type: webhook.DocumentGenerated, At: time.Now(), Data: data,
+		Identity: []string{"bench", account, "1"}}
 	var publishErr error
 	published := meter.Measure(func() { publishErr = p.Publish(ctx, ev) })
 	if publishErr != nil {
