@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,17 +16,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"contentapi/shared/app"
 	"contentapi/shared/hookstore"
 	"contentapi/shared/local/sqslocal"
 	"contentapi/shared/local/sqspoll"
+	"contentapi/shared/local/streams"
 	"contentapi/shared/webhook"
 )
 
@@ -79,6 +83,7 @@ func withWebhooks(t testing.TB) func(*app.Config) *webhooksQueue {
 // registered for every event of account acme.
 type deliveryStack struct {
 	*genStack
+	hooks    *webhooksQueue
 	store    *hookstore.Store
 	endpoint hookstore.Endpoint
 	mu       sync.Mutex
@@ -94,7 +99,7 @@ func newDeliveryStack(t *testing.T, schedule webhook.Schedule, status func(n int
 		cfg.Webhooks.Client = webhook.Options{AllowLoopback: true}
 		cfg.Webhooks.Schedule = schedule
 	}})
-	d := &deliveryStack{genStack: g}
+	d := &deliveryStack{genStack: g, hooks: hooks}
 	var verifier *standardwebhooks.Webhook
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -222,5 +227,55 @@ func TestWebhookSecretsAreNeverReplayed(t *testing.T) {
 	}
 	if out.Count != 0 {
 		t.Errorf("the idempotency table keeps %d answers", out.Count)
+	}
+}
+
+// A generation's end met again (the stream's record delivered twice, a
+// batch retried) makes no second event: its delivery is the same item,
+// already succeeded, and the receiver hears of it once.
+func TestAGenerationsEndMetAgainIsDeliveredOnce(t *testing.T) {
+	d := newDeliveryStack(t, nil, func(int) int { return http.StatusNoContent })
+	r := d.form("POST", "/api/v1/documents", "name", "Launch", "prompt", "Our new espresso machine")
+	expect(t, r, 201)
+	d.received(t, 1)
+	table := d.env.Tables["DocumentsTable"]
+	out, err := d.env.Client.GetItem(t.Context(), &dynamodb.GetItemInput{
+		TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"account": stringAV("acme"), "id": numberAV(num(r.data()["id"]))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The write that ended it, as the stream carries it: running to done.
+	after := streams.Image(out.Item)
+	before := maps.Clone(after)
+	gen := maps.Clone(after["generation"].Map())
+	gen["status"] = events.NewStringAttribute("running")
+	before["generation"] = events.NewMapAttribute(gen)
+	ev := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{
+		EventName: "MODIFY", EventSourceArn: streams.Insert(table, out.Item).Records[0].EventSourceArn,
+		Change: events.DynamoDBStreamRecord{OldImage: before, NewImage: after, SequenceNumber: "2"},
+	}}}
+	for range 2 {
+		if resp, err := d.stream(t.Context(), ev); err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("the generator: %v %+v", err, resp)
+		}
+	}
+	// The copies the generator queued again are taken and let go.
+	eventually(t, "the queue drained", func() (bool, string) {
+		a, err := d.hooks.client.GetQueueAttributes(t.Context(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(d.hooks.cfg.QueueURL),
+			AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+				sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+		if err != nil {
+			return false, err.Error()
+		}
+		return a.Attributes["ApproximateNumberOfMessages"] == "0" && a.Attributes["ApproximateNumberOfMessagesNotVisible"] == "0", fmt.Sprint(a.Attributes)
+	})
+	if got := d.received(t, 1); len(got) != 1 {
+		t.Errorf("%d deliveries of one generation's end: %v", len(got), got)
+	}
+	log, err := d.store.Deliveries(t.Context(), "acme", d.endpoint.ID)
+	if err != nil || len(log) != 1 || log[0].Attempts != 1 || log[0].Status != hookstore.Succeeded {
+		t.Errorf("log %+v %v", log, err)
 	}
 }
