@@ -298,3 +298,28 @@ func TestWebhooksConfigFromEnv(t *testing.T) {
 		t.Errorf("the environment set the client or the schedule: %+v", w)
 	}
 }
+
+// A deployment's sender and endpoints API refuse to start without the
+// seal secret: the signing keys would be sealed under a key anyone can
+// derive. Only a local stack (DynamoDB Local) runs without one.
+func TestWebhooksNeedTheSealSecretInAWS(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	tables := map[string]string{}
+	for _, r := range app.Resources {
+		tables[r.Table()] = r.Table()
+	}
+	cfg := app.Config{Region: "us-east-1", KeysTable: "keys", Tables: tables,
+		Webhooks: app.WebhooksConfig{Table: "hooks", QueueURL: "https://sqs.us-east-1.amazonaws.com/1/q"}}
+	a := app.New(cfg, nil)
+	if _, err := a.Sender(); err == nil || !strings.Contains(err.Error(), app.EnvWebhookSeal) {
+		t.Errorf("sender without a seal: %v", err)
+	}
+	if _, err := a.Handler(app.Resources[0].Def.Name); err == nil || !strings.Contains(err.Error(), app.EnvWebhookSeal) {
+		t.Errorf("endpoints API without a seal: %v", err)
+	}
+	cfg.Webhooks.Seal = []byte("a deployment's secret")
+	if _, err := app.New(cfg, nil).Sender(); err != nil {
+		t.Errorf("sender with a seal: %v", err)
+	}
+}
