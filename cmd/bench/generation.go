@@ -101,7 +101,7 @@ func measureGeneration(ctx context.Context, b *figures.Board, meter *ddbmeter.Me
 
 	// The generator function's path: a record left pending, claimed and
 	// written back from its stream event.
-	stream, err := a.Stream()
+	stream, err := a.GeneratorEntry()
 	if err != nil {
 		return err
 	}

@@ -120,11 +120,11 @@ func measureWebhooks(ctx context.Context, b *figures.Board, meter *ddbmeter.Mete
 		b.Missing(fmt.Sprintf("register: %d %.300s", ans.Status, ans.Raw), "ms_webhook_local", "calls_webhook_delivery", "rru_webhook_delivery", "wru_webhook_delivery")
 		return nil
 	}
-	stream, err := a.Stream()
+	stream, err := a.GeneratorEntry()
 	if err != nil {
 		return err
 	}
-	send, err := a.Sender()
+	send, err := a.SenderEntry()
 	if err != nil {
 		return err
 	}
@@ -209,7 +209,7 @@ func measureDelivery(ctx context.Context, b *figures.Board, meter *ddbmeter.Mete
 		return nil
 	}
 	m := out.Messages[0]
-	send, err := app.New(cfg, metered).Sender()
+	send, err := app.New(cfg, metered).SenderEntry()
 	if err != nil {
 		return err
 	}

@@ -172,7 +172,7 @@ func TestEvents(t *testing.T) {
 	if err := auth.NewKeys(env.Client, os.Getenv(app.EnvKeysTable), auth.PublicChecksum).Import(ctx, auth.DemoKey, auth.DemoAccount, readWrite); err != nil {
 		t.Fatal(err)
 	}
-	fns, err := a.Functions()
+	fns, err := a.APIEntries()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestStreamEvents(t *testing.T) {
 		t.Errorf("%d stream events in events/, %d expected", len(files), len(expectedStream))
 	}
 	a, env := eventsApp(t)
-	fn, err := a.Stream()
+	fn, err := a.GeneratorEntry()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func invoke(ctx context.Context, file string, stdout, stderr io.Writer) error {
 			func(r events.DynamoDBTimeWindowEventResponse) int { return len(r.BatchItemFailures) })
 	}
 	if stream, ok, err := readStreamEvent(file); ok || err != nil {
-		return invokeStream(ctx, stdout, stderr, app.GeneratorFunction, stream, stream.Records, err, a.Stream,
+		return invokeStream(ctx, stdout, stderr, app.GeneratorFunction, stream, stream.Records, err, a.GeneratorEntry,
 			func(r events.DynamoDBEventResponse) int { return len(r.BatchItemFailures) })
 	}
 	ev, err := readEvent(file)
@@ -77,7 +77,7 @@ func invoke(ctx context.Context, file string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	fns, err := a.Functions()
+	fns, err := a.APIEntries()
 	if err != nil {
 		return err
 	}

@@ -151,7 +151,7 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	fns, err := a.Functions()
+	fns, err := a.APIEntries()
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	// event source mappings feed it in AWS (unless the developer exported
 	// GENERATION=off).
 	if os.Getenv(app.EnvGeneration) == "on" {
-		stream, err := a.Stream()
+		stream, err := a.GeneratorEntry()
 		if err != nil {
 			return err
 		}

@@ -55,7 +55,7 @@ func localApp(ctx context.Context) (*app.App, error) {
 // runSender feeds the sender from the queue, as the template's mapping
 // does in AWS, until ctx ends.
 func runSender(ctx context.Context, q *hooklocal.Queue, a *app.App, stderr io.Writer) error {
-	send, err := a.Sender()
+	send, err := a.SenderEntry()
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func newStack(t *testing.T) *stack {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	stream, err := a.Stream()
+	stream, err := a.GeneratorEntry()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func newStack(t *testing.T) *stack {
 	if _, err := genstack.Deliver(ctx, env.Client, env.Endpoint, tmpl, env.Tables, stream, quiet); err != nil {
 		t.Fatal(err)
 	}
-	fns, err := a.Functions()
+	fns, err := a.APIEntries()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,5 +13,5 @@ import (
 )
 
 func main() {
-	lambda.Start(app.MustStream(context.Background()))
+	lambda.Start(app.MustGenerator(context.Background()))
 }

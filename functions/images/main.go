@@ -10,5 +10,5 @@ import (
 )
 
 func main() {
-	lambda.Start(app.MustFunction(context.Background(), "images"))
+	lambda.Start(app.MustAPI(context.Background(), "images"))
 }

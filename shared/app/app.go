@@ -34,8 +34,12 @@ import (
 	"contentapi/shared/usage"
 )
 
-// Function is a Lambda entry point: exactly what lambda.Start receives.
-type Function func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+// APIEntry is a resource's API function's entry point (DocumentsFunction,
+// ImagesFunction): exactly what lambda.Start receives. Each function's entry
+// point is named one way: its type <F>Entry, built by (*App).<F>Entry and
+// started by functions/*/main.go as Must<F> (MustAPI, MustGenerator,
+// MustTally, MustSender).
+type APIEntry func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 
 // App holds what a warm function reuses across invocations.
 type App struct {
@@ -137,20 +141,20 @@ func ExtraRoutes(function string) []string {
 	return routes
 }
 
-// MustFunction is what a function's main starts: the entry point of the
+// MustAPI is what a function's main starts: the entry point of the
 // named resource ("images"), configured from the environment. A
 // misconfigured function stops here, at init, with the error in its log.
-func MustFunction(ctx context.Context, resource string) Function {
-	return must(ctx, func(a *App) (Function, error) { return a.Function(resource) })
+func MustAPI(ctx context.Context, resource string) APIEntry {
+	return must(ctx, func(a *App) (APIEntry, error) { return a.APIEntry(resource) })
 }
 
-// Functions are the Lambda entry points by the function's logical ID in
+// APIEntries are the API functions' entry points by the function's logical ID in
 // template.yaml, as functions/*/main.go start them. The local gateway and
 // the tests route to these.
-func (a *App) Functions() (map[string]Function, error) {
-	fns := map[string]Function{}
+func (a *App) APIEntries() (map[string]APIEntry, error) {
+	fns := map[string]APIEntry{}
 	for _, r := range a.resources() {
-		fn, err := a.Function(r.Def.Name)
+		fn, err := a.APIEntry(r.Def.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -159,8 +163,8 @@ func (a *App) Functions() (map[string]Function, error) {
 	return fns, nil
 }
 
-// Function is the entry point of the named resource's function.
-func (a *App) Function(resource string) (Function, error) {
+// APIEntry is the entry point of the named resource's function.
+func (a *App) APIEntry(resource string) (APIEntry, error) {
 	h, err := a.Handler(resource)
 	if err != nil {
 		return nil, err
@@ -288,7 +292,7 @@ func (a *App) withIdempotency(h http.Handler) http.Handler {
 // event the adapter's own writer would, for less. The adapter fails the
 // whole invocation on an event it cannot turn into a request (bad base64
 // body, unparsable path); those get a JSON 400 instead.
-func lambdaFunction(h http.Handler) Function {
+func lambdaFunction(h http.Handler) APIEntry {
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		if ev.IsBase64Encoded {
 			// Decoded here, once, so that bad base64 is a 400 rather than

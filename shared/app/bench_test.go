@@ -218,7 +218,7 @@ func setBenchCredentials(b *testing.B) {
 // benchDynamoDB. The app logs one JSON access
 // line per request, as in Lambda; here to /dev/null, so the logging is
 // timed but not shown.
-func benchFunction(b *testing.B) app.Function {
+func benchFunction(b *testing.B) app.APIEntry {
 	b.Helper()
 	db := benchDynamoDB(b)
 	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
@@ -240,7 +240,7 @@ func benchFunction(b *testing.B) app.Function {
 		LogLevel:           slog.LevelInfo,
 		LogOutput:          devNull,
 	}, db)
-	fn, err := a.Function("documents")
+	fn, err := a.APIEntry("documents")
 	if err != nil {
 		b.Fatal(err)
 	}

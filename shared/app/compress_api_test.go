@@ -71,7 +71,7 @@ func TestAnswersGoCompressed(t *testing.T) {
 	}
 	// The function's own answer, as API Gateway takes it: binary, so
 	// base64-encoded.
-	fns, err := s.app.Functions()
+	fns, err := s.app.APIEntries()
 	if err != nil {
 		t.Fatal(err)
 	}

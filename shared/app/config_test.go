@@ -220,17 +220,17 @@ func TestConfigFromEnvRefuses(t *testing.T) {
 func TestFunctionNeedsItsTable(t *testing.T) {
 	a := app.New(app.Config{KeysTable: "keys", LogOutput: os.Stderr}, nil)
 	for _, r := range app.Resources {
-		if _, err := a.Function(r.Def.Name); err == nil || !strings.Contains(err.Error(), r.TableEnv()) {
+		if _, err := a.APIEntry(r.Def.Name); err == nil || !strings.Contains(err.Error(), r.TableEnv()) {
 			t.Errorf("%s without its table: %v", r.Def.Name, err)
 		}
 	}
 	// The first resource's function serves the usage of every resource.
 	first, other := app.Resources[0], app.Resources[1]
 	own := app.New(app.Config{KeysTable: "keys", LogOutput: os.Stderr, Tables: map[string]string{first.Table(): "own"}}, nil)
-	if _, err := own.Function(first.Def.Name); err == nil || !strings.Contains(err.Error(), other.TableEnv()) {
+	if _, err := own.APIEntry(first.Def.Name); err == nil || !strings.Contains(err.Error(), other.TableEnv()) {
 		t.Errorf("%s without %s: %v", first.Def.Name, other.TableEnv(), err)
 	}
-	if _, err := a.Function("videos"); err == nil {
+	if _, err := a.APIEntry("videos"); err == nil {
 		t.Error("a function for an unknown resource")
 	}
 }
@@ -244,7 +244,7 @@ func TestInitHelper(t *testing.T) {
 	if os.Getenv(initHelperEnv) == "" {
 		t.Skip("helper process for TestMisconfiguredFunctionStopsAtInit")
 	}
-	app.MustFunction(context.Background(), os.Getenv(initHelperEnv))
+	app.MustAPI(context.Background(), os.Getenv(initHelperEnv))
 	os.Exit(0)
 }
 

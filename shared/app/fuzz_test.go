@@ -39,7 +39,7 @@ func FuzzEntryPoint(f *testing.F) {
 		f.Add(seed.method, seed.path, seed.query, seed.contentType, seed.body, seed.base64)
 	}
 	s := newStack(f)
-	fns, err := s.app.Functions()
+	fns, err := s.app.APIEntries()
 	if err != nil {
 		f.Fatal(err)
 	}

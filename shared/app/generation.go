@@ -20,9 +20,9 @@ import (
 // by the record tables' streams (functions/generator).
 const GeneratorFunction = "GeneratorFunction"
 
-// StreamFunction is the generator function's entry point: exactly what
+// GeneratorEntry is the generator function's entry point: exactly what
 // lambda.Start receives.
-type StreamFunction func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
+type GeneratorEntry func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
 
 // streamWriteBudget is what the generator function keeps of an
 // invocation's time for the write-back of a generation it runs.
@@ -83,9 +83,9 @@ func (a *App) generating(r Resource) (models, error) {
 	return m, err
 }
 
-// Stream is the generator function's entry point: every resource's table,
+// GeneratorEntry is the generator function's entry point: every resource's table,
 // by the name the configuration gives it.
-func (a *App) Stream() (StreamFunction, error) {
+func (a *App) GeneratorEntry() (GeneratorEntry, error) {
 	if !a.cfg.Generation.On {
 		return nil, errors.New(EnvGeneration + " is off: the generator function has nothing to do")
 	}
@@ -115,9 +115,9 @@ func (a *App) Stream() (StreamFunction, error) {
 	return s.Handle, nil
 }
 
-// MustStream is what the generator function's main starts, configured
+// MustGenerator is what the generator function's main starts, configured
 // from the environment; a misconfigured function stops here, at init.
-func MustStream(ctx context.Context) StreamFunction { return must(ctx, (*App).Stream) }
+func MustGenerator(ctx context.Context) GeneratorEntry { return must(ctx, (*App).GeneratorEntry) }
 
 // must is an entry point built by build from the environment, or the
 // function's end at init, with the reason in its log.

@@ -44,7 +44,7 @@ type genStack struct {
 	parts  *genstack.Stack
 	s3     *s3.Client
 	poller *streams.Poller
-	stream app.StreamFunction
+	stream app.GeneratorEntry
 }
 
 type genOptions struct {
@@ -81,7 +81,7 @@ func newGenStack(t *testing.T, o genOptions) *genStack {
 		}
 	})
 	g := &genStack{stack: s, parts: parts}
-	g.stream, err = s.app.Stream()
+	g.stream, err = s.app.GeneratorEntry()
 	if err != nil {
 		t.Fatal(err)
 	}

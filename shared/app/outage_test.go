@@ -42,7 +42,7 @@ func outageStack(t *testing.T, deadline time.Duration) (*stack, *faultproxy.Prox
 		cfg.RequestTimeout = deadline
 		c.configure(cfg)
 	})
-	fns, err := s.app.Functions()
+	fns, err := s.app.APIEntries()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // routing by template.yaml to the real Lambda entry points, so every test
 // request is turned into a payload 2.0 event as in AWS.
 func serve(t testing.TB, a *app.App) http.Handler {
-	fns, err := a.Functions()
+	fns, err := a.APIEntries()
 	if err != nil {
 		t.Fatal(err)
 	}

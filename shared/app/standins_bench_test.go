@@ -57,7 +57,7 @@ func BenchmarkStandIns(b *testing.B) {
 	ctx := context.Background()
 	for _, o := range benchOps(b, benchKey(b)) {
 		opName := o.name
-		call := func(fn app.Function) func() {
+		call := func(fn app.APIEntry) func() {
 			return func() {
 				if resp, err := fn(ctx, o.ev); err != nil || resp.StatusCode != http.StatusOK {
 					b.Fatalf("%v, status %d: %.300s", err, resp.StatusCode, resp.Body)
@@ -66,7 +66,7 @@ func BenchmarkStandIns(b *testing.B) {
 		}
 		b.Run("adapter/"+opName, func(b *testing.B) {
 			a := benchApp(b, benchDynamoDB(b))
-			fn, err := a.Function("documents")
+			fn, err := a.APIEntry("documents")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -81,11 +81,11 @@ func BenchmarkStandIns(b *testing.B) {
 			weigh(b, call(fn), call(library), floorOf(b, o.op))
 		})
 		b.Run("lambdasdk/"+opName, func(b *testing.B) {
-			ours, err := benchApp(b, benchDynamoDB(b)).Function("documents")
+			ours, err := benchApp(b, benchDynamoDB(b)).APIEntry("documents")
 			if err != nil {
 				b.Fatal(err)
 			}
-			library, err := benchApp(b, defaultOptionsDynamoDB(b)).Function("documents")
+			library, err := benchApp(b, defaultOptionsDynamoDB(b)).APIEntry("documents")
 			if err != nil {
 				b.Fatal(err)
 			}

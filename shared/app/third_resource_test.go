@@ -178,7 +178,7 @@ func createTableLike(t *testing.T, cfg *app.Config, tmpl *sam.Template, like, as
 // like's under its own path and function; it returns the server's URL.
 func serveWithRoutesLike(t *testing.T, a *app.App, tmpl *sam.Template, like, as string) string {
 	t.Helper()
-	fns, err := a.Functions()
+	fns, err := a.APIEntries()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,9 +39,9 @@ const (
 	EnvSQSEndpoint = "SQS_ENDPOINT"
 )
 
-// SenderHandler is the sender's entry point: exactly what lambda.Start
+// SenderEntry is the sender's entry point: exactly what lambda.Start
 // receives.
-type SenderHandler func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
+type SenderEntry func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 
 // Webhooks is what the webhooks' parts share: the table, the queue and the
 // seal.
@@ -222,10 +222,10 @@ func endedAt(s generation.State) time.Time {
 	return time.Unix(0, 0)
 }
 
-// Sender is the webhook sender's handler: in a deployment https to public
+// SenderEntry is the webhook sender's handler: in a deployment https to public
 // addresses only, on the contract's schedule (WebhooksConfig says who may
 // set otherwise).
-func (a *App) Sender() (SenderHandler, error) {
+func (a *App) SenderEntry() (SenderEntry, error) {
 	w, err := a.webhooks()
 	if err != nil {
 		return nil, err
@@ -249,4 +249,4 @@ func (a *App) Sender() (SenderHandler, error) {
 }
 
 // MustSender is what the sender function's main starts.
-func MustSender(ctx context.Context) SenderHandler { return must(ctx, (*App).Sender) }
+func MustSender(ctx context.Context) SenderEntry { return must(ctx, (*App).SenderEntry) }

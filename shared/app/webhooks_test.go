@@ -122,7 +122,7 @@ func newDeliveryStack(t *testing.T, schedule webhook.Schedule, status func(n int
 	}
 	d.endpoint = endpoint
 	verifier, _ = standardwebhooks.NewWebhook(secret)
-	send, err := g.app.Sender()
+	send, err := g.app.SenderEntry()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -135,7 +135,7 @@ func (s *Stack) Banner() string {
 // batches to fn. The mappings read from the streams' start
 // (TRIM_HORIZON), so nothing written before they run is missed.
 func Deliver(ctx context.Context, db *dynamodb.Client, endpoint string, tmpl *sam.Template, tables map[string]string,
-	fn app.StreamFunction, logger *slog.Logger) (*streams.Poller, error) {
+	fn app.GeneratorEntry, logger *slog.Logger) (*streams.Poller, error) {
 	return streams.Deliver(ctx, db, endpoint, tmpl, tables, app.GeneratorFunction, streams.Handler(fn), nil, logger)
 }
 

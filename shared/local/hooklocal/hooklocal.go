@@ -114,7 +114,7 @@ func (q *Queue) Vars() map[string]string {
 
 // Run feeds send from the queue, as the template's mapping does in AWS,
 // until ctx ends, looking again after idle when the queue was empty.
-func (q *Queue) Run(ctx context.Context, send app.SenderHandler, idle time.Duration, onError func(error)) {
+func (q *Queue) Run(ctx context.Context, send app.SenderEntry, idle time.Duration, onError func(error)) {
 	m := &sqspoll.Mapping{Queue: q.Client, QueueURL: q.URL, QueueARN: sqslocal.ARN(DeliveriesQueue), BatchSize: int32(q.batch),
 		Handler: sqspoll.Handler(send)}
 	m.Run(ctx, idle, onError)

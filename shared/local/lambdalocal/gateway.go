@@ -54,7 +54,7 @@ const MaxHeaderBytes = 10_240
 // and writes the function's response back the way API Gateway would.
 type Gateway struct {
 	Router    *Router
-	Functions map[string]app.Function  // by logical ID
+	Functions map[string]app.APIEntry  // by logical ID
 	Timeouts  map[string]time.Duration // by logical ID; a missing one means no limit
 	Log       *slog.Logger             // access log and function failures
 	Now       func() time.Time         // the request time; tests fix it
@@ -71,7 +71,7 @@ type Gateway struct {
 
 // NewGateway builds a gateway for the template's routes, calling fns (by
 // function logical ID) under the template's function timeouts.
-func NewGateway(tmpl *sam.Template, fns map[string]app.Function, log *slog.Logger) (*Gateway, error) {
+func NewGateway(tmpl *sam.Template, fns map[string]app.APIEntry, log *slog.Logger) (*Gateway, error) {
 	g := &Gateway{
 		Router:    NewRouter(tmpl.Routes()),
 		Functions: fns,

@@ -23,10 +23,10 @@ import (
 var fixedNow = time.Date(2026, 11, 21, 16, 48, 30, 123e6, time.UTC)
 
 // testGateway routes GET /items/{id}, ANY /items and $default to fn.
-func testGateway(fn app.Function) *Gateway {
+func testGateway(fn app.APIEntry) *Gateway {
 	return &Gateway{
 		Router:    NewRouter(routes("GET /items/{id}", "ANY /items", sam.DefaultRoute)),
-		Functions: map[string]app.Function{"F": fn},
+		Functions: map[string]app.APIEntry{"F": fn},
 		Timeouts:  map[string]time.Duration{"F": time.Second},
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now:       func() time.Time { return fixedNow },
@@ -239,7 +239,7 @@ func TestServeGatewayErrors(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		fn      app.Function
+		fn      app.APIEntry
 		req     func() *http.Request
 		status  int
 		message string
@@ -299,7 +299,7 @@ func TestServeRefusesAResponseOverLambdasLimit(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name   string
-		fn     app.Function
+		fn     app.APIEntry
 		status int
 	}{
 		// Each quote is two bytes escaped; the event's other fields fit in
@@ -317,7 +317,7 @@ func TestServeRefusesAResponseOverLambdasLimit(t *testing.T) {
 }
 
 // bodyOf is a function answering 200 with body as text.
-func bodyOf(body string) app.Function {
+func bodyOf(body string) app.APIEntry {
 	return func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		return events.APIGatewayV2HTTPResponse{StatusCode: 200, Body: body, Headers: map[string]string{"Content-Type": "text/plain"}}, nil
 	}
@@ -341,7 +341,7 @@ func TestNewGatewayNeedsAnEntryPointPerRoute(t *testing.T) {
 	stub := func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		return events.APIGatewayV2HTTPResponse{}, nil
 	}
-	fns := map[string]app.Function{}
+	fns := map[string]app.APIEntry{}
 	for _, r := range app.Resources {
 		fns[r.Function()] = stub
 	}
