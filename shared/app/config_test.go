@@ -312,14 +312,14 @@ func TestWebhooksNeedTheSealSecretInAWS(t *testing.T) {
 	cfg := app.Config{Region: "us-east-1", KeysTable: "keys", Tables: tables,
 		Webhooks: app.WebhooksConfig{Table: "hooks", QueueURL: "https://sqs.us-east-1.amazonaws.com/1/q"}}
 	a := app.New(cfg, nil)
-	if _, err := a.Sender(); err == nil || !strings.Contains(err.Error(), app.EnvWebhookSeal) {
+	if _, err := a.SenderEntry(); err == nil || !strings.Contains(err.Error(), app.EnvWebhookSeal) {
 		t.Errorf("sender without a seal: %v", err)
 	}
 	if _, err := a.Handler(app.Resources[0].Def.Name); err == nil || !strings.Contains(err.Error(), app.EnvWebhookSeal) {
 		t.Errorf("endpoints API without a seal: %v", err)
 	}
 	cfg.Webhooks.Seal = []byte("a deployment's secret")
-	if _, err := app.New(cfg, nil).Sender(); err != nil {
+	if _, err := app.New(cfg, nil).SenderEntry(); err != nil {
 		t.Errorf("sender with a seal: %v", err)
 	}
 }
