@@ -27,8 +27,8 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/hookstore"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sqslocal"
-	"contentapi/shared/local/sqspoll"
 	"contentapi/shared/local/streams"
 	"contentapi/shared/webhook"
 )
@@ -126,7 +126,7 @@ func newDeliveryStack(t *testing.T, schedule webhook.Schedule, status func(n int
 	if err != nil {
 		t.Fatal(err)
 	}
-	mapping := &sqspoll.Mapping{Queue: hooks.client, QueueURL: hooks.cfg.QueueURL, Handler: sqspoll.Handler(send)}
+	mapping := &lambdalocal.SQSMapping{Queue: hooks.client, QueueURL: hooks.cfg.QueueURL, Handler: lambdalocal.SQSHandler(send)}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go mapping.Run(ctx, 20*time.Millisecond, nil)

@@ -18,8 +18,8 @@ import (
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
 	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sqslocal"
-	"contentapi/shared/local/sqspoll"
 	"contentapi/shared/webhook"
 )
 
@@ -70,7 +70,7 @@ func newRig(t *testing.T) *rig {
 // poll is one turn of the event source mapping.
 func (r *rig) poll(t *testing.T) int {
 	t.Helper()
-	m := &sqspoll.Mapping{Queue: r.queue, QueueURL: r.url, Handler: r.sender.Handle}
+	m := &lambdalocal.SQSMapping{Queue: r.queue, QueueURL: r.url, Handler: r.sender.Handle}
 	n, err := m.Once(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,7 @@
 // make bench, tests): the deliveries' queue and its dead-letter queue as
 // template.yaml sets them, in an in-process SQS server that speaks SQS's
 // protocol to the SDK's client (sqslocal), feeding the sender as the
-// template's event source mapping does (sqspoll).
+// template's event source mapping does (lambdalocal.SQSMapping).
 package hooklocal
 
 import (
@@ -16,9 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"contentapi/shared/app"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/sqslocal"
-	"contentapi/shared/local/sqspoll"
 )
 
 // The queues take the template's names.
@@ -115,7 +115,7 @@ func (q *Queue) Vars() map[string]string {
 // Run feeds send from the queue, as the template's mapping does in AWS,
 // until ctx ends, looking again after idle when the queue was empty.
 func (q *Queue) Run(ctx context.Context, send app.SenderEntry, idle time.Duration, onError func(error)) {
-	m := &sqspoll.Mapping{Queue: q.Client, QueueURL: q.URL, QueueARN: sqslocal.ARN(DeliveriesQueue), BatchSize: int32(q.batch),
-		Handler: sqspoll.Handler(send)}
+	m := &lambdalocal.SQSMapping{Queue: q.Client, QueueURL: q.URL, QueueARN: sqslocal.ARN(DeliveriesQueue), BatchSize: int32(q.batch),
+		Handler: lambdalocal.SQSHandler(send)}
 	m.Run(ctx, idle, onError)
 }

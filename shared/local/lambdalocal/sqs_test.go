@@ -1,4 +1,4 @@
-package sqspoll_test
+package lambdalocal_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sqslocal"
-	"contentapi/shared/local/sqspoll"
 )
 
 type clock struct {
@@ -48,7 +48,7 @@ func setup(t *testing.T, bodies ...string) (*sqs.Client, string, *clock) {
 
 // bodies is a handler that records what it saw and reports the messages
 // whose body is in fail.
-func bodies(seen *[]string, fail ...string) sqspoll.Handler {
+func bodies(seen *[]string, fail ...string) lambdalocal.SQSHandler {
 	return func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		var resp events.SQSEventResponse
 		for _, r := range ev.Records {
@@ -68,7 +68,7 @@ func bodies(seen *[]string, fail ...string) sqspoll.Handler {
 func TestReportedFailuresStayTheRestIsDeleted(t *testing.T) {
 	c, url, clk := setup(t, "a", "b", "c")
 	var seen []string
-	m := &sqspoll.Mapping{Queue: c, QueueURL: url, QueueARN: sqslocal.ARN("q"), Handler: bodies(&seen, "b")}
+	m := &lambdalocal.SQSMapping{Queue: c, QueueURL: url, QueueARN: sqslocal.ARN("q"), Handler: bodies(&seen, "b")}
 	if n, err := m.Once(t.Context()); n != 3 || err != nil {
 		t.Fatalf("first batch: %d %v", n, err)
 	}
@@ -90,7 +90,7 @@ func TestReportedFailuresStayTheRestIsDeleted(t *testing.T) {
 // A handler error, or a report naming a message not in the batch, leaves
 // the whole batch in the queue.
 func TestAFailedBatchStaysWhole(t *testing.T) {
-	for name, h := range map[string]sqspoll.Handler{
+	for name, h := range map[string]lambdalocal.SQSHandler{
 		"error": func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 			return events.SQSEventResponse{}, errors.New("boom")
 		},
@@ -99,8 +99,8 @@ func TestAFailedBatchStaysWhole(t *testing.T) {
 		},
 	} {
 		c, url, clk := setup(t, "a", "b")
-		m := &sqspoll.Mapping{Queue: c, QueueURL: url, Handler: h}
-		if _, err := m.Once(t.Context()); !errors.Is(err, sqspoll.ErrBatchFailed) {
+		m := &lambdalocal.SQSMapping{Queue: c, QueueURL: url, Handler: h}
+		if _, err := m.Once(t.Context()); !errors.Is(err, lambdalocal.ErrSQSBatchFailed) {
 			t.Errorf("%s: %v", name, err)
 		}
 		clk.advance(30 * time.Second)
@@ -115,7 +115,7 @@ func TestAFailedBatchStaysWhole(t *testing.T) {
 func TestEventCarriesTheMappingsFields(t *testing.T) {
 	c, url, _ := setup(t, "x")
 	var got events.SQSMessage
-	m := &sqspoll.Mapping{Queue: c, QueueURL: url, QueueARN: sqslocal.ARN("q"), BatchSize: 1,
+	m := &lambdalocal.SQSMapping{Queue: c, QueueURL: url, QueueARN: sqslocal.ARN("q"), BatchSize: 1,
 		Handler: func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 			got = ev.Records[0]
 			return events.SQSEventResponse{}, nil
@@ -137,7 +137,7 @@ func TestRunPollsUntilCancelled(t *testing.T) {
 	defer cancel()
 	var mu sync.Mutex
 	var seen []string
-	m := &sqspoll.Mapping{Queue: c, QueueURL: url, BatchSize: 2, Handler: func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	m := &lambdalocal.SQSMapping{Queue: c, QueueURL: url, BatchSize: 2, Handler: func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, r := range ev.Records {
