@@ -24,7 +24,6 @@ import (
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/loadgen"
 	"contentapi/shared/local/sam"
-	"contentapi/shared/local/streams"
 	"contentapi/shared/store"
 )
 
@@ -197,5 +196,5 @@ func pendingEvent(ctx context.Context, c *apicall.Client, db *dynamodb.Client, t
 	if err != nil {
 		return events.DynamoDBEvent{}, err
 	}
-	return streams.Insert(table, out.Item), nil
+	return lambdalocal.StreamInsert(table, out.Item), nil
 }

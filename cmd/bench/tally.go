@@ -14,8 +14,8 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/local/figures"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
-	"contentapi/shared/local/streams"
 	"contentapi/shared/store"
 )
 
@@ -62,7 +62,7 @@ func (t *tallier) measure(m *ddbmeter.Meter, id int64, del func()) (ddbmeter.Tot
 			EventID: strconv.Itoa(t.seq), EventName: "MODIFY", EventSource: "aws:dynamodb",
 			EventSourceArn: "arn:aws:dynamodb:us-east-1:000000000000:table/" + t.table + "/stream/bench",
 			Change: events.DynamoDBStreamRecord{
-				OldImage: streams.Image(old), NewImage: streams.Image(tomb),
+				OldImage: lambdalocal.StreamImage(old), NewImage: lambdalocal.StreamImage(tomb),
 				SequenceNumber:              fmt.Sprintf("%021d", t.seq),
 				ApproximateCreationDateTime: events.SecondsEpochTime{Time: time.Now()},
 			},

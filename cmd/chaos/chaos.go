@@ -43,9 +43,9 @@ import (
 	"contentapi/shared/auth"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/figures"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/localstack"
 	"contentapi/shared/local/sam"
-	"contentapi/shared/local/streams"
 	"contentapi/shared/store"
 )
 
@@ -386,11 +386,11 @@ func tallied(ctx context.Context, db *dynamodb.Client, endpoint string) (func() 
 	if i < 0 {
 		return nil, errors.New("chaos: the template has no tally mapping of the documents table")
 	}
-	filter, err := streams.ParseFilter(all[i].Filters)
+	filter, err := lambdalocal.ParseStreamFilter(all[i].Filters)
 	if err != nil {
 		return nil, err
 	}
-	last, err := streams.Last(ctx, db, endpoint, "DocumentsTable", func(rec events.DynamoDBEventRecord) bool {
+	last, err := lambdalocal.LastSequenceNumbers(ctx, db, endpoint, "DocumentsTable", func(rec events.DynamoDBEventRecord) bool {
 		return filter.Match(rec) && rec.Change.Keys["account"].String() == chaosAccount
 	})
 	if err != nil {

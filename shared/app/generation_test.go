@@ -28,7 +28,7 @@ import (
 	"contentapi/shared/documents"
 	"contentapi/shared/local/bedrockstandin"
 	"contentapi/shared/local/genstack"
-	"contentapi/shared/local/streams"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/pictures"
 	"contentapi/shared/prompts"
 	"contentapi/shared/records"
@@ -43,7 +43,7 @@ type genStack struct {
 	*stack
 	parts  *genstack.Stack
 	s3     *s3.Client
-	poller *streams.Poller
+	poller *lambdalocal.StreamPoller
 	stream app.GeneratorEntry
 }
 

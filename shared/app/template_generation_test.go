@@ -21,8 +21,8 @@ import (
 	"contentapi/shared/generation"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/local/hooklocal"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
-	"contentapi/shared/local/streams"
 	"contentapi/shared/pictures"
 	"contentapi/shared/store"
 	"contentapi/shared/webhook"
@@ -341,7 +341,7 @@ func TestTemplateStreamMappings(t *testing.T) {
 
 // streamImage is a stored record as its stream shows it.
 func streamImage(_ *testing.T, item store.Item) map[string]events.DynamoDBAttributeValue {
-	return streams.Image(item)
+	return lambdalocal.StreamImage(item)
 }
 
 // record is a stored record with a generation state, and maybe a result.
@@ -409,7 +409,7 @@ func TestTemplateStreamFilters(t *testing.T) {
 		if m.Function != app.GeneratorFunction {
 			continue
 		}
-		f, err := streams.ParseFilter(m.Filters)
+		f, err := lambdalocal.ParseStreamFilter(m.Filters)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,8 +17,8 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/generation"
 	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
-	"contentapi/shared/local/streams"
 	"contentapi/shared/store"
 )
 
@@ -144,7 +144,7 @@ func TestTemplateTallyFilter(t *testing.T) {
 			continue
 		}
 		count++
-		f, err := streams.ParseFilter(m.Filters)
+		f, err := lambdalocal.ParseStreamFilter(m.Filters)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,7 +29,6 @@ import (
 	"contentapi/shared/hookstore"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sqslocal"
-	"contentapi/shared/local/streams"
 	"contentapi/shared/webhook"
 )
 
@@ -247,13 +246,13 @@ func TestAGenerationsEndMetAgainIsDeliveredOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The write that ended it, as the stream carries it: running to done.
-	after := streams.Image(out.Item)
+	after := lambdalocal.StreamImage(out.Item)
 	before := maps.Clone(after)
 	gen := maps.Clone(after["generation"].Map())
 	gen["status"] = events.NewStringAttribute("running")
 	before["generation"] = events.NewMapAttribute(gen)
 	ev := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{
-		EventName: "MODIFY", EventSourceArn: streams.Insert(table, out.Item).Records[0].EventSourceArn,
+		EventName: "MODIFY", EventSourceArn: lambdalocal.StreamInsert(table, out.Item).Records[0].EventSourceArn,
 		Change: events.DynamoDBStreamRecord{OldImage: before, NewImage: after, SequenceNumber: "2"},
 	}}}
 	for range 2 {

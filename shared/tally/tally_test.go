@@ -23,7 +23,7 @@ import (
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/faultproxy"
-	"contentapi/shared/local/streams"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/metrics"
 	"contentapi/shared/metrics/metricstest"
 	"contentapi/shared/records"
@@ -106,7 +106,7 @@ func (r *rig) deleted(account string, template int64) events.DynamoDBEventRecord
 		EventID: fmt.Sprint(r.seq), EventName: "MODIFY", EventSource: "aws:dynamodb",
 		EventSourceArn: "arn:aws:dynamodb:us-east-1:000000000000:table/" + r.docs.Name() + "/stream/2026-01-01T00:00:00.000",
 		Change: events.DynamoDBStreamRecord{
-			OldImage: streams.Image(live), NewImage: streams.Image(out.Item),
+			OldImage: lambdalocal.StreamImage(live), NewImage: lambdalocal.StreamImage(out.Item),
 			SequenceNumber:              fmt.Sprintf("%021d", 100+r.seq),
 			ApproximateCreationDateTime: events.SecondsEpochTime{Time: time.Now()},
 		},
@@ -367,7 +367,7 @@ func (r *rig) change(old, new store.Item) events.DynamoDBEventRecord {
 		EventID: fmt.Sprint(r.seq), EventName: "MODIFY", EventSource: "aws:dynamodb",
 		EventSourceArn: "arn:aws:dynamodb:us-east-1:000000000000:table/" + r.docs.Name() + "/stream/2026-01-01T00:00:00.000",
 		Change: events.DynamoDBStreamRecord{
-			OldImage: streams.Image(old), NewImage: streams.Image(new),
+			OldImage: lambdalocal.StreamImage(old), NewImage: lambdalocal.StreamImage(new),
 			SequenceNumber:              fmt.Sprintf("%021d", 100+r.seq),
 			ApproximateCreationDateTime: events.SecondsEpochTime{Time: time.Now()},
 		},

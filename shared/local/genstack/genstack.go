@@ -17,9 +17,9 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/bedrock"
 	"contentapi/shared/local/bedrockstandin"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/s3local"
 	"contentapi/shared/local/sam"
-	"contentapi/shared/local/streams"
 )
 
 // Bucket is the local pictures bucket.
@@ -135,14 +135,14 @@ func (s *Stack) Banner() string {
 // batches to fn. The mappings read from the streams' start
 // (TRIM_HORIZON), so nothing written before they run is missed.
 func Deliver(ctx context.Context, db *dynamodb.Client, endpoint string, tmpl *sam.Template, tables map[string]string,
-	fn app.GeneratorEntry, logger *slog.Logger) (*streams.Poller, error) {
-	return streams.Deliver(ctx, db, endpoint, tmpl, tables, app.GeneratorFunction, streams.Handler(fn), nil, logger)
+	fn app.GeneratorEntry, logger *slog.Logger) (*lambdalocal.StreamPoller, error) {
+	return lambdalocal.DeliverStreams(ctx, db, endpoint, tmpl, tables, app.GeneratorFunction, lambdalocal.StreamHandler(fn), nil, logger)
 }
 
 // DeliverTally runs the template's stream mappings of the tally function,
 // as Deliver does the generator's. They read from now on (LATEST):
 // Drained on the poller returns once they read.
 func DeliverTally(ctx context.Context, db *dynamodb.Client, endpoint string, tmpl *sam.Template, tables map[string]string,
-	fn app.TallyHandler, logger *slog.Logger) (*streams.Poller, error) {
-	return streams.Deliver(ctx, db, endpoint, tmpl, tables, app.TallyFunction, nil, streams.WindowHandler(fn), logger)
+	fn app.TallyHandler, logger *slog.Logger) (*lambdalocal.StreamPoller, error) {
+	return lambdalocal.DeliverStreams(ctx, db, endpoint, tmpl, tables, app.TallyFunction, nil, lambdalocal.StreamWindowHandler(fn), logger)
 }

@@ -8,10 +8,13 @@
 //     and handed one event, which is how make bench times cold starts;
 //   - the EventBridge schedules of template.yaml (RunSchedules): at the
 //     template's rate, the function's entry point gets a Scheduled Event.
+//   - the DynamoDB event source mapping (StreamPoller, StreamMapping): a
+//     table's stream read from DynamoDB Local and delivered to a function,
+//     filtered, batched and retried as template.yaml says;
 //   - the SQS event source mapping (SQSMapping): a queue's batches handed
 //     to a function, what it reports failed left to come back.
 //
-// Each was a package of its own (gateway, runtimeapi, schedules, sqspoll); they are
+// Each was a package of its own (gateway, runtimeapi, schedules, streams, sqspoll); they are
 // one because each stands in for the same thing, Lambda's runtime around a
 // function, and none is large enough to be a room of its own.
 package lambdalocal

@@ -12,8 +12,8 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
-	"contentapi/shared/local/streams"
 	"contentapi/shared/store"
 	"contentapi/shared/tally"
 )
@@ -24,7 +24,7 @@ const drainTimeout = time.Minute
 // Run is the tally running over one test's tables.
 type Run struct {
 	t      testing.TB
-	poller *streams.Poller
+	poller *lambdalocal.StreamPoller
 }
 
 // Tables are the record tables of env on db, as the tally function has
@@ -56,11 +56,11 @@ func Start(t testing.TB, env *ddbtest.Env, fn app.TallyHandler) *Run {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	mappings, err := streams.Mappings(tmpl, env.Tables, app.TallyFunction, nil, streams.WindowHandler(fn))
+	mappings, err := lambdalocal.StreamMappings(tmpl, env.Tables, app.TallyFunction, nil, lambdalocal.StreamWindowHandler(fn))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := streams.New(env.Client, env.Endpoint, warnings())
+	p := lambdalocal.NewStreamPoller(env.Client, env.Endpoint, warnings())
 	p.Interval = 20 * time.Millisecond
 	go func() { _ = p.Run(ctx, mappings...) }()
 	r := &Run{t: t, poller: p}

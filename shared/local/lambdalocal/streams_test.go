@@ -1,4 +1,4 @@
-package streams_test
+package lambdalocal_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/streams"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/streamevent"
 )
 
@@ -74,9 +74,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func run(t *testing.T, env *ddbtest.Env, m streams.Mapping) *streams.Poller {
+func run(t *testing.T, env *ddbtest.Env, m lambdalocal.StreamMapping) *lambdalocal.StreamPoller {
 	t.Helper()
-	p := streams.New(env.Client, env.Endpoint, slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	p := lambdalocal.NewStreamPoller(env.Client, env.Endpoint, slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	p.Interval = 20 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -92,12 +92,12 @@ func TestDeliversWhatTheFilterPasses(t *testing.T) {
 	env := ddbtest.New(t)
 	put(t, env, "1", "pending")
 	put(t, env, "2", "running")
-	f, err := streams.ParseFilter([]string{pendingOnly})
+	f, err := lambdalocal.ParseStreamFilter([]string{pendingOnly})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := &recorder{}
-	p := run(t, env, streams.Mapping{Table: env.Tables["ImagesTable"], Filter: f, Handler: rec.handle, Batch: 2, MaxRetries: 1, FromStart: true})
+	p := run(t, env, lambdalocal.StreamMapping{Table: env.Tables["ImagesTable"], Filter: f, Handler: rec.handle, Batch: 2, MaxRetries: 1, FromStart: true})
 	for _, id := range []string{"3", "4", "5"} {
 		put(t, env, id, "pending")
 	}
@@ -137,11 +137,11 @@ func TestRetriesAndGivesUp(t *testing.T) {
 		}
 		return events.DynamoDBEventResponse{}, nil
 	}
-	f, _ := streams.ParseFilter(nil)
+	f, _ := lambdalocal.ParseStreamFilter(nil)
 	for _, id := range []string{"1", "2", "3"} {
 		put(t, env, id, "pending")
 	}
-	p := run(t, env, streams.Mapping{Table: env.Tables["ImagesTable"], Filter: f, Handler: rec.handle, Batch: 10, MaxRetries: 2, Bisect: true, FromStart: true})
+	p := run(t, env, lambdalocal.StreamMapping{Table: env.Tables["ImagesTable"], Filter: f, Handler: rec.handle, Batch: 10, MaxRetries: 2, Bisect: true, FromStart: true})
 	waitFor(t, "the failed records given up", func() bool { return p.Failed() == 2 })
 	seen := rec.seen()
 	// 1,2,3 fails at 2; 2,3 twice more; then 2 and 3 go to the destination.
@@ -155,7 +155,7 @@ func TestRetriesAndGivesUp(t *testing.T) {
 
 func TestFilterRefusesWhatItCannotRead(t *testing.T) {
 	for _, bad := range []string{`{"a":["x"],`, `{"a":[{"numeric":[">",1]}]}`, `{"a":"x"}`, `{"a":[{"exists":"yes"}]}`} {
-		if _, err := streams.ParseFilter([]string{bad}); err == nil {
+		if _, err := lambdalocal.ParseStreamFilter([]string{bad}); err == nil {
 			t.Errorf("ParseFilter(%s) accepted it", bad)
 		}
 	}
@@ -165,9 +165,9 @@ func TestFilterRefusesWhatItCannotRead(t *testing.T) {
 // the tests and a first make run) delivers what is written after.
 func TestEmptyStreamAtStart(t *testing.T) {
 	env := ddbtest.New(t)
-	f, _ := streams.ParseFilter(nil)
+	f, _ := lambdalocal.ParseStreamFilter(nil)
 	rec := &recorder{}
-	p := run(t, env, streams.Mapping{Table: env.Tables["ImagesTable"], Filter: f, Handler: rec.handle, Batch: 10, MaxRetries: 1, FromStart: true})
+	p := run(t, env, lambdalocal.StreamMapping{Table: env.Tables["ImagesTable"], Filter: f, Handler: rec.handle, Batch: 10, MaxRetries: 1, FromStart: true})
 	put(t, env, "1", "pending")
 	waitFor(t, "the delivery", func() bool { return p.Delivered() == 1 })
 }
@@ -183,7 +183,7 @@ func TestImageRoundTrip(t *testing.T) {
 		"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "x"}}},
 		"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": &types.AttributeValueMemberN{Value: "1"}}},
 	}
-	if back := streamevent.Item(streams.Image(item)); !reflect.DeepEqual(back, item) {
+	if back := streamevent.Item(lambdalocal.StreamImage(item)); !reflect.DeepEqual(back, item) {
 		t.Fatalf("round trip:\n%#v\n%#v", back, item)
 	}
 }

@@ -1,13 +1,13 @@
-package streams
+package lambdalocal
 
 import (
 	"github.com/aws/aws-lambda-go/events"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// Image is an item as a stream record shows it, for events built by hand
+// StreamImage is an item as a stream record shows it, for events built by hand
 // (tests, the bench): the inverse of streamevent.Item.
-func Image(item map[string]ddbtypes.AttributeValue) map[string]events.DynamoDBAttributeValue {
+func StreamImage(item map[string]ddbtypes.AttributeValue) map[string]events.DynamoDBAttributeValue {
 	if item == nil {
 		return nil
 	}
@@ -41,16 +41,16 @@ func itemValue(v ddbtypes.AttributeValue) events.DynamoDBAttributeValue {
 		}
 		return events.NewListAttribute(list)
 	case *ddbtypes.AttributeValueMemberM:
-		return events.NewMapAttribute(Image(x.Value))
+		return events.NewMapAttribute(StreamImage(x.Value))
 	}
 	return events.NewNullAttribute()
 }
 
-// Insert is the event a table's stream delivers for one new item.
-func Insert(table string, item map[string]ddbtypes.AttributeValue) events.DynamoDBEvent {
+// StreamInsert is the event a table's stream delivers for one new item.
+func StreamInsert(table string, item map[string]ddbtypes.AttributeValue) events.DynamoDBEvent {
 	return events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{
 		EventID: "1", EventName: "INSERT", EventSource: "aws:dynamodb", EventVersion: "1.1", AWSRegion: "us-east-1",
 		EventSourceArn: "arn:aws:dynamodb:us-east-1:000000000000:table/" + table + "/stream/2026-01-01T00:00:00.000",
-		Change:         events.DynamoDBStreamRecord{NewImage: Image(item), SequenceNumber: "1", StreamViewType: "NEW_AND_OLD_IMAGES"},
+		Change:         events.DynamoDBStreamRecord{NewImage: StreamImage(item), SequenceNumber: "1", StreamViewType: "NEW_AND_OLD_IMAGES"},
 	}}}
 }

@@ -1,4 +1,4 @@
-// Package streams is Lambda's DynamoDB event source mapping on this
+// The DynamoDB mapping: StreamPoller is Lambda's DynamoDB event source mapping on this
 // machine: it reads DynamoDB Local's table streams and delivers
 // events.DynamoDBEvent batches to a function's entry point, filtered,
 // batched and retried as the template's AWS::Lambda::EventSourceMapping
@@ -8,7 +8,8 @@
 // which here is a log line and a count. A mapping with a tumbling window
 // delivers events.DynamoDBTimeWindowEvent batches instead, naming their
 // shard and carrying the window's state from one call to the next.
-package streams
+
+package lambdalocal
 
 import (
 	"context"
@@ -30,22 +31,22 @@ import (
 	"contentapi/shared/local/sam"
 )
 
-// Handler is a stream function's entry point, as lambda.Start takes it.
-type Handler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
+// StreamHandler is a stream function's entry point, as lambda.Start takes it.
+type StreamHandler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
 
-// WindowHandler is the entry point of a function whose mapping has a
+// StreamWindowHandler is the entry point of a function whose mapping has a
 // tumbling window.
-type WindowHandler func(context.Context, events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error)
+type StreamWindowHandler func(context.Context, events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error)
 
-// Mapping is one table's stream delivered to a handler.
-type Mapping struct {
+// StreamMapping is one table's stream delivered to a handler.
+type StreamMapping struct {
 	// Table is the table's name.
 	Table  string
-	Filter *Filter
+	Filter *StreamFilter
 	// Handler takes the batches, or WindowHandler when the mapping has a
 	// tumbling Window.
-	Handler       Handler
-	WindowHandler WindowHandler
+	Handler       StreamHandler
+	WindowHandler StreamWindowHandler
 	Window        time.Duration
 	// Batch is the most records per delivery; MaxRetries how often a
 	// failed batch is delivered again before it goes to the on-failure
@@ -59,19 +60,19 @@ type Mapping struct {
 	FromStart bool
 }
 
-// FromTemplate is the mapping the template declares for a table (by
+// StreamFromTemplate is the mapping the template declares for a table (by
 // logical ID), under the table's name here, delivered to handler or, for a
 // mapping with a tumbling window, to windowed.
-func FromTemplate(m sam.StreamMapping, table string, handler Handler, windowed WindowHandler) (Mapping, error) {
-	f, err := ParseFilter(m.Filters)
+func StreamFromTemplate(m sam.StreamMapping, table string, handler StreamHandler, windowed StreamWindowHandler) (StreamMapping, error) {
+	f, err := ParseStreamFilter(m.Filters)
 	if err != nil {
-		return Mapping{}, fmt.Errorf("%s: %w", m.LogicalID, err)
+		return StreamMapping{}, fmt.Errorf("%s: %w", m.LogicalID, err)
 	}
 	batch := m.BatchSize
 	if batch == 0 {
 		batch = 100 // Lambda's default for streams
 	}
-	out := Mapping{
+	out := StreamMapping{
 		Table: table, Filter: f, Batch: batch, MaxRetries: m.MaximumRetryAttempts,
 		Bisect: m.BisectBatchOnFunctionError, FromStart: m.StartingPosition == "TRIM_HORIZON",
 		Window: time.Duration(m.TumblingWindowInSeconds) * time.Second,
@@ -82,20 +83,20 @@ func FromTemplate(m sam.StreamMapping, table string, handler Handler, windowed W
 		out.Handler = handler
 	}
 	if out.Handler == nil && out.WindowHandler == nil {
-		return Mapping{}, fmt.Errorf("%s: no entry point of its kind (tumbling window: %v)", m.LogicalID, out.Window > 0)
+		return StreamMapping{}, fmt.Errorf("%s: no entry point of its kind (tumbling window: %v)", m.LogicalID, out.Window > 0)
 	}
 	return out, nil
 }
 
-// Deliver runs the template's stream mappings of a function (by logical
+// DeliverStreams runs the template's stream mappings of a function (by logical
 // ID) over the tables (names by logical ID) until ctx ends: see Mappings.
-func Deliver(ctx context.Context, db *dynamodb.Client, endpoint string, tmpl *sam.Template, tables map[string]string,
-	function string, handler Handler, windowed WindowHandler, logger *slog.Logger) (*Poller, error) {
-	mappings, err := Mappings(tmpl, tables, function, handler, windowed)
+func DeliverStreams(ctx context.Context, db *dynamodb.Client, endpoint string, tmpl *sam.Template, tables map[string]string,
+	function string, handler StreamHandler, windowed StreamWindowHandler, logger *slog.Logger) (*StreamPoller, error) {
+	mappings, err := StreamMappings(tmpl, tables, function, handler, windowed)
 	if err != nil {
 		return nil, err
 	}
-	p := New(db, endpoint, logger)
+	p := NewStreamPoller(db, endpoint, logger)
 	go func() {
 		if err := p.Run(ctx, mappings...); err != nil {
 			logger.Error("streams: delivery stopped", "function", function, "error", err.Error())
@@ -104,15 +105,15 @@ func Deliver(ctx context.Context, db *dynamodb.Client, endpoint string, tmpl *sa
 	return p, nil
 }
 
-// Mappings are the template's stream mappings of a function (by logical
+// StreamMappings are the template's stream mappings of a function (by logical
 // ID) over the tables (names by logical ID), handing their batches to
 // handler, or to windowed for mappings with a tumbling window.
-func Mappings(tmpl *sam.Template, tables map[string]string, function string, handler Handler, windowed WindowHandler) ([]Mapping, error) {
+func StreamMappings(tmpl *sam.Template, tables map[string]string, function string, handler StreamHandler, windowed StreamWindowHandler) ([]StreamMapping, error) {
 	all, err := tmpl.StreamMappings()
 	if err != nil {
 		return nil, err
 	}
-	var mappings []Mapping
+	var mappings []StreamMapping
 	for _, m := range all {
 		if m.Function != function {
 			continue
@@ -121,7 +122,7 @@ func Mappings(tmpl *sam.Template, tables map[string]string, function string, han
 		if !ok {
 			return nil, fmt.Errorf("streams: no local table for %s", m.Table)
 		}
-		mapping, err := FromTemplate(m, table, handler, windowed)
+		mapping, err := StreamFromTemplate(m, table, handler, windowed)
 		if err != nil {
 			return nil, err
 		}
@@ -130,8 +131,8 @@ func Mappings(tmpl *sam.Template, tables map[string]string, function string, han
 	return mappings, nil
 }
 
-// Poller runs mappings until its context ends.
-type Poller struct {
+// StreamPoller runs mappings until its context ends.
+type StreamPoller struct {
 	db      *dynamodb.Client
 	streams *dynamodbstreams.Client
 	logger  *slog.Logger
@@ -152,25 +153,25 @@ type Poller struct {
 	wake      chan struct{}
 }
 
-// New polls the streams of the tables db holds.
-func New(db *dynamodb.Client, endpoint string, logger *slog.Logger) *Poller {
+// NewStreamPoller polls the streams of the tables db holds.
+func NewStreamPoller(db *dynamodb.Client, endpoint string, logger *slog.Logger) *StreamPoller {
 	streams := dynamodbstreams.New(dynamodbstreams.Options{
 		Region: db.Options().Region, Credentials: db.Options().Credentials,
 		BaseEndpoint: aws.String(endpoint), HTTPClient: db.Options().HTTPClient,
 	})
-	return &Poller{db: db, streams: streams, logger: logger, Interval: 250 * time.Millisecond,
+	return &StreamPoller{db: db, streams: streams, logger: logger, Interval: 250 * time.Millisecond,
 		described: map[string]time.Time{}, idle: map[string]time.Time{}, wake: make(chan struct{})}
 }
 
 // Delivered is how many records the handlers have taken; Failed how many
 // went to the on-failure destination after their retries.
-func (p *Poller) Delivered() int64 { return p.delivered.Load() }
-func (p *Poller) Failed() int64    { return p.failed.Load() }
+func (p *StreamPoller) Delivered() int64 { return p.delivered.Load() }
+func (p *StreamPoller) Failed() int64    { return p.failed.Load() }
 
 // Drained returns once every record written to the mappings' tables before
 // the call has been read and delivered (or has gone to the on-failure
 // destination), or when ctx ends.
-func (p *Poller) Drained(ctx context.Context) error {
+func (p *StreamPoller) Drained(ctx context.Context) error {
 	since := time.Now()
 	p.mu.Lock()
 	close(p.wake)
@@ -189,16 +190,16 @@ func (p *Poller) Drained(ctx context.Context) error {
 }
 
 // checkFunctions refuses a mapping whose function does not take what it delivers.
-func checkFunctions(mappings []Mapping) error {
+func checkFunctions(mappings []StreamMapping) error {
 	for _, m := range mappings {
 		if (m.Window > 0) != (m.WindowHandler != nil) || (m.Window == 0) != (m.Handler != nil) {
-			return fmt.Errorf("streams: %s: a mapping with a tumbling window takes a WindowHandler, any other a Handler", m.Table)
+			return fmt.Errorf("streams: %s: a mapping with a tumbling window takes a StreamWindowHandler, any other a StreamHandler", m.Table)
 		}
 	}
 	return nil
 }
 
-func (p *Poller) drainedSince(since time.Time) bool {
+func (p *StreamPoller) drainedSince(since time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.tables) == 0 {
@@ -218,7 +219,7 @@ func (p *Poller) drainedSince(since time.Time) bool {
 }
 
 // Run polls every mapping until ctx ends.
-func (p *Poller) Run(ctx context.Context, mappings ...Mapping) error {
+func (p *StreamPoller) Run(ctx context.Context, mappings ...StreamMapping) error {
 	if err := checkFunctions(mappings); err != nil {
 		return err
 	}
@@ -241,7 +242,7 @@ func (p *Poller) Run(ctx context.Context, mappings ...Mapping) error {
 
 // table follows one table's stream: its shards as they appear, each read
 // after its parent is done, as Lambda reads them.
-func (p *Poller) table(ctx context.Context, m Mapping) error {
+func (p *StreamPoller) table(ctx context.Context, m StreamMapping) error {
 	d, err := p.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(m.Table)})
 	if err != nil {
 		return fmt.Errorf("streams: %s: %w", m.Table, err)
@@ -309,7 +310,7 @@ func (p *Poller) table(ctx context.Context, m Mapping) error {
 // on a quiet shard, and a LATEST iterator taken again would skip what was
 // written meanwhile, where one after the last record read, or from the
 // start of a shard that was empty, does not.
-func (p *Poller) shard(ctx context.Context, m Mapping, arn, shard string, fromStart bool) {
+func (p *StreamPoller) shard(ctx context.Context, m StreamMapping, arn, shard string, fromStart bool) {
 	kind := types.ShardIteratorTypeTrimHorizon
 	passOver := !fromStart
 	var last string // the sequence number of the last record read
@@ -378,7 +379,7 @@ func (p *Poller) shard(ctx context.Context, m Mapping, arn, shard string, fromSt
 }
 
 // idleSince notes that a shard had nothing more to deliver at a time.
-func (p *Poller) idleSince(m Mapping, shard string, at time.Time) {
+func (p *StreamPoller) idleSince(m StreamMapping, shard string, at time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.idle[m.Table+"/"+shard] = at
@@ -386,7 +387,7 @@ func (p *Poller) idleSince(m Mapping, shard string, at time.Time) {
 
 // iterator starts reading a shard where kind says, or after the record
 // last read.
-func (p *Poller) iterator(ctx context.Context, arn, shard string, kind types.ShardIteratorType, last string) (*string, error) {
+func (p *StreamPoller) iterator(ctx context.Context, arn, shard string, kind types.ShardIteratorType, last string) (*string, error) {
 	in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: aws.String(shard), ShardIteratorType: kind}
 	if last != "" {
 		in.ShardIteratorType, in.SequenceNumber = types.ShardIteratorTypeAfterSequenceNumber, aws.String(last)
@@ -408,7 +409,7 @@ type position struct {
 
 // invoke calls the mapping's function with a batch and returns the
 // records it reported failed.
-func (p *Poller) invoke(ctx context.Context, m Mapping, at *position, batch []events.DynamoDBEventRecord) ([]events.DynamoDBBatchItemFailure, error) {
+func (p *StreamPoller) invoke(ctx context.Context, m StreamMapping, at *position, batch []events.DynamoDBEventRecord) ([]events.DynamoDBBatchItemFailure, error) {
 	if m.WindowHandler == nil {
 		resp, err := m.Handler(ctx, events.DynamoDBEvent{Records: batch})
 		return resp.BatchItemFailures, err
@@ -436,7 +437,7 @@ func (p *Poller) invoke(ctx context.Context, m Mapping, at *position, batch []ev
 
 // deliver hands a batch to the function until it succeeds, its retries are
 // spent, or (bisecting) its halves are delivered on their own.
-func (p *Poller) deliver(ctx context.Context, m Mapping, at *position, batch []events.DynamoDBEventRecord, tries int) {
+func (p *StreamPoller) deliver(ctx context.Context, m StreamMapping, at *position, batch []events.DynamoDBEventRecord, tries int) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		failures, err := p.invoke(ctx, m, at, batch)
@@ -477,7 +478,7 @@ func (p *Poller) deliver(ctx context.Context, m Mapping, at *position, batch []e
 	}
 }
 
-func (p *Poller) toDestination(m Mapping, batch []events.DynamoDBEventRecord, err error) {
+func (p *StreamPoller) toDestination(m StreamMapping, batch []events.DynamoDBEventRecord, err error) {
 	p.failed.Add(int64(len(batch)))
 	msg := "the function reported them failed"
 	if err != nil {
@@ -538,14 +539,14 @@ func image(m map[string]types.AttributeValue) (map[string]events.DynamoDBAttribu
 		return nil, nil
 	}
 	item, err := attributevalue.FromDynamoDBStreamsMap(m)
-	return Image(item), err
+	return StreamImage(item), err
 }
 
-// Last is, by shard, the sequence number of the last record of a table's
+// LastSequenceNumbers is, by shard, the sequence number of the last record of a table's
 // stream that keep keeps, read from every shard's start to its end now:
 // what a mapping has delivered once it has caught up.
-func Last(ctx context.Context, db *dynamodb.Client, endpoint, table string, keep func(events.DynamoDBEventRecord) bool) (map[string]string, error) {
-	p := New(db, endpoint, nil)
+func LastSequenceNumbers(ctx context.Context, db *dynamodb.Client, endpoint, table string, keep func(events.DynamoDBEventRecord) bool) (map[string]string, error) {
+	p := NewStreamPoller(db, endpoint, nil)
 	d, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package streams
+package lambdalocal
 
 import (
 	"encoding/json"
@@ -9,18 +9,18 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 )
 
-// Filter is an event source mapping's FilterCriteria: a record passes when
+// StreamFilter is an event source mapping's FilterCriteria: a record passes when
 // any of its patterns matches it. The patterns are Lambda's event
 // filtering syntax (EventBridge's); this implements the part of it a
 // template may use here, exact values, exists and prefix, and refuses the
 // rest when parsing, so that a pattern it would misread never runs.
-type Filter struct {
+type StreamFilter struct {
 	patterns []map[string]any
 }
 
-// ParseFilter compiles the patterns; none means every record passes.
-func ParseFilter(patterns []string) (*Filter, error) {
-	f := &Filter{}
+// ParseStreamFilter compiles the patterns; none means every record passes.
+func ParseStreamFilter(patterns []string) (*StreamFilter, error) {
+	f := &StreamFilter{}
 	for _, p := range patterns {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(p), &m); err != nil {
@@ -73,7 +73,7 @@ func check(pattern map[string]any) error {
 }
 
 // Match reports whether the record passes the filter.
-func (f *Filter) Match(rec events.DynamoDBEventRecord) bool {
+func (f *StreamFilter) Match(rec events.DynamoDBEventRecord) bool {
 	if len(f.patterns) == 0 {
 		return true
 	}

@@ -1,4 +1,4 @@
-package streams_test
+package lambdalocal_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/streams"
+	"contentapi/shared/local/lambdalocal"
 )
 
 // windowRecorder is a windowed function that counts its calls in the
@@ -72,13 +72,13 @@ func (w *windowRecorder) seen() (ids, shards, states []string) {
 func TestWindowedMapping(t *testing.T) {
 	env := ddbtest.New(t)
 	put(t, env, "1", "pending") // before: passed over
-	f, _ := streams.ParseFilter(nil)
+	f, _ := lambdalocal.ParseStreamFilter(nil)
 	w := &windowRecorder{failures: 4}
-	p := streams.New(env.Client, env.Endpoint, slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	p := lambdalocal.NewStreamPoller(env.Client, env.Endpoint, slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	p.Interval = 20 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	m := streams.Mapping{Table: env.Tables["ImagesTable"], Filter: f, WindowHandler: w.handle, Window: time.Hour, Batch: 1, MaxRetries: -1}
+	m := lambdalocal.StreamMapping{Table: env.Tables["ImagesTable"], Filter: f, WindowHandler: w.handle, Window: time.Hour, Batch: 1, MaxRetries: -1}
 	go func() { _ = p.Run(ctx, m) }()
 	drained := func() {
 		t.Helper()
@@ -109,7 +109,7 @@ func TestWindowedMapping(t *testing.T) {
 		t.Fatalf("delivered %d, failed %d", p.Delivered(), p.Failed())
 	}
 	// What a caught-up mapping has delivered last, read off the stream.
-	last, err := streams.Last(ctx, env.Client, env.Endpoint, env.Tables["ImagesTable"], func(r events.DynamoDBEventRecord) bool {
+	last, err := lambdalocal.LastSequenceNumbers(ctx, env.Client, env.Endpoint, env.Tables["ImagesTable"], func(r events.DynamoDBEventRecord) bool {
 		return r.Change.Keys["id"].Number() != "3"
 	})
 	if err != nil || len(last) != 1 {
@@ -124,13 +124,13 @@ func TestWindowedMapping(t *testing.T) {
 
 // A mapping whose function takes the other kind of event is refused.
 func TestWindowedMappingNeedsAWindowHandler(t *testing.T) {
-	f, _ := streams.ParseFilter(nil)
+	f, _ := lambdalocal.ParseStreamFilter(nil)
 	h := func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		return events.DynamoDBEventResponse{}, nil
 	}
 	env := ddbtest.New(t)
-	p := streams.New(env.Client, env.Endpoint, slog.Default())
-	if err := p.Run(context.Background(), streams.Mapping{Table: env.Tables["ImagesTable"], Filter: f, Handler: h, Window: time.Minute}); err == nil {
+	p := lambdalocal.NewStreamPoller(env.Client, env.Endpoint, slog.Default())
+	if err := p.Run(context.Background(), lambdalocal.StreamMapping{Table: env.Tables["ImagesTable"], Filter: f, Handler: h, Window: time.Minute}); err == nil {
 		t.Fatal("a windowed mapping ran a plain handler")
 	}
 }
