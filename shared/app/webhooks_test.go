@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -30,6 +28,7 @@ import (
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sqslocal"
 	"contentapi/shared/webhook"
+	"contentapi/shared/webhook/webhooktest"
 )
 
 // A document generated in the request reaches its account's endpoint,
@@ -40,20 +39,6 @@ import (
 type webhooksQueue struct {
 	client *sqs.Client
 	cfg    app.WebhooksConfig
-}
-
-// publicResolver answers hooks.example.com with a public address and
-// internal.example.com with a private one; no other name resolves.
-type publicResolver struct{}
-
-func (publicResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	switch host {
-	case "hooks.example.com":
-		return []netip.Addr{netip.MustParseAddr("93.184.215.14")}, nil
-	case "internal.example.com":
-		return []netip.Addr{netip.MustParseAddr("10.0.0.1")}, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
 
 // withWebhooks gives a stack's configuration the webhooks: the template's
@@ -72,7 +57,7 @@ func withWebhooks(t testing.TB) func(*app.Config) *webhooksQueue {
 			t.Fatal(err)
 		}
 		cfg.Webhooks = app.WebhooksConfig{Table: cfg.Tables["WebhooksTable"], QueueURL: *created.QueueUrl, SQSEndpoint: q.URL(),
-			Client: webhook.Options{Resolver: publicResolver{}}}
+			Client: webhook.Options{Resolver: webhooktest.Resolver{}}}
 		return &webhooksQueue{client: c, cfg: cfg.Webhooks}
 	}
 }

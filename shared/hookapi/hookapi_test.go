@@ -1,12 +1,9 @@
 package hookapi_test
 
 import (
-	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"testing"
 
@@ -22,21 +19,8 @@ import (
 	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/sqslocal"
 	"contentapi/shared/webhook"
+	"contentapi/shared/webhook/webhooktest"
 )
-
-// resolver answers hooks.example.com with a public address and
-// internal.example.com with a private one.
-type resolver struct{}
-
-func (resolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	switch host {
-	case "hooks.example.com":
-		return []netip.Addr{netip.MustParseAddr("93.184.215.14")}, nil
-	case "internal.example.com":
-		return []netip.Addr{netip.MustParseAddr("10.0.0.1")}, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-}
 
 type api struct {
 	h http.Handler
@@ -56,7 +40,7 @@ func newAPI(t *testing.T) *api {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &hookapi.API{Store: st, Client: webhook.NewClient(webhook.Options{Resolver: resolver{}}),
+	a := &hookapi.API{Store: st, Client: webhook.NewClient(webhook.Options{Resolver: webhooktest.Resolver{}}),
 		Publisher: &hooksender.Publisher{Store: st, Queue: c, QueueURL: *out.QueueUrl}}
 	return &api{h: httpapi.NewMux(a.Routes())}
 }
