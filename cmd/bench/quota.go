@@ -9,7 +9,6 @@ import (
 	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/quota"
 	"contentapi/shared/store"
-	"contentapi/shared/usage"
 )
 
 // measureQuota is what the monthly limits cost: a create of an account with
@@ -33,7 +32,7 @@ func measureQuota(ctx context.Context, m *ddbmeter.Meter, c *apicall.Client, db 
 			operation{Name: "create_over_quota", What: "POST /api/v1/documents (as create) past the month's documents limit: 429, nothing written",
 				method: "POST", path: "/api/v1/documents", status: 429, form: document}},
 		{nil, operation{Name: "usage", What: "GET /api/v1/usage: the counter items of both tables",
-			method: "GET", path: usage.Path, status: 200}},
+			method: "GET", path: app.UsagePath, status: 200}},
 	}
 	var results []operationResult
 	for _, o := range ops {

@@ -12,7 +12,6 @@ import (
 	"contentapi/shared/crud"
 	"contentapi/shared/hookapi"
 	"contentapi/shared/openapi"
-	"contentapi/shared/usage"
 )
 
 // extraEvents name the template's events of app.ExtraRoutes, in the
@@ -21,7 +20,7 @@ import (
 // app.ExtraRoutes gains needs its line here.
 var extraEvents = []struct{ route, name, why string }{
 	{"GET " + openapi.Path, "OpenApiDocument", ""},
-	{"GET " + usage.Path, "Usage", ""},
+	{"GET " + app.UsagePath, "Usage", ""},
 	{"GET " + hookapi.Path, "ListWebhooks", "The webhook endpoints (shared/hookapi). A wrong method on their\npaths reaches this function through the $default route below."},
 	{"POST " + hookapi.Path, "CreateWebhook", ""},
 	{"GET " + hookapi.Path + "/{id}", "GetWebhook", ""},

@@ -31,7 +31,6 @@ import (
 	"contentapi/shared/openapi"
 	"contentapi/shared/ratelimit"
 	"contentapi/shared/store"
-	"contentapi/shared/usage"
 )
 
 // APIEntry is a resource's API function's entry point (DocumentsFunction,
@@ -134,7 +133,7 @@ func ExtraRoutes(function string) []string {
 	if function != Resources[0].Function() {
 		return nil
 	}
-	routes := []string{"GET " + openapi.Path, "GET " + usage.Path, "$default"}
+	routes := []string{"GET " + openapi.Path, "GET " + UsagePath, "$default"}
 	for _, r := range (&hookapi.API{}).Routes() {
 		routes = append(routes, r.Method+" "+r.Pattern)
 	}
@@ -215,7 +214,7 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 		}
 		routes = append(routes,
 			httpapi.Route{Method: http.MethodGet, Pattern: openapi.Path, Handler: openapi.Handler()},
-			usage.Route(tables, tables[0].Now))
+			UsageRoute(tables, tables[0].Now))
 		hooks, err := a.webhookRoutes()
 		if err != nil {
 			return nil, err

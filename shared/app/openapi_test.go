@@ -20,7 +20,6 @@ import (
 	"contentapi/shared/local/openapitest"
 	"contentapi/shared/openapi"
 	"contentapi/shared/records"
-	"contentapi/shared/usage"
 )
 
 // The contract tests: openapi.yaml is valid OpenAPI 3.1, it describes every
@@ -655,11 +654,11 @@ func TestOpenAPIConformance(t *testing.T) {
 	c.call(200, request{method: "HEAD", path: openapi.Path})
 
 	// The usage, with a read key as with a write key.
-	c.get(200, usage.Path, ro)
-	c.get(200, usage.Path, other)
-	c.call(200, request{method: "HEAD", path: usage.Path, key: w})
-	c.get(401, usage.Path, "")
-	c.call(405, request{method: "POST", path: usage.Path, key: w})
+	c.get(200, app.UsagePath, ro)
+	c.get(200, app.UsagePath, other)
+	c.call(200, request{method: "HEAD", path: app.UsagePath, key: w})
+	c.get(401, app.UsagePath, "")
+	c.call(405, request{method: "POST", path: app.UsagePath, key: w})
 	// The webhook endpoints: registered in each body type, listed, read,
 	// tested, their log read, deleted; and each error a client can cause.
 	hook := c.form(201, "POST", "/api/v1/webhooks", w, "url", "https://hooks.example.com/a")

@@ -17,7 +17,6 @@ import (
 	"contentapi/shared/local/faultproxy"
 	"contentapi/shared/prompts"
 	"contentapi/shared/quota"
-	"contentapi/shared/usage"
 )
 
 // setLimits gives an account limits of its own, as make limits does.
@@ -65,7 +64,7 @@ func TestQuotaThroughTheAPI(t *testing.T) {
 	c := newConformance(t, s)
 	w := s.writeKey
 
-	r := c.get(200, usage.Path, s.readKey)
+	r := c.get(200, app.UsagePath, s.readKey)
 	if r.data()["period"] != quota.PeriodOf(time.Now()).String() {
 		t.Errorf("period %v", r.data()["period"])
 	}
@@ -96,7 +95,7 @@ func TestQuotaThroughTheAPI(t *testing.T) {
 	if r := s.get("/api/v1/documents?template_id=9"); num(r.meta()["total"]) != 0 {
 		t.Errorf("%v documents of template 9, want 0", r.meta()["total"])
 	}
-	r = c.get(200, usage.Path, w)
+	r = c.get(200, app.UsagePath, w)
 	for kind, want := range map[string][2]int64{"images": {2, 2}, "documents": {1, 1}, "words": {0, 5000}} {
 		if used, limit := meter(t, r, kind); used != want[0] || limit != want[1] {
 			t.Errorf("%s: %d of %d, want %d of %d", kind, used, limit, want[0], want[1])
@@ -124,7 +123,7 @@ func TestQuotaCountsAnIdempotentCreateOnce(t *testing.T) {
 	if replay.Header.Get("Idempotent-Replayed") != "true" {
 		t.Fatal("not a replay")
 	}
-	if used, _ := meter(t, s.get(usage.Path), "images"); used != 2 {
+	if used, _ := meter(t, s.get(app.UsagePath), "images"); used != 2 {
 		t.Errorf("%d images counted, want 2", used)
 	}
 	// A refused create keeps no answer for its key: once the limit allows,
@@ -153,7 +152,7 @@ func TestQuotaDefaults(t *testing.T) {
 	if r.Body["message"] != "The monthly limit of 0 words is reached." {
 		t.Errorf("message %v", r.Body["message"])
 	}
-	r = s.get(usage.Path)
+	r = s.get(app.UsagePath)
 	if used, limit := meter(t, r, "images"); used != 1 || limit != 1 {
 		t.Errorf("images %d of %d", used, limit)
 	}
@@ -163,7 +162,7 @@ func TestQuotaDefaults(t *testing.T) {
 	s.setLimits("acme", quota.Limits{quota.Images: quota.Unlimited, quota.Words: quota.Max(10)})
 	expect(t, s.form("POST", "/api/v1/images", image...), 201)
 	expect(t, s.form("POST", "/api/v1/documents", "name", "x", "prompt", "p"), 201)
-	if _, limit := meter(t, s.get(usage.Path), "images"); limit != -1 {
+	if _, limit := meter(t, s.get(app.UsagePath), "images"); limit != -1 {
 		t.Errorf("own unlimited shows limit %d", limit)
 	}
 }
@@ -207,7 +206,7 @@ func TestQuotaExactUnderConcurrencyThroughTheAPI(t *testing.T) {
 	if r := s.get("/api/v1/images?per_page=100"); num(r.meta()["total"]) != limit || len(r.list()) != limit {
 		t.Errorf("%v images stored, want %d", r.meta()["total"], limit)
 	}
-	if used, _ := meter(t, s.get(usage.Path), "images"); used != limit {
+	if used, _ := meter(t, s.get(app.UsagePath), "images"); used != limit {
 		t.Errorf("%d counted, want %d", used, limit)
 	}
 }
@@ -223,11 +222,11 @@ func TestQuotaExactUnderFaults(t *testing.T) {
 	clk.advance(time.Date(now.Year(), now.Month(), 15, 12, 0, 0, 0, time.UTC).Sub(now))
 	s.setLimits("acme", quota.Limits{quota.Images: quota.Max(3)})
 	image := []string{"name", "x", "description", "d", "resolution", "256x256"}
-	expect(t, s.get(usage.Path), 200) // the key is now cached
+	expect(t, s.get(app.UsagePath), 200) // the key is now cached
 	counterWrite := faultproxy.Op("UpdateItem", `"next_id"`)
 	used := func() int64 {
 		t.Helper()
-		n, _ := meter(t, s.get(usage.Path), "images")
+		n, _ := meter(t, s.get(app.UsagePath), "images")
 		return n
 	}
 
@@ -268,7 +267,7 @@ func TestQuotaWithGeneration(t *testing.T) {
 	// The create held 4,096 words; the tally gives back what the
 	// generation did not use when it reads the write-back from the stream.
 	g.tally.Drain()
-	u := g.get(usage.Path)
+	u := g.get(app.UsagePath)
 	if used, _ := meter(t, u, "words"); used != words {
 		t.Errorf("%d words counted, %d generated", used, words)
 	}
@@ -297,7 +296,7 @@ func TestQuotaWithGeneration(t *testing.T) {
 	// The tally settles the hold once it reads the record's write-back,
 	// so the record can show done a moment before the count does.
 	eventually(t, "the async generation's words counted", func() (bool, string) {
-		used, _ := meter(t, g.get(usage.Path), "words")
+		used, _ := meter(t, g.get(app.UsagePath), "words")
 		return used == words+num(later["words"]), fmt.Sprintf("%d words counted, %d and %d generated", used, words, num(later["words"]))
 	})
 
@@ -313,7 +312,7 @@ func TestQuotaWithGeneration(t *testing.T) {
 	if r := g.form("POST", img+"/regenerate", "style", "anime"); r.Status != 200 && r.Status != 202 {
 		t.Fatalf("regenerate within the limit: %d %s", r.Status, r.Raw)
 	}
-	if used, _ := meter(t, g.get(usage.Path), "images"); used != 2 {
+	if used, _ := meter(t, g.get(app.UsagePath), "images"); used != 2 {
 		t.Errorf("%d images counted after a create and a regenerate, want 2", used)
 	}
 	g.settled(t, img)
@@ -355,7 +354,7 @@ func TestReadsQuota(t *testing.T) {
 	createDocument(t, s, "Freestyle")
 	expect(t, s.get("/api/v1/images"), 200)
 	expect(t, s.do(request{method: "GET", path: "/api/v1/documents", key: s.otherKey}), 200)
-	u := s.get(usage.Path)
+	u := s.get(app.UsagePath)
 	docs, _ := u.data()["reads"].(map[string]any)["documents"].(map[string]any)
 	if num(docs["used"]) < limit || num(docs["limit"]) != limit {
 		t.Errorf("usage of reads: %s", u.Raw)
@@ -406,10 +405,10 @@ func TestWordsLimitHoldsUnderConcurrentCreates(t *testing.T) {
 		return []string{"name", fmt.Sprint("Post ", i), "prompt", "Our new espresso machine brews barista coffee at home"}
 	})
 	eventually(t, "every generation settled", func() (bool, string) {
-		used, _ := meter(t, g.get(usage.Path), "words")
+		used, _ := meter(t, g.get(app.UsagePath), "words")
 		return used < prompts.MaxAnswerTokens, fmt.Sprintf("%d words counted", used)
 	})
-	used, _ := meter(t, g.get(usage.Path), "words")
+	used, _ := meter(t, g.get(app.UsagePath), "words")
 	if created == 0 || refused == 0 || used > limit+most {
 		t.Fatalf("%d created, %d refused, %d words counted: want at most %d + one generation (%d)", created, refused, used, limit, most)
 	}

@@ -17,7 +17,6 @@ import (
 	"contentapi/shared/local/sam"
 	"contentapi/shared/ratelimit"
 	"contentapi/shared/store"
-	"contentapi/shared/usage"
 )
 
 func loadTemplate(t testing.TB) *sam.Template {
@@ -137,7 +136,7 @@ func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 	}
 	for _, res := range app.Resources {
 		fn := res.Function()
-		servesUsage := slices.Contains(app.ExtraRoutes(fn), "GET "+usage.Path)
+		servesUsage := slices.Contains(app.ExtraRoutes(fn), "GET "+app.UsagePath)
 		f, err := tmpl.Function(fn)
 		if err != nil {
 			t.Fatal(err)

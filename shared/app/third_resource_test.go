@@ -21,7 +21,6 @@ import (
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/quota"
-	"contentapi/shared/usage"
 )
 
 // A resource is its declaration: notes (notes_test.go), declared from the
@@ -119,7 +118,7 @@ func TestAThirdResource(t *testing.T) {
 
 	// its own monthly limit: two creates and a regenerate counted, one
 	// more create allowed, then none
-	r = g.do(request{method: "GET", path: usage.Path, key: g.readKey})
+	r = g.do(request{method: "GET", path: app.UsagePath, key: g.readKey})
 	expect(t, r, 200)
 	if used, lim := meter(t, r, "notes"); used != 3 || lim != limit {
 		t.Fatalf("usage of notes %d of %d: %s", used, lim, r.Raw)

@@ -17,7 +17,6 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/hookapi"
 	"contentapi/shared/local/localstack"
-	"contentapi/shared/usage"
 )
 
 // Client calls the documents and images handlers with Key.
@@ -61,7 +60,7 @@ type Answer struct {
 func (c *Client) Do(method, path string, form url.Values, header map[string]string) Answer {
 	h := c.Documents
 	// The first resource's function serves the usage and the webhooks too.
-	if strings.HasPrefix(path, "/api/v1/images") || strings.HasPrefix(path, usage.Path) || hookapi.Serves(path) {
+	if strings.HasPrefix(path, "/api/v1/images") || strings.HasPrefix(path, app.UsagePath) || hookapi.Serves(path) {
 		h = c.Images
 	}
 	r := localstack.Request(context.Background(), method, "https://api.example.com"+path, c.Key, form)

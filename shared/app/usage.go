@@ -1,7 +1,8 @@
-// Package usage serves GET /api/v1/usage: what the account has used this
-// month and the limits that apply, read from each resource's counter item
-// (shared/quota says what is kept there).
-package usage
+// GET /api/v1/usage: what the account has used this month and the limits
+// that apply, read from each resource's counter item (shared/quota says
+// what is kept there). It was package usage, too small to stand alone.
+
+package app
 
 import (
 	"net/http"
@@ -12,13 +13,13 @@ import (
 	"contentapi/shared/store"
 )
 
-// Path is the endpoint's path.
-const Path = "/api/v1/usage"
+// UsagePath is the usage endpoint's path.
+const UsagePath = "/api/v1/usage"
 
-// Route serves the usage of the kinds the tables count, by the clock now:
+// UsageRoute serves the usage of the kinds the tables count, by the clock now:
 // one strongly consistent read of each table's counter item.
-func Route(tables []*store.Table, now func() time.Time) httpapi.Route {
-	return httpapi.Route{Method: http.MethodGet, Pattern: Path, Handler: func(w http.ResponseWriter, r *http.Request) {
+func UsageRoute(tables []*store.Table, now func() time.Time) httpapi.Route {
+	return httpapi.Route{Method: http.MethodGet, Pattern: UsagePath, Handler: func(w http.ResponseWriter, r *http.Request) {
 		p, _ := httpapi.PrincipalFrom(r.Context())
 		period := quota.PeriodOf(now())
 		data := map[string]any{"period": period.String()}

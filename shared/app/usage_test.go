@@ -1,4 +1,4 @@
-package usage_test
+package app_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/documents"
 	"contentapi/shared/httpapi"
@@ -14,7 +15,6 @@ import (
 	"contentapi/shared/quota"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
-	"contentapi/shared/usage"
 )
 
 // The usage is the month's, by the clock: across the end of a month, the
@@ -28,11 +28,11 @@ func TestUsageByTheMonth(t *testing.T) {
 	img.Quota = quota.Policy{Counts: quota.Images, Defaults: quota.Limits{quota.Images: quota.Max(100)}}
 	doc.Quota = quota.Policy{Counts: quota.Documents, Checks: []quota.Kind{quota.Words}}
 	img.Now, doc.Now = clock, clock
-	route := usage.Route([]*store.Table{img, doc}, clock)
+	route := app.UsageRoute([]*store.Table{img, doc}, clock)
 
 	get := func() map[string]any {
 		t.Helper()
-		r := httptest.NewRequest("GET", usage.Path, nil)
+		r := httptest.NewRequest("GET", app.UsagePath, nil)
 		r = r.WithContext(httpapi.WithPrincipal(r.Context(), auth.Principal{Account: "acme", Scopes: []auth.Scope{auth.ScopeRead}}))
 		w := httptest.NewRecorder()
 		route.Handler(w, r)
