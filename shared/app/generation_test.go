@@ -415,7 +415,11 @@ func TestInFlightConflicts(t *testing.T) {
 // Concurrent regenerates of one record: exactly one starts a generation,
 // the others get 409, and the model is called once.
 func TestConcurrentRegenerates(t *testing.T) {
-	g := newGenStack(t, genOptions{})
+	// The regenerates ask for a slow answer, so the one that starts is
+	// still under way when the others arrive, however loaded the machine:
+	// with a quick one, a regenerate arriving after the first had ended
+	// would rightly start a second.
+	g := newGenStack(t, genOptions{slow: 5 * time.Second})
 	d := g.form("POST", "/api/v1/documents", "name", "Doc", "prompt", "Coffee").data()
 	path := fmt.Sprintf("/api/v1/documents/%v/regenerate", d["id"])
 	calls := g.parts.Bedrock.Calls()
@@ -424,7 +428,8 @@ func TestConcurrentRegenerates(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			statuses[i] = g.do(request{method: "POST", path: path, key: g.writeKey, header: map[string]string{"Prefer": "respond-async"}}).Status
+			statuses[i] = g.do(request{method: "POST", path: path, key: g.writeKey, contentType: "application/x-www-form-urlencoded",
+				body: "prompt=Coffee+[standin:slow]", header: map[string]string{"Prefer": "respond-async"}}).Status
 		})
 	}
 	wg.Wait()
