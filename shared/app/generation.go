@@ -13,7 +13,7 @@ import (
 
 	"contentapi/shared/bedrock"
 	"contentapi/shared/generator"
-	"contentapi/shared/pictures"
+	"contentapi/shared/picturebucket"
 )
 
 // GeneratorFunction is the logical ID in template.yaml of the function fed
@@ -31,7 +31,7 @@ const streamWriteBudget = 5 * time.Second
 // models are what generation is made with, built once per warm function.
 type models struct {
 	gen  *generator.Generator
-	pics *pictures.Store
+	pics *picturebucket.Store
 }
 
 // newModels builds the models and the bucket of generation.
@@ -63,12 +63,12 @@ func (a *App) newModels() (models, error) {
 }
 
 // pictures is the generated pictures' bucket, nil where none is set.
-func (a *App) pictures() (*pictures.Store, error) {
+func (a *App) pictures() (*picturebucket.Store, error) {
 	g := a.cfg.Generation
 	if g.Bucket == "" {
 		return nil, nil
 	}
-	return pictures.New(pictures.Config{
+	return picturebucket.New(picturebucket.Config{
 		Bucket: g.Bucket, Region: a.cfg.Region, Endpoint: g.S3Endpoint, PathStyle: g.S3Endpoint != "",
 	})
 }

@@ -29,7 +29,7 @@ import (
 	"contentapi/shared/local/bedrockstandin"
 	"contentapi/shared/local/genstack"
 	"contentapi/shared/local/lambdalocal"
-	"contentapi/shared/pictures"
+	"contentapi/shared/picturebucket"
 	"contentapi/shared/prompts"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
@@ -223,7 +223,7 @@ func TestCreateImageDrawsItsPicture(t *testing.T) {
 	expect(t, r, 201)
 	d := r.data()
 	name, _ := d["result"].(string)
-	if genStatus(d) != "done" || state(d)["model"] != bedrockstandin.ImageModel || !pictures.IsName(name) {
+	if genStatus(d) != "done" || state(d)["model"] != bedrockstandin.ImageModel || !picturebucket.IsName(name) {
 		t.Fatalf("image = %v", d)
 	}
 	img := fetch(t, d["url"].(string))
@@ -296,7 +296,7 @@ func TestWaitRunningOutHandsOver(t *testing.T) {
 		t.Fatalf("answer: %q %v", r.Header.Get("Preference-Applied"), r.data())
 	}
 	d := g.settled(t, fmt.Sprintf("/api/v1/images/%v", r.data()["id"]))
-	if genStatus(d) != "done" || !pictures.IsName(fmt.Sprint(d["result"])) {
+	if genStatus(d) != "done" || !picturebucket.IsName(fmt.Sprint(d["result"])) {
 		t.Fatalf("after the hand-over: %v", d)
 	}
 	eventually(t, "one picture in the bucket", func() (bool, string) {

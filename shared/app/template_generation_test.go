@@ -23,7 +23,7 @@ import (
 	"contentapi/shared/local/hooklocal"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
-	"contentapi/shared/pictures"
+	"contentapi/shared/picturebucket"
 	"contentapi/shared/store"
 	"contentapi/shared/webhook"
 )
@@ -382,8 +382,8 @@ func TestTemplateStreamFilters(t *testing.T) {
 	done := running.Finish("m", generation.Usage{}, now)
 	failed := running.Fail(generation.NewError(generation.Throttled), now)
 	handedOver := running.Requeue(false)
-	picture := pictures.Name("acme", "images", 7, running.Attempt)
-	old := pictures.Name("acme", "images", 7, "an earlier attempt")
+	picture := picturebucket.Name("acme", "images", 7, running.Attempt)
+	old := picturebucket.Name("acme", "images", 7, "an earlier attempt")
 
 	testCases := []struct {
 		name     string
@@ -463,7 +463,7 @@ func TestTemplatePicturesBucket(t *testing.T) {
 	if b.Properties["BucketEncryption"] == nil {
 		t.Error("no BucketEncryption")
 	}
-	key, value, _ := strings.Cut(pictures.UnclaimedTag, "=")
+	key, value, _ := strings.Cut(picturebucket.UnclaimedTag, "=")
 	rules, _ := b.Properties["LifecycleConfiguration"].(map[string]any)["Rules"].([]any)
 	expires := false
 	for _, r := range rules {
@@ -475,7 +475,7 @@ func TestTemplatePicturesBucket(t *testing.T) {
 		}
 	}
 	if !expires {
-		t.Errorf("no enabled rule expires objects tagged %s: %v", pictures.UnclaimedTag, rules)
+		t.Errorf("no enabled rule expires objects tagged %s: %v", picturebucket.UnclaimedTag, rules)
 	}
 	policy := tmpl.Resources["PicturesBucketPolicy"]
 	statements, _ := policy.Properties["PolicyDocument"].(map[string]any)["Statement"].([]any)

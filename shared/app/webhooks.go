@@ -21,7 +21,7 @@ import (
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
 	"contentapi/shared/httpapi"
-	"contentapi/shared/pictures"
+	"contentapi/shared/picturebucket"
 	"contentapi/shared/records"
 	"contentapi/shared/webhook"
 )
@@ -151,8 +151,8 @@ func (w *Webhooks) publisher() *hooksender.Publisher {
 // freshPictureURL puts into an image event's record a url presigned for
 // this attempt, as GET presigns one for each read: the stored body keeps
 // the picture's name (result) and no url, since one made at the event
-// would have expired (pictures.URLExpiry) before the later retries.
-func freshPictureURL(pics *pictures.Store) func(context.Context, string, []byte) ([]byte, error) {
+// would have expired (picturebucket.URLExpiry) before the later retries.
+func freshPictureURL(pics *picturebucket.Store) func(context.Context, string, []byte) ([]byte, error) {
 	return func(ctx context.Context, eventType string, body []byte) ([]byte, error) {
 		if eventType != webhook.ImageGenerated && eventType != webhook.ImageFailed {
 			return body, nil

@@ -22,11 +22,11 @@ import (
 
 	"contentapi/shared/generation"
 	"contentapi/shared/metrics"
-	"contentapi/shared/pictures"
+	"contentapi/shared/picturebucket"
 	"contentapi/shared/store"
 )
 
-// Pictures is where pictures are kept (pictures.Store).
+// Pictures is where pictures are kept (picturebucket.Store).
 type Pictures interface {
 	Put(ctx context.Context, name string, png []byte) error
 	Keep(ctx context.Context, name string) error
@@ -237,7 +237,7 @@ func (g *Generator) make(ctx context.Context, job Job) (out generation.Output, p
 		PutPicture: func(ctx context.Context, png []byte) (string, error) {
 			// Named after the attempt: a repeated delivery of it rewrites
 			// this one object, and no other attempt's write-back can name it.
-			name := pictures.Name(job.Account, job.Resource, job.ID, job.State.Attempt)
+			name := picturebucket.Name(job.Account, job.Resource, job.ID, job.State.Attempt)
 			if err := g.Pictures.Put(ctx, name, png); err != nil {
 				return "", generation.Wrap(generation.Internal, err)
 			}

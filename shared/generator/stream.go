@@ -10,7 +10,7 @@ import (
 
 	"contentapi/shared/generation"
 	"contentapi/shared/metrics"
-	"contentapi/shared/pictures"
+	"contentapi/shared/picturebucket"
 	"contentapi/shared/store"
 	"contentapi/shared/streamevent"
 	"contentapi/shared/webhook"
@@ -180,12 +180,12 @@ func (s *Stream) pending(ctx context.Context, target Target, item store.Item, st
 // the one it replaced.
 func (s *Stream) committed(ctx context.Context, newItem, oldItem store.Item) error {
 	name, before := resultOf(newItem), resultOf(oldItem)
-	if pictures.IsName(name) {
+	if picturebucket.IsName(name) {
 		if err := s.Generator.Pictures.Keep(ctx, name); err != nil {
 			return err
 		}
 	}
-	if pictures.IsName(before) && before != name {
+	if picturebucket.IsName(before) && before != name {
 		return s.Generator.Pictures.Delete(ctx, before)
 	}
 	return nil
@@ -193,7 +193,7 @@ func (s *Stream) committed(ctx context.Context, newItem, oldItem store.Item) err
 
 // removed deletes a deleted record's picture.
 func (s *Stream) removed(ctx context.Context, target Target, oldItem store.Item) error {
-	if name := resultOf(oldItem); target.Content.Picture && pictures.IsName(name) {
+	if name := resultOf(oldItem); target.Content.Picture && picturebucket.IsName(name) {
 		return s.Generator.Pictures.Delete(ctx, name)
 	}
 	return nil

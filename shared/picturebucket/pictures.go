@@ -1,4 +1,4 @@
-// Package pictures keeps the generated pictures in S3: one object per
+// Package picturebucket keeps the generated pictures in S3: one object per
 // record and generation attempt, named so that a repeated delivery of the
 // same attempt rewrites its own object and never adds a second one, and
 // read through presigned GET URLs, since the bucket is private. It calls
@@ -9,7 +9,7 @@
 // (Keep); a bucket lifecycle rule expires what stays tagged, so a picture
 // whose write-back lost and whose delete failed, or whose writer died in
 // between, does not stay forever.
-package pictures
+package picturebucket
 
 import (
 	"bytes"

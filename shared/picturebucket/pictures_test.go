@@ -1,4 +1,4 @@
-package pictures_test
+package picturebucket_test
 
 import (
 	"bytes"
@@ -20,25 +20,25 @@ import (
 	"github.com/aws/smithy-go"
 
 	"contentapi/shared/local/s3local"
-	"contentapi/shared/pictures"
+	"contentapi/shared/picturebucket"
 )
 
 func TestNameIsOnePerAttempt(t *testing.T) {
-	base := pictures.Name("acme", "images", 7, "a1")
-	if !pictures.IsName(base) {
+	base := picturebucket.Name("acme", "images", 7, "a1")
+	if !picturebucket.IsName(base) {
 		t.Fatalf("Name = %q, not <32 hex>.png", base)
 	}
-	if again := pictures.Name("acme", "images", 7, "a1"); again != base {
+	if again := picturebucket.Name("acme", "images", 7, "a1"); again != base {
 		t.Fatalf("the same attempt is named %q and %q", base, again)
 	}
 	seen := map[string]string{base: "base"}
 	for what, name := range map[string]string{
-		"account":  pictures.Name("acme2", "images", 7, "a1"),
-		"resource": pictures.Name("acme", "documents", 7, "a1"),
-		"id":       pictures.Name("acme", "images", 8, "a1"),
-		"attempt":  pictures.Name("acme", "images", 7, "a2"),
+		"account":  picturebucket.Name("acme2", "images", 7, "a1"),
+		"resource": picturebucket.Name("acme", "documents", 7, "a1"),
+		"id":       picturebucket.Name("acme", "images", 8, "a1"),
+		"attempt":  picturebucket.Name("acme", "images", 7, "a2"),
 		// The parts cannot run into each other.
-		"shifted": pictures.Name("acm", "eimages", 7, "a1"),
+		"shifted": picturebucket.Name("acm", "eimages", 7, "a1"),
 	} {
 		if other, dup := seen[name]; dup {
 			t.Errorf("another %s gives the name of %s", what, other)
@@ -46,21 +46,21 @@ func TestNameIsOnePerAttempt(t *testing.T) {
 		seen[name] = what
 	}
 	for _, bad := range []string{"", "x.png", "../" + base, base + "/", "ABCDEF0123456789ABCDEF0123456789.png"} {
-		if pictures.IsName(bad) {
+		if picturebucket.IsName(bad) {
 			t.Errorf("IsName(%q)", bad)
 		}
 	}
 }
 
 // The real SDK client against the in-process S3 server.
-func setup(t *testing.T) (*pictures.Store, *s3.Client, *s3local.Server) {
+func setup(t *testing.T) (*picturebucket.Store, *s3.Client, *s3local.Server) {
 	t.Helper()
 	srv, err := s3local.Start(s3local.Options{Bucket: "pictures"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	store, err := pictures.New(pictures.Config{Bucket: srv.Bucket(), Region: "us-east-1", Endpoint: srv.URL(), PathStyle: true})
+	store, err := picturebucket.New(picturebucket.Config{Bucket: srv.Bucket(), Region: "us-east-1", Endpoint: srv.URL(), PathStyle: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func tags(t *testing.T, raw *s3.Client, name string) string {
 func TestPutURLDelete(t *testing.T) {
 	store, raw, _ := setup(t)
 	ctx := context.Background()
-	name := pictures.Name("acme", "images", 7, "a1")
+	name := picturebucket.Name("acme", "images", 7, "a1")
 	first, second := []byte("\x89PNG first"), []byte("\x89PNG second delivery")
 
 	if err := store.Put(ctx, name, first); err != nil {
@@ -163,14 +163,14 @@ func TestPutURLDelete(t *testing.T) {
 func TestExpiredURLIsRefused(t *testing.T) {
 	store, _, _ := setup(t)
 	ctx := context.Background()
-	name := pictures.Name("acme", "images", 7, "a1")
+	name := picturebucket.Name("acme", "images", 7, "a1")
 	if err := store.Put(ctx, name, []byte("png")); err != nil {
 		t.Fatal(err)
 	}
 	u, _ := store.URL(ctx, name)
 	parsed, _ := url.Parse(u)
 	q := parsed.Query()
-	q.Set("X-Amz-Date", time.Now().UTC().Add(-pictures.URLExpiry-time.Minute).Format("20060102T150405Z"))
+	q.Set("X-Amz-Date", time.Now().UTC().Add(-picturebucket.URLExpiry-time.Minute).Format("20060102T150405Z"))
 	parsed.RawQuery = q.Encode()
 	if status, _, _ := get(t, parsed.String()); status != http.StatusForbidden {
 		t.Fatalf("GET of an expired URL = %d", status)
@@ -181,23 +181,23 @@ func TestNamesNotMadeByNameAreRefused(t *testing.T) {
 	store, raw, _ := setup(t)
 	ctx := context.Background()
 	for _, bad := range []string{"../secret", "x.png", ""} {
-		if err := store.Put(ctx, bad, []byte("x")); !errors.Is(err, pictures.ErrName) {
+		if err := store.Put(ctx, bad, []byte("x")); !errors.Is(err, picturebucket.ErrName) {
 			t.Errorf("Put(%q) = %v", bad, err)
 		}
-		if err := store.Delete(ctx, bad); !errors.Is(err, pictures.ErrName) {
+		if err := store.Delete(ctx, bad); !errors.Is(err, picturebucket.ErrName) {
 			t.Errorf("Delete(%q) = %v", bad, err)
 		}
-		if err := store.Keep(ctx, bad); !errors.Is(err, pictures.ErrName) {
+		if err := store.Keep(ctx, bad); !errors.Is(err, picturebucket.ErrName) {
 			t.Errorf("Keep(%q) = %v", bad, err)
 		}
-		if _, err := store.URL(ctx, bad); !errors.Is(err, pictures.ErrName) {
+		if _, err := store.URL(ctx, bad); !errors.Is(err, picturebucket.ErrName) {
 			t.Errorf("URL(%q) = %v", bad, err)
 		}
 	}
 	if n := count(t, raw); n != 0 {
 		t.Fatalf("%d objects written", n)
 	}
-	if _, err := pictures.New(pictures.Config{Region: "us-east-1"}); err == nil {
+	if _, err := picturebucket.New(picturebucket.Config{Region: "us-east-1"}); err == nil {
 		t.Fatal("a store without a bucket")
 	}
 }
@@ -220,11 +220,11 @@ func TestRetriesWhatMayPass(t *testing.T) {
 		proxy.ServeHTTP(w, r)
 	}))
 	defer front.Close()
-	store, err := pictures.New(pictures.Config{Bucket: "pictures", Region: "us-east-1", Endpoint: front.URL, PathStyle: true})
+	store, err := picturebucket.New(picturebucket.Config{Bucket: "pictures", Region: "us-east-1", Endpoint: front.URL, PathStyle: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := pictures.Name("acme", "images", 9, "a1")
+	name := picturebucket.Name("acme", "images", 9, "a1")
 	if err := store.Put(context.Background(), name, []byte("png")); err != nil {
 		t.Fatalf("Put through two SlowDowns: %v", err)
 	}
@@ -238,7 +238,7 @@ func TestRetriesWhatMayPass(t *testing.T) {
 		io.WriteString(w, `<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`)
 	}))
 	defer denied.Close()
-	store, _ = pictures.New(pictures.Config{Bucket: "pictures", Region: "us-east-1", Endpoint: denied.URL, PathStyle: true})
+	store, _ = picturebucket.New(picturebucket.Config{Bucket: "pictures", Region: "us-east-1", Endpoint: denied.URL, PathStyle: true})
 	calls.Store(0)
 	var s3err smithy.APIError
 	if err := store.Put(context.Background(), name, []byte("png")); !errors.As(err, &s3err) || s3err.ErrorCode() != "AccessDenied" || s3err.ErrorMessage() != "Access Denied" || calls.Load() != 1 {
@@ -252,11 +252,11 @@ func TestAWSAddressing(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
 	t.Setenv("AWS_SESSION_TOKEN", "session-token")
-	store, err := pictures.New(pictures.Config{Bucket: "contentapi-pictures", Region: "us-west-2"})
+	store, err := picturebucket.New(picturebucket.Config{Bucket: "contentapi-pictures", Region: "us-west-2"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := pictures.Name("acme", "images", 7, "a1")
+	name := picturebucket.Name("acme", "images", 7, "a1")
 	u, err := store.URL(context.Background(), name)
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +269,7 @@ func TestAWSAddressing(t *testing.T) {
 		t.Fatalf("URL %s", u)
 	}
 	t.Setenv("AWS_ACCESS_KEY_ID", "")
-	if _, err := pictures.New(pictures.Config{Bucket: "b", Region: "us-west-2"}); err == nil {
+	if _, err := picturebucket.New(picturebucket.Config{Bucket: "b", Region: "us-west-2"}); err == nil {
 		t.Fatal("a store in AWS without credentials")
 	}
 }
