@@ -20,6 +20,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
+	"contentapi/shared/documents"
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
 	"contentapi/shared/local/apicall"
@@ -185,7 +186,7 @@ func measureDelivery(ctx context.Context, b *figures.Board, meter *ddbmeter.Mete
 	}
 	st := &hookstore.Store{Client: metered, Table: tables["WebhooksTable"], Sealer: sealer}
 	const account = "bench-delivery"
-	if _, _, err := st.Create(ctx, account, hookstore.Endpoint{URL: rcv.srv.URL + "/hook", Events: webhook.EventTypes}); err != nil {
+	if _, _, err := st.Create(ctx, account, hookstore.Endpoint{URL: rcv.srv.URL + "/hook", Events: app.EventTypes}); err != nil {
 		return err
 	}
 	p := &hooksender.Publisher{Store: st, Queue: q.Client, QueueURL: q.URL}
@@ -195,7 +196,7 @@ func measureDelivery(ctx context.Context, b *figures.Board, meter *ddbmeter.Mete
 	if err != nil {
 		return err
 	}
-	ev := hooksender.Event{Account: account, Type: webhook.DocumentGenerated, At: time.Now(), Data: data,
+	ev := hooksender.Event{Account: account, Type: webhook.Generated(documents.Resource.Object), At: time.Now(), Data: data,
 		Identity: []string{"bench", account, "1"}}
 	var publishErr error
 	published := meter.Measure(func() { publishErr = p.Publish(ctx, ev) })

@@ -101,7 +101,7 @@ func declared() (map[string]*yaml.Node, error) {
 	v["app.DefaultWaitSeconds"] = integer(app.DefaultWaitSeconds)
 	v["app.MaxWaitSeconds"] = integer(app.MaxWaitSeconds)
 
-	v["webhook.EventTypes"] = list(webhook.EventTypes)
+	v["app.EventTypes"] = list(app.EventTypes)
 	v["webhook.MaxURLLength"] = integer(webhook.MaxURLLength)
 	v["hookapi.MaxDescription"] = integer(hookapi.MaxDescription)
 

@@ -103,7 +103,7 @@ func (a *App) GeneratorEntry() (GeneratorEntry, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.Targets[table.Name()] = generator.Target{Resource: r.Def.Name, Table: table, Content: r.Def.Content}
+		s.Targets[table.Name()] = generator.Target{Resource: r.Def.Name, Object: r.Def.Object, Table: table, Content: r.Def.Content}
 	}
 	hooks, err := a.optionalWebhooks()
 	if err != nil {

@@ -5,10 +5,12 @@ import (
 	"strings"
 
 	"contentapi/shared/documents"
+	"contentapi/shared/generation"
 	"contentapi/shared/images"
 	"contentapi/shared/prompts"
 	"contentapi/shared/quota"
 	"contentapi/shared/records"
+	"contentapi/shared/webhook"
 )
 
 // Resources are the resources the service serves, each with a Lambda
@@ -51,6 +53,31 @@ func kindsOf(resources []Resource) []quota.Kind {
 		kinds = append(kinds, quota.Reads)
 	}
 	return kinds
+}
+
+// EventTypes are the webhooks' event types: each generating resource's
+// two, named by its records' object ("document.generated",
+// "document.failed"), by object in alphabetical order (the order the API
+// has shown since before images came first in Resources), then
+// webhook.Test. A resource that generates brings its events with it.
+var EventTypes = eventTypesOf(Resources)
+
+func eventTypesOf(resources []Resource) []string {
+	objects := generatingObjects(resources, func(*generation.Content) bool { return true })
+	slices.Sort(objects)
+	return webhook.Types(objects...)
+}
+
+// generatingObjects are the objects ("image") of the resources whose
+// content is generated and which meets the condition, in their order.
+func generatingObjects(resources []Resource, which func(*generation.Content) bool) []string {
+	var objects []string
+	for _, r := range resources {
+		if r.Def.Content != nil && which(r.Def.Content) {
+			objects = append(objects, r.Def.Object)
+		}
+	}
+	return objects
 }
 
 // Resource is one resource as the service deploys it. The names of its

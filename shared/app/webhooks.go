@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -137,6 +138,7 @@ func (a *App) webhookRoutes() ([]httpapi.Route, error) {
 		Store:     w.Store,
 		Client:    webhook.NewClient(a.cfg.Webhooks.Client),
 		Publisher: w.publisher(),
+		Events:    eventTypesOf(a.resources()),
 	}
 	if a.cfg.Clock != nil {
 		api.Now = a.cfg.Clock
@@ -148,13 +150,15 @@ func (w *Webhooks) publisher() *hooksender.Publisher {
 	return &hooksender.Publisher{Store: w.Store, Queue: w.Queue, QueueURL: w.QueueURL}
 }
 
-// freshPictureURL puts into an image event's record a url presigned for
-// this attempt, as GET presigns one for each read: the stored body keeps
-// the picture's name (result) and no url, since one made at the event
-// would have expired (picturebucket.URLExpiry) before the later retries.
-func freshPictureURL(pics *picturebucket.Store) func(context.Context, string, []byte) ([]byte, error) {
+// freshPictureURL puts into the record of an event of a resource that
+// generates pictures (an image's) a url presigned for this attempt, as GET
+// presigns one for each read: the stored body keeps the picture's name
+// (result) and no url, since one made at the event would have expired
+// (picturebucket.URLExpiry) before the later retries.
+func freshPictureURL(pics *picturebucket.Store, resources []Resource) func(context.Context, string, []byte) ([]byte, error) {
+	pictured := generatingObjects(resources, func(c *generation.Content) bool { return c.Picture })
 	return func(ctx context.Context, eventType string, body []byte) ([]byte, error) {
-		if eventType != webhook.ImageGenerated && eventType != webhook.ImageFailed {
+		if !slices.ContainsFunc(pictured, func(o string) bool { return eventType == webhook.Generated(o) || eventType == webhook.Failed(o) }) {
 			return body, nil
 		}
 		var ev map[string]json.RawMessage
@@ -243,7 +247,7 @@ func (a *App) SenderEntry() (SenderEntry, error) {
 		Schedule: c.Schedule, Logger: a.logger,
 	}
 	if pics != nil {
-		s.Fresh = freshPictureURL(pics)
+		s.Fresh = freshPictureURL(pics, a.resources())
 	}
 	return s.Handle, nil
 }

@@ -100,7 +100,7 @@ func newDeliveryStack(t *testing.T, schedule webhook.Schedule, status func(n int
 	t.Cleanup(srv.Close)
 	sealer, _ := webhook.NewSealer(hooks.cfg.Seal)
 	d.store = &hookstore.Store{Client: g.env.Client, Table: hooks.cfg.Table, Sealer: sealer}
-	endpoint, secret, err := d.store.Create(t.Context(), "acme", hookstore.Endpoint{URL: srv.URL + "/hook", Events: webhook.EventTypes})
+	endpoint, secret, err := d.store.Create(t.Context(), "acme", hookstore.Endpoint{URL: srv.URL + "/hook", Events: app.EventTypes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestGeneratedDocumentIsDelivered(t *testing.T) {
 	expect(t, r, 201)
 	b := d.received(t, 1)[0]
 	data, _ := b["data"].(map[string]any)
-	if b["type"] != webhook.DocumentGenerated || fmt.Sprint(data["id"]) != fmt.Sprint(r.data()["id"]) || data["result"] != r.data()["result"] {
+	if b["type"] != "document.generated" || fmt.Sprint(data["id"]) != fmt.Sprint(r.data()["id"]) || data["result"] != r.data()["result"] {
 		t.Errorf("delivered %v", b)
 	}
 	log, err := d.store.Deliveries(t.Context(), "acme", d.endpoint.ID)
@@ -161,7 +161,7 @@ func TestImageEventsCarryAURLMadeForEachAttempt(t *testing.T) {
 	for i, b := range attempts {
 		data, _ := b["data"].(map[string]any)
 		u, _ := data["url"].(string)
-		if b["type"] != webhook.ImageGenerated || data["result"] != r.data()["result"] || u == "" {
+		if b["type"] != "image.generated" || data["result"] != r.data()["result"] || u == "" {
 			t.Fatalf("attempt %d delivered %v", i+1, b)
 		}
 		pic, err := http.Get(u)

@@ -13,7 +13,6 @@ import (
 
 	"contentapi/shared/documents"
 	"contentapi/shared/generator"
-	"contentapi/shared/webhook"
 )
 
 func genImage(status string) map[string]events.DynamoDBAttributeValue {
@@ -45,7 +44,7 @@ func TestStreamTellsOfGenerationsThatEnded(t *testing.T) {
 	fail := false
 	s := &generator.Stream{
 		Generator: &generator.Generator{Logger: slog.New(slog.DiscardHandler)},
-		Targets:   map[string]generator.Target{"DocumentsTable": {Resource: "documents", Content: documents.Resource.Content}},
+		Targets:   map[string]generator.Target{"DocumentsTable": {Resource: "documents", Object: "document", Content: documents.Resource.Content}},
 		Ended: func(_ context.Context, e generator.End) error {
 			mu.Lock()
 			defer mu.Unlock()
@@ -65,7 +64,7 @@ func TestStreamTellsOfGenerationsThatEnded(t *testing.T) {
 		t.Fatalf("%v %+v", err, resp)
 	}
 	slices.SortFunc(ends, func(a, b generator.End) int { return strings.Compare(a.Type, b.Type) })
-	if len(ends) != 2 || ends[0].Type != webhook.DocumentFailed || ends[1].Type != webhook.DocumentGenerated ||
+	if len(ends) != 2 || ends[0].Type != "document.failed" || ends[1].Type != "document.generated" ||
 		ends[1].Account != "acct" || ends[1].ID != 7 || ends[1].Table != "DocumentsTable" || ends[1].State.Attempt != "attempt-1" {
 		t.Fatalf("ends %+v", ends)
 	}

@@ -18,10 +18,11 @@ import (
 
 // Target is a record table whose stream the generator takes.
 type Target struct {
-	// Resource names the table's resource ("images").
-	Resource string
-	Table    *store.Table
-	Content  *generation.Content
+	// Resource names the table's resource ("images"); Object its records
+	// ("image"), which names its events (webhook.Ended).
+	Resource, Object string
+	Table            *store.Table
+	Content          *generation.Content
 }
 
 // Stream is the generator function: it takes batches of the record
@@ -112,7 +113,7 @@ func (s *Stream) record(ctx context.Context, rec events.DynamoDBEventRecord) err
 		return err
 	}
 	before, _ := store.StateOf(oldItem)
-	if typ, ended := webhook.Ended(target.Resource, before, now); ended && s.Ended != nil {
+	if typ, ended := webhook.Ended(target.Object, before, now); ended && s.Ended != nil {
 		account, id, ok := keyOf(newItem)
 		if !ok {
 			return errors.New("generator: a stream image without a record key")

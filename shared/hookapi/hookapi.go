@@ -36,6 +36,9 @@ type API struct {
 	Store     *hookstore.Store
 	Client    *webhook.Client // checks URLs at registration
 	Publisher *hooksender.Publisher
+	// Events are the event types an endpoint may subscribe to, each
+	// generating resource's and webhook.Test (webhook.Types).
+	Events []string
 	// Now is time.Now when nil.
 	Now func() time.Time
 }
@@ -133,7 +136,7 @@ func (a *API) endpoint(r *http.Request, f input.Fields) (hookstore.Endpoint, map
 		e.URL = u
 	}
 	events, _ := text("events")
-	if list, err := webhook.ParseEvents(events); err != nil {
+	if list, err := webhook.ParseEvents(events, a.Events); err != nil {
 		add("events", "The events field has an "+err.Error()+".")
 	} else {
 		e.Events = list

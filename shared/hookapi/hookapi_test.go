@@ -41,7 +41,8 @@ func newAPI(t *testing.T) *api {
 		t.Fatal(err)
 	}
 	a := &hookapi.API{Store: st, Client: webhook.NewClient(webhook.Options{Resolver: webhooktest.Resolver{}}),
-		Publisher: &hooksender.Publisher{Store: st, Queue: c, QueueURL: *out.QueueUrl}}
+		Publisher: &hooksender.Publisher{Store: st, Queue: c, QueueURL: *out.QueueUrl},
+		Events:    webhook.Types("document", "image")}
 	return &api{h: httpapi.NewMux(a.Routes())}
 }
 

@@ -33,12 +33,12 @@ func TestPublishReachesSubscribersOnce(t *testing.T) {
 		}
 		return e
 	}
-	create("/all", webhook.EventTypes...)
-	create("/images", webhook.ImageGenerated, webhook.ImageFailed)
-	docs := create("/docs", webhook.DocumentGenerated)
+	create("/all", webhook.Types("document", "image")...)
+	create("/images", "image.generated", "image.failed")
+	docs := create("/docs", "document.generated")
 	p := &hooksender.Publisher{Store: r.store, Queue: r.queue, QueueURL: r.url}
 	ev := hooksender.Event{
-		Account: "acct", Type: webhook.DocumentGenerated, At: time.Now(), Data: json.RawMessage(`{"id":1}`),
+		Account: "acct", Type: "document.generated", At: time.Now(), Data: json.RawMessage(`{"id":1}`),
 		Identity: []string{"DocumentsTable", "acct", "1", "attempt-a"},
 	}
 	for range 2 { // the stream record delivered twice
@@ -49,7 +49,7 @@ func TestPublishReachesSubscribersOnce(t *testing.T) {
 	if err := p.Publish(t.Context(), hooksender.Event{Account: "acct", Type: webhook.Test, At: time.Now(), Data: json.RawMessage(`{}`), Identity: []string{"test-1"}}, docs.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Publish(t.Context(), hooksender.Event{Account: "other", Type: webhook.DocumentGenerated, At: time.Now(), Data: json.RawMessage(`{}`), Identity: []string{"x"}}); err != nil {
+	if err := p.Publish(t.Context(), hooksender.Event{Account: "other", Type: "document.generated", At: time.Now(), Data: json.RawMessage(`{}`), Identity: []string{"x"}}); err != nil {
 		t.Fatal(err)
 	}
 	for r.poll(t) > 0 {

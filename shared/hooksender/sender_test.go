@@ -112,7 +112,7 @@ func TestRetriedOnTheScheduleUntilItSucceeds(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(srv.Close)
-	e, secret, err := r.store.Create(t.Context(), "acct", hookstore.Endpoint{URL: srv.URL + "/hook", Events: webhook.EventTypes})
+	e, secret, err := r.store.Create(t.Context(), "acct", hookstore.Endpoint{URL: srv.URL + "/hook", Events: webhook.Types("document", "image")})
 	if err != nil {
 		t.Fatal(err)
 	}

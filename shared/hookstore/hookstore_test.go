@@ -29,7 +29,7 @@ func newStore(t *testing.T) *hookstore.Store {
 func TestCreateGetListDelete(t *testing.T) {
 	s := newStore(t)
 	ctx := t.Context()
-	e, secret, err := s.Create(ctx, "acct-1", hookstore.Endpoint{URL: "https://hooks.example.com/a", Events: []string{webhook.ImageGenerated}, Description: "mine"})
+	e, secret, err := s.Create(ctx, "acct-1", hookstore.Endpoint{URL: "https://hooks.example.com/a", Events: []string{"image.generated"}, Description: "mine"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,16 +121,16 @@ func TestDeliveriesAreAddedOnceAndListedNewestFirst(t *testing.T) {
 	base := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	for i := range 3 {
 		id := webhook.EventID(e.ID, "DocumentsTable", "acct-1", fmt.Sprint(i), "attempt")
-		k, created, err := s.AddDelivery(ctx, "acct-1", e.ID, id, webhook.DocumentGenerated, base.Add(time.Duration(i)*time.Minute), []byte(`{}`))
+		k, created, err := s.AddDelivery(ctx, "acct-1", e.ID, id, "document.generated", base.Add(time.Duration(i)*time.Minute), []byte(`{}`))
 		if err != nil || !created {
 			t.Fatalf("add %d: %v %v", i, created, err)
 		}
-		again, created, err := s.AddDelivery(ctx, "acct-1", e.ID, id, webhook.DocumentGenerated, base.Add(time.Duration(i)*time.Minute), []byte(`{}`))
+		again, created, err := s.AddDelivery(ctx, "acct-1", e.ID, id, "document.generated", base.Add(time.Duration(i)*time.Minute), []byte(`{}`))
 		if err != nil || created || again != k {
 			t.Fatalf("the same event again: %v %v %+v", created, err, again)
 		}
 	}
-	if _, _, err := s.AddDelivery(ctx, "acct-1", other.ID, "msg_other", webhook.ImageFailed, base, []byte(`{}`)); err != nil {
+	if _, _, err := s.AddDelivery(ctx, "acct-1", other.ID, "msg_other", "image.failed", base, []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
 	log, err := s.Deliveries(ctx, "acct-1", e.ID)

@@ -12,32 +12,43 @@ import (
 	"contentapi/shared/generation"
 )
 
-// The event types an endpoint can subscribe to.
-const (
-	DocumentGenerated = "document.generated"
-	DocumentFailed    = "document.failed"
-	ImageGenerated    = "image.generated"
-	ImageFailed       = "image.failed"
-	// Test is what POST /webhooks/{id}/test sends, whatever the endpoint
-	// subscribed to.
-	Test = "webhook.test"
-)
+// Test is what POST /webhooks/{id}/test sends, whatever the endpoint
+// subscribed to.
+const Test = "webhook.test"
 
-// EventTypes lists every event type, in the order the API shows them.
-var EventTypes = []string{DocumentGenerated, DocumentFailed, ImageGenerated, ImageFailed, Test}
+// Generated and Failed are the event types of a generation's end for a
+// resource whose records are objects of this name ("document"): each
+// generating resource brings its two with its declaration, so this package
+// names none.
+func Generated(object string) string { return object + ".generated" }
 
-// ParseEvents reads the events field of a registration: comma-separated
-// types, spaces around them ignored; empty means every type. An unknown
-// type is an error naming it, for the field's 422.
-func ParseEvents(field string) ([]string, error) {
+// Failed: see Generated.
+func Failed(object string) string { return object + ".failed" }
+
+// Types lists every event type of the generating resources whose objects
+// are given, in the order the API shows them: each object's generated and
+// failed, then Test.
+func Types(objects ...string) []string {
+	var types []string
+	for _, o := range objects {
+		types = append(types, Generated(o), Failed(o))
+	}
+	return append(types, Test)
+}
+
+// ParseEvents reads the events field of a registration against the event
+// types there are (Types): comma-separated types, spaces around them
+// ignored; empty means every type. An unknown type is an error naming it,
+// for the field's 422.
+func ParseEvents(field string, types []string) ([]string, error) {
 	if strings.TrimSpace(field) == "" {
-		return slices.Clone(EventTypes), nil
+		return slices.Clone(types), nil
 	}
 	var out []string
 	for t := range strings.SplitSeq(field, ",") {
 		t = strings.TrimSpace(t)
-		if !slices.Contains(EventTypes, t) {
-			return nil, fmt.Errorf("unknown event type %q: the types are %s", t, strings.Join(EventTypes, ", "))
+		if !slices.Contains(types, t) {
+			return nil, fmt.Errorf("unknown event type %q: the types are %s", t, strings.Join(types, ", "))
 		}
 		if !slices.Contains(out, t) {
 			out = append(out, t)
@@ -48,25 +59,22 @@ func ParseEvents(field string) ([]string, error) {
 
 // Ended is the event of a generation that ended with the write from
 // before to after, which a stream record carries: a state that was
-// pending or running and is now done or failed. The resource is the
-// record table's ("documents", "images"). False for any other change,
-// such as a write that left a finished state finished (a delete, an edit)
-// or a record without generation.
-func Ended(resource string, before, after *generation.State) (string, bool) {
-	if before == nil || after == nil {
+// pending or running and is now done or failed. The object is the record
+// table's resource's ("document"). False for any other change, such as a
+// write that left a finished state finished (a delete, an edit), a record
+// without generation or a resource without an object.
+func Ended(object string, before, after *generation.State) (string, bool) {
+	if object == "" || before == nil || after == nil {
 		return "", false
 	}
 	if before.Status != generation.Pending && before.Status != generation.Running {
 		return "", false
 	}
-	kind := map[string]string{"documents": "document", "images": "image"}[resource]
-	switch {
-	case kind == "":
-		return "", false
-	case after.Status == generation.Done:
-		return kind + ".generated", true
-	case after.Status == generation.Failed:
-		return kind + ".failed", true
+	switch after.Status {
+	case generation.Done:
+		return Generated(object), true
+	case generation.Failed:
+		return Failed(object), true
 	}
 	return "", false
 }

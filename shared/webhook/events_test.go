@@ -12,16 +12,20 @@ import (
 )
 
 func TestParseEvents(t *testing.T) {
-	all, err := webhook.ParseEvents("")
-	if err != nil || !slices.Equal(all, webhook.EventTypes) {
+	types := webhook.Types("document", "image")
+	if want := []string{"document.generated", "document.failed", "image.generated", "image.failed", "webhook.test"}; !slices.Equal(types, want) {
+		t.Errorf("types %v, want %v", types, want)
+	}
+	all, err := webhook.ParseEvents("", types)
+	if err != nil || !slices.Equal(all, types) {
 		t.Errorf("empty: %v %v, want every type", all, err)
 	}
-	got, err := webhook.ParseEvents(" image.failed,document.generated , image.failed")
+	got, err := webhook.ParseEvents(" image.failed,document.generated , image.failed", types)
 	if err != nil || !slices.Equal(got, []string{"image.failed", "document.generated"}) {
 		t.Errorf("list: %v %v", got, err)
 	}
-	for _, bad := range []string{"image.deleted", "image.failed,", "IMAGE.FAILED", "image.*"} {
-		if _, err := webhook.ParseEvents(bad); err == nil || !strings.Contains(err.Error(), "unknown event type") {
+	for _, bad := range []string{"image.deleted", "note.generated", "image.failed,", "IMAGE.FAILED", "image.*"} {
+		if _, err := webhook.ParseEvents(bad, types); err == nil || !strings.Contains(err.Error(), "unknown event type") {
 			t.Errorf("%q: %v, want refused", bad, err)
 		}
 	}
@@ -30,28 +34,29 @@ func TestParseEvents(t *testing.T) {
 func TestEndedIsOnceAGenerationEnds(t *testing.T) {
 	state := func(s generation.Status) *generation.State { return &generation.State{Status: s} }
 	for _, c := range []struct {
-		resource      string
+		object        string
 		before, after *generation.State
 		want          string
 	}{
-		{"documents", state(generation.Running), state(generation.Done), "document.generated"},
-		{"documents", state(generation.Pending), state(generation.Done), "document.generated"},
-		{"documents", state(generation.Running), state(generation.Failed), "document.failed"},
-		{"images", state(generation.Running), state(generation.Done), "image.generated"},
-		{"images", state(generation.Pending), state(generation.Failed), "image.failed"},
+		{"document", state(generation.Running), state(generation.Done), "document.generated"},
+		{"document", state(generation.Pending), state(generation.Done), "document.generated"},
+		{"document", state(generation.Running), state(generation.Failed), "document.failed"},
+		{"image", state(generation.Running), state(generation.Done), "image.generated"},
+		{"image", state(generation.Pending), state(generation.Failed), "image.failed"},
 		// No end: a claim, a requeue, an edit or delete of a finished record,
-		// a record without generation, another table.
-		{"images", state(generation.Pending), state(generation.Running), ""},
-		{"images", state(generation.Running), state(generation.Pending), ""},
-		{"images", state(generation.Done), state(generation.Done), ""},
-		{"documents", state(generation.Failed), state(generation.Pending), ""},
-		{"documents", nil, state(generation.Done), ""},
-		{"documents", state(generation.Running), nil, ""},
-		{"keys", state(generation.Running), state(generation.Done), ""},
+		// a record without generation, a resource without an object.
+		{"image", state(generation.Pending), state(generation.Running), ""},
+		{"image", state(generation.Running), state(generation.Pending), ""},
+		{"image", state(generation.Done), state(generation.Done), ""},
+		{"document", state(generation.Failed), state(generation.Pending), ""},
+		{"document", nil, state(generation.Done), ""},
+		{"document", state(generation.Running), nil, ""},
+		{"note", state(generation.Running), state(generation.Done), "note.generated"},
+		{"", state(generation.Running), state(generation.Done), ""},
 	} {
-		got, ok := webhook.Ended(c.resource, c.before, c.after)
+		got, ok := webhook.Ended(c.object, c.before, c.after)
 		if got != c.want || ok != (c.want != "") {
-			t.Errorf("%s %v -> %v: %q %v, want %q", c.resource, c.before, c.after, got, ok, c.want)
+			t.Errorf("%s %v -> %v: %q %v, want %q", c.object, c.before, c.after, got, ok, c.want)
 		}
 	}
 }
@@ -80,7 +85,7 @@ func TestEventIDIsTheEvents(t *testing.T) {
 
 func TestBody(t *testing.T) {
 	at := time.Date(2026, 11, 25, 21, 0, 0, 500_000_000, time.FixedZone("CET", 3600))
-	b, err := webhook.Body(webhook.DocumentGenerated, at, json.RawMessage(`{"id":7,"name":"x"}`))
+	b, err := webhook.Body("document.generated", at, json.RawMessage(`{"id":7,"name":"x"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
