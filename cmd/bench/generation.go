@@ -47,12 +47,7 @@ func measureGeneration(ctx context.Context, b *figures.Board, meter *ddbmeter.Me
 	logf("generation: creates to done with the Bedrock stand-in")
 	cfg.Generation = parts.Generation()
 	a := app.New(cfg, db)
-	key, _, err := auth.NewKeys(plain, tables["ApiKeysTable"], auth.PublicChecksum).Create(ctx, "bench-generation",
-		[]auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
-	if err != nil {
-		return err
-	}
-	c, err := apicall.New(a, key)
+	c, err := newAccountClient(ctx, a, plain, tables["ApiKeysTable"], "bench-generation")
 	if err != nil {
 		return err
 	}
@@ -197,4 +192,16 @@ func pendingEvent(ctx context.Context, c *apicall.Client, db *dynamodb.Client, t
 		return events.DynamoDBEvent{}, err
 	}
 	return lambdalocal.StreamInsert(table, out.Item), nil
+}
+
+// newAccountClient calls a as a new account of its own, named name, with a
+// read and write key, so a part's records and quotas stay apart from the
+// others'.
+func newAccountClient(ctx context.Context, a *app.App, plain *dynamodb.Client, keysTable, name string) (*apicall.Client, error) {
+	key, _, err := auth.NewKeys(plain, keysTable, auth.PublicChecksum).Create(ctx, name,
+		[]auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	return apicall.New(a, key)
 }

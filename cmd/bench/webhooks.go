@@ -19,11 +19,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"contentapi/shared/app"
-	"contentapi/shared/auth"
 	"contentapi/shared/documents"
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
-	"contentapi/shared/local/apicall"
 	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/local/figures"
 	"contentapi/shared/local/genstack"
@@ -106,12 +104,7 @@ func measureWebhooks(ctx context.Context, b *figures.Board, meter *ddbmeter.Mete
 	logf("webhooks: creates to their delivery")
 	cfg.Generation = parts.Generation()
 	a := app.New(cfg, plain)
-	key, _, err := auth.NewKeys(plain, tables["ApiKeysTable"], auth.PublicChecksum).Create(ctx, "bench-webhooks",
-		[]auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
-	if err != nil {
-		return err
-	}
-	c, err := apicall.New(a, key)
+	c, err := newAccountClient(ctx, a, plain, tables["ApiKeysTable"], "bench-webhooks")
 	if err != nil {
 		return err
 	}
