@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"contentapi/shared/local/sam"
 )
 
 // marker starts the comment line above a key whose value the code declares:
@@ -104,7 +106,15 @@ func Rewrite(src []byte, values map[string]*yaml.Node, used map[string]bool) ([]
 		}
 		*beforeMarks[i].value = *want
 	}
-	if got, want := decode(after), decode(before); !reflect.DeepEqual(got, want) {
+	got, err := sam.Decode(after)
+	if err != nil {
+		return nil, err
+	}
+	want, err := sam.Decode(before)
+	if err != nil {
+		return nil, err
+	}
+	if !reflect.DeepEqual(got, want) {
 		return nil, fmt.Errorf("the rewritten document reads otherwise than the declared values in the document as written")
 	}
 	return out, nil
@@ -125,9 +135,13 @@ func Unmarked(src []byte, values map[string]*yaml.Node) error {
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {
 		if n.Kind == yaml.SequenceNode && len(n.Content) >= 3 && !marked[n] {
-			got := decode(n)
+			got, err := sam.Decode(n)
 			for _, name := range slices.Sorted(maps.Keys(values)) {
-				if v := values[name]; v.Kind == yaml.SequenceNode && reflect.DeepEqual(got, decode(v)) {
+				v := values[name]
+				if err != nil || v.Kind != yaml.SequenceNode {
+					continue // a list that does not decode copies nothing
+				}
+				if declared, err := sam.Decode(v); err == nil && reflect.DeepEqual(got, declared) {
 					found = append(found, fmt.Sprintf("line %d copies %s: mark it %q", n.Line, name, marker+name))
 				}
 			}
@@ -182,39 +196,6 @@ func findMarks(src []byte) (*yaml.Node, []mark, error) {
 		return cmp.Or(a.value.Line-b.value.Line, a.value.Column-b.value.Column)
 	})
 	return &doc, marks, nil
-}
-
-// decode is what a reader of the document gets from n: its values, and the
-// tags an application gives them (CloudFormation's !Ref, !If), which
-// yaml.v3's Decode drops.
-func decode(n *yaml.Node) any {
-	var v any
-	switch n.Kind {
-	case yaml.DocumentNode:
-		return decode(n.Content[0])
-	case yaml.AliasNode:
-		return decode(n.Alias)
-	case yaml.MappingNode:
-		m := map[string]any{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			m[fmt.Sprint(decode(n.Content[i]))] = decode(n.Content[i+1])
-		}
-		v = m
-	case yaml.SequenceNode:
-		l := []any{}
-		for _, c := range n.Content {
-			l = append(l, decode(c))
-		}
-		v = l
-	default:
-		if err := n.Decode(&v); err != nil {
-			v = err.Error()
-		}
-	}
-	if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") {
-		return map[string]any{n.Tag: v}
-	}
-	return v
 }
 
 func lineStarts(src []byte) []int {

@@ -108,7 +108,7 @@ func Parse(b []byte) (*Template, error) {
 	if len(doc.Content) == 0 {
 		return nil, errors.New("empty template")
 	}
-	v, err := normalize(&doc)
+	v, err := Decode(&doc)
 	if err != nil {
 		return nil, err
 	}
@@ -235,17 +235,18 @@ var intrinsicTags = map[string]string{
 	"!Length":       "Fn::Length",
 }
 
-// normalize turns a YAML node into plain Go values (map[string]any, []any,
+// Decode turns a YAML node into plain Go values (map[string]any, []any,
 // string, int, float64, bool, nil) with short-form intrinsics rewritten to
-// their long form. yaml.v3 cannot decode a custom tag into `any` by itself,
+// their long form, so two documents that read alike decode equal, tags
+// included. yaml.v3 cannot decode a custom tag into `any` by itself,
 // hence the walk over the node tree.
-func normalize(n *yaml.Node) (any, error) {
+func Decode(n *yaml.Node) (any, error) {
 	var v any
 	switch n.Kind {
 	case yaml.DocumentNode:
-		return normalize(n.Content[0])
+		return Decode(n.Content[0])
 	case yaml.AliasNode:
-		return normalize(n.Alias)
+		return Decode(n.Alias)
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -258,7 +259,7 @@ func normalize(n *yaml.Node) (any, error) {
 			if _, dup := m[k.Value]; dup {
 				return nil, fmt.Errorf("line %d: duplicate key %q", k.Line, k.Value)
 			}
-			x, err := normalize(val)
+			x, err := Decode(val)
 			if err != nil {
 				return nil, err
 			}
@@ -268,7 +269,7 @@ func normalize(n *yaml.Node) (any, error) {
 	case yaml.SequenceNode:
 		s := make([]any, 0, len(n.Content))
 		for _, c := range n.Content {
-			x, err := normalize(c)
+			x, err := Decode(c)
 			if err != nil {
 				return nil, err
 			}
