@@ -153,9 +153,8 @@ func (a *API) endpoint(r *http.Request, f input.Fields) (hookstore.Endpoint, map
 // urlProblem is why a URL was refused, in the words of webhook.CheckURL
 // past its "webhook: URL refused: " prefix.
 func urlProblem(err error) string {
-	msg := err.Error()
-	if p := webhook.ErrURL.Error() + ": "; len(msg) > len(p) && msg[:len(p)] == p {
-		return msg[len(p):]
+	if why, ok := strings.CutPrefix(err.Error(), webhook.ErrURL.Error()+": "); ok && why != "" {
+		return why
 	}
 	return "is refused"
 }
