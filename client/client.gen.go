@@ -5504,14 +5504,16 @@ type Webhook struct {
 	Url    string             `json:"url"`
 }
 
-// WebhookCreate defines model for WebhookCreate.
+// WebhookCreate Text is judged as every resource's is: trimmed before it is checked, lengths in
+// characters after trimming, no control characters (tab, CR and LF aside), and empty,
+// white space only or null is not given.
 type WebhookCreate struct {
 	// Description Anything to tell endpoints apart, at most 256 characters.
 	Description *string `json:"description,omitempty"`
 
-	// Events The event types to receive (`WebhookEventType`), comma-separated; empty or not
-	// given: all of them. A test event is sent to the endpoint tested whatever it
-	// subscribed to.
+	// Events The event types to receive (`WebhookEventType`), comma-separated, at most 1,024
+	// characters; empty or not given: all of them. A test event is sent to the endpoint
+	// tested whatever it subscribed to.
 	//
 	//
 	// Examples: image.generated,image.failed

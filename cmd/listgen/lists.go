@@ -104,6 +104,7 @@ func declared() (map[string]*yaml.Node, error) {
 	v["app.EventTypes"] = list(app.EventTypes)
 	v["webhook.MaxURLLength"] = integer(webhook.MaxURLLength)
 	v["hookapi.MaxDescription"] = integer(hookapi.MaxDescription)
+	v["hookapi.MaxEvents"] = integer(hookapi.MaxEvents)
 
 	v["generation.Statuses"] = list(generation.Statuses)
 	v["generation.Codes"] = list(generation.Codes)

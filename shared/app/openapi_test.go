@@ -663,6 +663,7 @@ func TestOpenAPIConformance(t *testing.T) {
 	// tested, their log read, deleted; and each error a client can cause.
 	hook := c.form(201, "POST", "/api/v1/webhooks", w, "url", "https://hooks.example.com/a")
 	c.json(201, "POST", "/api/v1/webhooks", w, `{"url":"https://hooks.example.com/b","events":"image.generated, image.failed","description":"Gallery"}`)
+	c.json(201, "POST", "/api/v1/webhooks", w, `{"url":" https://hooks.example.com/d ","events":" ","description":null}`)
 	c.call(201, request{method: "POST", path: "/api/v1/webhooks", key: w, contentType: "multipart/form-data; boundary=W",
 		body: "--W\r\nContent-Disposition: form-data; name=\"url\"\r\n\r\nhttps://hooks.example.com/c\r\n--W--\r\n"})
 	hookPath := "/api/v1/webhooks/" + fmt.Sprint(hook.data()["id"])
@@ -691,6 +692,9 @@ func TestOpenAPIConformance(t *testing.T) {
 	c.form(422, "POST", "/api/v1/webhooks", w, "description", "no url")
 	c.form(422, "POST", "/api/v1/webhooks", w, "url", "https://hooks.example.com/a", "description", strings.Repeat("d", 257))
 	c.form(422, "POST", "/api/v1/webhooks", w, "url", "https://hooks.example.com/a", "colour", "red")
+	c.form(422, "POST", "/api/v1/webhooks", w, "url", "https://hooks.example.com/a", "description", "bad \x01 text")
+	c.json(422, "POST", "/api/v1/webhooks", w, `{"url":"https://hooks.example.com/a","events":7}`)
+	c.json(422, "POST", "/api/v1/webhooks", w, `{"url":"   "}`)
 	c.refusedForState(422, request{method: "POST", path: "/api/v1/webhooks", key: w, contentType: formType,
 		body: "url=https%3A%2F%2Finternal.example.com%2Fa"})
 	c.refusedForState(422, request{method: "POST", path: "/api/v1/webhooks", key: w, contentType: formType,

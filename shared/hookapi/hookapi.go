@@ -15,6 +15,7 @@ import (
 	"contentapi/shared/hookstore"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/input"
+	"contentapi/shared/records"
 	"contentapi/shared/store"
 	"contentapi/shared/webhook"
 )
@@ -28,8 +29,13 @@ func Serves(path string) bool {
 	return path == Path || strings.HasPrefix(path, Path+"/")
 }
 
-// MaxDescription is the longest description, in characters.
-const MaxDescription = 256
+// The longest texts a registration takes, in characters: a description,
+// and the comma-separated event types (the whole list is far shorter; the
+// bound keeps an error that quotes an unknown type short).
+const (
+	MaxDescription = 256
+	MaxEvents      = 1024
+)
 
 // API serves the endpoints of the principal's account.
 type API struct {
@@ -82,9 +88,9 @@ func (a *API) create(w http.ResponseWriter, r *http.Request, account string) err
 	if err != nil {
 		return err
 	}
-	e, problems := a.endpoint(r, fields)
-	if len(problems) > 0 {
-		return httpapi.Invalid(problems)
+	e, err := a.endpoint(r, fields)
+	if err != nil {
+		return err
 	}
 	created, secret, err := a.Store.Create(r.Context(), account, e)
 	if errors.Is(err, hookstore.ErrTooMany) {
@@ -100,54 +106,42 @@ func (a *API) create(w http.ResponseWriter, r *http.Request, account string) err
 	return nil
 }
 
-// endpoint judges a registration's fields: each problem named by its field.
-func (a *API) endpoint(r *http.Request, f input.Fields) (hookstore.Endpoint, map[string][]string) {
+// Registration declares the fields of an endpoint's registration, so that
+// they are judged by the rules every resource's fields are (records): a
+// field sent twice, one not taken, a value that is not a string, text
+// with control characters or past its length, all 422 naming the field;
+// text trimmed, and empty text or null as not given.
+var Registration = &records.Resource{
+	Name:   "webhooks",
+	Object: "webhook",
+	Fields: []records.Field{
+		{Name: "url", Kind: records.Text{Min: 1, Max: webhook.MaxURLLength}, Required: true, Create: true},
+		{Name: "events", Kind: records.Text{Min: 1, Max: MaxEvents}, Default: "", Create: true},
+		{Name: "description", Kind: records.Text{Min: 1, Max: MaxDescription}, Default: "", Create: true},
+	},
+}
+
+// endpoint judges a registration: its fields by their declaration
+// (Registration) first, then what only webhooks know of them, the URL's
+// host (CheckURL, a DNS lookup made only for a well-formed request) and
+// the event types, each problem named by its field.
+func (a *API) endpoint(r *http.Request, f input.Fields) (hookstore.Endpoint, error) {
+	values, err := Registration.ValidateCreate(f)
+	if err != nil {
+		return hookstore.Endpoint{}, err
+	}
+	e := hookstore.Endpoint{URL: values["url"].(string), Description: values["description"].(string)}
 	problems := map[string][]string{}
-	add := func(field, msg string) { problems[field] = append(problems[field], msg) }
-	for _, name := range f.Repeated {
-		add(name, "The "+name+" field was given more than once.")
+	if err := a.Client.CheckURL(r.Context(), e.URL); err != nil {
+		problems["url"] = []string{"The url " + urlProblem(err) + "."}
 	}
-	text := func(name string) (string, bool) {
-		v, ok := f.Values[name]
-		if !ok || v.Kind == input.KindNull {
-			return "", false
-		}
-		if v.Kind != input.KindString {
-			add(name, "The "+name+" field must be a string.")
-			return "", false
-		}
-		return v.Text, true
+	if e.Events, err = webhook.ParseEvents(values["events"].(string), a.Events); err != nil {
+		problems["events"] = []string{"The events field has an " + err.Error() + "."}
 	}
-	for _, name := range f.Names {
-		switch name {
-		case "url", "events", "description":
-		default:
-			add(name, "The "+name+" field is not accepted.")
-		}
+	if len(problems) > 0 {
+		return hookstore.Endpoint{}, httpapi.Invalid(problems)
 	}
-	var e hookstore.Endpoint
-	if u, ok := text("url"); !ok {
-		if _, given := problems["url"]; !given {
-			add("url", "The url field is required.")
-		}
-	} else if err := a.Client.CheckURL(r.Context(), u); err != nil {
-		add("url", "The url "+urlProblem(err)+".")
-	} else {
-		e.URL = u
-	}
-	events, _ := text("events")
-	if list, err := webhook.ParseEvents(events, a.Events); err != nil {
-		add("events", "The events field has an "+err.Error()+".")
-	} else {
-		e.Events = list
-	}
-	if d, ok := text("description"); ok {
-		if n := len([]rune(d)); n > MaxDescription {
-			add("description", fmt.Sprintf("The description may have at most %d characters.", MaxDescription))
-		}
-		e.Description = d
-	}
-	return e, problems
+	return e, nil
 }
 
 // urlProblem is why a URL was refused, in the words of webhook.CheckURL

@@ -98,20 +98,11 @@ func TestRegisterReadListTestDelete(t *testing.T) {
 	}
 }
 
-// Each bad field is a 422 naming it, and nothing is registered.
-func TestRegistrationErrorsNameTheirField(t *testing.T) {
-	a := newAPI(t)
-	for body, field := range map[string]string{
-		`{}`:                                   "url",
-		`{"url":"http://hooks.example.com/a"}`: "url",
-		`{"url":"https://internal.example.com/a"}`:                                               "url",
-		`{"url":"https://169.254.169.254/latest"}`:                                               "url",
-		`{"url":"https://hooks.example.com/` + strings.Repeat("a", 2048) + `"}`:                  "url",
-		`{"url":"https://hooks.example.com/a","events":"image.deleted"}`:                         "events",
-		`{"url":"https://hooks.example.com/a","events":["image.failed"]}`:                        "events",
-		`{"url":"https://hooks.example.com/a","description":"` + strings.Repeat("é", 257) + `"}`: "description",
-		`{"url":"https://hooks.example.com/a","secret":"whsec_x"}`:                               "secret",
-	} {
+// refuses posts each body, a registration refused with a 422 naming its
+// field, and checks that none was stored.
+func (a *api) refuses(t *testing.T, bodies map[string]string) {
+	t.Helper()
+	for body, field := range bodies {
 		code, out := a.do(t, "acct", "POST", hookapi.Path, body)
 		errs, _ := out["errors"].(map[string]any)
 		if code != 422 || errs[field] == nil {
@@ -121,6 +112,22 @@ func TestRegistrationErrorsNameTheirField(t *testing.T) {
 	if _, out := a.do(t, "acct", "GET", hookapi.Path, ""); len(out["data"].([]any)) != 0 {
 		t.Errorf("a refused registration was stored: %v", out)
 	}
+}
+
+// Each bad field is a 422 naming it, and nothing is registered.
+func TestRegistrationErrorsNameTheirField(t *testing.T) {
+	a := newAPI(t)
+	a.refuses(t, map[string]string{
+		`{}`:                                   "url",
+		`{"url":"http://hooks.example.com/a"}`: "url",
+		`{"url":"https://internal.example.com/a"}`:                                               "url",
+		`{"url":"https://169.254.169.254/latest"}`:                                               "url",
+		`{"url":"https://hooks.example.com/` + strings.Repeat("a", 2048) + `"}`:                  "url",
+		`{"url":"https://hooks.example.com/a","events":"image.deleted"}`:                         "events",
+		`{"url":"https://hooks.example.com/a","events":["image.failed"]}`:                        "events",
+		`{"url":"https://hooks.example.com/a","description":"` + strings.Repeat("é", 257) + `"}`: "description",
+		`{"url":"https://hooks.example.com/a","secret":"whsec_x"}`:                               "secret",
+	})
 	for range hookstore.MaxEndpoints {
 		if code, out := a.do(t, "acct", "POST", hookapi.Path, `{"url":"https://hooks.example.com/a"}`); code != 201 {
 			t.Fatalf("%d %v", code, out)
@@ -129,5 +136,38 @@ func TestRegistrationErrorsNameTheirField(t *testing.T) {
 	code, out := a.do(t, "acct", "POST", hookapi.Path, `{"url":"https://hooks.example.com/a"}`)
 	if errs, _ := out["errors"].(map[string]any); code != 422 || errs["url"] == nil {
 		t.Errorf("the 11th: %d %v, want 422 naming url", code, out)
+	}
+}
+
+// A registration's fields follow the rules every resource's fields do
+// (records): control characters, non-string values and repeats are 422
+// naming the field; text is trimmed, and blank text or null is not given.
+func TestRegistrationFieldsFollowTheRecordsRules(t *testing.T) {
+	a := newAPI(t)
+	a.refuses(t, map[string]string{
+		`{"url":"https://hooks.example.com/a","description":"line\u0000"}`:                   "description",
+		`{"url":"https://hooks.example.com/a","description":"bell\u0007"}`:                   "description",
+		`{"url":"https://hooks.example.com/a","description":7}`:                              "description",
+		`{"url":"https://hooks.example.com/a","events":true}`:                                "events",
+		`{"url":"https://hooks.example.com/a","events":"` + strings.Repeat(",", 1025) + `"}`: "events",
+		`{"url":"https://hooks.example.com/a","url":"https://hooks.example.com/b"}`:          "url",
+		`{"url":"   "}`: "url",
+		`{"url":null}`:  "url",
+		`{"url":"https://hooks.example.com/a","description":"` + strings.Repeat("é", 257) + ` "}`: "description",
+		`{"url":"https://hooks.example.com/a\u001f"}`:                                             "url",
+		`{"url":"https://hooks.example.com/a","description":"ok","description":"twice"}`:          "description",
+	})
+
+	code, out := a.do(t, "acct", "POST", hookapi.Path,
+		`{"url":"  https://hooks.example.com/a\n","events":" image.failed ","description":"\tGallery  "}`)
+	data, _ := out["data"].(map[string]any)
+	if code != 201 || data["url"] != "https://hooks.example.com/a" || data["description"] != "Gallery" ||
+		len(data["events"].([]any)) != 1 || data["events"].([]any)[0] != "image.failed" {
+		t.Errorf("trimmed: %d %v, want the url, events and description trimmed", code, out)
+	}
+	code, out = a.do(t, "acct", "POST", hookapi.Path, `{"url":"https://hooks.example.com/a","events":"  ","description":null}`)
+	data, _ = out["data"].(map[string]any)
+	if code != 201 || data["description"] != "" || len(data["events"].([]any)) != 5 {
+		t.Errorf("blank and null: %d %v, want not given (no description, every event)", code, out)
 	}
 }
