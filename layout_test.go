@@ -63,7 +63,7 @@ func TestBinariesLinkNoTestCode(t *testing.T) {
 // turns those into statuses. The AWS SDK underneath the store speaks HTTP
 // to DynamoDB, so for the store only its own imports are checked.
 func TestDomainKnowsNoHTTP(t *testing.T) {
-	domain := []string{"./shared/records", "./shared/store", "./shared/input", "./shared/fold"}
+	domain := []string{"./shared/records", "./shared/store", "./shared/fold"}
 	for pkg, all := range deps(t, domain...) {
 		for _, imp := range all {
 			if imp == "contentapi/shared/httpapi" || imp == "contentapi/shared/crud" ||

@@ -22,7 +22,6 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/documents"
-	"contentapi/shared/input"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
@@ -371,7 +370,7 @@ func BenchmarkSDKGetItem(b *testing.B) {
 // BenchmarkSDKListCalls: the Query and BatchGetItem of BenchmarkDocumentsList.
 func BenchmarkSDKListCalls(b *testing.B) {
 	db := sdkDefaultDynamoDB(b)
-	q, err := documents.Resource.ParseList(input.Params{}, records.Cursors{})
+	q, err := documents.Resource.ParseList(records.Query{}, records.Cursors{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -451,7 +450,7 @@ type benchOp struct {
 // benchOps are a get of one document and the default list, with key.
 func benchOps(b *testing.B, key string) []benchOp {
 	ctx := context.Background()
-	q, err := documents.Resource.ParseList(input.Params{}, records.Cursors{})
+	q, err := documents.Resource.ParseList(records.Query{}, records.Cursors{})
 	if err != nil {
 		b.Fatal(err)
 	}

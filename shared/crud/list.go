@@ -7,7 +7,6 @@ import (
 
 	"contentapi/shared/codec"
 	"contentapi/shared/httpapi"
-	"contentapi/shared/input"
 	"contentapi/shared/records"
 )
 
@@ -125,8 +124,8 @@ func (res *Resource) maxAnswerBytes() int {
 // past the first (even past the end), next while a later page exists. When
 // a bound was hit, next resumes at the cursor instead: the same page when
 // it is partial, else the next one. Only next ever carries a cursor.
-func (res *Resource) pageLinks(path string, query input.Params, m records.Meta, q records.ListQuery, resume *records.Cursor) Links {
-	query = slices.DeleteFunc(slices.Clone(query), func(p input.Param) bool { return p.Name == cursorParam })
+func (res *Resource) pageLinks(path string, query records.Query, m records.Meta, q records.ListQuery, resume *records.Cursor) Links {
+	query = slices.DeleteFunc(slices.Clone(query), func(p records.QueryParam) bool { return p.Name == cursorParam })
 	at := func(n int64) string { return path + "?" + httpapi.QueryWithPage(query, n) }
 	l := Links{First: at(1), Last: at(m.LastPage)}
 	if m.CurrentPage > 1 {

@@ -6,16 +6,15 @@ import (
 	"testing"
 
 	"contentapi/shared/httpapi"
-	"contentapi/shared/input"
 	"contentapi/shared/prompts"
 	"contentapi/shared/records"
 )
 
-func form(kv ...string) input.Fields {
-	in := input.Fields{Values: map[string]input.Value{}}
+func form(kv ...string) records.Input {
+	in := records.Input{Values: map[string]records.InputValue{}}
 	for i := 0; i < len(kv); i += 2 {
 		in.Names = append(in.Names, kv[i])
-		in.Values[kv[i]] = input.Value{Text: kv[i+1]}
+		in.Values[kv[i]] = records.InputValue{Text: kv[i+1]}
 	}
 	return in
 }
@@ -97,7 +96,7 @@ func TestCreativitySpellings(t *testing.T) {
 	// A JSON number counts by its value, however written.
 	for text, want := range map[string]float64{"0.75": 0.75, "5e-1": 0.5, "7.5E-1": 0.75, "-0": 0, "1.000": 1} {
 		in := form("name", "n", "prompt", "p", "creativity", "")
-		in.Values["creativity"] = input.Value{Text: text, Kind: input.KindNumber}
+		in.Values["creativity"] = records.InputValue{Text: text, Type: records.InputNumber}
 		if v, err := Resource.ValidateCreate(in); err != nil || v["creativity"] != want {
 			t.Errorf("JSON number %s: %v %v", text, v, err)
 		}

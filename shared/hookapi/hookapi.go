@@ -14,7 +14,6 @@ import (
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
 	"contentapi/shared/httpapi"
-	"contentapi/shared/input"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 	"contentapi/shared/webhook"
@@ -125,7 +124,7 @@ var Registration = &records.Resource{
 // (Registration) first, then what only webhooks know of them, the URL's
 // host (CheckURL, a DNS lookup made only for a well-formed request) and
 // the event types, each problem named by its field.
-func (a *API) endpoint(r *http.Request, f input.Fields) (hookstore.Endpoint, error) {
+func (a *API) endpoint(r *http.Request, f records.Input) (hookstore.Endpoint, error) {
 	values, err := Registration.ValidateCreate(f)
 	if err != nil {
 		return hookstore.Endpoint{}, err

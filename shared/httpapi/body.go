@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"contentapi/shared/input"
+	"contentapi/shared/records"
 )
 
 // MaxBodyBytes is the largest request body accepted (413 above it).
@@ -30,28 +30,28 @@ func WithUndecodableBody(ctx context.Context) context.Context {
 
 // ParseBody reads a form, multipart or JSON body. An empty body with no
 // Content-Type is an empty input; a body of any other type is 415.
-func ParseBody(r *http.Request) (input.Fields, error) {
+func ParseBody(r *http.Request) (records.Input, error) {
 	if undecodable, _ := r.Context().Value(bodyUndecodableKey{}).(bool); undecodable {
-		return input.Fields{}, BadRequest("The request body is not valid base64.")
+		return records.Input{}, BadRequest("The request body is not valid base64.")
 	}
 	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return input.Fields{}, TooLarge()
+			return records.Input{}, TooLarge()
 		}
-		return input.Fields{}, BadRequest("The request body could not be read.")
+		return records.Input{}, BadRequest("The request body could not be read.")
 	}
 	header := r.Header.Get("Content-Type")
 	if header == "" {
 		if len(bytes.TrimSpace(raw)) == 0 {
-			return input.Fields{}, nil
+			return records.Input{}, nil
 		}
-		return input.Fields{}, UnsupportedMediaType()
+		return records.Input{}, UnsupportedMediaType()
 	}
 	mediaType, params, err := mime.ParseMediaType(header)
 	if err != nil {
-		return input.Fields{}, UnsupportedMediaType()
+		return records.Input{}, UnsupportedMediaType()
 	}
 	switch {
 	case mediaType == "application/x-www-form-urlencoded":
@@ -61,48 +61,48 @@ func ParseBody(r *http.Request) (input.Fields, error) {
 	case mediaType == "multipart/form-data":
 		return parseMultipart(raw, params["boundary"])
 	}
-	return input.Fields{}, UnsupportedMediaType()
+	return records.Input{}, UnsupportedMediaType()
 }
 
-func parseForm(raw []byte) (input.Fields, error) {
-	var in input.Fields
+func parseForm(raw []byte) (records.Input, error) {
+	var in records.Input
 	pairs, err := splitQuery(string(raw))
 	if err != nil {
-		return input.Fields{}, BadRequest("The request body is not a valid form.")
+		return records.Input{}, BadRequest("The request body is not a valid form.")
 	}
 	for _, p := range pairs {
-		in.Add(p.Name, input.Value{Text: p.Value, Kind: input.KindString})
+		in.Add(p.Name, records.InputValue{Text: p.Value, Type: records.InputString})
 	}
 	return in, nil
 }
 
-func parseJSON(raw []byte) (input.Fields, error) {
+func parseJSON(raw []byte) (records.Input, error) {
 	bad := BadRequest("The request body must be a JSON object.")
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return input.Fields{}, bad
+		return records.Input{}, bad
 	}
 	// encoding/json turns invalid UTF-8 in a string into U+FFFD, which
 	// would be stored as if sent; such a body's values are read raw, and
 	// one holding invalid UTF-8 keeps it, for the field's rules to refuse
 	// (422). Valid bodies, nearly all, are decoded once.
 	rawValues := !utf8.Valid(raw)
-	var in input.Fields
+	var in records.Input
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return input.Fields{}, bad
+			return records.Input{}, bad
 		}
 		name, _ := tok.(string)
 		var v any
 		if rawValues {
 			var rv json.RawMessage
 			if err := dec.Decode(&rv); err != nil {
-				return input.Fields{}, bad
+				return records.Input{}, bad
 			}
 			if !utf8.Valid(rv) {
-				in.Add(name, input.Value{Text: string(rv), Kind: input.KindString})
+				in.Add(name, records.InputValue{Text: string(rv), Type: records.InputString})
 				continue
 			}
 			d := json.NewDecoder(bytes.NewReader(rv))
@@ -112,41 +112,41 @@ func parseJSON(raw []byte) (input.Fields, error) {
 			err = dec.Decode(&v)
 		}
 		if err != nil {
-			return input.Fields{}, bad
+			return records.Input{}, bad
 		}
 		in.Add(name, jsonValue(v))
 	}
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return input.Fields{}, bad
+		return records.Input{}, bad
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return input.Fields{}, bad
+		return records.Input{}, bad
 	}
 	return in, nil
 }
 
-func jsonValue(v any) input.Value {
+func jsonValue(v any) records.InputValue {
 	switch t := v.(type) {
 	case string:
-		return input.Value{Text: t, Kind: input.KindString}
+		return records.InputValue{Text: t, Type: records.InputString}
 	case json.Number:
-		return input.Value{Text: t.String(), Kind: input.KindNumber}
+		return records.InputValue{Text: t.String(), Type: records.InputNumber}
 	case bool:
 		if t {
-			return input.Value{Text: "true", Kind: input.KindBool}
+			return records.InputValue{Text: "true", Type: records.InputBool}
 		}
-		return input.Value{Text: "false", Kind: input.KindBool}
+		return records.InputValue{Text: "false", Type: records.InputBool}
 	case nil:
-		return input.Value{Kind: input.KindNull}
+		return records.InputValue{Type: records.InputNull}
 	}
-	return input.Value{Kind: input.KindOther}
+	return records.InputValue{Type: records.InputOther}
 }
 
-func parseMultipart(raw []byte, boundary string) (input.Fields, error) {
+func parseMultipart(raw []byte, boundary string) (records.Input, error) {
 	if boundary == "" {
-		return input.Fields{}, BadRequest("The multipart body has no boundary.")
+		return records.Input{}, BadRequest("The multipart body has no boundary.")
 	}
-	var in input.Fields
+	var in records.Input
 	mr := multipart.NewReader(bytes.NewReader(raw), boundary)
 	for {
 		part, err := mr.NextPart()
@@ -154,25 +154,25 @@ func parseMultipart(raw []byte, boundary string) (input.Fields, error) {
 			return in, nil
 		}
 		if err != nil {
-			return input.Fields{}, BadRequest("The request body is not valid multipart/form-data.")
+			return records.Input{}, BadRequest("The request body is not valid multipart/form-data.")
 		}
 		value, err := io.ReadAll(part)
 		if err != nil {
-			return input.Fields{}, BadRequest("The request body is not valid multipart/form-data.")
+			return records.Input{}, BadRequest("The request body is not valid multipart/form-data.")
 		}
-		kind := input.KindString
+		typ := records.InputString
 		if part.FileName() != "" {
 			// Files are not a value any field takes.
-			kind = input.KindOther
+			typ = records.InputOther
 		}
-		in.Add(part.FormName(), input.Value{Text: string(value), Kind: kind})
+		in.Add(part.FormName(), records.InputValue{Text: string(value), Type: typ})
 	}
 }
 
 // splitQuery decodes a query string or form body keeping order and repeats,
 // which url.ParseQuery's map would lose.
-func splitQuery(s string) (input.Params, error) {
-	var pairs input.Params
+func splitQuery(s string) (records.Query, error) {
+	var pairs records.Query
 	for s != "" {
 		var part string
 		part, s, _ = strings.Cut(s, "&")
@@ -188,7 +188,7 @@ func splitQuery(s string) (input.Params, error) {
 		if err != nil {
 			return nil, err
 		}
-		pairs = append(pairs, input.Param{Name: name, Value: value})
+		pairs = append(pairs, records.QueryParam{Name: name, Value: value})
 	}
 	return pairs, nil
 }

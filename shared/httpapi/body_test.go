@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"contentapi/shared/input"
+	"contentapi/shared/records"
 )
 
 func request(contentType, body string) *http.Request {
@@ -37,18 +37,18 @@ func TestParseBodyTypes(t *testing.T) {
 
 	tests := []struct {
 		name, contentType, body string
-		want                    map[string]input.Value
+		want                    map[string]records.InputValue
 	}{
 		{"form", "application/x-www-form-urlencoded", "name=Caf%C3%A9+au+lait&favorite=1",
-			map[string]input.Value{"name": {Text: "Café au lait"}, "favorite": {Text: "1"}}},
+			map[string]records.InputValue{"name": {Text: "Café au lait"}, "favorite": {Text: "1"}}},
 		{"form with charset", "application/x-www-form-urlencoded; charset=UTF-8", "name=a",
-			map[string]input.Value{"name": {Text: "a"}}},
+			map[string]records.InputValue{"name": {Text: "a"}}},
 		{"json", "application/json", `{"name":"x","creativity":0.5,"favorite":true,"style":null,"tags":[1]}`,
-			map[string]input.Value{"name": {Text: "x"}, "creativity": {Text: "0.5", Kind: input.KindNumber},
-				"favorite": {Text: "true", Kind: input.KindBool}, "style": {Kind: input.KindNull}, "tags": {Kind: input.KindOther}}},
+			map[string]records.InputValue{"name": {Text: "x"}, "creativity": {Text: "0.5", Type: records.InputNumber},
+				"favorite": {Text: "true", Type: records.InputBool}, "style": {Type: records.InputNull}, "tags": {Type: records.InputOther}}},
 		{"multipart", mw.FormDataContentType(), mp.String(),
-			map[string]input.Value{"name": {Text: "Café"}, "favorite": {Text: "1"}}},
-		{"empty without type", "", "", map[string]input.Value{}},
+			map[string]records.InputValue{"name": {Text: "Café"}, "favorite": {Text: "1"}}},
+		{"empty without type", "", "", map[string]records.InputValue{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -162,7 +162,7 @@ func TestParseBodyJSONKeepsInvalidUTF8(t *testing.T) {
 	if v := in.Values["name"].Text; utf8.ValidString(v) || strings.Contains(v, "\uFFFD") {
 		t.Errorf("name = %q: the invalid byte must stay invalid", v)
 	}
-	if n, ok := in.Values["n"], in.Values["ok"]; n.Kind != input.KindNumber || n.Text != "1.5" || ok.Text != "sé" {
+	if n, ok := in.Values["n"], in.Values["ok"]; n.Type != records.InputNumber || n.Text != "1.5" || ok.Text != "sé" {
 		t.Errorf("the other fields: %+v %+v", n, ok)
 	}
 }

@@ -6,14 +6,14 @@ import (
 	"strconv"
 	"strings"
 
-	"contentapi/shared/input"
+	"contentapi/shared/records"
 )
 
 // ParseQuery reads r's query string; a malformed escape is a 400.
-func ParseQuery(r *http.Request) (input.Params, error) { return ParseQueryString(r.URL.RawQuery) }
+func ParseQuery(r *http.Request) (records.Query, error) { return ParseQueryString(r.URL.RawQuery) }
 
 // ParseQueryString is ParseQuery for a raw query string.
-func ParseQueryString(raw string) (input.Params, error) {
+func ParseQueryString(raw string) (records.Query, error) {
 	params, err := splitQuery(raw)
 	if err != nil {
 		return nil, BadRequest("The query string could not be parsed.")
@@ -23,7 +23,7 @@ func ParseQueryString(raw string) (input.Params, error) {
 
 // QueryWithPage encodes params with page set to n: in place if the request
 // had one, else appended, as Laravel's paginator builds its links.
-func QueryWithPage(params input.Params, n int64) string {
+func QueryWithPage(params records.Query, n int64) string {
 	var b strings.Builder
 	page := strconv.FormatInt(n, 10)
 	placed := false

@@ -231,7 +231,7 @@ func Fingerprint(r *http.Request, body []byte) string {
 	names := slices.Sorted(slices.Values(in.Names))
 	for _, name := range names {
 		v := in.Values[name]
-		io.WriteString(h, strconv.Quote(name)+"="+strconv.Itoa(int(v.Kind))+":"+strconv.Quote(v.Text)+"\n")
+		io.WriteString(h, strconv.Quote(name)+"="+strconv.Itoa(int(v.Type))+":"+strconv.Quote(v.Text)+"\n")
 	}
 	for _, name := range slices.Sorted(slices.Values(in.Repeated)) {
 		io.WriteString(h, "repeated "+strconv.Quote(name)+"\n")

@@ -5,24 +5,23 @@ import (
 	"testing"
 
 	"contentapi/shared/httpapi"
-	"contentapi/shared/input"
 	"contentapi/shared/records"
 )
 
 // form builds a body input as a form would send it.
-func form(kv ...string) input.Fields {
-	var in input.Fields
+func form(kv ...string) records.Input {
+	var in records.Input
 	for i := 0; i < len(kv); i += 2 {
 		in.Names = append(in.Names, kv[i])
 		if in.Values == nil {
-			in.Values = map[string]input.Value{}
+			in.Values = map[string]records.InputValue{}
 		}
-		in.Values[kv[i]] = input.Value{Text: kv[i+1]}
+		in.Values[kv[i]] = records.InputValue{Text: kv[i+1]}
 	}
 	return in
 }
 
-func valid(extra ...string) input.Fields {
+func valid(extra ...string) records.Input {
 	return form(append([]string{"name", "Sunset", "description", "A red sky", "resolution", "512x512"}, extra...)...)
 }
 
@@ -46,7 +45,7 @@ func TestCreateAcceptsEveryAllowedValue(t *testing.T) {
 	} {
 		for _, value := range allowed {
 			in := valid()
-			in.Values[field] = input.Value{Text: value}
+			in.Values[field] = records.InputValue{Text: value}
 			if field != "resolution" {
 				in.Names = append(in.Names, field)
 			}
@@ -67,7 +66,7 @@ func TestCreateAcceptsEveryAllowedValue(t *testing.T) {
 func TestCreateRejects(t *testing.T) {
 	tests := []struct {
 		name  string
-		in    input.Fields
+		in    records.Input
 		field string
 		msg   string
 	}{
@@ -123,12 +122,12 @@ func TestCreateRefusesRepeatedAndWrongTypes(t *testing.T) {
 		t.Errorf("repeated: %q", msg)
 	}
 	in = valid()
-	in.Values["name"] = input.Value{Text: "12", Kind: input.KindNumber}
+	in.Values["name"] = records.InputValue{Text: "12", Type: records.InputNumber}
 	if msg := fieldError(t, errOf(Resource.ValidateCreate(in)), "name"); msg != "The name field must be a string." {
 		t.Errorf("number as name: %q", msg)
 	}
 	in = valid()
-	in.Values["description"] = input.Value{Kind: input.KindOther}
+	in.Values["description"] = records.InputValue{Type: records.InputOther}
 	fieldError(t, errOf(Resource.ValidateCreate(in)), "description")
 }
 
@@ -136,14 +135,14 @@ func errOf(_ records.Values, err error) error { return err }
 
 func TestUpdate(t *testing.T) {
 	for _, spelling := range []struct {
-		in   input.Value
+		in   records.InputValue
 		want bool
 	}{
-		{input.Value{Text: "1"}, true}, {input.Value{Text: "0"}, false},
-		{input.Value{Text: "true"}, true}, {input.Value{Text: "false"}, false},
-		{input.Value{Text: "TRUE"}, true},
-		{input.Value{Text: "true", Kind: input.KindBool}, true},
-		{input.Value{Text: "0", Kind: input.KindNumber}, false},
+		{records.InputValue{Text: "1"}, true}, {records.InputValue{Text: "0"}, false},
+		{records.InputValue{Text: "true"}, true}, {records.InputValue{Text: "false"}, false},
+		{records.InputValue{Text: "TRUE"}, true},
+		{records.InputValue{Text: "true", Type: records.InputBool}, true},
+		{records.InputValue{Text: "0", Type: records.InputNumber}, false},
 	} {
 		in := form("favorite", "")
 		in.Values["favorite"] = spelling.in

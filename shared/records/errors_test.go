@@ -6,29 +6,28 @@ import (
 	"unicode/utf8"
 
 	"contentapi/shared/images"
-	"contentapi/shared/input"
 	"contentapi/shared/records"
 )
 
 // A hostile body is refused with a report of bounded size: a bounded
 // number of fields, each once with each message once, names cut short.
 func TestInvalidReportIsBounded(t *testing.T) {
-	many := input.Fields{}
+	many := records.Input{}
 	for i := range 100_000 {
-		many.Add("f"+strings.Repeat("x", i%50)+string(rune('a'+i%26)), input.Value{Text: "v"})
+		many.Add("f"+strings.Repeat("x", i%50)+string(rune('a'+i%26)), records.InputValue{Text: "v"})
 	}
-	repeated := input.Fields{}
+	repeated := records.Input{}
 	for range (1 << 20) / 3 { // a=&a=&... up to 1 MiB
-		repeated.Add("a", input.Value{})
+		repeated.Add("a", records.InputValue{})
 	}
-	long := input.Fields{}
-	long.Add(strings.Repeat("n", 1<<20), input.Value{Text: "v"})
-	hostile := input.Fields{}
-	hostile.Add("\x00\x01\"\\"+strings.Repeat("\xff", 100), input.Value{Text: "v"})
+	long := records.Input{}
+	long.Add(strings.Repeat("n", 1<<20), records.InputValue{Text: "v"})
+	hostile := records.Input{}
+	hostile.Add("\x00\x01\"\\"+strings.Repeat("\xff", 100), records.InputValue{Text: "v"})
 
 	testCases := []struct {
 		name  string
-		in    input.Fields
+		in    records.Input
 		check func(t *testing.T, fields map[string][]string)
 	}{
 		{"100,000 unknown fields", many, func(t *testing.T, fields map[string][]string) {

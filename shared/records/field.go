@@ -2,6 +2,8 @@
 // AWS: which fields a resource has, how each is validated, what a list
 // request may ask for and how a page is counted. A resource is a value of
 // Resource; images and documents are two such values, not two codebases.
+// What a client sent comes in as an Input (a body) or a Query, filled by
+// the HTTP layer and judged here (input.go).
 package records
 
 import (
@@ -13,23 +15,21 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"contentapi/shared/input"
 )
 
 // Kind validates one field's raw value and converts it to the stored Go
 // value (string, bool, int64 or float64). It returns a message when the
 // value is invalid.
 type Kind interface {
-	parse(field string, v input.Value) (any, string)
+	parse(field string, v InputValue) (any, string)
 }
 
 // Text is a string of Min..Max Unicode characters, trimmed, holding no
 // control characters but tab, CR and LF.
 type Text struct{ Min, Max int }
 
-func (k Text) parse(field string, v input.Value) (any, string) {
-	if v.Kind != input.KindString {
+func (k Text) parse(field string, v InputValue) (any, string) {
+	if v.Type != InputString {
 		return nil, fmt.Sprintf("The %s field must be a string.", label(field))
 	}
 	s := v.Text
@@ -62,8 +62,8 @@ func checkText(field, s string) string {
 // Enum is one of a fixed set of strings.
 type Enum []string
 
-func (k Enum) parse(field string, v input.Value) (any, string) {
-	if v.Kind != input.KindString || !slices.Contains(k, v.Text) {
+func (k Enum) parse(field string, v InputValue) (any, string) {
+	if v.Type != InputString || !slices.Contains(k, v.Text) {
 		return nil, fmt.Sprintf("The selected %s is invalid.", label(field))
 	}
 	return v.Text, ""
@@ -72,18 +72,18 @@ func (k Enum) parse(field string, v input.Value) (any, string) {
 // Bool is a flag sent as 1, 0, true or false (or a JSON boolean).
 type Bool struct{}
 
-func (Bool) parse(field string, v input.Value) (any, string) {
+func (Bool) parse(field string, v InputValue) (any, string) {
 	switch {
-	case v.Kind == input.KindBool:
+	case v.Type == InputBool:
 		return v.Text == "true", ""
-	case v.Kind == input.KindString:
+	case v.Type == InputString:
 		switch strings.ToLower(v.Text) {
 		case "1", "true":
 			return true, ""
 		case "0", "false":
 			return false, ""
 		}
-	case v.Kind == input.KindNumber:
+	case v.Type == InputNumber:
 		// A JSON number is its value, however written: 1.0 is 1, as it is
 		// to every JSON Schema validator of the published document.
 		switch f, _ := strconv.ParseFloat(v.Text, 64); f {
@@ -105,10 +105,10 @@ var decimal = regexp.MustCompile(`^[+-]?(\d+(\.\d*)?|\.\d+)$`)
 // number is the value of a JSON number or of a decimal text: a JSON number
 // counts by its value however it is written (5e-1 is 0.5), text only in
 // plain decimal spellings.
-func number(v input.Value) (float64, bool) {
+func number(v InputValue) (float64, bool) {
 	switch {
-	case v.Kind == input.KindNumber:
-	case v.Kind == input.KindString && decimal.MatchString(v.Text):
+	case v.Type == InputNumber:
+	case v.Type == InputString && decimal.MatchString(v.Text):
 	default:
 		return 0, false
 	}
@@ -120,7 +120,7 @@ func number(v input.Value) (float64, bool) {
 // that member ("0.50" is 0.5).
 type Choice []float64
 
-func (k Choice) parse(field string, v input.Value) (any, string) {
+func (k Choice) parse(field string, v InputValue) (any, string) {
 	if f, ok := number(v); ok && slices.Contains(k, f) {
 		return f, ""
 	}
@@ -133,7 +133,7 @@ type Int struct{ Min, Max int64 }
 
 var digits = regexp.MustCompile(`^\d+$`)
 
-func (k Int) parse(field string, v input.Value) (any, string) {
+func (k Int) parse(field string, v InputValue) (any, string) {
 	if n, ok := k.value(v); ok && n >= k.Min && n <= k.Max {
 		return n, ""
 	}
@@ -144,9 +144,9 @@ func (k Int) parse(field string, v input.Value) (any, string) {
 // ranges are much smaller.
 const maxDigits = 18
 
-func (k Int) value(v input.Value) (int64, bool) {
-	switch v.Kind {
-	case input.KindString:
+func (k Int) value(v InputValue) (int64, bool) {
+	switch v.Type {
+	case InputString:
 		if !digits.MatchString(v.Text) {
 			return 0, false
 		}
@@ -159,7 +159,7 @@ func (k Int) value(v input.Value) (int64, bool) {
 		}
 		n, err := strconv.ParseInt(s, 10, 64)
 		return n, err == nil
-	case input.KindNumber:
+	case InputNumber:
 		f, ok := number(v)
 		if !ok || f != math.Trunc(f) || math.Abs(f) > 1e18 {
 			return 0, false

@@ -9,7 +9,6 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/httpapi"
-	"contentapi/shared/input"
 	"contentapi/shared/records"
 )
 
@@ -37,7 +36,7 @@ func FuzzValidate(f *testing.F) {
 			return
 		}
 		for _, res := range resources() {
-			for _, validate := range []func(input.Fields) (records.Values, error){res.ValidateCreate, res.ValidateUpdate} {
+			for _, validate := range []func(records.Input) (records.Values, error){res.ValidateCreate, res.ValidateUpdate} {
 				v, err := validate(in)
 				if err != nil {
 					e, ok := err.(*records.InvalidError)

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"contentapi/shared/fold"
-	"contentapi/shared/input"
 )
 
 // Allowed values of the list parameters, from the original app (openapi.yaml
@@ -49,7 +48,7 @@ func (q ListQuery) Offset() int64 { return (q.Page - 1) * int64(q.PerPage) }
 // ParseList validates a list request's query parameters, a cursor against
 // the deployment's cursors. Every known parameter with an invalid value is a
 // 422 naming it; unknown ones are ignored, as the contract says.
-func (r *Resource) ParseList(q input.Params, cursors Cursors) (ListQuery, error) {
+func (r *Resource) ParseList(q Query, cursors Cursors) (ListQuery, error) {
 	errs := fieldErrors{}
 	get := func(name string) (string, bool) {
 		v, given, repeated := q.Get(name)
@@ -68,7 +67,7 @@ func (r *Resource) ParseList(q input.Params, cursors Cursors) (ListQuery, error)
 		if !ok {
 			return nil, false
 		}
-		val, msg := k.parse(name, input.Value{Text: v})
+		val, msg := k.parse(name, InputValue{Text: v})
 		if msg != "" {
 			errs.add(name, msg)
 			return nil, false

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"contentapi/shared/generation"
-	"contentapi/shared/input"
 )
 
 // Field is one attribute a client may send.
@@ -70,7 +69,7 @@ type Values map[string]any
 
 // ValidateCreate checks a create body: every field the resource takes on
 // create, required ones present, no other field.
-func (r *Resource) ValidateCreate(in input.Fields) (Values, error) {
+func (r *Resource) ValidateCreate(in Input) (Values, error) {
 	errs := inputErrors(in)
 	out := Values{}
 	for _, f := range r.Fields {
@@ -98,7 +97,7 @@ func (r *Resource) ValidateCreate(in input.Fields) (Values, error) {
 
 // ValidateUpdate checks a partial update: only fields the resource takes on
 // update, at least one of them.
-func (r *Resource) ValidateUpdate(in input.Fields) (Values, error) {
+func (r *Resource) ValidateUpdate(in Input) (Values, error) {
 	errs := inputErrors(in)
 	out := Values{}
 	var updatable []string
@@ -126,7 +125,7 @@ func (r *Resource) ValidateUpdate(in input.Fields) (Values, error) {
 
 // take parses field f when the client gave it, into out or, when it is
 // invalid, into errs; it reports whether f was given.
-func take(in input.Fields, f Field, errs fieldErrors, out Values) bool {
+func take(in Input, f Field, errs fieldErrors, out Values) bool {
 	v, given := present(in, f.Name)
 	if !given {
 		return false
@@ -143,7 +142,7 @@ func take(in input.Fields, f Field, errs fieldErrors, out Values) bool {
 // that are inputs of generation, each validated as on create, none
 // required (a field not given keeps its value; no body at all regenerates
 // from the current inputs).
-func (r *Resource) ValidateRegenerate(in input.Fields) (Values, error) {
+func (r *Resource) ValidateRegenerate(in Input) (Values, error) {
 	errs := inputErrors(in)
 	out := Values{}
 	for _, f := range r.Fields {
@@ -159,7 +158,7 @@ func (r *Resource) ValidateRegenerate(in input.Fields) (Values, error) {
 	return out, nil
 }
 
-func inputErrors(in input.Fields) fieldErrors {
+func inputErrors(in Input) fieldErrors {
 	errs := fieldErrors{}
 	for _, name := range in.Repeated {
 		errs.add(name, fmt.Sprintf("The %s field must not be repeated.", label(name)))
@@ -169,12 +168,12 @@ func inputErrors(in input.Fields) fieldErrors {
 
 // present returns a field's value when it was given: trimmed strings that
 // end up empty, and JSON nulls, count as not given.
-func present(in input.Fields, name string) (input.Value, bool) {
+func present(in Input, name string) (InputValue, bool) {
 	v, ok := in.Values[name]
-	if !ok || v.Kind == input.KindNull {
+	if !ok || v.Type == InputNull {
 		return v, false
 	}
-	if v.Kind == input.KindString {
+	if v.Type == InputString {
 		v.Text = strings.TrimSpace(v.Text)
 		if v.Text == "" {
 			return v, false
@@ -183,7 +182,7 @@ func present(in input.Fields, name string) (input.Value, bool) {
 	return v, true
 }
 
-func (r *Resource) refuseUnknown(in input.Fields, errs fieldErrors, takes func(Field) bool) {
+func (r *Resource) refuseUnknown(in Input, errs fieldErrors, takes func(Field) bool) {
 	for _, name := range in.Names {
 		known := false
 		for _, f := range r.Fields {

@@ -6,7 +6,6 @@ import (
 	"contentapi/shared/documents"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/images"
-	"contentapi/shared/input"
 	"contentapi/shared/records"
 )
 
@@ -14,12 +13,12 @@ import (
 // OpenAPI document states them as patterns), and a JSON number counts by
 // its value, as JSON Schema validators count it.
 func TestSpellings(t *testing.T) {
-	text := func(s string) input.Value { return input.Value{Text: s, Kind: input.KindString} }
-	number := func(s string) input.Value { return input.Value{Text: s, Kind: input.KindNumber} }
+	text := func(s string) records.InputValue { return records.InputValue{Text: s, Type: records.InputString} }
+	number := func(s string) records.InputValue { return records.InputValue{Text: s, Type: records.InputNumber} }
 	tests := []struct {
 		res   *records.Resource
 		field string
-		in    input.Value
+		in    records.InputValue
 		want  any // nil: refused
 	}{
 		{documents.Resource, "template_id", text("9"), int64(9)},
@@ -50,7 +49,7 @@ func TestSpellings(t *testing.T) {
 		{images.Resource, "favorite", number("2"), nil},
 	}
 	for _, tt := range tests {
-		in := input.Fields{Names: []string{tt.field}, Values: map[string]input.Value{tt.field: tt.in}}
+		in := records.Input{Names: []string{tt.field}, Values: map[string]records.InputValue{tt.field: tt.in}}
 		v, err := tt.res.ValidateUpdate(in)
 		if tt.field != "favorite" {
 			v, err = tt.res.ValidateCreate(withRequired(in))
@@ -65,10 +64,10 @@ func TestSpellings(t *testing.T) {
 }
 
 // withRequired adds a document's required fields to in.
-func withRequired(in input.Fields) input.Fields {
+func withRequired(in records.Input) records.Input {
 	for _, name := range []string{"name", "prompt"} {
 		in.Names = append(in.Names, name)
-		in.Values[name] = input.Value{Text: "x", Kind: input.KindString}
+		in.Values[name] = records.InputValue{Text: "x", Type: records.InputString}
 	}
 	return in
 }

@@ -41,7 +41,6 @@ import (
 	"contentapi/shared/auth"
 	"contentapi/shared/documents"
 	"contentapi/shared/images"
-	"contentapi/shared/input"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
@@ -215,10 +214,10 @@ func validated(res *records.Resource, create, update map[string]string) (records
 	return v, nil
 }
 
-func fields(m map[string]string) input.Fields {
-	var f input.Fields
+func fields(m map[string]string) records.Input {
+	var f records.Input
 	for k, v := range m {
-		f.Add(k, input.Value{Text: v})
+		f.Add(k, records.InputValue{Text: v})
 	}
 	return f
 }
