@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"strconv"
@@ -105,6 +106,8 @@ func declared() (map[string]*yaml.Node, error) {
 	v["webhook.MaxURLLength"] = integer(webhook.MaxURLLength)
 	v["hookapi.MaxDescription"] = integer(hookapi.MaxDescription)
 	v["hookapi.MaxEvents"] = integer(hookapi.MaxEvents)
+
+	maps.Copy(v, variableNodes())
 
 	v["generation.Statuses"] = list(generation.Statuses)
 	v["generation.Codes"] = list(generation.Codes)

@@ -9,6 +9,14 @@
 //	# make generate: images.Resource style
 //	enum: [3d_render, abstract, ...]
 //
+// The names of the functions' environment variables follow their keys
+// (env.go), in a mapping marked so; it also checks that each function is
+// given what app.DeployedEnv says it reads, and nothing else:
+//
+//	# make generate: each name from its comment
+//	Variables:
+//	  API_KEYS_TABLE: !Ref ApiKeysTable  # app.EnvKeysTable
+//
 // Edit the declaration and run `make generate` (which runs this first, then
 // derives the client and the served JSON from openapi.yaml); the text
 // around a marked value is left as written. TestDocumentsAreGenerated fails
@@ -27,6 +35,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"contentapi/shared/local/sam"
 )
 
 // Documents are the files whose marked values listgen writes, relative to
@@ -82,6 +92,13 @@ func generate(root string) (map[string][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	tmpl, err := sam.Parse(out["template.yaml"])
+	if err == nil {
+		err = checkEnvironment(tmpl)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("template.yaml: %w", err)
 	}
 	if err := rewrite(briefs, NameTemplates); err != nil {
 		return nil, err

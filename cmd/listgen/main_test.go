@@ -10,7 +10,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"contentapi/shared/app"
 	"contentapi/shared/documents"
+	"contentapi/shared/local/sam"
 
 	"gopkg.in/yaml.v3"
 )
@@ -283,5 +285,85 @@ func TestRewriteBlockSequence(t *testing.T) {
 	want := "Statement:\n  - Effect: Allow\n    # make generate: tables\n    Resource:\n      - !GetAtt A.Arn\n      - !Sub '${B.Arn}/index/x'\n    Action: x\n"
 	if string(out) != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// A mapping marked "each name from its comment" has each key that names
+// its source rewritten from it; the values, the comments and a key that
+// names none stay as written.
+func TestRewriteKeys(t *testing.T) {
+	src := "Environment:\n  # make generate: each name from its comment\n  Variables:\n    # why\n    OLD_NAME: !Ref Table  # app.EnvX\n    KEPT: '1'\n    SAME: [a, b]  # app.EnvY\n"
+	names := map[string]*yaml.Node{"app.EnvX": plain("!!str", "NEW_NAME"), "app.EnvY": plain("!!str", "SAME")}
+	used := map[string]bool{}
+	out, err := Rewrite([]byte(src), names, used)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(src, "OLD_NAME:", "NEW_NAME:", 1)
+	if string(out) != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
+	}
+	if !used["app.EnvX"] || !used["app.EnvY"] {
+		t.Errorf("used %v", used)
+	}
+	for _, tc := range []struct{ name, doc, err string }{
+		{"a name nothing declares", strings.Replace(src, "app.EnvY", "app.EnvZ", 1), `"app.EnvZ" names nothing`},
+		{"a flow mapping", "# make generate: each name from its comment\nV: {A: 1}\n", "marks a block mapping"},
+		{"a quoted key", "# make generate: each name from its comment\nV:\n  'A': 1 # app.EnvX\n", "not written plain"},
+	} {
+		if _, err := Rewrite([]byte(tc.doc), names, map[string]bool{}); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.err)
+		}
+	}
+	// A declared name as a key that does not name its source would be a
+	// copy nobody regenerates.
+	err = Unmarked([]byte(strings.Replace(src, "SAME: [a, b]  # app.EnvY", "SAME: [a, b]", 1)), names)
+	if err == nil || !strings.Contains(err.Error(), "line 7: the key SAME is app.EnvY") {
+		t.Errorf("an unnamed key: %v", err)
+	}
+}
+
+// Each function is given what app.DeployedEnv says it reads, and in its
+// own Environment nothing else; the Globals only what every function reads.
+func TestCheckEnvironment(t *testing.T) {
+	load := func() *sam.Template {
+		tmpl, err := sam.Load("../../template.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tmpl
+	}
+	if err := checkEnvironment(load()); err != nil {
+		t.Fatal(err)
+	}
+	own := func(tmpl *sam.Template, fn string) map[string]any {
+		return tmpl.Resources[fn].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+	}
+	global := func(tmpl *sam.Template, _ string) map[string]any {
+		return tmpl.Globals["Function"]["Environment"].(map[string]any)["Variables"].(map[string]any)
+	}
+	images, documents := app.Resources[0], app.Resources[1]
+	for _, tc := range []struct {
+		name, fn string
+		vars     func(*sam.Template, string) map[string]any
+		change   func(map[string]any)
+		err      string
+	}{
+		{"a table the function reads, missing", app.TallyFunction, own, func(v map[string]any) { delete(v, documents.TableEnv()) },
+			"TallyFunction reads " + documents.TableEnv()},
+		{"the webhooks' seal, missing", app.SenderFunction, own, func(v map[string]any) { delete(v, app.EnvWebhookSeal) },
+			"SenderFunction reads " + app.EnvWebhookSeal},
+		{"a setting every function reads, missing", "", global, func(v map[string]any) { delete(v, app.EnvStack) },
+			"reads " + app.EnvStack},
+		{"another resource's table", documents.Function(), own, func(v map[string]any) { v[images.TableEnv()] = "x" },
+			"DocumentsFunction is given " + images.TableEnv()},
+		{"a table for every function", "", global, func(v map[string]any) { v[images.TableEnv()] = "x" },
+			"the Globals give every function " + images.TableEnv()},
+	} {
+		tmpl := load()
+		tc.change(tc.vars(tmpl, tc.fn))
+		if err := checkEnvironment(tmpl); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.err)
+		}
 	}
 }

@@ -22,6 +22,11 @@ import (
 // "# make generate: images.Resource style".
 const marker = "# make generate: "
 
+// keysMark marks a mapping whose keys the code declares, each named by
+// the comment after it: "API_KEYS_TABLE: !Ref ApiKeysTable # app.EnvKeysTable".
+// The values stay as written.
+const keysMark = "each name from its comment"
+
 // width is where a generated flow list or paragraph wraps, as the
 // documents wrap by hand.
 const width = 100
@@ -38,12 +43,16 @@ func Rewrite(src []byte, values map[string]*yaml.Node, used map[string]bool) ([]
 		return nil, err
 	}
 	lines := lineStarts(src)
-	type edit struct {
-		from, to int
-		text     string
-	}
 	var edits []edit
 	for _, m := range marks {
+		if m.name == keysMark {
+			keys, err := keyEdits(src, lines, m, values, used)
+			if err != nil {
+				return nil, err
+			}
+			edits = append(edits, keys...)
+			continue
+		}
 		want, ok := values[m.name]
 		if !ok {
 			return nil, fmt.Errorf("line %d: %q names nothing listgen declares", m.key.Line, marker+m.name)
@@ -95,6 +104,12 @@ func Rewrite(src []byte, values map[string]*yaml.Node, used map[string]bool) ([]
 		return nil, fmt.Errorf("the rewritten document has %d marks, not %d", len(again), len(marks))
 	}
 	for i, m := range again {
+		if m.name == keysMark {
+			for _, k := range namedKeys(beforeMarks[i].value) {
+				k.key.Value = values[k.label].Value
+			}
+			continue
+		}
 		want := values[m.name]
 		if want.Style == yaml.LiteralStyle {
 			// Prose (CommonMark, as OpenAPI's descriptions are): a line
@@ -120,6 +135,61 @@ func Rewrite(src []byte, values map[string]*yaml.Node, used map[string]bool) ([]
 	return out, nil
 }
 
+// edit is the text to write at from, in place of what is up to to.
+type edit struct {
+	from, to int
+	text     string
+}
+
+// namedKey is a key of a keysMark mapping and the comment after it.
+type namedKey struct {
+	key   *yaml.Node
+	label string
+}
+
+// namedKeys are the keys of a keysMark mapping that name their source in
+// the comment after them; a key without one is not the code's (GOGC).
+func namedKeys(n *yaml.Node) []namedKey {
+	var out []namedKey
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		comment := cmp.Or(k.LineComment, v.LineComment)
+		if label, ok := strings.CutPrefix(comment, "# "); ok {
+			out = append(out, namedKey{k, strings.TrimSpace(label)})
+		}
+	}
+	return out
+}
+
+// keyEdits writes each key of the keysMark mapping m as what its comment
+// names.
+func keyEdits(src []byte, lines []int, m mark, values map[string]*yaml.Node, used map[string]bool) ([]edit, error) {
+	if m.value.Kind != yaml.MappingNode || !block(m.value) {
+		return nil, fmt.Errorf("line %d: %q marks a block mapping", m.key.Line, marker+keysMark)
+	}
+	var edits []edit
+	for _, k := range namedKeys(m.value) {
+		want, ok := values[k.label]
+		if !ok {
+			return nil, fmt.Errorf("line %d: %s: %q names nothing listgen declares", k.key.Line, k.key.Value, k.label)
+		}
+		if want.Kind != yaml.ScalarNode || want.Tag != "!!str" {
+			return nil, fmt.Errorf("line %d: %s is no name", k.key.Line, k.label)
+		}
+		used[k.label] = true
+		from := offset(src, lines, k.key.Line, k.key.Column)
+		if k.key.Style != 0 || !bytes.HasPrefix(src[from:], []byte(k.key.Value+":")) {
+			return nil, fmt.Errorf("line %d: the key %s is not written plain", k.key.Line, k.key.Value)
+		}
+		text, err := flowScalar(want)
+		if err != nil {
+			return nil, err
+		}
+		edits = append(edits, edit{from, from + len(k.key.Value), text})
+	}
+	return edits, nil
+}
+
 // Unmarked finds the lists in src, of three items or more, that copy a
 // declared list without its mark: a copy nobody would regenerate.
 func Unmarked(src []byte, values map[string]*yaml.Node) error {
@@ -130,10 +200,29 @@ func Unmarked(src []byte, values map[string]*yaml.Node) error {
 	marked := map[*yaml.Node]bool{}
 	for _, m := range marks {
 		marked[m.value] = true
+		if m.name == keysMark {
+			for _, k := range namedKeys(m.value) {
+				marked[k.key] = true
+			}
+		}
+	}
+	// The declared names (of variables), by what they say.
+	names := map[string]string{}
+	for label, v := range values {
+		if v.Kind == yaml.ScalarNode && v.Tag == "!!str" && v.Style == 0 {
+			names[v.Value] = label
+		}
 	}
 	var found []string
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {
+		for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; names[k.Value] != "" && !marked[k] {
+				found = append(found, fmt.Sprintf("line %d: the key %s is %s: write %q after it, in a mapping marked %q",
+					k.Line, k.Value, names[k.Value], "# "+names[k.Value], marker+keysMark))
+				return
+			}
+		}
 		if n.Kind == yaml.SequenceNode && len(n.Content) >= 3 && !marked[n] {
 			got, err := sam.Decode(n)
 			for _, name := range slices.Sorted(maps.Keys(values)) {

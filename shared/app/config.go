@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -121,8 +122,9 @@ func (c Config) SettleHorizon() time.Duration {
 	return max(2*longest, 10*time.Second)
 }
 
-// Environment variable names; template.yaml sets them (a test holds it).
-// Each resource's table comes from its own variable, Resource.TableEnv.
+// Environment variable names; make generate writes them as template.yaml's
+// keys (DeployedEnv says which function gets which). Each resource's table
+// comes from its own variable, Resource.TableEnv.
 const (
 	EnvRegion         = "AWS_REGION"
 	EnvEndpoint       = "DYNAMODB_ENDPOINT"
@@ -151,6 +153,69 @@ const (
 // kind for accounts without their own: DEFAULT_MONTHLY_IMAGES. A whole
 // number (0 allows none) or "unlimited", the default.
 func EnvDefaultMonthly(k quota.Kind) string { return "DEFAULT_MONTHLY_" + strings.ToUpper(string(k)) }
+
+// DeployedEnv is what a deployment sets of the environment a function
+// reads: common, what ConfigFromEnv reads in every function (the
+// template's Globals), and own, what the function's parts read beyond it
+// (its own Environment). make generate refuses a template that gives a
+// function less, or gives it in its own Environment anything else
+// (cmd/listgen). Left to their defaults, so in neither: AWS_REGION (Lambda
+// sets it), REQUEST_TIMEOUT_SECONDS and CORS_ALLOW_ORIGIN.
+func DeployedEnv(function string) (common, own []string) {
+	common = []string{EnvEndpoint, EnvKeysTable, EnvRateLimitTable, EnvIdempotency, EnvKeyChecksum,
+		EnvAuthCache, EnvRateLimit, EnvLogLevel, EnvStack}
+	for _, k := range Kinds {
+		common = append(common, EnvDefaultMonthly(k))
+	}
+	common = append(common, EnvGeneration, EnvTextModel, EnvImageModel, EnvBedrockRegion, EnvGenerationWait,
+		EnvBedrockEndpoint, EnvS3Endpoint, EnvSQSEndpoint)
+
+	webhooks := []string{EnvWebhooksTable, EnvWebhookQueue, EnvWebhookSeal}
+	pictures := func(rs ...Resource) []string {
+		if slices.ContainsFunc(rs, func(r Resource) bool { return r.Def.Content != nil && r.Def.Content.Picture }) {
+			return []string{EnvPicturesBucket}
+		}
+		return nil
+	}
+	switch function {
+	case GeneratorFunction:
+		// Every generated resource's table; the ends it publishes go to
+		// the webhooks' table and queue (no seal: it signs nothing).
+		var generated []Resource
+		for _, r := range Resources {
+			if r.Def.Content != nil {
+				generated = append(generated, r)
+				own = append(own, r.TableEnv())
+			}
+		}
+		own = slices.Concat(own, webhooks[:2], pictures(generated...))
+	case TallyFunction:
+		for _, r := range Resources {
+			own = append(own, r.TableEnv())
+		}
+	case SenderFunction:
+		// An image event's url is presigned for each attempt.
+		own = slices.Concat(webhooks, pictures(Resources...))
+	}
+	for _, r := range Resources {
+		if r.Function() != function {
+			continue
+		}
+		own = append(own, r.TableEnv())
+		if len(ExtraRoutes(function)) > 0 {
+			// The usage reads every resource's counter; the webhook
+			// endpoints are served here.
+			for _, other := range Resources {
+				if other.Def != r.Def {
+					own = append(own, other.TableEnv())
+				}
+			}
+			own = append(own, webhooks...)
+		}
+		own = append(own, pictures(r)...)
+	}
+	return common, own
+}
 
 // Ranges and defaults of the numeric settings; template.yaml's parameters
 // say the same (make generate writes them there).

@@ -31,7 +31,7 @@ import (
 // (functions/sender), fed by the WebhookDeliveries queue.
 const SenderFunction = "SenderFunction"
 
-// The webhooks' settings; template.yaml sets them.
+// The webhooks' settings; make generate writes their names into template.yaml.
 const (
 	EnvWebhooksTable = "WEBHOOKS_TABLE"
 	EnvWebhookQueue  = "WEBHOOK_QUEUE_URL"

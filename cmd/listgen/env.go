@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"contentapi/shared/app"
+	"contentapi/shared/local/sam"
+)
+
+// variables are the names of the environment variables the template sets,
+// by the comment after each key of a marked Variables block
+// ("API_KEYS_TABLE: !Ref ApiKeysTable # app.EnvKeysTable"): the Go that
+// declares it.
+func variables() map[string]string {
+	v := map[string]string{
+		"app.EnvEndpoint":        app.EnvEndpoint,
+		"app.EnvKeysTable":       app.EnvKeysTable,
+		"app.EnvRateLimitTable":  app.EnvRateLimitTable,
+		"app.EnvIdempotency":     app.EnvIdempotency,
+		"app.EnvKeyChecksum":     app.EnvKeyChecksum,
+		"app.EnvAuthCache":       app.EnvAuthCache,
+		"app.EnvRateLimit":       app.EnvRateLimit,
+		"app.EnvLogLevel":        app.EnvLogLevel,
+		"app.EnvStack":           app.EnvStack,
+		"app.EnvGeneration":      app.EnvGeneration,
+		"app.EnvTextModel":       app.EnvTextModel,
+		"app.EnvImageModel":      app.EnvImageModel,
+		"app.EnvBedrockRegion":   app.EnvBedrockRegion,
+		"app.EnvGenerationWait":  app.EnvGenerationWait,
+		"app.EnvBedrockEndpoint": app.EnvBedrockEndpoint,
+		"app.EnvS3Endpoint":      app.EnvS3Endpoint,
+		"app.EnvSQSEndpoint":     app.EnvSQSEndpoint,
+		"app.EnvPicturesBucket":  app.EnvPicturesBucket,
+		"app.EnvWebhooksTable":   app.EnvWebhooksTable,
+		"app.EnvWebhookQueue":    app.EnvWebhookQueue,
+		"app.EnvWebhookSeal":     app.EnvWebhookSeal,
+	}
+	for _, k := range app.Kinds {
+		v[fmt.Sprintf("app.EnvDefaultMonthly(%s)", k)] = app.EnvDefaultMonthly(k)
+	}
+	for _, r := range app.Resources {
+		v[r.Def.Name+".Resource TableEnv"] = r.TableEnv()
+	}
+	return v
+}
+
+// checkEnvironment refuses a template that gives a function less than
+// app.DeployedEnv says it reads, or that sets in a function's own
+// Environment a variable the function does not read: each function gets
+// what it needs and, of the tables, only those.
+func checkEnvironment(tmpl *sam.Template) error {
+	var errs []string
+	global, _ := tmpl.Globals["Function"]["Environment"].(map[string]any)["Variables"].(map[string]any)
+	common, _ := app.DeployedEnv("")
+	declared := slices.Collect(maps.Values(variables()))
+	for _, name := range slices.Sorted(maps.Keys(global)) {
+		if slices.Contains(declared, name) && !slices.Contains(common, name) {
+			errs = append(errs, fmt.Sprintf("the Globals give every function %s, which not every function reads (app.DeployedEnv)", name))
+		}
+	}
+	for _, f := range tmpl.Functions() {
+		common, own := app.DeployedEnv(f.LogicalID)
+		for _, name := range slices.Concat(common, own) {
+			if _, ok := f.Env()[name]; !ok {
+				errs = append(errs, fmt.Sprintf("%s reads %s, which the template does not set", f.LogicalID, name))
+			}
+		}
+		vars, _ := tmpl.Resources[f.LogicalID].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+		for _, name := range slices.Sorted(maps.Keys(vars)) {
+			if _, overrides := global[name]; !overrides && !slices.Contains(own, name) {
+				errs = append(errs, fmt.Sprintf("%s is given %s, which it does not read (app.DeployedEnv)", f.LogicalID, name))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("environment: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// variableNodes are variables as the scalars listgen declares.
+func variableNodes() map[string]*yaml.Node {
+	out := map[string]*yaml.Node{}
+	for label, name := range variables() {
+		out[label] = plain("!!str", name)
+	}
+	return out
+}
