@@ -29,7 +29,6 @@ import (
 	"contentapi/shared/local/genstack"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/store"
-	"contentapi/shared/streamevent"
 )
 
 // expected is the status each event in events/ must get when the files run
@@ -243,7 +242,7 @@ func eventsApp(t *testing.T) (*app.App, *ddbtest.Env) {
 // returns the table's name there.
 func localTable(t *testing.T, env *ddbtest.Env, file string, rec *events.DynamoDBEventRecord) string {
 	t.Helper()
-	logical := streamevent.Table(rec.EventSourceArn)
+	logical := store.StreamTable(rec.EventSourceArn)
 	table, ok := env.Tables[logical]
 	if !ok {
 		t.Fatalf("%s names table %s, which the template does not have", file, logical)
@@ -280,7 +279,7 @@ func TestStreamEvents(t *testing.T) {
 				table := localTable(t, env, f.name, &f.ev.Records[i])
 				gen := rec.Change.NewImage["generation"].Map()
 				gen["requested_at"] = events.NewStringAttribute(now)
-				item := streamevent.Item(rec.Change.NewImage)
+				item := store.StreamItem(rec.Change.NewImage)
 				if _, err := env.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
 					t.Fatal(err)
 				}
@@ -343,7 +342,7 @@ func TestTallyEvents(t *testing.T) {
 			var counters []store.Item
 			for i, rec := range f.ev.Records {
 				table := localTable(t, env, f.name, &f.ev.Records[i])
-				old := streamevent.Item(rec.Change.OldImage)
+				old := store.StreamItem(rec.Change.OldImage)
 				counter := store.Item{"account": old["account"], "id": &types.AttributeValueMemberN{Value: "0"},
 					"count_" + old["template_id"].(*types.AttributeValueMemberN).Value: &types.AttributeValueMemberN{Value: "1"}}
 				if _, err := env.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: counter}); err != nil {

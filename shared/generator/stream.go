@@ -12,7 +12,6 @@ import (
 	"contentapi/shared/metrics"
 	"contentapi/shared/picturebucket"
 	"contentapi/shared/store"
-	"contentapi/shared/streamevent"
 	"contentapi/shared/webhook"
 )
 
@@ -75,7 +74,7 @@ func (s *Stream) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 		wg.Go(func() {
 			if err := s.record(ctx, rec); err != nil {
 				s.Generator.logger().Error("stream record not handled", "event_id", rec.EventID,
-					"table", streamevent.Table(rec.EventSourceArn), "error", err.Error())
+					"table", store.StreamTable(rec.EventSourceArn), "error", err.Error())
 				failed[i] = true
 			}
 		})
@@ -95,12 +94,12 @@ func (s *Stream) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 }
 
 func (s *Stream) record(ctx context.Context, rec events.DynamoDBEventRecord) error {
-	target, ok := s.Targets[streamevent.Table(rec.EventSourceArn)]
+	target, ok := s.Targets[store.StreamTable(rec.EventSourceArn)]
 	if !ok {
 		s.Generator.logger().Warn("stream event of a table the generator does not serve", "source", rec.EventSourceArn)
 		return nil
 	}
-	newItem, oldItem := streamevent.Item(rec.Change.NewImage), streamevent.Item(rec.Change.OldImage)
+	newItem, oldItem := store.StreamItem(rec.Change.NewImage), store.StreamItem(rec.Change.OldImage)
 	// A delete leaves a tombstone (store.AttrGoneBy), so it arrives as a
 	// MODIFY; a REMOVE is still a delete.
 	_, tombstone := newItem[store.AttrGoneBy]
@@ -118,7 +117,7 @@ func (s *Stream) record(ctx context.Context, rec events.DynamoDBEventRecord) err
 		if !ok {
 			return errors.New("generator: a stream image without a record key")
 		}
-		end := End{Resource: target.Resource, Table: streamevent.Table(rec.EventSourceArn), Account: account, ID: id,
+		end := End{Resource: target.Resource, Table: store.StreamTable(rec.EventSourceArn), Account: account, ID: id,
 			Type: typ, State: *now, Item: newItem}
 		if err := s.Ended(ctx, end); err != nil {
 			return err

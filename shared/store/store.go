@@ -4,7 +4,8 @@
 // are docs/architecture.md's Data model. Every write is a single-item
 // conditional write, never a transaction; counter.go says how the counts
 // stay exact without one, uncount.go how a delete's count comes down, and
-// sweep.go how an account that writes no more is settled.
+// sweep.go how an account that writes no more is settled. stream.go reads
+// the tables' stream records, as Lambda delivers them, as items.
 package store
 
 import (

@@ -31,7 +31,6 @@ import (
 
 	"contentapi/shared/metrics"
 	"contentapi/shared/store"
-	"contentapi/shared/streamevent"
 )
 
 // maxConcurrentWrites bounds the counter writes one invocation has in
@@ -163,14 +162,14 @@ func (t *Tally) group(recs []events.DynamoDBEventRecord) []*account {
 	byKey := map[key]*account{}
 	var out []*account
 	for i, rec := range recs {
-		name := streamevent.Table(rec.EventSourceArn)
+		name := store.StreamTable(rec.EventSourceArn)
 		table := t.Tables[name]
 		if table == nil {
 			t.skip("a table the tally does not serve", name, rec)
 			continue
 		}
-		old := streamevent.Item(rec.Change.OldImage)
-		acct, c, ok := table.Changed(rec.EventName, old, streamevent.Item(rec.Change.NewImage))
+		old := store.StreamItem(rec.Change.OldImage)
+		acct, c, ok := table.Changed(rec.EventName, old, store.StreamItem(rec.Change.NewImage))
 		if !ok {
 			if store.Holding(old) {
 				continue // a step of a generation that keeps its hold

@@ -6,7 +6,7 @@ import (
 )
 
 // StreamImage is an item as a stream record shows it, for events built by hand
-// (tests, the bench): the inverse of streamevent.Item.
+// (tests, the bench): the inverse of store.StreamItem.
 func StreamImage(item map[string]ddbtypes.AttributeValue) map[string]events.DynamoDBAttributeValue {
 	if item == nil {
 		return nil

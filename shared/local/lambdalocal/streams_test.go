@@ -17,7 +17,7 @@ import (
 
 	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/lambdalocal"
-	"contentapi/shared/streamevent"
+	"contentapi/shared/store"
 )
 
 // recorder is a stream function that keeps what it was given and fails
@@ -183,7 +183,7 @@ func TestImageRoundTrip(t *testing.T) {
 		"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "x"}}},
 		"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": &types.AttributeValueMemberN{Value: "1"}}},
 	}
-	if back := streamevent.Item(lambdalocal.StreamImage(item)); !reflect.DeepEqual(back, item) {
+	if back := store.StreamItem(lambdalocal.StreamImage(item)); !reflect.DeepEqual(back, item) {
 		t.Fatalf("round trip:\n%#v\n%#v", back, item)
 	}
 }

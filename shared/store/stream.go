@@ -1,31 +1,30 @@
-// Package streamevent reads a DynamoDB stream's records as Lambda delivers
-// them (aws-lambda-go's events) in the store's terms, for the functions the
-// record tables' streams feed: the generator and the tally.
-package streamevent
+package store
+
+// A DynamoDB stream's records as Lambda delivers them (aws-lambda-go's
+// events), read in the store's terms, for the functions the record tables'
+// streams feed: the generator and the tally.
 
 import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"contentapi/shared/store"
 )
 
-// Item is a stream image as the store reads items: the stream's event
-// types are aws-lambda-go's, the store's the SDK's.
-func Item(image map[string]events.DynamoDBAttributeValue) store.Item {
+// StreamItem is a stream image as the store reads items: the stream's
+// event types are aws-lambda-go's, the store's the SDK's.
+func StreamItem(image map[string]events.DynamoDBAttributeValue) Item {
 	if image == nil {
 		return nil
 	}
-	item := make(store.Item, len(image))
+	item := make(Item, len(image))
 	for k, v := range image {
-		item[k] = attributeValue(v)
+		item[k] = streamValue(v)
 	}
 	return item
 }
 
-func attributeValue(v events.DynamoDBAttributeValue) types.AttributeValue {
+func streamValue(v events.DynamoDBAttributeValue) types.AttributeValue {
 	switch v.DataType() {
 	case events.DataTypeString:
 		return &types.AttributeValueMemberS{Value: v.String()}
@@ -45,18 +44,18 @@ func attributeValue(v events.DynamoDBAttributeValue) types.AttributeValue {
 		list := v.List()
 		out := make([]types.AttributeValue, len(list))
 		for i, e := range list {
-			out[i] = attributeValue(e)
+			out[i] = streamValue(e)
 		}
 		return &types.AttributeValueMemberL{Value: out}
 	case events.DataTypeMap:
-		return &types.AttributeValueMemberM{Value: Item(v.Map())}
+		return &types.AttributeValueMemberM{Value: StreamItem(v.Map())}
 	}
 	return &types.AttributeValueMemberNULL{Value: true}
 }
 
-// Table is the table of a stream's ARN:
+// StreamTable is the table of a stream's ARN:
 // arn:aws:dynamodb:region:account:table/NAME/stream/LABEL.
-func Table(arn string) string {
+func StreamTable(arn string) string {
 	_, rest, ok := strings.Cut(arn, ":table/")
 	if !ok {
 		return ""
