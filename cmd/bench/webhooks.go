@@ -184,7 +184,8 @@ func measureDelivery(ctx context.Context, b *figures.Board, meter *ddbmeter.Mete
 	}
 	p := &hooksender.Publisher{Store: st, Queue: q.Client, QueueURL: q.URL}
 	// A document as GET shows it, with a result of the seed's size (~5
-	// KB): the delivery item holds the event, so its writes grow with it.
+	// KB): the queue's message carries the event, so that the delivery's
+	// writes do not grow with it.
 	data, err := json.Marshal(map[string]any{"id": 1, "name": "Launch post", "result": strings.Repeat("x", seed.ResultBytes)})
 	if err != nil {
 		return err

@@ -23,6 +23,22 @@ type Publisher struct {
 	QueueURL string
 }
 
+// MaxCarriedBody is the largest event body a delivery's message carries:
+// base64 in its JSON (4/3 of it) stays well under SQS's 256 KB message. A
+// larger one is kept in the delivery's item instead. A document's event,
+// its longest fields at the most escaped, is under 140 KB.
+const MaxCarriedBody = 160 << 10
+
+// message is what the queue carries for one delivery: its key and,
+// unless too large, the event's body, written once there rather than in
+// the delivery's item, whose every update (one per attempt) would pay for
+// it. The body is base64 ([]byte) in the JSON: SQS refuses characters a
+// JSON text may hold unescaped (U+FFFE, U+FFFF).
+type message struct {
+	hookstore.DeliveryKey
+	Body []byte `json:"body,omitempty"`
+}
+
 // Event is something that happened to an account, with what identifies it
 // (for a generation: table, record id and the attempt that wrote it), so
 // that meeting it twice gives the same deliveries.
@@ -36,7 +52,8 @@ type Event struct {
 	Identity []string
 }
 
-// Publish records and queues the event's deliveries. It can be called
+// Publish records and queues the event's deliveries, each message
+// carrying the event's body (MaxCarriedBody). It can be called
 // again for the same event (a stream record delivered twice, a batch
 // retried): a delivery already recorded is queued again, which the sender
 // makes harmless (its claim), so that one recorded but never queued (the
@@ -59,11 +76,15 @@ func (p *Publisher) Publish(ctx context.Context, ev Event, only ...string) error
 			continue
 		}
 		id := webhook.EventID(e.ID, ev.Identity...)
-		k, _, err := p.Store.AddDelivery(ctx, ev.Account, e.ID, id, ev.Type, ev.At, body)
+		carried, kept := body, []byte(nil)
+		if len(body) > MaxCarriedBody {
+			carried, kept = nil, body
+		}
+		k, _, err := p.Store.AddDelivery(ctx, ev.Account, e.ID, id, ev.Type, ev.At, kept)
 		if err != nil {
 			return err
 		}
-		msg, _ := json.Marshal(k) // two strings always encode
+		msg, _ := json.Marshal(message{DeliveryKey: k, Body: carried}) // strings and bytes always encode
 		if _, err := p.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(p.QueueURL), MessageBody: aws.String(string(msg))}); err != nil {
 			return fmt.Errorf("hooksender: queueing a delivery: %w", err)
 		}

@@ -1,12 +1,13 @@
 // Package hooksender is the webhook sender function: it takes deliveries
-// from the SQS queue (each message names one, hookstore.DeliveryKey), makes
-// the attempt that is due, records it, and waits for the next by the
-// message's visibility: it hides the message until the schedule's next
-// attempt and reports it as a batch item failure, so Lambda's event source
-// mapping leaves it in the queue (ReportBatchItemFailures). A message it
-// cannot process at all (DynamoDB or SQS failing) is reported failed as
-// is, comes back after the queue's visibility timeout, and after the
-// redrive policy's receives lands in the dead-letter queue.
+// from the SQS queue (each message names one, hookstore.DeliveryKey, and
+// carries its body), makes the attempt that is due, records it, and waits
+// for the next by the message's visibility: it hides the message until the
+// schedule's next attempt and reports it as a batch item failure, so
+// Lambda's event source mapping leaves it in the queue
+// (ReportBatchItemFailures). A message it cannot process at all (DynamoDB
+// or SQS failing) is reported failed as is, comes back after the queue's
+// visibility timeout, and after the redrive policy's receives lands in the
+// dead-letter queue.
 package hooksender
 
 import (
@@ -24,6 +25,10 @@ import (
 	"contentapi/shared/hookstore"
 	"contentapi/shared/webhook"
 )
+
+// errNoBody is a delivery whose body neither its message nor its item
+// holds: left to the dead-letter queue, where its alarm tells of it.
+var errNoBody = errors.New("hooksender: the delivery's body is in neither its message nor its item")
 
 // Sender is the function's handler.
 type Sender struct {
@@ -83,11 +88,12 @@ func (s *Sender) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 // message handles one message; true keeps it in the queue (hidden until
 // the next attempt is due).
 func (s *Sender) message(ctx context.Context, m events.SQSMessage) (bool, error) {
-	var k hookstore.DeliveryKey
-	if err := json.Unmarshal([]byte(m.Body), &k); err != nil || k.Account == "" || k.SK == "" {
+	var msg message
+	if err := json.Unmarshal([]byte(m.Body), &msg); err != nil || msg.Account == "" || msg.SK == "" {
 		s.Logger.Error("webhook sender: a message that names no delivery, dropped", "message_id", m.MessageId)
 		return false, nil
 	}
+	k := msg.DeliveryKey
 	d, err := s.Store.GetDelivery(ctx, k)
 	if errors.Is(err, hookstore.ErrNotFound) {
 		return false, nil // expired
@@ -112,9 +118,17 @@ func (s *Sender) message(ctx context.Context, m events.SQSMessage) (bool, error)
 	if err != nil {
 		return false, err
 	}
-	body := d.Body
+	// The message carries the body, or the item keeps it (one too large
+	// for a message, or recorded before messages carried it).
+	body := msg.Body
+	if body == nil {
+		body = d.Body
+	}
+	if body == nil {
+		return false, errNoBody
+	}
 	if s.Fresh != nil {
-		if body, err = s.Fresh(ctx, d.Type, d.Body); err != nil {
+		if body, err = s.Fresh(ctx, d.Type, body); err != nil {
 			return false, err
 		}
 	}

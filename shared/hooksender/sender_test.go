@@ -18,6 +18,7 @@ import (
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
 	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sqslocal"
 	"contentapi/shared/webhook"
@@ -38,6 +39,8 @@ type rig struct {
 	queue  *sqs.Client
 	url    string
 	clk    *clock
+	// meter counts the store's DynamoDB calls.
+	meter *ddbmeter.Meter
 }
 
 func newRig(t *testing.T) *rig {
@@ -48,7 +51,8 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := &hookstore.Store{Client: env.Client, Table: env.Tables["WebhooksTable"], Sealer: sealer, Now: clk.Now}
+	metered, meter := env.Metered(t)
+	store := &hookstore.Store{Client: metered, Table: env.Tables["WebhooksTable"], Sealer: sealer, Now: clk.Now}
 	q, err := sqslocal.Start(sqslocal.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +67,7 @@ func newRig(t *testing.T) *rig {
 	hc := webhook.NewClient(webhook.Options{AllowLoopback: true, Now: clk.Now})
 	return &rig{
 		sender: &hooksender.Sender{Store: store, Client: hc, Queue: client, QueueURL: *out.QueueUrl, Logger: slog.New(slog.DiscardHandler), Now: clk.Now},
-		store:  store, queue: client, url: *out.QueueUrl, clk: clk,
+		store:  store, queue: client, url: *out.QueueUrl, clk: clk, meter: meter,
 	}
 }
 

@@ -19,8 +19,9 @@ import (
 // ErrLost is a claim another copy of the delivery's message made first.
 var ErrLost = errors.New("hookstore: the attempt was claimed by another copy of the message")
 
-// Pending is a delivery as the sender reads it: the log, the payload and
-// the endpoint it goes to.
+// PendingDelivery is a delivery as the sender reads it: the log, the
+// endpoint it goes to, and the payload when the item keeps it (nil when
+// the queue's message carries it).
 type PendingDelivery struct {
 	Key      DeliveryKey
 	Endpoint string

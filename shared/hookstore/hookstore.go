@@ -7,7 +7,11 @@
 //   - "wh#<id>": an endpoint, its signing key only sealed (webhook.Sealer);
 //   - "dl#<endpoint>#<event time, ms>#<webhook-id>": a delivery and its
 //     log, kept DeliveryTTL; the key is the event's, so one event met
-//     twice is written once.
+//     twice is written once. It holds the event's body only when the body
+//     is too large for the queue's message, which otherwise carries it
+//     (hooksender): every attempt updates the log, and an update pays for
+//     the whole item, so a ~5 KB body in it would cost 6 WRU per update
+//     where the log alone costs 1.
 //
 // Registering and deleting an endpoint move the count in the same
 // transaction: they are rare, and the count must stay exact for the limit.
@@ -300,12 +304,13 @@ const (
 	Failed    = "failed"
 )
 
-// deliveryItem is a delivery as stored, with its payload.
+// deliveryItem is a delivery as stored, with its payload when the
+// message could not carry it.
 type deliveryItem struct {
 	Account string `dynamodbav:"account"`
 	SK      string `dynamodbav:"sk"`
 	Delivery
-	Body      []byte `dynamodbav:"body"`
+	Body      []byte `dynamodbav:"body,omitempty"`
 	ExpiresAt int64  `dynamodbav:"expires_at"`
 }
 
@@ -322,9 +327,11 @@ func deliverySK(endpoint string, at time.Time, msgID string) string {
 }
 
 // AddDelivery records a pending delivery of an event (its webhook-id,
-// type, time and payload) to an endpoint, once: the same event added again
-// (a stream record delivered twice) finds it there and reports created
-// false, with the same key.
+// type and time) to an endpoint, once: the same event added again (a
+// stream record delivered twice) finds it there and reports created
+// false, with the same key. body, when not nil, is kept with it, for a
+// payload the queue's message cannot carry; every attempt's update of
+// the log then pays for it too.
 func (s *Store) AddDelivery(ctx context.Context, account, endpoint, msgID, eventType string, at time.Time, body []byte) (DeliveryKey, bool, error) {
 	k := DeliveryKey{Account: account, SK: deliverySK(endpoint, at, msgID)}
 	now := s.now().UTC().Truncate(time.Second)
