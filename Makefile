@@ -132,7 +132,7 @@ generate: ## Write the code's lists into openapi.yaml and template.yaml (cmd/lis
 	$(GO) run ./cmd/local sam-env
 	$(GO) test ./shared/prompts -run TestBriefsMatchTheYAML -update
 	$(GO) generate ./client
-	$(GO) test ./shared/openapi -run TestJSONIsTheYAML -update
+	$(GO) test ./shared/app -run TestOpenAPIJSONIsTheYAML -update
 
 bench: dynamodb-local ## Measure round trips, request units, latency; see BENCHMARKS.md.
 	$(GO) run ./cmd/bench

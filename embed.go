@@ -5,7 +5,7 @@ package contentapi
 import _ "embed"
 
 // OpenAPIYAML is openapi.yaml, the binding description of the public API.
-// Package shared/openapi serves it as JSON.
+// shared/app serves it as JSON (openapi.go).
 //
 //go:embed openapi.yaml
 var OpenAPIYAML []byte

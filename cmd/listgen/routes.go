@@ -11,7 +11,6 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/crud"
 	"contentapi/shared/hookapi"
-	"contentapi/shared/openapi"
 )
 
 // extraEvents name the template's events of app.ExtraRoutes, in the
@@ -19,7 +18,7 @@ import (
 // its resource's logical ID in the stack, so it stays as deployed; a route
 // app.ExtraRoutes gains needs its line here.
 var extraEvents = []struct{ route, name, why string }{
-	{"GET " + openapi.Path, "OpenApiDocument", ""},
+	{"GET " + app.OpenAPIPath, "OpenApiDocument", ""},
 	{"GET " + app.UsagePath, "Usage", ""},
 	{"GET " + hookapi.Path, "ListWebhooks", "The webhook endpoints (shared/hookapi). A wrong method on their\npaths reaches this function through the $default route below."},
 	{"POST " + hookapi.Path, "CreateWebhook", ""},

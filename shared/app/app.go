@@ -28,7 +28,6 @@ import (
 	"contentapi/shared/httpapi"
 	"contentapi/shared/idempotency"
 	"contentapi/shared/metrics"
-	"contentapi/shared/openapi"
 	"contentapi/shared/ratelimit"
 	"contentapi/shared/store"
 )
@@ -133,7 +132,7 @@ func ExtraRoutes(function string) []string {
 	if function != Resources[0].Function() {
 		return nil
 	}
-	routes := []string{"GET " + openapi.Path, "GET " + UsagePath, "$default"}
+	routes := []string{"GET " + OpenAPIPath, "GET " + UsagePath, "$default"}
 	for _, r := range (&hookapi.API{}).Routes() {
 		routes = append(routes, r.Method+" "+r.Pattern)
 	}
@@ -213,7 +212,7 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 			tables = append(tables, t)
 		}
 		routes = append(routes,
-			httpapi.Route{Method: http.MethodGet, Pattern: openapi.Path, Handler: openapi.Handler()},
+			OpenAPIRoute(),
 			UsageRoute(tables, tables[0].Now))
 		hooks, err := a.webhookRoutes()
 		if err != nil {
@@ -258,7 +257,7 @@ func (a *App) handler(function string, routes []httpapi.Route, timeoutFor func(*
 	return httpapi.Wrap(h, httpapi.Config{
 		Auth:        a.auth,
 		Limiter:     a.limits,
-		Public:      openapi.Public,
+		Public:      openAPIPublic,
 		Classify:    store.Classify,
 		AllowOrigin: a.cfg.AllowOrigin,
 		Timeout:     a.cfg.RequestTimeout,

@@ -18,7 +18,6 @@ import (
 	"contentapi/shared/crud"
 	"contentapi/shared/local/faultproxy"
 	"contentapi/shared/local/openapitest"
-	"contentapi/shared/openapi"
 	"contentapi/shared/records"
 )
 
@@ -29,7 +28,7 @@ import (
 // and the code from drifting apart.
 
 var contract = sync.OnceValues(func() (*openapitest.Validator, error) {
-	return openapitest.New(openapi.Document())
+	return openapitest.New(app.OpenAPIDocument())
 })
 
 func contractValidator(t testing.TB) *openapitest.Validator {
@@ -230,7 +229,7 @@ type jsonDocument struct {
 
 func loadJSONDocument(t *testing.T) *jsonDocument {
 	d := &jsonDocument{t: t}
-	if err := json.Unmarshal(openapi.Document(), &d.root); err != nil {
+	if err := json.Unmarshal(app.OpenAPIDocument(), &d.root); err != nil {
 		t.Fatal(err)
 	}
 	return d
@@ -651,7 +650,7 @@ func TestOpenAPIConformance(t *testing.T) {
 	c.call(304, request{method: "HEAD", path: "/api/v1/documents/1", key: w, header: map[string]string{"If-None-Match": "*"}})
 	c.call(404, request{method: "HEAD", path: "/api/v1/documents/2", key: w})
 	c.call(401, request{method: "HEAD", path: "/api/v1/documents/1"})
-	c.call(200, request{method: "HEAD", path: openapi.Path})
+	c.call(200, request{method: "HEAD", path: app.OpenAPIPath})
 
 	// The usage, with a read key as with a write key.
 	c.get(200, app.UsagePath, ro)
@@ -703,7 +702,7 @@ func TestOpenAPIConformance(t *testing.T) {
 	c.get(404, hookPath, w)
 
 	for _, path := range []string{"/api/v1/images", "/api/v1/images/1", "/api/v1/images/1/regenerate", "/api/v1/documents",
-		"/api/v1/documents/1", "/api/v1/documents/1/regenerate", "/api/v1/usage", openapi.Path,
+		"/api/v1/documents/1", "/api/v1/documents/1/regenerate", "/api/v1/usage", app.OpenAPIPath,
 		"/api/v1/webhooks", hookPath, hookPath + "/test", hookPath + "/deliveries"} {
 		c.call(204, request{method: "OPTIONS", path: path,
 			header: map[string]string{"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}})
@@ -724,7 +723,7 @@ func TestOpenAPIConformance(t *testing.T) {
 	// Every operation answered its success, and every error a client can
 	// cause was seen, so a shrinking test cannot go unnoticed.
 	for _, op := range c.v.Operations() {
-		if op == "GET "+openapi.Path {
+		if op == "GET "+app.OpenAPIPath {
 			continue // TestOpenAPIServedWithoutKey
 		}
 		if strings.HasSuffix(op, "/regenerate") {
@@ -747,12 +746,12 @@ func TestOpenAPIConformance(t *testing.T) {
 func TestOpenAPIServedWithoutKey(t *testing.T) {
 	s := newStack(t)
 	c := newConformance(t, s)
-	r := c.get(200, openapi.Path, "")
-	if r.Raw != string(openapi.Document()) {
-		t.Fatalf("GET %s is not the document: %.200s", openapi.Path, r.Raw)
+	r := c.get(200, app.OpenAPIPath, "")
+	if r.Raw != string(app.OpenAPIDocument()) {
+		t.Fatalf("GET %s is not the document: %.200s", app.OpenAPIPath, r.Raw)
 	}
-	c.get(304, openapi.Path, "", "If-None-Match", r.Header.Get("ETag"))
-	c.get(200, openapi.Path, s.readKey)
+	c.get(304, app.OpenAPIPath, "", "If-None-Match", r.Header.Get("ETag"))
+	c.get(200, app.OpenAPIPath, s.readKey)
 }
 
 // TestOpenAPIConformanceThrottled: the answers of rate limiting (its

@@ -3,7 +3,7 @@
 //
 // It is a package of its own, like net/http/httptest, so that the validator
 // library (kin-openapi) stays out of the Lambda binaries that import
-// package openapi to serve the document.
+// shared/app to serve the document.
 package openapitest
 
 import (

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"contentapi/shared/app"
 	"contentapi/shared/local/openapitest"
-	"contentapi/shared/openapi"
 )
 
 func validator(t *testing.T) *openapitest.Validator {
 	t.Helper()
-	v, err := openapitest.New(openapi.Document())
+	v, err := openapitest.New(app.OpenAPIDocument())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestOpenAPIValidatorDocument(t *testing.T) {
 	if err := validator(t).ValidateDocument(); err != nil {
 		t.Fatal(err)
 	}
-	doc := string(openapi.Document())
+	doc := string(app.OpenAPIDocument())
 	for name, edit := range map[string][2]string{
 		"wrong type":     {`"favorite":{"type":"boolean"}`, `"favorite":{"type":"bool"}`},
 		"bad example":    {`"style":"digital_art"`, `"style":"oil"`},

@@ -1,4 +1,4 @@
-package openapi
+package app
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 // TestOpenAPIDocumentIsTheYAML: the JSON served is openapi.yaml, value for
 // value, with its keys in the order written.
 func TestOpenAPIDocumentIsTheYAML(t *testing.T) {
-	doc := Document()
+	doc := OpenAPIDocument()
 	var fromJSON any
 	if err := json.Unmarshal(doc, &fromJSON); err != nil {
 		t.Fatalf("Document is not JSON: %v", err)
@@ -37,13 +37,13 @@ func TestOpenAPIDocumentIsTheYAML(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(fromJSON, want) {
-		t.Fatal("Document() differs from openapi.yaml: run go test ./shared/openapi -run TestJSONIsTheYAML -update")
+		t.Fatal("OpenAPIDocument() differs from openapi.yaml: run make generate")
 	}
 	if !bytes.HasPrefix(doc, []byte(`{"openapi":"3.1.`)) {
-		t.Errorf("Document() does not start with the openapi version: %.40s", doc)
+		t.Errorf("OpenAPIDocument() does not start with the openapi version: %.40s", doc)
 	}
-	if &Document()[0] != &doc[0] {
-		t.Error("Document() converts again on every call")
+	if &OpenAPIDocument()[0] != &doc[0] {
+		t.Error("OpenAPIDocument() converts again on every call")
 	}
 }
 
@@ -60,7 +60,7 @@ func TestOpenAPIToJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := toJSON([]byte(tt.yaml))
+			got, err := yamlToJSON([]byte(tt.yaml))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,24 +70,24 @@ func TestOpenAPIToJSON(t *testing.T) {
 		})
 	}
 	for _, bad := range []string{"", "a: 1\n: 2\n1: x", "? [a]\n: 1", "a: &x {k: 1}\nb: {<<: *x}", "a: [1", "x: .inf"} {
-		if got, err := toJSON([]byte(bad)); err == nil {
-			t.Errorf("toJSON(%q) = %s, want an error", bad, got)
+		if got, err := yamlToJSON([]byte(bad)); err == nil {
+			t.Errorf("yamlToJSON(%q) = %s, want an error", bad, got)
 		}
 	}
 }
 
-func TestOpenAPIHandler(t *testing.T) {
+func TestOpenAPIRoute(t *testing.T) {
 	serve := func(method string, header ...string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(method, Path, nil)
+		r := httptest.NewRequest(method, OpenAPIPath, nil)
 		for i := 0; i+1 < len(header); i += 2 {
 			r.Header.Set(header[i], header[i+1])
 		}
 		w := httptest.NewRecorder()
-		Handler()(w, r)
+		OpenAPIRoute().Handler.ServeHTTP(w, r)
 		return w
 	}
 	w := serve(http.MethodGet)
-	if w.Code != 200 || w.Header().Get("Content-Type") != httpapi.ContentType || !bytes.Equal(w.Body.Bytes(), Document()) {
+	if w.Code != 200 || w.Header().Get("Content-Type") != httpapi.ContentType || !bytes.Equal(w.Body.Bytes(), OpenAPIDocument()) {
 		t.Fatalf("GET: %d %v %.80s", w.Code, w.Header(), w.Body.String())
 	}
 	etag := w.Header().Get("ETag")
@@ -113,16 +113,16 @@ func TestOpenAPIPublic(t *testing.T) {
 		method, target string
 		public         bool
 	}{
-		{"GET", Path, true},
-		{"HEAD", Path, true},
-		{"GET", Path + "?x=1", true},
-		{"POST", Path, false},
-		{"DELETE", Path, false},
+		{"GET", OpenAPIPath, true},
+		{"HEAD", OpenAPIPath, true},
+		{"GET", OpenAPIPath + "?x=1", true},
+		{"POST", OpenAPIPath, false},
+		{"DELETE", OpenAPIPath, false},
 		{"GET", "/api/v1/images", false},
-		{"GET", Path + "/x", false},
+		{"GET", OpenAPIPath + "/x", false},
 	} {
-		if got := Public(httptest.NewRequest(tt.method, tt.target, nil)); got != tt.public {
-			t.Errorf("Public(%s %s) = %v", tt.method, tt.target, got)
+		if got := openAPIPublic(httptest.NewRequest(tt.method, tt.target, nil)); got != tt.public {
+			t.Errorf("openAPIPublic(%s %s) = %v", tt.method, tt.target, got)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package openapi
+package app
 
 import (
 	"bytes"
@@ -17,9 +17,9 @@ import (
 var update = flag.Bool("update", false, "rewrite openapi.json from openapi.yaml")
 
 // The embedded JSON is openapi.yaml as it stands: an edit of the YAML
-// fails here until the JSON is made again.
-func TestJSONIsTheYAML(t *testing.T) {
-	want, err := toJSON(contentapi.OpenAPIYAML)
+// fails here until the JSON is made again (make generate).
+func TestOpenAPIJSONIsTheYAML(t *testing.T) {
+	want, err := yamlToJSON(contentapi.OpenAPIYAML)
 	if err != nil {
 		t.Fatalf("openapi.yaml: %v", err)
 	}
@@ -29,16 +29,16 @@ func TestJSONIsTheYAML(t *testing.T) {
 		}
 		return
 	}
-	if !bytes.Equal(document, want) {
-		t.Fatal("openapi.json is not openapi.yaml: run go test ./shared/openapi -run TestJSONIsTheYAML -update")
+	if !bytes.Equal(openAPIJSON, want) {
+		t.Fatal("openapi.json is not openapi.yaml: run make generate (go test ./shared/app -run TestOpenAPIJSONIsTheYAML -update)")
 	}
 }
 
-// toJSON converts a YAML document to compact JSON, keeping the order of
+// yamlToJSON converts a YAML document to compact JSON, keeping the order of
 // mapping keys (encoding/json would sort a map's) so the JSON reads like the
 // YAML: openapi and info first, paths in the order they were written.
 // Aliases are expanded; keys must be strings, as JSON's are.
-func toJSON(src []byte) ([]byte, error) {
+func yamlToJSON(src []byte) ([]byte, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(src, &root); err != nil {
 		return nil, err
