@@ -186,7 +186,7 @@ func TestBootstrapsFit(t *testing.T) {
 // compression figures and the cost targets of issue 26, whose generic
 // parts are shared/local/gobench and cost.Model.Figures; 2100 until the
 // webhooks' figures of issue 27, whose generic parts are
-// shared/local/hooklocal and cost.Model.Delivery).
+// stack.WebhookQueue and cost.Model.Delivery).
 func TestBenchInProportion(t *testing.T) {
 	const most = 2400
 	files, err := filepath.Glob("cmd/bench/*")

@@ -7,8 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"contentapi/shared/local/gobench"
-	"contentapi/shared/local/localstack"
+	"contentapi/shared/local/stack"
 )
 
 // artifacts are the binaries the bench builds while it seeds and measures.
@@ -28,7 +27,7 @@ type build struct {
 
 func lambda(arch, pkg string) func(context.Context, string, string) error {
 	return func(ctx context.Context, root, out string) error {
-		return gobench.BuildLambda(ctx, root, out, arch, pkg)
+		return stack.BuildLambda(ctx, root, out, arch, pkg)
 	}
 }
 
@@ -41,9 +40,9 @@ var buildQueues = [][]build{
 		{"bootstrap-arm64", lambda("arm64", "./functions/documents")},
 		{"bootstrap-amd64", lambda("amd64", "./functions/documents")},
 		{"app.test", func(ctx context.Context, root, out string) error {
-			return gobench.Build(ctx, root, out, nil, "test", "-c", "./shared/app")
+			return stack.GoBuild(ctx, root, out, nil, "test", "-c", "./shared/app")
 		}},
-		{"local", localstack.Build},
+		{"local", stack.BuildProcess},
 	},
 	{
 		{"images-arm64", lambda("arm64", "./functions/images")},

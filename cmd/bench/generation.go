@@ -20,10 +20,10 @@ import (
 	"contentapi/shared/local/apicall"
 	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/local/figures"
-	"contentapi/shared/local/genstack"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/loadgen"
 	"contentapi/shared/local/sam"
+	"contentapi/shared/local/stack"
 	"contentapi/shared/store"
 )
 
@@ -43,9 +43,9 @@ var generationEnv map[string]string
 // measureGeneration reports generation's figures. parts are the local
 // stand-ins the functions' environment (genEnv) points at.
 func measureGeneration(ctx context.Context, b *figures.Board, meter *ddbmeter.Meter, db *dynamodb.Client, plain *dynamodb.Client, cfg app.Config,
-	parts *genstack.Stack, tmpl *sam.Template, endpoint string, tables map[string]string, builds *artifacts) error {
+	parts *stack.Generation, tmpl *sam.Template, endpoint string, tables map[string]string, builds *artifacts) error {
 	logf("generation: creates to done with the Bedrock stand-in")
-	cfg.Generation = parts.Generation()
+	cfg.Generation = parts.Config()
 	a := app.New(cfg, db)
 	c, err := newAccountClient(ctx, a, plain, tables["ApiKeysTable"], "bench-generation")
 	if err != nil {

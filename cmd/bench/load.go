@@ -8,8 +8,8 @@ import (
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/figures"
 	"contentapi/shared/local/loadgen"
-	"contentapi/shared/local/localstack"
 	"contentapi/shared/local/sam"
+	"contentapi/shared/local/stack"
 )
 
 // loadRun is what the load run saw.
@@ -35,7 +35,7 @@ func measureLoad(ctx context.Context, b *figures.Board, a *artifacts, tmpl *sam.
 		missing("the local gateway (cmd/local) does not build: " + err.Error())
 		return nil
 	}
-	g, err := localstack.Start(ctx, binary, root,
+	g, err := stack.StartProcess(ctx, binary, root,
 		// Why, the report's Method says (Load through the local gateway).
 		"RATE_LIMIT_PER_MINUTE=100000000", "REQUEST_TIMEOUT_SECONDS=60", "FUNCTION_TIMEOUT=60s")
 	if err != nil {

@@ -35,10 +35,9 @@ import (
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/local/figures"
-	"contentapi/shared/local/genstack"
-	"contentapi/shared/local/hooklocal"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/seed"
+	"contentapi/shared/local/stack"
 	"contentapi/shared/local/worstcase"
 	"contentapi/shared/quota"
 )
@@ -131,7 +130,7 @@ func run(ctx context.Context, o options) error {
 	// The functions' own configuration: template.yaml's environment (rate
 	// limit, auth cache, idempotency table...) pointed at these tables.
 	// Generation's local parts: the functions generate, as deployed.
-	parts, err := genstack.Start(genstack.Options{})
+	parts, err := stack.StartGeneration(stack.GenerationOptions{})
 	if err != nil {
 		return err
 	}
@@ -144,11 +143,11 @@ func run(ctx context.Context, o options) error {
 		os.Setenv(k, v)
 	}
 	// The webhooks' queue, in process, as make run has it.
-	queue, err := hooklocal.FromTemplate(tmpl)
+	queue, err := stack.WebhookQueueSettingsFrom(tmpl)
 	if err != nil {
 		return err
 	}
-	hooks, err := hooklocal.Start(ctx, "", queue)
+	hooks, err := stack.StartWebhookQueue(ctx, "", queue)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/loadgen"
 	"contentapi/shared/local/seed"
+	"contentapi/shared/local/stack"
 	"contentapi/shared/local/worstcase"
 	"contentapi/shared/store"
 )
@@ -118,7 +119,7 @@ func (r *report) write(path string) error {
 		"coldStartRuns":       func() int { return coldStartRuns },
 		"genDocRuns":          func() int { return documentRuns },
 		"genImageRuns":        func() int { return imageRuns },
-		"lambdaBuildFlags":    func() []string { return gobench.LambdaFlags },
+		"lambdaBuildFlags":    func() []string { return stack.LambdaFlags },
 		"loadMix":             func() []loadgen.Share { return loadgen.Mix },
 		"handlerFailure":      r.handlerFailure,
 		"firstLine":           firstLine,

@@ -24,12 +24,11 @@ import (
 	"contentapi/shared/hookstore"
 	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/local/figures"
-	"contentapi/shared/local/genstack"
-	"contentapi/shared/local/hooklocal"
 	"contentapi/shared/local/loadgen"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/seed"
 	"contentapi/shared/local/sqslocal"
+	"contentapi/shared/local/stack"
 	"contentapi/shared/webhook"
 )
 
@@ -46,7 +45,7 @@ var webhookEnv map[string]string
 // webhooksConfig is the webhooks' part of the functions' configuration:
 // the template's table and the local queue. The receivers are on
 // 127.0.0.1, as WEBHOOKS_ALLOW_LOOPBACK=1 make run allows.
-func webhooksConfig(q *hooklocal.Queue, tables map[string]string) app.WebhooksConfig {
+func webhooksConfig(q *stack.WebhookQueue, tables map[string]string) app.WebhooksConfig {
 	return app.WebhooksConfig{Table: tables["WebhooksTable"], QueueURL: q.URL, SQSEndpoint: q.Server.URL(),
 		Client: webhook.Options{AllowLoopback: true}}
 }
@@ -100,9 +99,9 @@ func (r *receiver) arrived(id string) {
 // generator and one successful attempt by the sender); then the sender's
 // bootstrap and cold start.
 func measureWebhooks(ctx context.Context, b *figures.Board, meter *ddbmeter.Meter, metered, plain *dynamodb.Client, cfg app.Config,
-	parts *genstack.Stack, q *hooklocal.Queue, tmpl *sam.Template, endpoint string, tables map[string]string, builds *artifacts) error {
+	parts *stack.Generation, q *stack.WebhookQueue, tmpl *sam.Template, endpoint string, tables map[string]string, builds *artifacts) error {
 	logf("webhooks: creates to their delivery")
-	cfg.Generation = parts.Generation()
+	cfg.Generation = parts.Config()
 	a := app.New(cfg, plain)
 	c, err := newAccountClient(ctx, a, plain, tables["ApiKeysTable"], "bench-webhooks")
 	if err != nil {
@@ -125,7 +124,7 @@ func measureWebhooks(ctx context.Context, b *figures.Board, meter *ddbmeter.Mete
 	run, stop := context.WithCancel(ctx)
 	defer stop()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if _, err := genstack.Deliver(run, plain, endpoint, tmpl, tables, stream, quiet); err != nil {
+	if _, err := stack.DeliverGenerator(run, plain, endpoint, tmpl, tables, stream, quiet); err != nil {
 		return err
 	}
 	go q.Run(run, send, 10*time.Millisecond, nil)
@@ -171,7 +170,7 @@ func measureWebhooks(ctx context.Context, b *figures.Board, meter *ddbmeter.Mete
 // endpoint read, the attempt claimed, recorded, the endpoint's health
 // kept), through the metered client.
 func measureDelivery(ctx context.Context, b *figures.Board, meter *ddbmeter.Meter, metered *dynamodb.Client, cfg app.Config,
-	q *hooklocal.Queue, tables map[string]string, rcv *receiver) error {
+	q *stack.WebhookQueue, tables map[string]string, rcv *receiver) error {
 	names := []string{"calls_webhook_delivery", "rru_webhook_delivery", "wru_webhook_delivery"}
 	sealer, err := webhook.NewSealer(cfg.Webhooks.Seal)
 	if err != nil {
@@ -235,7 +234,7 @@ func measureSenderBuilt(ctx context.Context, b *figures.Board, builds *artifacts
 	}
 	body, _ := json.Marshal(hookstore.DeliveryKey{Account: "bench-delivery", SK: "dl#none"})
 	ev := events.SQSEvent{Records: []events.SQSMessage{{MessageId: "bench", ReceiptHandle: "bench", Body: string(body),
-		EventSourceARN: sqslocal.ARN(hooklocal.DeliveriesQueue)}}}
+		EventSourceARN: sqslocal.ARN(stack.WebhookDeliveriesQueue)}}}
 	return coldStartStream(ctx, b, builds, tmpl, endpoint, tables, app.SenderFunction, "sender-amd64", "ms_cold_start_sender", ev,
 		func(r events.SQSEventResponse) int { return len(r.BatchItemFailures) })
 }

@@ -44,8 +44,8 @@ import (
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/figures"
 	"contentapi/shared/local/lambdalocal"
-	"contentapi/shared/local/localstack"
 	"contentapi/shared/local/sam"
+	"contentapi/shared/local/stack"
 	"contentapi/shared/store"
 )
 
@@ -138,10 +138,10 @@ func run(ctx context.Context, out string) error {
 	defer os.RemoveAll(work)
 	logf("building the local stack")
 	binary := filepath.Join(work, "local")
-	if err := localstack.Build(ctx, root, binary); err != nil {
+	if err := stack.BuildProcess(ctx, root, binary); err != nil {
 		return err
 	}
-	g, err := localstack.Start(ctx, binary, root, "REQUEST_TIMEOUT_SECONDS="+chaosRequestTimeout, "FUNCTION_TIMEOUT="+chaosFunctionTimeout,
+	g, err := stack.StartProcess(ctx, binary, root, "REQUEST_TIMEOUT_SECONDS="+chaosRequestTimeout, "FUNCTION_TIMEOUT="+chaosFunctionTimeout,
 		// All clients share one key: the limiter's 429s are not what
 		// the soak is about.
 		"RATE_LIMIT_PER_MINUTE=100000000")
@@ -283,7 +283,7 @@ func (c *chaosClient) run(ctx context.Context, stopAt time.Time) {
 func (c *chaosClient) call(ctx context.Context, method, path string, form url.Values, key string) (int, int64) {
 	giveUp := time.Now().Add(chaosDuration + chaosGrace)
 	for attempt := 0; attempt < chaosAttempts && time.Now().Before(giveUp); attempt++ {
-		r := localstack.Request(ctx, method, c.api+path, c.key, form)
+		r := stack.APIRequest(ctx, method, c.api+path, c.key, form)
 		r.Header.Set("Idempotency-Key", key)
 		resp, err := c.hc.Do(r)
 		c.mu.Lock()

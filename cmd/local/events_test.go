@@ -26,8 +26,8 @@ import (
 	"contentapi/shared/auth"
 	"contentapi/shared/generation"
 	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/genstack"
 	"contentapi/shared/local/lambdalocal"
+	"contentapi/shared/local/stack"
 	"contentapi/shared/store"
 )
 
@@ -202,7 +202,7 @@ func eventsApp(t *testing.T) (*app.App, *ddbtest.Env) {
 	t.Helper()
 	env := ddbtest.New(t)
 	env.Setenv(t)
-	parts, err := genstack.Start(genstack.Options{})
+	parts, err := stack.StartGeneration(stack.GenerationOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

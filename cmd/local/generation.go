@@ -8,7 +8,7 @@ import (
 	"strconv"
 
 	"contentapi/shared/app"
-	"contentapi/shared/local/genstack"
+	"contentapi/shared/local/stack"
 )
 
 // genConfig is where the local stack's generation parts listen, and which
@@ -49,8 +49,8 @@ func genConfigFromEnv() (genConfig, error) {
 // startGeneration starts the S3 server and the Bedrock stand-in (or, with
 // BEDROCK=aws, nothing for Bedrock) and returns them with the functions'
 // environment for them.
-func startGeneration(c genConfig) (*genstack.Stack, map[string]string, error) {
-	parts, err := genstack.Start(genstack.Options{
+func startGeneration(c genConfig) (*stack.Generation, map[string]string, error) {
+	parts, err := stack.StartGeneration(stack.GenerationOptions{
 		S3Addr:      addr(c.S3Port),
 		BedrockAddr: addr(c.BedrockPort),
 		RealBedrock: c.RealBedrock,

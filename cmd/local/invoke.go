@@ -14,8 +14,8 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/genstack"
 	"contentapi/shared/local/sam"
+	"contentapi/shared/local/stack"
 	"contentapi/shared/tally"
 )
 
@@ -42,7 +42,7 @@ func invoke(ctx context.Context, file string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// The stack's S3 and Bedrock stand-in, at the ports make run gave them.
-	parts := genstack.Attach(addr(gen.S3Port), addr(gen.BedrockPort), gen.RealBedrock, gen.BedrockRegion)
+	parts := stack.AttachGeneration(addr(gen.S3Port), addr(gen.BedrockPort), gen.RealBedrock, gen.BedrockRegion)
 	tables := localTables(p.tmpl)
 	sqs, err := sqsPort()
 	if err != nil {

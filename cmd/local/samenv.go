@@ -11,8 +11,8 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/genstack"
 	"contentapi/shared/local/sam"
+	"contentapi/shared/local/stack"
 )
 
 // The local stack's default ports; S3_PORT, BEDROCK_PORT and SQS_PORT
@@ -47,7 +47,7 @@ func samLocalEnv(tmpl *sam.Template) map[string]map[string]string {
 		app.EnvWebhookSeal: "",
 	}
 	maps.Copy(local, webhookVars(dockerHost, defaultSQSPort))
-	generation := genstack.Attach(net.JoinHostPort(dockerHost, strconv.Itoa(defaultS3Port)),
+	generation := stack.AttachGeneration(net.JoinHostPort(dockerHost, strconv.Itoa(defaultS3Port)),
 		net.JoinHostPort(dockerHost, strconv.Itoa(defaultBedrockPort)), false, "").Env()
 	generates := []string{app.GeneratorFunction}
 	for _, r := range app.Resources {

@@ -18,8 +18,8 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/genstack"
 	"contentapi/shared/local/lambdalocal"
+	"contentapi/shared/local/stack"
 )
 
 // LocalAccount owns the key serve creates at every start.
@@ -163,7 +163,7 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 		if err != nil {
 			return err
 		}
-		if _, err := genstack.Deliver(ctx, client, db.Endpoint(), p.tmpl, tables, stream, newLogger(stderr)); err != nil {
+		if _, err := stack.DeliverGenerator(ctx, client, db.Endpoint(), p.tmpl, tables, stream, newLogger(stderr)); err != nil {
 			return err
 		}
 	}
@@ -178,7 +178,7 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	if _, err := genstack.DeliverTally(ctx, client, db.Endpoint(), p.tmpl, tables, tally, newLogger(stderr)); err != nil {
+	if _, err := stack.DeliverTally(ctx, client, db.Endpoint(), p.tmpl, tables, tally, newLogger(stderr)); err != nil {
 		return err
 	}
 	// And on its schedule, as the template's rule invokes it in AWS: what

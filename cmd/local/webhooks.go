@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"contentapi/shared/app"
-	"contentapi/shared/local/hooklocal"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/sqslocal"
+	"contentapi/shared/local/stack"
 )
 
 // EnvAllowLoopback lets make run's sender reach a receiver on 127.0.0.1 or
@@ -21,19 +21,19 @@ const EnvAllowLoopback = "WEBHOOKS_ALLOW_LOOPBACK"
 
 // startWebhookQueue starts the deliveries' queue on port (0: any free
 // port) of 127.0.0.1, as the template sets it and the sender's mapping.
-func startWebhookQueue(ctx context.Context, tmpl *sam.Template, port int) (*hooklocal.Queue, error) {
-	s, err := hooklocal.FromTemplate(tmpl)
+func startWebhookQueue(ctx context.Context, tmpl *sam.Template, port int) (*stack.WebhookQueue, error) {
+	s, err := stack.WebhookQueueSettingsFrom(tmpl)
 	if err != nil {
 		return nil, err
 	}
-	return hooklocal.Start(ctx, addr(port), s)
+	return stack.StartWebhookQueue(ctx, addr(port), s)
 }
 
 // webhookVars are the functions' settings that point at the local queue
 // on host and port (make run's: cmd/local invoke and sam local attach to it).
 func webhookVars(host string, port int) map[string]string {
 	endpoint := "http://" + net.JoinHostPort(host, strconv.Itoa(port))
-	return map[string]string{app.EnvWebhookQueue: sqslocal.QueueURL(endpoint, hooklocal.DeliveriesQueue), app.EnvSQSEndpoint: endpoint}
+	return map[string]string{app.EnvWebhookQueue: sqslocal.QueueURL(endpoint, stack.WebhookDeliveriesQueue), app.EnvSQSEndpoint: endpoint}
 }
 
 // localApp is the app as a function builds it from the environment, with
@@ -54,7 +54,7 @@ func localApp(ctx context.Context) (*app.App, error) {
 
 // runSender feeds the sender from the queue, as the template's mapping
 // does in AWS, until ctx ends.
-func runSender(ctx context.Context, q *hooklocal.Queue, a *app.App, stderr io.Writer) error {
+func runSender(ctx context.Context, q *stack.WebhookQueue, a *app.App, stderr io.Writer) error {
 	send, err := a.SenderEntry()
 	if err != nil {
 		return err

@@ -20,9 +20,9 @@ import (
 	"contentapi/shared/local/bedrockstandin"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/genstack"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
+	local "contentapi/shared/local/stack"
 )
 
 // stack is the service with generation on, its real parts (DynamoDB Local,
@@ -32,12 +32,12 @@ type stack struct {
 	t     *testing.T
 	url   string
 	key   string
-	parts *genstack.Stack
+	parts *local.Generation
 }
 
 func newStack(t *testing.T) *stack {
 	env := ddbtest.New(t)
-	parts, err := genstack.Start(genstack.Options{})
+	parts, err := local.StartGeneration(local.GenerationOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func newStack(t *testing.T) *stack {
 		Region: ddblocal.Region, DynamoDBEndpoint: env.Endpoint, Tables: env.Tables,
 		KeysTable: env.Tables["ApiKeysTable"], IdempotencyTable: env.Tables["IdempotencyTable"],
 		AuthCacheTTL: time.Minute, RequestTimeout: 30 * time.Second, LogOutput: io.Discard,
-		Generation: parts.Generation(),
+		Generation: parts.Config(),
 	}
 	// One try in the request and one from the queue, each of two calls,
 	// with short waits between them.
@@ -69,7 +69,7 @@ func newStack(t *testing.T) *stack {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if _, err := genstack.Deliver(ctx, env.Client, env.Endpoint, tmpl, env.Tables, stream, quiet); err != nil {
+	if _, err := local.DeliverGenerator(ctx, env.Client, env.Endpoint, tmpl, env.Tables, stream, quiet); err != nil {
 		t.Fatal(err)
 	}
 	fns, err := a.APIEntries()

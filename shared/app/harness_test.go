@@ -15,7 +15,7 @@ import (
 	"contentapi/shared/auth"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/tallytest"
+	local "contentapi/shared/local/stack"
 )
 
 // stack is the service as a client sees it: the real handlers behind the
@@ -29,7 +29,7 @@ type stack struct {
 	readKey  string // account "acme", read only
 	otherKey string // account "globex", read and write
 	// tally takes deletes' counts down as the tally function does in AWS.
-	tally *tallytest.Run
+	tally *local.Tally
 }
 
 func newStack(t testing.TB) *stack { return newStackWith(t, nil) }
@@ -65,7 +65,7 @@ func newStackWith(t testing.TB, configure func(*app.Config)) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.tally = tallytest.Start(t, env, tally)
+	s.tally = local.StartTally(t, env.Client, env.Endpoint, env.Tables, tally)
 	keys := auth.NewKeys(env.Client, cfg.KeysTable, cfg.KeyChecksum)
 	create := func(account string, scopes ...auth.Scope) string {
 		key, _, err := keys.Create(context.Background(), account, scopes, time.Time{})

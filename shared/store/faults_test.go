@@ -21,7 +21,7 @@ import (
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/faultproxy"
-	"contentapi/shared/local/tallytest"
+	"contentapi/shared/local/stack"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
@@ -36,7 +36,7 @@ type rig struct {
 	proxy      *faultproxy.Proxy
 	docs, imgs *store.Table
 	// tally takes deletes' counts down, its writes going through the proxy.
-	tally *tallytest.Run
+	tally *stack.Tally
 	// offset moves the tables' clock: intents look older by it.
 	offset time.Duration
 }
@@ -55,7 +55,7 @@ func newRig(t *testing.T) *rig {
 	for _, tbl := range []*store.Table{r.docs, r.imgs} {
 		tbl.Now = func() time.Time { return time.Now().Add(r.offset) }
 	}
-	r.tally = tallytest.Start(t, env, tallytest.Handler(tallytest.Tables(env, db, nil)))
+	r.tally = stack.StartTally(t, env.Client, env.Endpoint, env.Tables, stack.TallyHandler(stack.TallyTables(env.Tables, db, nil)))
 	return r
 }
 

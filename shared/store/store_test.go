@@ -17,7 +17,7 @@ import (
 	"contentapi/shared/generation"
 	"contentapi/shared/images"
 	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/tallytest"
+	"contentapi/shared/local/stack"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
@@ -30,9 +30,9 @@ func tables(t *testing.T) (img, doc *store.Table) {
 
 // tallied are the tables with the tally running: a delete's count comes
 // down once the tally has drained the streams.
-func tallied(t *testing.T) (img, doc *store.Table, tally *tallytest.Run) {
+func tallied(t *testing.T) (img, doc *store.Table, tally *stack.Tally) {
 	env := ddbtest.New(t)
-	tally = tallytest.Start(t, env, tallytest.Handler(tallytest.Tables(env, env.Client, nil)))
+	tally = stack.StartTally(t, env.Client, env.Endpoint, env.Tables, stack.TallyHandler(stack.TallyTables(env.Tables, env.Client, nil)))
 	return store.New(env.Client, env.Tables["ImagesTable"], images.Resource),
 		store.New(env.Client, env.Tables["DocumentsTable"], documents.Resource), tally
 }

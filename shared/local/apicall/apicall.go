@@ -16,7 +16,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/hookapi"
-	"contentapi/shared/local/localstack"
+	"contentapi/shared/local/stack"
 )
 
 // Client calls the documents and images handlers with Key.
@@ -63,7 +63,7 @@ func (c *Client) Do(method, path string, form url.Values, header map[string]stri
 	if strings.HasPrefix(path, "/api/v1/images") || strings.HasPrefix(path, app.UsagePath) || hookapi.Serves(path) {
 		h = c.Images
 	}
-	r := localstack.Request(context.Background(), method, "https://api.example.com"+path, c.Key, form)
+	r := stack.APIRequest(context.Background(), method, "https://api.example.com"+path, c.Key, form)
 	r.Header.Set("Accept-Encoding", "gzip")
 	for k, v := range header {
 		r.Header.Set(k, v)

@@ -111,7 +111,7 @@ func TestEnvVars(t *testing.T) {
 		"AWS_SECRET_ACCESS_KEY":     "local",
 		// Generation's parameters; its models, when called through a
 		// profile, and its bucket are conditions' values the local stack
-		// sets itself (genstack).
+		// sets itself (stack.Generation).
 		"GENERATION":              "on",
 		"BEDROCK_REGION":          "us-west-2",
 		"GENERATION_WAIT_SECONDS": "25",

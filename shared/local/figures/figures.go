@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"contentapi/shared/local/stack"
 )
 
 // Figure is one measured value.
@@ -156,11 +158,11 @@ func (s Section) WriteKeeping(path string, report []byte) error {
 // Machine describes this computer for a report.
 func Machine() string {
 	s := fmt.Sprintf("%d cores", runtime.NumCPU())
-	if cpu := ProcField("/proc/cpuinfo", "model name"); cpu != "" {
+	if cpu := stack.ProcField("/proc/cpuinfo", "model name"); cpu != "" {
 		s += " (" + cpu + ")"
 	}
 	var kb float64
-	if _, err := fmt.Sscan(strings.TrimSuffix(ProcField("/proc/meminfo", "MemTotal:"), " kB"), &kb); err == nil {
+	if _, err := fmt.Sscan(strings.TrimSuffix(stack.ProcField("/proc/meminfo", "MemTotal:"), " kB"), &kb); err == nil {
 		s += fmt.Sprintf(", %.0f GiB memory", kb/(1<<20))
 	}
 	return s + ", " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
@@ -173,16 +175,4 @@ func LoadAverage() string {
 		return strings.Join(f[:3], ", ")
 	}
 	return "unknown"
-}
-
-// ProcField is the value after prefix on a line of a /proc (or JSON) file
-// ("" if none).
-func ProcField(file, prefix string) string {
-	b, _ := os.ReadFile(file)
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
-			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
-		}
-	}
-	return ""
 }

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"contentapi/shared/images"
-	"contentapi/shared/local/localstack"
 	"contentapi/shared/local/seed"
+	"contentapi/shared/local/stack"
 )
 
 // Result is what the clients saw.
@@ -85,7 +85,7 @@ func Drive(ctx context.Context, api string, s *seed.Account, clients int, d time
 	}
 	call := func(method, path string, form url.Values, want int) (int64, string, time.Duration) {
 		start := time.Now()
-		resp, err := hc.Do(localstack.Request(ctx, method, api+path, key, form))
+		resp, err := hc.Do(stack.APIRequest(ctx, method, api+path, key, form))
 		if err != nil {
 			return 0, err.Error(), time.Since(start)
 		}

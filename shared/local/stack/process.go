@@ -1,7 +1,4 @@
-// Package localstack runs the local stack (`local serve`, as make run
-// does) as a process of its own, for the bench's load run and the
-// fault-injection soak, which drive it over HTTP and watch its processes.
-package localstack
+package stack
 
 import (
 	"bytes"
@@ -19,13 +16,11 @@ import (
 	"time"
 
 	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/figures"
-	"contentapi/shared/local/gobench"
 	"contentapi/shared/local/sam"
 )
 
-// Stack is the running local stack.
-type Stack struct {
+// Process is the local stack running as a process of its own.
+type Process struct {
 	API      string // http://127.0.0.1:port
 	DynamoDB string // its DynamoDB Local
 	cmd      *exec.Cmd
@@ -34,16 +29,16 @@ type Stack struct {
 	exited   chan struct{}
 }
 
-// Build builds cmd/local of the module at root as out.
-func Build(ctx context.Context, root, out string) error {
-	return gobench.Build(ctx, root, out, nil, "build", "./cmd/local")
+// BuildProcess builds cmd/local of the module at root as out.
+func BuildProcess(ctx context.Context, root, out string) error {
+	return GoBuild(ctx, root, out, nil, "build", "./cmd/local")
 }
 
-// Start runs `local serve` in a scratch directory holding a copy of the
+// StartProcess runs `local serve` in a scratch directory holding a copy of the
 // template.yaml at root, so its DynamoDB Local keeps its data there and not
 // in the developer's .data/dynamodb, on free ports. env overrides its
 // environment.
-func Start(ctx context.Context, binary, root string, env ...string) (*Stack, error) {
+func StartProcess(ctx context.Context, binary, root string, env ...string) (*Process, error) {
 	tmpl, err := os.ReadFile(filepath.Join(root, sam.FileName))
 	if err != nil {
 		return nil, err
@@ -78,7 +73,7 @@ func Start(ctx context.Context, binary, root string, env ...string) (*Stack, err
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(apiPort), ddblocal.PortEnv+"="+strconv.Itoa(ddbPort), ddblocal.JarEnv+"="+jar)
 	cmd.Env = append(cmd.Env, env...)
-	s := &Stack{cmd: cmd, API: "http://127.0.0.1:" + strconv.Itoa(apiPort),
+	s := &Process{cmd: cmd, API: "http://127.0.0.1:" + strconv.Itoa(apiPort),
 		DynamoDB: "http://127.0.0.1:" + strconv.Itoa(ddbPort), dir: dir,
 		out: ddblocal.NewTail(64 << 10), exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = s.out, s.out
@@ -119,7 +114,7 @@ func tail(s string) string {
 
 // Stop interrupts the stack, which stops its DynamoDB Local, and kills it
 // if it takes too long.
-func (s *Stack) Stop() {
+func (s *Process) Stop() {
 	select {
 	case <-s.exited:
 	default:
@@ -136,7 +131,7 @@ func (s *Stack) Stop() {
 
 // Children are the PIDs of the stack's own child processes: its DynamoDB
 // Local.
-func (s *Stack) Children() []int {
+func (s *Process) Children() []int {
 	var pids []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -151,7 +146,7 @@ func (s *Stack) Children() []int {
 
 // CPUSeconds is the CPU time used so far by the stack's process and by its
 // child processes (DynamoDB Local's JVM), from /proc/<pid>/stat.
-func (s *Stack) CPUSeconds() (stack, children float64) {
+func (s *Process) CPUSeconds() (stack, children float64) {
 	pid := strconv.Itoa(s.cmd.Process.Pid)
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -175,9 +170,9 @@ func (s *Stack) CPUSeconds() (stack, children float64) {
 
 // PeakRSSMB is the stack process's peak resident memory (VmHWM), without
 // its DynamoDB Local.
-func (s *Stack) PeakRSSMB() (float64, error) {
+func (s *Process) PeakRSSMB() (float64, error) {
 	var kb float64
-	field := figures.ProcField(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid), "VmHWM:")
+	field := ProcField(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid), "VmHWM:")
 	_, err := fmt.Sscan(strings.TrimSuffix(field, " kB"), &kb)
 	return kb / 1024, err
 }
@@ -192,9 +187,21 @@ func procStat(pid string) []string {
 	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 }
 
-// Request is a request as the API's clients send it, with an API key and,
+// ProcField is the value after prefix on a line of a /proc (or JSON) file
+// ("" if none).
+func ProcField(file, prefix string) string {
+	b, _ := os.ReadFile(file)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
+			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+		}
+	}
+	return ""
+}
+
+// APIRequest is a request as the API's clients send it, with an API key and,
 // for writes, a form.
-func Request(ctx context.Context, method, target, key string, form url.Values) *http.Request {
+func APIRequest(ctx context.Context, method, target, key string, form url.Values) *http.Request {
 	r, _ := http.NewRequestWithContext(ctx, method, target, strings.NewReader(form.Encode()))
 	r.Header.Set("Accept", "application/json")
 	r.Header.Set("Authorization", "Bearer "+key)

@@ -1,7 +1,4 @@
-// Build and BuildLambda build the project's binaries as make builds them,
-// for the bench and the soak, which measure and run what ships.
-
-package gobench
+package stack
 
 import (
 	"bytes"
@@ -16,9 +13,9 @@ import (
 // targets): no RPC, no HTTP/2, no paths, no symbols.
 var LambdaFlags = []string{"-tags", "lambda.norpc,nethttpomithttp2", "-trimpath", "-ldflags=-s -w"}
 
-// Build runs `go <args[0]> -o out <args[1:]...>` in the module at root with
+// GoBuild runs `go <args[0]> -o out <args[1:]...>` in the module at root with
 // env added to the environment.
-func Build(ctx context.Context, root, out string, env []string, args ...string) error {
+func GoBuild(ctx context.Context, root, out string, env []string, args ...string) error {
 	cmd := exec.CommandContext(ctx, "go", append(args[:1:1], append([]string{"-o", out}, args[1:]...)...)...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), env...)
@@ -34,5 +31,5 @@ func Build(ctx context.Context, root, out string, env []string, args ...string) 
 // linux on arch.
 func BuildLambda(ctx context.Context, root, out, arch, pkg string) error {
 	env := []string{"GOOS=linux", "GOARCH=" + arch, "CGO_ENABLED=0"}
-	return Build(ctx, root, out, env, append(append([]string{"build"}, LambdaFlags...), pkg)...)
+	return GoBuild(ctx, root, out, env, append(append([]string{"build"}, LambdaFlags...), pkg)...)
 }

@@ -1,9 +1,4 @@
-// Package hooklocal is the webhooks' queue where AWS's is not (make run,
-// make bench, tests): the deliveries' queue and its dead-letter queue as
-// template.yaml sets them, in an in-process SQS server that speaks SQS's
-// protocol to the SDK's client (sqslocal), feeding the sender as the
-// template's event source mapping does (lambdalocal.SQSMapping).
-package hooklocal
+package stack
 
 import (
 	"context"
@@ -23,20 +18,21 @@ import (
 
 // The queues take the template's names.
 const (
-	DeliveriesQueue = "WebhookDeliveries"
-	DeliveriesDLQ   = "WebhookDeliveriesDLQ"
+	WebhookDeliveriesQueue = "WebhookDeliveries"
+	WebhookDeliveriesDLQ   = "WebhookDeliveriesDLQ"
 )
 
-// Queue is the running deliveries' queue.
-type Queue struct {
+// WebhookQueue is the running deliveries' queue.
+type WebhookQueue struct {
 	Server *sqslocal.Server
 	Client *sqs.Client
 	URL    string
 	batch  int
 }
 
-// Settings are the queue's and its mapping's, as template.yaml sets them.
-type Settings struct {
+// WebhookQueueSettings are the queue's and its mapping's, as template.yaml
+// sets them.
+type WebhookQueueSettings struct {
 	// Visibility is the queue's visibility timeout, in seconds;
 	// MaxReceives the receives after which a message goes to the
 	// dead-letter queue; BatchSize the most messages the mapping hands the
@@ -44,16 +40,16 @@ type Settings struct {
 	Visibility, MaxReceives, BatchSize int
 }
 
-// FromTemplate reads the settings of the queue and of the sender's
-// mapping from the template.
-func FromTemplate(tmpl *sam.Template) (Settings, error) {
-	q, ok := tmpl.Resources[DeliveriesQueue]
+// WebhookQueueSettingsFrom reads the settings of the queue and of the
+// sender's mapping from the template.
+func WebhookQueueSettingsFrom(tmpl *sam.Template) (WebhookQueueSettings, error) {
+	q, ok := tmpl.Resources[WebhookDeliveriesQueue]
 	if !ok {
-		return Settings{}, fmt.Errorf("hooklocal: the template has no %s", DeliveriesQueue)
+		return WebhookQueueSettings{}, fmt.Errorf("stack: the template has no %s", WebhookDeliveriesQueue)
 	}
 	sender, err := tmpl.Function(app.SenderFunction)
 	if err != nil {
-		return Settings{}, err
+		return WebhookQueueSettings{}, err
 	}
 	redrive, _ := q.Properties["RedrivePolicy"].(map[string]any)
 	var events map[string]any
@@ -62,7 +58,7 @@ func FromTemplate(tmpl *sam.Template) (Settings, error) {
 			events, _ = e["Properties"].(map[string]any)
 		}
 	}
-	var s Settings
+	var s WebhookQueueSettings
 	for _, v := range []struct {
 		into  *int
 		value any
@@ -72,50 +68,50 @@ func FromTemplate(tmpl *sam.Template) (Settings, error) {
 		{&s.BatchSize, events["BatchSize"], app.SenderFunction + "'s SQS event's BatchSize"}} {
 		n, err := strconv.Atoi(fmt.Sprint(v.value))
 		if err != nil || n <= 0 {
-			return Settings{}, fmt.Errorf("hooklocal: %s in the template is %v, not a positive number", v.name, v.value)
+			return WebhookQueueSettings{}, fmt.Errorf("stack: %s in the template is %v, not a positive number", v.name, v.value)
 		}
 		*v.into = n
 	}
 	return s, nil
 }
 
-// Start serves the queues on addr ("" for a free port on 127.0.0.1), set
-// up with the template's settings: the visibility timeout and the redrive
-// to the dead-letter queue.
-func Start(ctx context.Context, addr string, s Settings) (*Queue, error) {
+// StartWebhookQueue serves the queues on addr ("" for a free port on
+// 127.0.0.1), set up with the template's settings: the visibility timeout
+// and the redrive to the dead-letter queue.
+func StartWebhookQueue(ctx context.Context, addr string, s WebhookQueueSettings) (*WebhookQueue, error) {
 	srv, err := sqslocal.Start(sqslocal.Options{Addr: addr})
 	if err != nil {
 		return nil, err
 	}
 	c := sqs.New(sqs.Options{Region: sqslocal.Region, BaseEndpoint: aws.String(srv.URL()),
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
-	if _, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(DeliveriesDLQ)}); err != nil {
+	if _, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(WebhookDeliveriesDLQ)}); err != nil {
 		srv.Close()
 		return nil, err
 	}
-	q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(DeliveriesQueue), Attributes: map[string]string{
+	q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(WebhookDeliveriesQueue), Attributes: map[string]string{
 		"VisibilityTimeout": strconv.Itoa(s.Visibility),
-		"RedrivePolicy":     fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, sqslocal.ARN(DeliveriesDLQ), s.MaxReceives),
+		"RedrivePolicy":     fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, sqslocal.ARN(WebhookDeliveriesDLQ), s.MaxReceives),
 	}})
 	if err != nil {
 		srv.Close()
 		return nil, err
 	}
-	return &Queue{Server: srv, Client: c, URL: *q.QueueUrl, batch: s.BatchSize}, nil
+	return &WebhookQueue{Server: srv, Client: c, URL: *q.QueueUrl, batch: s.BatchSize}, nil
 }
 
 // Close stops the server.
-func (q *Queue) Close() error { return q.Server.Close() }
+func (q *WebhookQueue) Close() error { return q.Server.Close() }
 
 // Vars are the functions' settings that point at the queue.
-func (q *Queue) Vars() map[string]string {
+func (q *WebhookQueue) Vars() map[string]string {
 	return map[string]string{app.EnvWebhookQueue: q.URL, app.EnvSQSEndpoint: q.Server.URL()}
 }
 
 // Run feeds send from the queue, as the template's mapping does in AWS,
 // until ctx ends, looking again after idle when the queue was empty.
-func (q *Queue) Run(ctx context.Context, send app.SenderEntry, idle time.Duration, onError func(error)) {
-	m := &lambdalocal.SQSMapping{Queue: q.Client, QueueURL: q.URL, QueueARN: sqslocal.ARN(DeliveriesQueue), BatchSize: int32(q.batch),
+func (q *WebhookQueue) Run(ctx context.Context, send app.SenderEntry, idle time.Duration, onError func(error)) {
+	m := &lambdalocal.SQSMapping{Queue: q.Client, QueueURL: q.URL, QueueARN: sqslocal.ARN(WebhookDeliveriesQueue), BatchSize: int32(q.batch),
 		Handler: lambdalocal.SQSHandler(send)}
 	m.Run(ctx, idle, onError)
 }

@@ -1,9 +1,4 @@
-// Package genstack runs generation's parts on this machine, for the local
-// stack, the tests and the bench: a stand-in of Bedrock Runtime (or, with
-// AWS credentials, Bedrock itself), an S3 server for the pictures, and the
-// delivery of the tables' streams to the generator function, as the
-// template's event source mappings deliver them in AWS.
-package genstack
+package stack
 
 import (
 	"context"
@@ -22,11 +17,12 @@ import (
 	"contentapi/shared/local/sam"
 )
 
-// Bucket is the local pictures bucket.
-const Bucket = "contentapi-pictures"
+// PicturesBucket is the local pictures bucket.
+const PicturesBucket = "contentapi-pictures"
 
-// Options say where the parts listen; empty addresses take free ports.
-type Options struct {
+// GenerationOptions say where generation's parts listen; empty addresses
+// take free ports.
+type GenerationOptions struct {
 	BedrockAddr, S3Addr string
 	// SlowDelay is how long the stand-in holds a [standin:slow] answer.
 	SlowDelay time.Duration
@@ -38,8 +34,8 @@ type Options struct {
 	Region string
 }
 
-// Stack is the running parts.
-type Stack struct {
+// Generation is generation's parts, running.
+type Generation struct {
 	// Bedrock is nil when the real one is called, and both are nil for a
 	// stack attached to parts another process runs.
 	Bedrock *bedrockstandin.Server
@@ -50,29 +46,29 @@ type Stack struct {
 	region            string
 }
 
-// Attach is the configuration of parts that another process started (the
-// local stack, for make invoke) at these addresses; with realBedrock the
-// stand-in's address is not used.
-func Attach(s3Addr, bedrockAddr string, realBedrock bool, region string) *Stack {
-	s := &Stack{s3URL: "http://" + s3Addr, region: region}
+// AttachGeneration is the configuration of parts that another process
+// started (the local stack, for make invoke) at these addresses; with
+// realBedrock the stand-in's address is not used.
+func AttachGeneration(s3Addr, bedrockAddr string, realBedrock bool, region string) *Generation {
+	s := &Generation{s3URL: "http://" + s3Addr, region: region}
 	if !realBedrock {
 		s.bedrockURL = "http://" + bedrockAddr
 	}
 	return s
 }
 
-// Start starts the parts; Close stops them.
-func Start(opts Options) (*Stack, error) {
-	s := &Stack{region: opts.Region}
+// StartGeneration starts the parts; Close stops them.
+func StartGeneration(opts GenerationOptions) (*Generation, error) {
+	s := &Generation{region: opts.Region}
 	var err error
-	if s.S3, err = s3local.Start(s3local.Options{Addr: opts.S3Addr, Bucket: Bucket}); err != nil {
+	if s.S3, err = s3local.Start(s3local.Options{Addr: opts.S3Addr, Bucket: PicturesBucket}); err != nil {
 		return nil, err
 	}
 	s.s3URL = s.S3.URL()
 	if opts.RealBedrock {
 		if os.Getenv("AWS_ACCESS_KEY_ID") == "" {
 			s.Close()
-			return nil, fmt.Errorf("genstack: the real Bedrock needs AWS credentials in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN)")
+			return nil, fmt.Errorf("stack: the real Bedrock needs AWS credentials in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN)")
 		}
 		return s, nil
 	}
@@ -85,7 +81,7 @@ func Start(opts Options) (*Stack, error) {
 }
 
 // Close stops the parts.
-func (s *Stack) Close() {
+func (s *Generation) Close() {
 	if s.Bedrock != nil {
 		s.Bedrock.Close()
 	}
@@ -94,10 +90,10 @@ func (s *Stack) Close() {
 	}
 }
 
-// Generation is the app's generation configuration for these parts.
-func (s *Stack) Generation() app.Generation {
+// Config is the app's generation configuration for these parts.
+func (s *Generation) Config() app.Generation {
 	g := app.Generation{
-		On: true, Wait: 25 * time.Second, Bucket: Bucket, S3Endpoint: s.s3URL,
+		On: true, Wait: 25 * time.Second, Bucket: PicturesBucket, S3Endpoint: s.s3URL,
 		TextModel: bedrock.DefaultTextModel, ImageModel: bedrock.DefaultImageModel, Region: s.region,
 	}
 	if s.bedrockURL != "" {
@@ -107,9 +103,9 @@ func (s *Stack) Generation() app.Generation {
 	return g
 }
 
-// Env is Generation as the functions' environment says it.
-func (s *Stack) Env() map[string]string {
-	g := s.Generation()
+// Env is Config as the functions' environment says it.
+func (s *Generation) Env() map[string]string {
+	g := s.Config()
 	env := map[string]string{
 		app.EnvGeneration: "on", app.EnvTextModel: g.TextModel, app.EnvImageModel: g.ImageModel,
 		app.EnvPicturesBucket: g.Bucket, app.EnvS3Endpoint: g.S3Endpoint, app.EnvBedrockEndpoint: g.BedrockEndpoint,
@@ -121,26 +117,26 @@ func (s *Stack) Env() map[string]string {
 }
 
 // Banner names the parts, the stand-in as what it is.
-func (s *Stack) Banner() string {
+func (s *Generation) Banner() string {
 	bedrockLine := "Amazon Bedrock itself, in " + s.region + ", with your credentials: " + bedrock.DefaultTextModel + ", " + bedrock.DefaultImageModel
 	if s.Bedrock != nil {
 		bedrockLine = s.Bedrock.String() + "; records name its models " + bedrockstandin.TextModel + " and " +
 			bedrockstandin.ImageModel + " (BEDROCK=aws make run calls the real one)"
 	}
-	return fmt.Sprintf("S3 (local):      %s  (bucket %s; pictures in memory)\nBedrock:         %s", s.s3URL, Bucket, bedrockLine)
+	return fmt.Sprintf("S3 (local):      %s  (bucket %s; pictures in memory)\nBedrock:         %s", s.s3URL, PicturesBucket, bedrockLine)
 }
 
-// Deliver runs the template's stream mappings of the generator function
-// over the tables (names by logical ID) until ctx ends, handing their
-// batches to fn. The mappings read from the streams' start
+// DeliverGenerator runs the template's stream mappings of the generator
+// function over the tables (names by logical ID) until ctx ends, handing
+// their batches to fn. The mappings read from the streams' start
 // (TRIM_HORIZON), so nothing written before they run is missed.
-func Deliver(ctx context.Context, db *dynamodb.Client, endpoint string, tmpl *sam.Template, tables map[string]string,
+func DeliverGenerator(ctx context.Context, db *dynamodb.Client, endpoint string, tmpl *sam.Template, tables map[string]string,
 	fn app.GeneratorEntry, logger *slog.Logger) (*lambdalocal.StreamPoller, error) {
 	return lambdalocal.DeliverStreams(ctx, db, endpoint, tmpl, tables, app.GeneratorFunction, lambdalocal.StreamHandler(fn), nil, logger)
 }
 
 // DeliverTally runs the template's stream mappings of the tally function,
-// as Deliver does the generator's. They read from now on (LATEST):
+// as DeliverGenerator does the generator's. They read from now on (LATEST):
 // Drained on the poller returns once they read.
 func DeliverTally(ctx context.Context, db *dynamodb.Client, endpoint string, tmpl *sam.Template, tables map[string]string,
 	fn app.TallyHandler, logger *slog.Logger) (*lambdalocal.StreamPoller, error) {
