@@ -12,9 +12,13 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"contentapi/shared/app"
+	"contentapi/shared/auth"
 	"contentapi/shared/documents"
 	"contentapi/shared/generation"
 	"contentapi/shared/hookapi"
+	"contentapi/shared/hookstore"
+	"contentapi/shared/idempotency"
+	"contentapi/shared/ratelimit"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 	"contentapi/shared/webhook"
@@ -62,7 +66,7 @@ func declared() (map[string]*yaml.Node, error) {
 		}
 		v["routes of "+r.Function()] = events
 		name := r.Def.Name
-		v["store.IndexAttributes("+name+")"] = list(store.IndexAttributes(r.Def))
+		schema(v, "store.Schema("+name+")", store.Schema(r.Def))
 		v[name+".Resource.SearchBy"] = list(r.Def.SearchBy)
 		for _, f := range r.Def.Fields {
 			field := name + ".Resource " + f.Name
@@ -85,6 +89,15 @@ func declared() (map[string]*yaml.Node, error) {
 			}
 		}
 	}
+
+	// The other tables' keys, and when their items expire.
+	schema(v, "auth.Schema", auth.Schema())
+	schema(v, "ratelimit.Schema", ratelimit.Schema())
+	schema(v, "idempotency.Schema", idempotency.Schema())
+	schema(v, "hookstore.Schema", hookstore.Schema())
+	v["ratelimit.AttrTTL"] = plain("!!str", ratelimit.AttrTTL)
+	v["idempotency.AttrTTL"] = plain("!!str", idempotency.AttrTTL)
+	v["hookstore.AttrTTL"] = plain("!!str", hookstore.AttrTTL)
 
 	v["records.SortBys"] = list(records.SortBys)
 	v["records.Sorts"] = list(records.Sorts)

@@ -1,8 +1,8 @@
 // Command listgen writes into openapi.yaml and template.yaml the lists and
 // values the code declares, so that each is kept in one place: the allowed
 // styles, media, filters and resolutions, the templates' names and ids, the
-// list parameters' values, the generation statuses and codes, what the
-// list indexes project, the resources' functions' routes (lists.go names
+// list parameters' values, the generation statuses and codes, the
+// tables' keys and indexes, the resources' functions' routes (lists.go names
 // them all; routes.go names the routes' events). A value it writes follows
 // a comment that names its source:
 //

@@ -10,6 +10,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"contentapi/shared/app"
 	"contentapi/shared/documents"
 	"contentapi/shared/local/sam"
@@ -365,5 +368,46 @@ func TestCheckEnvironment(t *testing.T) {
 		if err := checkEnvironment(tmpl); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.err)
 		}
+	}
+}
+
+// A table's indexes, a block sequence of block mappings holding block
+// sequences of flow mappings, are written as the template writes them by
+// hand.
+func TestRewriteTableSchema(t *testing.T) {
+	src := "Table:\n  Properties:\n    # make generate: t GlobalSecondaryIndexes\n    GlobalSecondaryIndexes:\n      - IndexName: old\n    Next: kept\n"
+	v := map[string]*yaml.Node{}
+	name := "by_x"
+	schema(v, "t", dynamodb.CreateTableInput{
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: &name, AttributeType: types.ScalarAttributeTypeN}},
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
+			IndexName:  &name,
+			KeySchema:  []types.KeySchemaElement{{AttributeName: &name, KeyType: types.KeyTypeHash}},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: []string{"a", "b"}},
+		}},
+	})
+	out, err := Rewrite([]byte(src), v, map[string]bool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `Table:
+  Properties:
+    # make generate: t GlobalSecondaryIndexes
+    GlobalSecondaryIndexes:
+      - IndexName: by_x
+        KeySchema:
+          - {AttributeName: by_x, KeyType: HASH}
+        Projection:
+          ProjectionType: INCLUDE
+          NonKeyAttributes: [a, b]
+    Next: kept
+`
+	if string(out) != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
+	}
+	// N, a boolean to YAML 1.1, is quoted.
+	attrs, err := renderBlock(v["t AttributeDefinitions"], 2)
+	if err != nil || attrs != "  - {AttributeName: by_x, AttributeType: 'N'}" {
+		t.Errorf("attributes %q, %v", attrs, err)
 	}
 }

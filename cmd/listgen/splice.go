@@ -337,13 +337,25 @@ func blockEnd(src []byte, from, indent int) int {
 }
 
 // renderBlock writes a block mapping, its keys at indent, each after its
-// head comment, or a block sequence of scalars, its items at indent.
+// head comment, or a block sequence, its items at indent: scalars, flow
+// mappings of scalars or block mappings.
 func renderBlock(n *yaml.Node, indent int) (string, error) {
 	pad := strings.Repeat(" ", indent)
 	var lines []string
 	if n.Kind == yaml.SequenceNode {
 		for _, item := range n.Content {
-			text, err := flowScalar(item)
+			var text string
+			var err error
+			switch {
+			case block(item):
+				// Its first key after the dash, the others under it.
+				text, err = renderBlock(item, indent+2)
+				text = strings.TrimPrefix(text, pad+"  ")
+			case item.Kind == yaml.MappingNode:
+				text, err = render(item, indent, indent+2)
+			default:
+				text, err = flowScalar(item)
+			}
 			if err != nil {
 				return "", err
 			}

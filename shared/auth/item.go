@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -22,6 +24,25 @@ const (
 // projecting only the keys (key_id and key_hash): what Revoke needs to find
 // a key's item without a scan.
 const IndexByKeyID = "by_key_id"
+
+// Schema is the keys table as DynamoDB makes it, but for its name and its
+// settings: a key's item by its hash, and IndexByKeyID from its public id.
+// template.yaml's ApiKeysTable says the same: make generate writes it from
+// here (cmd/listgen).
+func Schema() dynamodb.CreateTableInput {
+	return dynamodb.CreateTableInput{
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(attrHash), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(attrKeyID), AttributeType: types.ScalarAttributeTypeS},
+		},
+		KeySchema: []types.KeySchemaElement{{AttributeName: aws.String(attrHash), KeyType: types.KeyTypeHash}},
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
+			IndexName:  aws.String(IndexByKeyID),
+			KeySchema:  []types.KeySchemaElement{{AttributeName: aws.String(attrKeyID), KeyType: types.KeyTypeHash}},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
+		}},
+	}
+}
 
 // timeLayout matches the API's timestamps (microseconds, UTC, "Z") and sorts
 // lexicographically in time order.

@@ -46,7 +46,8 @@ const (
 	DeliveryTTL = 30 * 24 * time.Hour
 )
 
-// Attribute names; template.yaml must agree.
+// Attribute names; template.yaml's WebhooksTable uses them (Schema, and
+// TTL on AttrTTL).
 const (
 	AttrAccount = "account"
 	AttrSK      = "sk"
@@ -56,6 +57,23 @@ const (
 	endpointPrefix = "wh#"
 	deliveryPrefix = "dl#"
 )
+
+// Schema is the webhooks' table as DynamoDB makes it, but for its name and
+// its settings: an account's items by their sort key. template.yaml's
+// WebhooksTable says the same: make generate writes it from here
+// (cmd/listgen).
+func Schema() dynamodb.CreateTableInput {
+	return dynamodb.CreateTableInput{
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(AttrAccount), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(AttrSK), AttributeType: types.ScalarAttributeTypeS},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(AttrAccount), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(AttrSK), KeyType: types.KeyTypeRange},
+		},
+	}
+}
 
 var (
 	// ErrNotFound is an endpoint the account does not have.

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -72,15 +73,27 @@ const (
 	attrOwner       = "owner"
 	attrLease       = "lease_until" // Unix milliseconds
 	attrExpires     = "expires_at"  // Unix seconds
-	attrTTL         = "ttl"
-	attrRecordID    = "record_id"
-	attrStatus      = "status"
-	attrBody        = "body"
-	attrHeaders     = "headers"
+	// AttrTTL is when DynamoDB's TTL may drop a record (Unix seconds).
+	AttrTTL      = "ttl"
+	attrRecordID = "record_id"
+	attrStatus   = "status"
+	attrBody     = "body"
+	attrHeaders  = "headers"
 
 	stateRunning = "running"
 	stateDone    = "done"
 )
+
+// Schema is the records' table as DynamoDB makes it, but for its name and
+// its settings (TTL on AttrTTL): a record by its key. template.yaml's
+// IdempotencyTable says the same: make generate writes it from here
+// (cmd/listgen).
+func Schema() dynamodb.CreateTableInput {
+	return dynamodb.CreateTableInput{
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(attrKey), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(attrKey), KeyType: types.KeyTypeHash}},
+	}
+}
 
 // DB is the part of the DynamoDB client the store uses.
 type DB interface {
@@ -275,7 +288,7 @@ func (s *Store) claim(ctx context.Context, k, fp, exec string, lease time.Time) 
 		ConditionExpression: ptr("attribute_not_exists(#key) OR #expires < :now"),
 		ExpressionAttributeNames: map[string]string{
 			"#key": attrKey, "#fp": attrFingerprint, "#state": attrState, "#op": attrOp, "#owner": attrOwner,
-			"#lease": attrLease, "#expires": attrExpires, "#ttl": attrTTL, "#record": attrRecordID,
+			"#lease": attrLease, "#expires": attrExpires, "#ttl": AttrTTL, "#record": attrRecordID,
 			"#status": attrStatus, "#body": attrBody, "#headers": attrHeaders,
 		},
 		ExpressionAttributeValues:           u,

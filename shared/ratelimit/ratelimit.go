@@ -35,6 +35,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -59,10 +60,23 @@ const (
 	maxBlocks = 4
 	// AttrWindow is the counters table's partition key: key id and minute.
 	AttrWindow = "window"
+	// AttrTTL is when DynamoDB's TTL may drop a counter (Unix seconds).
+	AttrTTL = "ttl"
 	// maxTracked bounds the keys an instance remembers; past it, it forgets
 	// them all, which costs at most one extra write per key.
 	maxTracked = 10_000
 )
+
+// Schema is the counters table as DynamoDB makes it, but for its name and
+// its settings (TTL on AttrTTL): a counter by its window. template.yaml's
+// RateLimitTable says the same: make generate writes it from here
+// (cmd/listgen).
+func Schema() dynamodb.CreateTableInput {
+	return dynamodb.CreateTableInput{
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(AttrWindow), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(AttrWindow), KeyType: types.KeyTypeHash}},
+	}
+}
 
 // Limiter meters requests per API key.
 type Limiter struct {
@@ -180,7 +194,7 @@ func (l *Limiter) lease(ctx context.Context, keyID string, w, reset, want int64)
 			UpdateExpression:    ptr("ADD #used :n SET #ttl = :ttl"),
 			ConditionExpression: ptr("attribute_not_exists(#used) OR #used <= :max"),
 			ExpressionAttributeNames: map[string]string{
-				"#used": "used", "#ttl": "ttl",
+				"#used": "used", "#ttl": AttrTTL,
 			},
 			ExpressionAttributeValues: map[string]types.AttributeValue{
 				":n":   num(want),

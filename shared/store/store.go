@@ -25,7 +25,7 @@ import (
 	"contentapi/shared/records"
 )
 
-// Attribute and index names; template.yaml must agree (a test holds it).
+// Attribute and index names; template.yaml's resource tables use them (Schema).
 const (
 	AttrAccount  = "account"
 	AttrID       = "id"
