@@ -90,36 +90,27 @@ func projectTemplate(t *testing.T) *sam.Template {
 func TestEnvVars(t *testing.T) {
 	tmpl := projectTemplate(t)
 	tables := map[string]string{"ApiKeysTable": "keys-x", "IdempotencyTable": "idem-x", "RateLimitTable": "rl-x"}
+	// An example of each way a value is taken: a table's reference, a
+	// parameter's default, a literal, and what the local stack sets
+	// whatever the template says.
 	want := map[string]string{
-		"API_KEYS_TABLE":        "keys-x",
-		"RATE_LIMIT_TABLE":      "rl-x",
-		"IDEMPOTENCY_TABLE":     "idem-x",
-		"KEY_CHECKSUM_SECRET":   "",   // the public checksum, the demo key's
-		"AUTH_CACHE_SECONDS":    "60", // the parameter's default
-		"RATE_LIMIT_PER_MINUTE": "0",  // off locally, whatever the template's default
-		// The monthly limits' defaults too: the local models cost nothing.
-		"DEFAULT_MONTHLY_IMAGES":    "unlimited",
-		"DEFAULT_MONTHLY_DOCUMENTS": "unlimited",
-		"DEFAULT_MONTHLY_WORDS":     "unlimited",
-		"DEFAULT_MONTHLY_READS":     "unlimited",
-		"LOG_LEVEL":                 "info",
-		"GOGC":                      "400",
-		"GOMEMLIMIT":                "200MiB",
-		"DYNAMODB_ENDPOINT":         "http://127.0.0.1:9",
-		"AWS_REGION":                ddblocal.Region,
-		"AWS_ACCESS_KEY_ID":         "local",
-		"AWS_SECRET_ACCESS_KEY":     "local",
-		// Generation's parameters; its models, when called through a
-		// profile, and its bucket are conditions' values the local stack
-		// sets itself (stack.Generation).
-		"GENERATION":              "on",
-		"BEDROCK_REGION":          "us-west-2",
-		"GENERATION_WAIT_SECONDS": "25",
-		"BEDROCK_ENDPOINT":        "",
-		"S3_ENDPOINT":             "",
-		// The webhooks' queue: the local stack starts it in process and
-		// sets its endpoint itself, as it does the S3 server's.
-		"SQS_ENDPOINT": "",
+		app.EnvKeysTable:        "keys-x",
+		app.EnvIdempotency:      "idem-x",
+		app.EnvKeyChecksum:      "",   // the public checksum, the demo key's
+		app.EnvAuthCache:        "60", // the parameter's default
+		app.EnvLogLevel:         "info",
+		app.EnvGeneration:       "on",
+		app.EnvRateLimit:        "0", // off locally, whatever the template's default
+		"GOGC":                  "400",
+		app.EnvS3Endpoint:       "",
+		app.EnvEndpoint:         "http://127.0.0.1:9",
+		"AWS_REGION":            ddblocal.Region,
+		"AWS_ACCESS_KEY_ID":     "local",
+		"AWS_SECRET_ACCESS_KEY": "local",
+	}
+	// The monthly limits' defaults too: the local models cost nothing.
+	for _, k := range app.Kinds {
+		want[app.EnvDefaultMonthly(k)] = "unlimited"
 	}
 	for _, r := range app.Resources {
 		tables[r.Table()] = r.Def.Name + "-x"
@@ -131,8 +122,24 @@ func TestEnvVars(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, env[k], v)
 		}
 	}
-	if len(env) != len(want) {
-		t.Errorf("EnvVars = %v, want exactly %v", env, want)
+	// Nothing the template does not give a function, but the SDK's
+	// settings; nothing whose value is a condition's or another
+	// resource's (the local stack sets those itself).
+	given := map[string]bool{"AWS_REGION": true, "AWS_ACCESS_KEY_ID": true, "AWS_SECRET_ACCESS_KEY": true}
+	for _, f := range tmpl.Functions() {
+		for name := range f.Env() {
+			given[name] = true
+		}
+	}
+	for name := range env {
+		if !given[name] {
+			t.Errorf("EnvVars gives %s, which no function of the template has", name)
+		}
+	}
+	for _, name := range []string{app.EnvTextModel, app.EnvPicturesBucket, app.EnvWebhookQueue, app.EnvWebhookSeal} {
+		if v, ok := env[name]; ok {
+			t.Errorf("%s = %q: the template's value is no parameter or table", name, v)
+		}
 	}
 }
 
