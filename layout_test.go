@@ -184,9 +184,9 @@ func TestBootstrapsFit(t *testing.T) {
 // shared/local, and cmd/bench holds what is particular to its figures and
 // the report's prose, within this many non-blank lines (2000 until the
 // compression figures and the cost targets of issue 26, whose generic
-// parts are shared/local/gobench and cost.Model.Figures; 2100 until the
+// parts are bench.GzipFigures and bench.CostModel.Figures; 2100 until the
 // webhooks' figures of issue 27, whose generic parts are
-// stack.WebhookQueue and cost.Model.Delivery).
+// stack.WebhookQueue and bench.CostModel.Delivery).
 func TestBenchInProportion(t *testing.T) {
 	const most = 2400
 	files, err := filepath.Glob("cmd/bench/*")

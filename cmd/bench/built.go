@@ -16,13 +16,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"contentapi/shared/documents"
+	"contentapi/shared/local/bench"
 	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/figures"
-	"contentapi/shared/local/gobench"
 	"contentapi/shared/local/lambdalocal"
-	"contentapi/shared/local/loadgen"
 	"contentapi/shared/local/sam"
-	"contentapi/shared/local/seed"
 	"contentapi/shared/records"
 )
 
@@ -31,7 +28,7 @@ const coldStartRuns = 9
 
 // measureBuilt reports the figures that need the built binaries: the
 // bootstrap's size and cold start, and the handler benchmarks.
-func measureBuilt(ctx context.Context, b *figures.Board, a *artifacts, tmpl *sam.Template, endpoint string, tables map[string]string, s *seed.Account, rep *report) error {
+func measureBuilt(ctx context.Context, b *bench.Board, a *artifacts, tmpl *sam.Template, endpoint string, tables map[string]string, s *bench.SeededAccount, rep *report) error {
 	logf("waiting for the builds")
 	if err := a.wait(ctx); err != nil {
 		return err
@@ -60,8 +57,8 @@ func measureBuilt(ctx context.Context, b *figures.Board, a *artifacts, tmpl *sam
 				total, init = append(total, t.Total), append(init, t.Init)
 			}
 			rep.ColdStarts = times
-			b.Add(figures.Figure{Name: "ms_cold_start", Value: ms(loadgen.Percentile(total, 50)), Unit: "ms"})
-			b.Add(figures.Figure{Name: "ms_cold_init", Value: ms(loadgen.Percentile(init, 50)), Unit: "ms"})
+			b.Add(bench.Figure{Name: "ms_cold_start", Value: ms(bench.Percentile(total, 50)), Unit: "ms"})
+			b.Add(bench.Figure{Name: "ms_cold_init", Value: ms(bench.Percentile(init, 50)), Unit: "ms"})
 		}
 	}
 
@@ -86,22 +83,22 @@ func measureBuilt(ctx context.Context, b *figures.Board, a *artifacts, tmpl *sam
 	for _, h := range handlerBenchmarks {
 		names = append(names, strings.TrimPrefix(h.handler, "Benchmark"), strings.TrimPrefix(h.floor, "Benchmark"))
 	}
-	allocRounds, raw, err := gobench.Rounds(ctx, appTest, rep.BenchEnv, names, 1, "1s")
-	rep.BenchLines = gobench.Lines(raw)
+	allocRounds, raw, err := bench.BenchRounds(ctx, appTest, rep.BenchEnv, names, 1, "1s")
+	rep.BenchLines = bench.BenchLines(raw)
 	if err != nil {
 		return err
 	}
 	// Time per call and the ratios: rounds of BenchmarkInterleaved, each
 	// a fresh process.
-	ratioRounds, raw, err := gobench.Rounds(ctx, appTest, rep.BenchEnv, []string{"Interleaved"}, interleavedRounds, interleavedCalls)
-	rep.BenchLines = append(rep.BenchLines, gobench.Lines(raw)...)
+	ratioRounds, raw, err := bench.BenchRounds(ctx, appTest, rep.BenchEnv, []string{"Interleaved"}, interleavedRounds, interleavedCalls)
+	rep.BenchLines = append(rep.BenchLines, bench.BenchLines(raw)...)
 	if err != nil {
 		return err
 	}
 	reportBenchmarks(b, allocRounds[0], ratioRounds, rep)
 	logf("profiling the handler benchmarks")
-	for _, bench := range []string{"BenchmarkDocumentsGet", "BenchmarkDocumentsList"} {
-		prof, err := gobench.CPUProfile(ctx, appTest, bench, filepath.Dir(appTest), rep.BenchEnv, profileParts, "the rest: routing, middleware, parsing, runtime")
+	for _, benchmark := range []string{"BenchmarkDocumentsGet", "BenchmarkDocumentsList"} {
+		prof, err := bench.CPUProfile(ctx, appTest, benchmark, filepath.Dir(appTest), rep.BenchEnv, profileParts, "the rest: routing, middleware, parsing, runtime")
 		if err != nil {
 			logf("%v", err)
 			continue
@@ -146,7 +143,7 @@ func coldStarts(ctx context.Context, bootstrap string, env []string, id int64, k
 }
 
 // addSize adds the size of the binary built as name, as figure.
-func addSize(ctx context.Context, b *figures.Board, a *artifacts, figure, name string) error {
+func addSize(ctx context.Context, b *bench.Board, a *artifacts, figure, name string) error {
 	path, err := a.path(ctx, name)
 	if err != nil {
 		b.Missing(err.Error(), figure)
@@ -154,7 +151,7 @@ func addSize(ctx context.Context, b *figures.Board, a *artifacts, figure, name s
 	}
 	st, err := os.Stat(path)
 	if err == nil {
-		b.Add(figures.Figure{Name: figure, Value: float64(st.Size()), Unit: "bytes"})
+		b.Add(bench.Figure{Name: figure, Value: float64(st.Size()), Unit: "bytes"})
 	}
 	return err
 }
@@ -195,9 +192,9 @@ var handlerBenchmarks = []struct {
 // floor's time per call and their ratio, from the round whose ratio is the
 // median (so the ratio is that round's ns_handler ÷ ns_sdk), and each
 // benchmark's allocations per call, from the round that counted them.
-func reportBenchmarks(b *figures.Board, allocs gobench.Round, ratioRounds []gobench.Round, rep *report) {
+func reportBenchmarks(b *bench.Board, allocs bench.BenchRound, ratioRounds []bench.BenchRound, rep *report) {
 	for _, h := range handlerBenchmarks {
-		var rounds []gobench.Result
+		var rounds []bench.BenchResult
 		for _, round := range ratioRounds {
 			if r, ok := round[h.interleaved]; ok && r.Metrics["x"] > 0 {
 				rounds = append(rounds, r)
@@ -211,19 +208,19 @@ func reportBenchmarks(b *figures.Board, allocs gobench.Round, ratioRounds []gobe
 				ratios = append(ratios, r.Metrics["x"])
 			}
 			rep.Ratios = append(rep.Ratios, benchRatios{Figure: "ratio_" + h.figure, Rounds: ratios})
-			slices.SortFunc(rounds, func(a, b gobench.Result) int { return cmp.Compare(a.Metrics["x"], b.Metrics["x"]) })
+			slices.SortFunc(rounds, func(a, b bench.BenchResult) int { return cmp.Compare(a.Metrics["x"], b.Metrics["x"]) })
 			median := rounds[len(rounds)/2]
-			b.Add(figures.Figure{Name: "ns_" + h.figure, Value: median.Metrics["ns/handler"], Unit: "ns"})
-			b.Add(figures.Figure{Name: "ns_" + h.floorFigure, Value: median.Metrics["ns/sdk"], Unit: "ns"})
-			b.Add(figures.Figure{Name: "ratio_" + h.figure, Value: median.Metrics["ns/handler"] / median.Metrics["ns/sdk"], Unit: "x"})
+			b.Add(bench.Figure{Name: "ns_" + h.figure, Value: median.Metrics["ns/handler"], Unit: "ns"})
+			b.Add(bench.Figure{Name: "ns_" + h.floorFigure, Value: median.Metrics["ns/sdk"], Unit: "ns"})
+			b.Add(bench.Figure{Name: "ratio_" + h.figure, Value: median.Metrics["ns/handler"] / median.Metrics["ns/sdk"], Unit: "x"})
 		}
-		for _, bench := range []struct{ name, figure string }{{h.handler, h.figure}, {h.floor, h.floorFigure}} {
-			r, ok := allocs[bench.name]
+		for _, benchmark := range []struct{ name, figure string }{{h.handler, h.figure}, {h.floor, h.floorFigure}} {
+			r, ok := allocs[benchmark.name]
 			if !ok {
-				b.Missing("no result of "+bench.name, "allocs_"+bench.figure)
+				b.Missing("no result of "+benchmark.name, "allocs_"+benchmark.figure)
 				continue
 			}
-			b.Add(figures.Figure{Name: "allocs_" + bench.figure, Value: r.Allocs, Unit: "allocs"})
+			b.Add(bench.Figure{Name: "allocs_" + benchmark.figure, Value: r.Allocs, Unit: "allocs"})
 		}
 	}
 }
@@ -234,7 +231,7 @@ func reportBenchmarks(b *figures.Board, allocs gobench.Round, ratioRounds []gobe
 // the SDK's middleware stack, so SDK samples are known by the SDK's own
 // frames rather than by the call into it; rendering goes first since it
 // may fall back to attributevalue, which is the SDK's too.
-var profileParts = []gobench.Part{
+var profileParts = []bench.ProfilePart{
 	{What: "item to record (Render, shared/codec)", Match: `records\.renderAs\[.*\]\.Render$`},
 	{What: "AWS SDK (serialize, sign, retry, deserialize; the canned transport included)", Match: `^github\.com/aws/(aws-sdk-go-v2/(aws|service)/|smithy-go/)`},
 	{What: "garbage collector, in the background", Match: `^runtime\.gcBgMarkWorker$`},

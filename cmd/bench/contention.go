@@ -10,9 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"contentapi/shared/auth"
-	"contentapi/shared/local/apicall"
+	"contentapi/shared/local/bench"
 	"contentapi/shared/local/ddbmeter"
-	"contentapi/shared/local/figures"
 )
 
 // Contention: this many clients create on one account at once, each this
@@ -30,8 +29,8 @@ const (
 // round trip past a create's two is a retry (the SDK's, or the store's own).
 // It checks what must hold whatever the load: no errors, distinct ids, and
 // a total that counts exactly the documents made.
-func measureContention(ctx context.Context, b *figures.Board, meter *ddbmeter.Meter, plain *dynamodb.Client, keysTable string, handlers *apicall.Client) error {
-	keys := make([]*apicall.Client, contentionClients)
+func measureContention(ctx context.Context, b *bench.Board, meter *ddbmeter.Meter, plain *dynamodb.Client, keysTable string, handlers *bench.Caller) error {
+	keys := make([]*bench.Caller, contentionClients)
 	for i := range keys {
 		key, _, err := auth.NewKeys(plain, keysTable, auth.PublicChecksum).Create(ctx, contentionAccount,
 			[]auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
@@ -86,8 +85,8 @@ func measureContention(ctx context.Context, b *figures.Board, meter *ddbmeter.Me
 	if issue != "" {
 		logf("contention: %s", issue)
 	}
-	b.Add(figures.Figure{Name: "retries_per_create_64", Value: retries, Unit: "retries", Missing: issue})
-	b.Add(figures.Figure{Name: "errors_create_64", Value: float64(len(failures)), Unit: "errors"})
-	b.Add(figures.Figure{Name: "wru_create_64", Value: t.Writes / float64(creates), Unit: "wru"})
+	b.Add(bench.Figure{Name: "retries_per_create_64", Value: retries, Unit: "retries", Missing: issue})
+	b.Add(bench.Figure{Name: "errors_create_64", Value: float64(len(failures)), Unit: "errors"})
+	b.Add(bench.Figure{Name: "wru_create_64", Value: t.Writes / float64(creates), Unit: "wru"})
 	return nil
 }

@@ -4,9 +4,7 @@ import (
 	"math"
 
 	"contentapi/shared/documents"
-	"contentapi/shared/local/cost"
-	"contentapi/shared/local/figures"
-	"contentapi/shared/local/seed"
+	"contentapi/shared/local/bench"
 	"contentapi/shared/prompts"
 )
 
@@ -14,8 +12,8 @@ import (
 // DynamoDB calls and request units (and its share of the rate limiter's
 // leases), its handler's measured CPU time, its answer, and for the
 // creates that generate, the models.
-func costs(b *figures.Board, ops []operationResult, memory int) *cost.Model {
-	m := cost.New(memory)
+func costs(b *bench.Board, ops []operationResult, memory int) *bench.CostModel {
+	m := bench.NewCostModel(memory)
 	val := func(name string) float64 {
 		f := b.Get(name)
 		if f.Missing != "" || math.IsNaN(f.Value) {
@@ -46,8 +44,8 @@ func costs(b *figures.Board, ops []operationResult, memory int) *cost.Model {
 		}
 		return val("ns_gzip_get")
 	}
-	op := func(name string, calls, rru, wru, answer, cpuNs float64) cost.Operation {
-		return cost.Operation{Name: name, Calls: calls + val("calls_ratelimit_per_request"), RRU: rru,
+	op := func(name string, calls, rru, wru, answer, cpuNs float64) bench.CostOperation {
+		return bench.CostOperation{Name: name, Calls: calls + val("calls_ratelimit_per_request"), RRU: rru,
 			WRU: wru + val("wru_ratelimit_per_request"), Bytes: answer, CPUNs: cpuNs}
 	}
 	get, list := val("ns_handler_get"), val("ns_handler_list")
@@ -68,7 +66,7 @@ func costs(b *figures.Board, ops []operationResult, memory int) *cost.Model {
 	// A create that generates text answers with it, as large as a get's.
 	if req, err := prompts.Document(documents.FreestyleID, createPrompt, 0.75); err == nil {
 		text := op("create, text generated", val("calls_create")+val("calls_update_result"), 0, val("wru_create")+val("wru_update_result"), bytes("get"), get+gzipNs("get"))
-		text.WaitSeconds, text.Rest = m.Text(len(req.System)+len(req.Prompt), seed.ResultBytes)
+		text.WaitSeconds, text.Rest = m.Text(len(req.System)+len(req.Prompt), bench.SeededResultBytes)
 		m.Add(text)
 	} else if m.Missing == "" {
 		m.Missing = "the Freestyle template's prompt: " + err.Error()

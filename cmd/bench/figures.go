@@ -1,6 +1,6 @@
 package main
 
-import "contentapi/shared/local/figures"
+import "contentapi/shared/local/bench"
 
 // targets are the issue's, by figure name: the value must be at most this.
 var targets = map[string]float64{
@@ -60,7 +60,7 @@ var targets = map[string]float64{
 }
 
 // judged is a figure held against its target, for the report.
-type judged struct{ figures.Figure }
+type judged struct{ bench.Figure }
 
 // Verdict is "pass", "FAIL" or "" (no target).
 func (f judged) Verdict() string {
@@ -76,7 +76,7 @@ func (f judged) Verdict() string {
 
 func (f judged) Target() string {
 	if t, ok := targets[f.Name]; ok {
-		return "≤ " + figures.Format(t)
+		return "≤ " + bench.FormatFigure(t)
 	}
 	return ""
 }

@@ -17,11 +17,9 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
-	"contentapi/shared/local/apicall"
+	"contentapi/shared/local/bench"
 	"contentapi/shared/local/ddbmeter"
-	"contentapi/shared/local/figures"
 	"contentapi/shared/local/lambdalocal"
-	"contentapi/shared/local/loadgen"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/stack"
 	"contentapi/shared/store"
@@ -42,7 +40,7 @@ var generationEnv map[string]string
 
 // measureGeneration reports generation's figures. parts are the local
 // stand-ins the functions' environment (genEnv) points at.
-func measureGeneration(ctx context.Context, b *figures.Board, meter *ddbmeter.Meter, db *dynamodb.Client, plain *dynamodb.Client, cfg app.Config,
+func measureGeneration(ctx context.Context, b *bench.Board, meter *ddbmeter.Meter, db *dynamodb.Client, plain *dynamodb.Client, cfg app.Config,
 	parts *stack.Generation, tmpl *sam.Template, endpoint string, tables map[string]string, builds *artifacts) error {
 	logf("generation: creates to done with the Bedrock stand-in")
 	cfg.Generation = parts.Config()
@@ -75,22 +73,22 @@ func measureGeneration(ctx context.Context, b *figures.Board, meter *ddbmeter.Me
 			}
 		}
 		if took != nil {
-			b.Add(figures.Figure{Name: figure, Value: ms(loadgen.Percentile(took, 50)), Unit: "ms"})
+			b.Add(bench.Figure{Name: figure, Value: ms(bench.Percentile(took, 50)), Unit: "ms"})
 		}
 	}
 
 	// What a create that generates costs in DynamoDB: the create's own
 	// writes, and the write-back of the content (the last call).
 	for _, m := range creates {
-		var ans apicall.Answer
+		var ans bench.Answer
 		calls := meter.Measure(func() { ans = c.Do("POST", m.path, m.form, nil) })
 		own := slices.DeleteFunc(calls, func(call ddbmeter.Call) bool { return call.Purpose != "" })
 		if problem := generated(ans); problem != "" || len(own) == 0 {
 			b.Missing(problem, "calls_generate_"+m.name, "wru_writeback_"+m.name)
 			continue
 		}
-		b.Add(figures.Figure{Name: "calls_generate_" + m.name, Value: float64(ddbmeter.Sum(own).RoundTrips), Unit: "calls"})
-		b.Add(figures.Figure{Name: "wru_writeback_" + m.name, Value: own[len(own)-1].Units, Unit: "wru"})
+		b.Add(bench.Figure{Name: "calls_generate_" + m.name, Value: float64(ddbmeter.Sum(own).RoundTrips), Unit: "calls"})
+		b.Add(bench.Figure{Name: "wru_writeback_" + m.name, Value: own[len(own)-1].Units, Unit: "wru"})
 	}
 
 	// The generator function's path: a record left pending, claimed and
@@ -109,8 +107,8 @@ func measureGeneration(ctx context.Context, b *figures.Board, meter *ddbmeter.Me
 		b.Missing(fmt.Sprintf("the generator failed the event: %v %+v", err, resp), "calls_generator_doc", "wru_generator_doc")
 	} else {
 		t := ddbmeter.Sum(calls)
-		b.Add(figures.Figure{Name: "calls_generator_doc", Value: float64(t.RoundTrips), Unit: "calls"})
-		b.Add(figures.Figure{Name: "wru_generator_doc", Value: t.Writes, Unit: "wru"})
+		b.Add(bench.Figure{Name: "calls_generator_doc", Value: float64(t.RoundTrips), Unit: "calls"})
+		b.Add(bench.Figure{Name: "wru_generator_doc", Value: t.Writes, Unit: "wru"})
 	}
 
 	if builds == nil {
@@ -134,7 +132,7 @@ func measureGeneration(ctx context.Context, b *figures.Board, meter *ddbmeter.Me
 // coldStartStream measures a stream function's cold start: its amd64
 // bootstrap (built as bootstrap), exec to the answer to ev, whose failed
 // records (failures) must be none.
-func coldStartStream[E, R any](ctx context.Context, b *figures.Board, builds *artifacts, tmpl *sam.Template, endpoint string,
+func coldStartStream[E, R any](ctx context.Context, b *bench.Board, builds *artifacts, tmpl *sam.Template, endpoint string,
 	tables map[string]string, function, bootstrap, figure string, ev E, failures func(R) int) error {
 	path, err := builds.path(ctx, bootstrap)
 	if err != nil {
@@ -161,13 +159,13 @@ func coldStartStream[E, R any](ctx context.Context, b *figures.Board, builds *ar
 		}
 		total = append(total, r.Total)
 	}
-	b.Add(figures.Figure{Name: figure, Value: ms(loadgen.Percentile(total, 50)), Unit: "ms"})
+	b.Add(bench.Figure{Name: figure, Value: ms(bench.Percentile(total, 50)), Unit: "ms"})
 	return nil
 }
 
 // generated is what is wrong with a create's answer ("" when it holds its
 // content).
-func generated(a apicall.Answer) string {
+func generated(a bench.Answer) string {
 	var d struct {
 		Generation struct{ Status string }
 		Result     *string
@@ -180,7 +178,7 @@ func generated(a apicall.Answer) string {
 
 // pendingEvent creates a document left to the queue and returns the stream
 // event that announces it, as its table's stream would.
-func pendingEvent(ctx context.Context, c *apicall.Client, db *dynamodb.Client, table string, form url.Values) (events.DynamoDBEvent, error) {
+func pendingEvent(ctx context.Context, c *bench.Caller, db *dynamodb.Client, table string, form url.Values) (events.DynamoDBEvent, error) {
 	ans := c.Do("POST", "/api/v1/documents", form, map[string]string{"Prefer": "respond-async"})
 	if ans.Status != 201 {
 		return events.DynamoDBEvent{}, fmt.Errorf("create: %d %.300s", ans.Status, ans.Raw)
@@ -197,11 +195,11 @@ func pendingEvent(ctx context.Context, c *apicall.Client, db *dynamodb.Client, t
 // newAccountClient calls a as a new account of its own, named name, with a
 // read and write key, so a part's records and quotas stay apart from the
 // others'.
-func newAccountClient(ctx context.Context, a *app.App, plain *dynamodb.Client, keysTable, name string) (*apicall.Client, error) {
+func newAccountClient(ctx context.Context, a *app.App, plain *dynamodb.Client, keysTable, name string) (*bench.Caller, error) {
 	key, _, err := auth.NewKeys(plain, keysTable, auth.PublicChecksum).Create(ctx, name,
 		[]auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
 	if err != nil {
 		return nil, err
 	}
-	return apicall.New(a, key)
+	return bench.NewCaller(a, key)
 }

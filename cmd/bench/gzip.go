@@ -3,22 +3,21 @@ package main
 import (
 	"fmt"
 
-	"contentapi/shared/local/figures"
-	"contentapi/shared/local/gobench"
+	"contentapi/shared/local/bench"
 )
 
 // measureGzip reports what compression saves and adds: the default list's
 // answer decoded and as sent to a client that takes gzip, and the time
 // the answers' encoder takes on it and on a get's answer, beside the
-// standard library's (gobench.GzipFigures).
-func measureGzip(b *figures.Board, ops []operationResult) error {
+// standard library's (bench.GzipFigures).
+func measureGzip(b *bench.Board, ops []operationResult) error {
 	list, get := answerOf(ops, "list_default"), answerOf(ops, "get")
 	if list.body == "" || get.body == "" || list.Issue != "" {
 		return fmt.Errorf("gzip: no answer of list_default and get")
 	}
-	b.Add(figures.Figure{Name: "bytes_list_default", Value: float64(len(list.body)), Unit: "bytes"})
-	b.Add(figures.Figure{Name: "bytes_list_default_gzip", Value: float64(list.Bytes), Unit: "bytes"})
-	for _, f := range gobench.GzipFigures([]byte(list.body), []byte(get.body)) {
+	b.Add(bench.Figure{Name: "bytes_list_default", Value: float64(len(list.body)), Unit: "bytes"})
+	b.Add(bench.Figure{Name: "bytes_list_default_gzip", Value: float64(list.Bytes), Unit: "bytes"})
+	for _, f := range bench.GzipFigures([]byte(list.body), []byte(get.body)) {
 		b.Add(f)
 	}
 	return nil

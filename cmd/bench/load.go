@@ -5,16 +5,15 @@ import (
 	"fmt"
 	"time"
 
+	"contentapi/shared/local/bench"
 	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/figures"
-	"contentapi/shared/local/loadgen"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/stack"
 )
 
 // loadRun is what the load run saw.
 type loadRun struct {
-	*loadgen.Result
+	*bench.LoadResult
 	SeedTime time.Duration
 	// CPU seconds used during the run by the gateway and by its DynamoDB
 	// Local (its child processes).
@@ -25,7 +24,7 @@ type loadRun struct {
 // its own DynamoDB Local, seeds the same account there, and drives it with
 // concurrent clients: requests/s, p99 latency, errors and the gateway's
 // peak RSS.
-func measureLoad(ctx context.Context, b *figures.Board, a *artifacts, tmpl *sam.Template, root string, o options, rep *report) error {
+func measureLoad(ctx context.Context, b *bench.Board, a *artifacts, tmpl *sam.Template, root string, o options, rep *report) error {
 	missing := func(why string) {
 		b.Missing(why, "rps_local", "ms_p99_local", "errors_local", "mb_rss_local")
 		logf("load run skipped: %s", why)
@@ -58,7 +57,7 @@ func measureLoad(ctx context.Context, b *figures.Board, a *artifacts, tmpl *sam.
 	}
 	logf("load: %d clients for %s through %s", o.clients, o.duration, g.API)
 	gateway0, dynamoDB0 := g.CPUSeconds()
-	res := &loadRun{Result: loadgen.Drive(ctx, g.API, s, o.clients, o.duration), SeedTime: s.Took}
+	res := &loadRun{LoadResult: bench.DriveLoad(ctx, g.API, s, o.clients, o.duration), SeedTime: s.Took}
 	gateway1, dynamoDB1 := g.CPUSeconds()
 	res.CPUGateway, res.CPUDynamoDB = gateway1-gateway0, dynamoDB1-dynamoDB0
 	rep.Load = res
@@ -66,9 +65,9 @@ func measureLoad(ctx context.Context, b *figures.Board, a *artifacts, tmpl *sam.
 	if err != nil {
 		logf("load: could not read the gateway's VmHWM: %v", err)
 	}
-	b.Add(figures.Figure{Name: "rps_local", Value: float64(res.Requests) / res.Elapsed.Seconds(), Unit: "rps"})
-	b.Add(figures.Figure{Name: "ms_p99_local", Value: float64(res.P99.Microseconds()) / 1000, Unit: "ms"})
-	b.Add(figures.Figure{Name: "errors_local", Value: float64(res.Errors), Unit: "errors"})
-	b.Add(figures.Figure{Name: "mb_rss_local", Value: rss, Unit: "MB"})
+	b.Add(bench.Figure{Name: "rps_local", Value: float64(res.Requests) / res.Elapsed.Seconds(), Unit: "rps"})
+	b.Add(bench.Figure{Name: "ms_p99_local", Value: float64(res.P99.Microseconds()) / 1000, Unit: "ms"})
+	b.Add(bench.Figure{Name: "errors_local", Value: float64(res.Errors), Unit: "errors"})
+	b.Add(bench.Figure{Name: "mb_rss_local", Value: rss, Unit: "MB"})
 	return nil
 }

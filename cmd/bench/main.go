@@ -13,7 +13,7 @@
 //
 // It starts its own DynamoDB Local (in memory, on a free port), creates the
 // tables of template.yaml, and seeds one account with 10,000 documents and
-// 10,000 images, and beside it the worst-case account (shared/local/worstcase).
+// 10,000 images, and beside it the worst-case account (bench.SeedWorstCase).
 package main
 
 import (
@@ -31,14 +31,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"contentapi/shared/app"
-	"contentapi/shared/local/apicall"
+	"contentapi/shared/local/bench"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/ddbmeter"
-	"contentapi/shared/local/figures"
 	"contentapi/shared/local/sam"
-	"contentapi/shared/local/seed"
 	"contentapi/shared/local/stack"
-	"contentapi/shared/local/worstcase"
 	"contentapi/shared/quota"
 )
 
@@ -75,7 +72,7 @@ func logf(format string, args ...any) {
 
 func run(ctx context.Context, o options) error {
 	started := time.Now()
-	startLoad := figures.LoadAverage()
+	startLoad := bench.LoadAverage()
 	tmplPath, err := sam.Find()
 	if err != nil {
 		return err
@@ -118,7 +115,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
-	b := &figures.Board{}
+	b := &bench.Board{}
 	meter, err := ddbmeter.New(tmpl, tables)
 	if err != nil {
 		return err
@@ -176,7 +173,7 @@ func run(ctx context.Context, o options) error {
 	// also writes its content back, measured apart (generation.go).
 	storageOnly := cfg
 	storageOnly.Generation = app.Generation{}
-	c, err := apicall.New(app.New(storageOnly, metered), s.Key)
+	c, err := bench.NewCaller(app.New(storageOnly, metered), s.Key)
 	if err != nil {
 		return err
 	}
@@ -240,7 +237,7 @@ func run(ctx context.Context, o options) error {
 		b.Add(f)
 	}
 	rep.Elapsed = time.Since(started)
-	rep.LoadAvg[1] = figures.LoadAverage()
+	rep.LoadAvg[1] = bench.LoadAverage()
 	if o.out != "" {
 		path := o.out
 		if !filepath.IsAbs(path) {
@@ -255,7 +252,7 @@ func run(ctx context.Context, o options) error {
 }
 
 // reportOperations turns the per-operation measurements into figures.
-func reportOperations(b *figures.Board, cold operationResult, results []operationResult, rl rateLimitCost) {
+func reportOperations(b *bench.Board, cold operationResult, results []operationResult, rl rateLimitCost) {
 	warmAuth := 0
 	for _, r := range results {
 		warmAuth += r.Totals.Auth
@@ -276,23 +273,23 @@ func reportOperations(b *figures.Board, cold operationResult, results []operatio
 			if f == "calls_tally" {
 				name, unit = "calls_"+r.Op.Name+"_tally", "calls"
 			}
-			fig := figures.Figure{Name: name, Value: values[f], Unit: unit}
+			fig := bench.Figure{Name: name, Value: values[f], Unit: unit}
 			if r.status != r.Op.status || r.Issue != "" && r.Tally != nil {
 				fig.Missing = r.Issue
 			}
 			b.Add(fig)
 		}
 	}
-	b.Add(figures.Figure{Name: "calls_auth_warm", Value: float64(warmAuth), Unit: "calls"})
-	b.Add(figures.Figure{Name: "calls_auth_cold", Value: float64(cold.Totals.Auth), Unit: "calls"})
-	b.Add(figures.Figure{Name: "calls_ratelimit_per_request", Value: float64(rl.Leases) / float64(rl.Requests), Unit: "calls"})
-	b.Add(figures.Figure{Name: "wru_ratelimit_per_request", Value: rl.WRU / float64(rl.Requests), Unit: "wru"})
+	b.Add(bench.Figure{Name: "calls_auth_warm", Value: float64(warmAuth), Unit: "calls"})
+	b.Add(bench.Figure{Name: "calls_auth_cold", Value: float64(cold.Totals.Auth), Unit: "calls"})
+	b.Add(bench.Figure{Name: "calls_ratelimit_per_request", Value: float64(rl.Leases) / float64(rl.Requests), Unit: "calls"})
+	b.Add(bench.Figure{Name: "wru_ratelimit_per_request", Value: rl.WRU / float64(rl.Requests), Unit: "wru"})
 }
 
 // seedAccount seeds the bench account in db's tables.
-func seedAccount(ctx context.Context, db *dynamodb.Client, tables map[string]string) (*seed.Account, error) {
-	logf("seeding %d documents and %d images", seed.Documents, seed.Images)
-	s, err := seed.Seed(ctx, db, tables, account)
+func seedAccount(ctx context.Context, db *dynamodb.Client, tables map[string]string) (*bench.SeededAccount, error) {
+	logf("seeding %d documents and %d images", bench.SeededDocuments, bench.SeededImages)
+	s, err := bench.Seed(ctx, db, tables, account)
 	if err == nil {
 		logf("seeded in %s", s.Took.Round(100*time.Millisecond))
 	}
@@ -300,15 +297,15 @@ func seedAccount(ctx context.Context, db *dynamodb.Client, tables map[string]str
 }
 
 // measureWorstCase seeds the worst-case account beside the bench's and
-// measures its costliest requests (shared/local/worstcase).
-func measureWorstCase(ctx context.Context, b *figures.Board, m *ddbmeter.Meter, db *dynamodb.Client, tables map[string]string, c *apicall.Client) (*worstcase.Report, error) {
-	logf("seeding the worst case: %d images, %d documents", worstcase.Full.Images, worstcase.Full.Documents)
-	acc, err := worstcase.Seed(ctx, db, tables, account+"-worst", worstcase.Full)
+// measures its costliest requests (bench.MeasureWorstCase).
+func measureWorstCase(ctx context.Context, b *bench.Board, m *ddbmeter.Meter, db *dynamodb.Client, tables map[string]string, c *bench.Caller) (*bench.WorstCaseReport, error) {
+	logf("seeding the worst case: %d images, %d documents", bench.FullWorstCase.Images, bench.FullWorstCase.Documents)
+	acc, err := bench.SeedWorstCase(ctx, db, tables, account+"-worst", bench.FullWorstCase)
 	if err != nil {
 		return nil, err
 	}
 	logf("seeded in %s", acc.Took.Round(100*time.Millisecond))
-	r := worstcase.Measure(m, c, acc)
+	r := bench.MeasureWorstCase(m, c, acc)
 	for _, issue := range r.Issues() {
 		logf("worst case: %s", issue)
 	}

@@ -9,9 +9,8 @@ import (
 
 	"contentapi/shared/documents"
 	"contentapi/shared/fold"
-	"contentapi/shared/local/apicall"
+	"contentapi/shared/local/bench"
 	"contentapi/shared/local/ddbmeter"
-	"contentapi/shared/local/seed"
 	"contentapi/shared/records"
 )
 
@@ -32,7 +31,7 @@ type operation struct {
 	header map[string]string
 	status int
 	// check returns a problem with the answer ("" when it is right).
-	check func(apicall.Answer) string
+	check func(bench.Answer) string
 	// deletes is the record a delete removes: the tally's cost of it is
 	// the operation's too.
 	deletes int64
@@ -66,7 +65,7 @@ type operationResult struct {
 // (auth, parsing, store, rendering) with the key already authenticated, and
 // returns what each cost. The lists come before the writes, so their
 // totals can be checked against the seeded data.
-func measureOperations(m *ddbmeter.Meter, c *apicall.Client, s *seed.Account, tl *tallier) (cold operationResult, results []operationResult, rl rateLimitCost) {
+func measureOperations(m *ddbmeter.Meter, c *bench.Caller, s *bench.SeededAccount, tl *tallier) (cold operationResult, results []operationResult, rl rateLimitCost) {
 	freestyle := func(v records.Values) bool { return v["template_id"] == int64(documents.FreestyleID) }
 	other := func(v records.Values) bool { return !freestyle(v) }
 	getID := s.Document(0, freestyle)
@@ -79,25 +78,25 @@ func measureOperations(m *ddbmeter.Meter, c *apicall.Client, s *seed.Account, tl
 	for _, v := range s.Docs {
 		if freestyle(v) {
 			wantFreestyle++
-			if strings.Contains(fold.String(v["name"].(string)), seed.SearchDocuments) {
+			if strings.Contains(fold.String(v["name"].(string)), bench.SearchDocuments) {
 				wantSearch++
 			}
 		}
 	}
 	for _, v := range s.Imgs {
-		if v["style"] == seed.FilterStyle && v["favorite"] == true {
+		if v["style"] == bench.FilterStyle && v["favorite"] == true {
 			wantFiltered++
 		}
 	}
-	checkList := func(count int, total int64) func(apicall.Answer) string {
-		return func(a apicall.Answer) string {
+	checkList := func(count int, total int64) func(bench.Answer) string {
+		return func(a bench.Answer) string {
 			if a.Count() != count || a.Total != total {
 				return fmt.Sprintf("got %d records of %d, want %d of %d", a.Count(), a.Total, count, total)
 			}
 			return ""
 		}
 	}
-	resultText := seed.NewGenerator(7).Text(seed.ResultBytes)
+	resultText := bench.NewSeeder(7).Text(bench.SeededResultBytes)
 	var created int64
 
 	ops := []operation{
@@ -105,18 +104,18 @@ func measureOperations(m *ddbmeter.Meter, c *apicall.Client, s *seed.Account, tl
 			method: "GET", path: fmt.Sprintf("/api/v1/documents/%d", getID), status: 200},
 		{Name: "list_default", What: "GET /api/v1/documents: page 1, per_page 10, id desc, template 1 (Freestyle)",
 			method: "GET", path: "/api/v1/documents", status: 200, check: checkList(10, wantFreestyle)},
-		{Name: "list_filtered", What: "GET /api/v1/images?style=" + seed.FilterStyle + "&favorite=1&sort_by=name: page 1 with its total",
-			method: "GET", path: "/api/v1/images?style=" + seed.FilterStyle + "&favorite=1&sort_by=name", status: 200,
+		{Name: "list_filtered", What: "GET /api/v1/images?style=" + bench.FilterStyle + "&favorite=1&sort_by=name: page 1 with its total",
+			method: "GET", path: "/api/v1/images?style=" + bench.FilterStyle + "&favorite=1&sort_by=name", status: 200,
 			check: checkList(int(min(10, wantFiltered)), wantFiltered)},
-		{Name: "list_search_name", What: "GET /api/v1/documents?search=" + seed.SearchDocuments + ": name search, page 1 with its total",
-			method: "GET", path: "/api/v1/documents?search=" + seed.SearchDocuments, status: 200,
+		{Name: "list_search_name", What: "GET /api/v1/documents?search=" + bench.SearchDocuments + ": name search, page 1 with its total",
+			method: "GET", path: "/api/v1/documents?search=" + bench.SearchDocuments, status: 200,
 			check: checkList(int(min(10, wantSearch)), wantSearch)},
 		{Name: "list_deep", What: "GET /api/v1/documents?page=50&per_page=100",
 			method: "GET", path: "/api/v1/documents?page=50&per_page=100", status: 200,
 			check: checkList(100, wantFreestyle)},
 		{Name: "list_search_result", What: "GET /api/v1/documents?search=brûlée&search_by=result: bounded by the read budget (store.DefaultReadBudget)",
 			method: "GET", path: "/api/v1/documents?search=" + url.QueryEscape("brûlée") + "&search_by=result", status: 200,
-			check: func(a apicall.Answer) string {
+			check: func(a bench.Answer) string {
 				if a.Header.Get("X-Search-Partial") != "true" {
 					return "expected a partial search (X-Search-Partial: true)"
 				}
@@ -180,8 +179,8 @@ func measureOperations(m *ddbmeter.Meter, c *apicall.Client, s *seed.Account, tl
 }
 
 // measure runs one operation and returns what it cost, and its answer.
-func measure(m *ddbmeter.Meter, c *apicall.Client, op operation) (operationResult, apicall.Answer) {
-	var a apicall.Answer
+func measure(m *ddbmeter.Meter, c *bench.Caller, op operation) (operationResult, bench.Answer) {
+	var a bench.Answer
 	start := time.Now()
 	calls := m.Measure(func() { a = c.Do(op.method, op.path, op.form, op.header) })
 	r := operationResult{Op: op, Calls: calls, Totals: ddbmeter.Sum(calls), status: a.Status, Took: time.Since(start), Bytes: a.Wire, body: a.Raw}

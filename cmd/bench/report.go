@@ -10,15 +10,10 @@ import (
 	"time"
 
 	"contentapi/shared/crud"
-	"contentapi/shared/local/cost"
+	"contentapi/shared/local/bench"
 	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/figures"
-	"contentapi/shared/local/gobench"
 	"contentapi/shared/local/lambdalocal"
-	"contentapi/shared/local/loadgen"
-	"contentapi/shared/local/seed"
 	"contentapi/shared/local/stack"
-	"contentapi/shared/local/worstcase"
 	"contentapi/shared/store"
 )
 
@@ -29,7 +24,7 @@ var reportTemplate string
 
 // report is everything BENCHMARKS.md is written from.
 type report struct {
-	board                  *figures.Board
+	board                  *bench.Board
 	Started                time.Time
 	SeedTime, Elapsed      time.Duration
 	LoadAvg                [2]string // at start and end
@@ -39,14 +34,14 @@ type report struct {
 	BuildTimes             []string
 	ColdStarts             []lambdalocal.ColdStart
 	BenchEnv, BenchLines   []string
-	Profiles               []gobench.Profile
+	Profiles               []bench.Profile
 	Ratios                 []benchRatios
-	Costs                  *cost.Model
+	Costs                  *bench.CostModel
 	Load                   *loadRun
 	Machine, DynamoDBLocal string
 	LoadClients            int
 	Figures, Failing       []judged
-	Worst                  *worstcase.Report
+	Worst                  *bench.WorstCaseReport
 }
 
 // benchRatios are a handler's ratios to its SDK floor, one per round.
@@ -92,24 +87,24 @@ func (r *report) write(path string) error {
 			r.Failing = append(r.Failing, f)
 		}
 	}
-	r.Machine, r.DynamoDBLocal, r.LoadClients = figures.Machine(), ddblocal.Version(), 32
+	r.Machine, r.DynamoDBLocal, r.LoadClients = bench.Machine(), ddblocal.Version(), 32
 	if r.Load != nil {
 		r.LoadClients = r.Load.Clients
 	}
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
-		"val":       func(name string) string { return figures.Format(r.board.Get(name).Value) },
-		"num":       figures.Format,
-		"dollars":   cost.Dollars,
+		"val":       func(name string) string { return bench.FormatFigure(r.board.Get(name).Value) },
+		"num":       bench.FormatFigure,
+		"dollars":   bench.Dollars,
 		"hasPrefix": strings.HasPrefix,
 		"hasSuffix": strings.HasSuffix,
 		"contains":  strings.Contains,
 		// The run's settings, named as in the code.
 		"account":             func() string { return account },
-		"seedDocuments":       func() int { return seed.Documents },
-		"seedImages":          func() int { return seed.Images },
-		"resultBytes":         func() int { return seed.ResultBytes },
-		"gzipRounds":          func() int { return gobench.GzipRounds },
-		"gzipBlock":           func() int { return gobench.GzipBlock },
+		"seedDocuments":       func() int { return bench.SeededDocuments },
+		"seedImages":          func() int { return bench.SeededImages },
+		"resultBytes":         func() int { return bench.SeededResultBytes },
+		"gzipRounds":          func() int { return bench.GzipRounds },
+		"gzipBlock":           func() int { return bench.GzipBlock },
 		"readBudget":          func() int { return store.DefaultReadBudget },
 		"maxAnswerBytes":      func() int { return crud.DefaultMaxAnswerBytes },
 		"contentionClients":   func() int { return contentionClients },
@@ -120,14 +115,14 @@ func (r *report) write(path string) error {
 		"genDocRuns":          func() int { return documentRuns },
 		"genImageRuns":        func() int { return imageRuns },
 		"lambdaBuildFlags":    func() []string { return stack.LambdaFlags },
-		"loadMix":             func() []loadgen.Share { return loadgen.Mix },
+		"loadMix":             func() []bench.LoadShare { return bench.LoadMix },
 		"handlerFailure":      r.handlerFailure,
 		"firstLine":           firstLine,
 		"join":                strings.Join,
 		"code":                func(s string) string { return strings.ReplaceAll(s, "`", "'") },
 		"cores":               runtime.NumCPU,
-		"percentile":          loadgen.Percentile,
-		"ms":                  func(d time.Duration) string { return figures.Format(float64(d.Microseconds()) / 1000) },
+		"percentile":          bench.Percentile,
+		"ms":                  func(d time.Duration) string { return bench.FormatFigure(float64(d.Microseconds()) / 1000) },
 		"cpuOffered":          func(d time.Duration) float64 { return d.Seconds() * float64(runtime.NumCPU()) },
 		"round": func(d time.Duration, unit string) (time.Duration, error) {
 			u, err := time.ParseDuration(unit)
@@ -142,7 +137,7 @@ func (r *report) write(path string) error {
 		return err
 	}
 	// make chaos writes a section of its own, which this run keeps.
-	return figures.Chaos.WriteKeeping(path, out.Bytes())
+	return bench.ChaosSection.WriteKeeping(path, out.Bytes())
 }
 
 func firstLine(s string) string {

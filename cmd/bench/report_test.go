@@ -7,13 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"contentapi/shared/local/cost"
-	"contentapi/shared/local/figures"
+	"contentapi/shared/local/bench"
 )
 
 // fakeBoard holds figures as a run of the bench would, without running it.
-func fakeBoard() *figures.Board {
-	b := &figures.Board{}
+func fakeBoard() *bench.Board {
+	b := &bench.Board{}
 	for name, v := range map[string]float64{
 		"calls_get": 1, "rru_get": 2, "calls_list_default": 2, "rru_list_default": 22,
 		"calls_create": 2, "wru_create": 9, "calls_create_image": 2, "wru_create_image": 5,
@@ -23,7 +22,7 @@ func fakeBoard() *figures.Board {
 		"ns_sdk_list_calls": 170000, "ratio_handler_get": 1.4, "ratio_handler_list": 1.47,
 		"calls_webhook_delivery": 7, "rru_webhook_delivery": 2, "wru_webhook_delivery": 6,
 	} {
-		b.Add(figures.Figure{Name: name, Value: v, Unit: strings.SplitN(name, "_", 2)[0]})
+		b.Add(bench.Figure{Name: name, Value: v, Unit: strings.SplitN(name, "_", 2)[0]})
 	}
 	return b
 }
@@ -46,7 +45,7 @@ func TestReportCosts(t *testing.T) {
 		t.Errorf("get: %+v", get)
 	}
 	// A delete's tally: its call, in an invocation of its own.
-	if del := rep.Costs.Rows[4]; del.Op != "delete" || del.Calls != 2.029 || del.Lambda < 2*cost.AWS.LambdaRequests {
+	if del := rep.Costs.Rows[4]; del.Op != "delete" || del.Calls != 2.029 || del.Lambda < 2*bench.AWSPrices.LambdaRequests {
 		t.Errorf("delete: %+v", del)
 	}
 	text := rep.Costs.Rows[5]
@@ -56,8 +55,8 @@ func TestReportCosts(t *testing.T) {
 	// A webhook delivery: no gateway, two invocations at most, 7 calls at
 	// 4 ms and the receiver's 250 ms, three SQS requests.
 	hook := rep.Costs.Rows[len(rep.Costs.Rows)-1]
-	if hook.Op != "webhook delivery" || hook.Gateway != 0 || hook.Ms != 278 || hook.Lambda < 2*cost.AWS.LambdaRequests ||
-		hook.Rest != 3*cost.AWS.SQS || hook.Total < hook.Lambda+hook.Rest {
+	if hook.Op != "webhook delivery" || hook.Gateway != 0 || hook.Ms != 278 || hook.Lambda < 2*bench.AWSPrices.LambdaRequests ||
+		hook.Rest != 3*bench.AWSPrices.SQS || hook.Total < hook.Lambda+hook.Rest {
 		t.Errorf("webhook delivery: %+v", hook)
 	}
 	path := filepath.Join(t.TempDir(), "BENCHMARKS.md")
@@ -69,7 +68,7 @@ func TestReportCosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## What a million requests cost", "| get | 1.029 | 2 | 0.029 | 5600 | 5 | 1.00 |",
-		"create image, picture generated", "| webhook delivery | 7 | 2 | 6 |", "checked on " + cost.PricesRead, "$0.0000133334 per GB-second"} {
+		"create image, picture generated", "| webhook delivery | 7 | 2 | 6 |", "checked on " + bench.PricesRead, "$0.0000133334 per GB-second"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -78,7 +77,7 @@ func TestReportCosts(t *testing.T) {
 
 // Without the handler benchmarks (-quick), the report says what is missing.
 func TestReportCostsNeedTheHandlerBenchmarks(t *testing.T) {
-	m := costs(&figures.Board{}, nil, 256)
+	m := costs(&bench.Board{}, nil, 256)
 	if m.Missing == "" {
 		t.Fatal("costs computed from no figures")
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/app"
+	"contentapi/shared/local/bench"
 	"contentapi/shared/local/ddbmeter"
-	"contentapi/shared/local/figures"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/store"
@@ -81,7 +81,7 @@ func (t *tallier) measure(m *ddbmeter.Meter, id int64, del func()) (ddbmeter.Tot
 // measureTallyBuilt adds the tally function's bootstrap size and its cold
 // start, taking the last delete measured again: the watermark has it, so
 // each run is the tally's one conditional write finding it counted.
-func measureTallyBuilt(ctx context.Context, b *figures.Board, builds *artifacts, tmpl *sam.Template, endpoint string,
+func measureTallyBuilt(ctx context.Context, b *bench.Board, builds *artifacts, tmpl *sam.Template, endpoint string,
 	tables map[string]string, t *tallier) error {
 	if err := addSize(ctx, b, builds, "bytes_bootstrap_tally", "tally-arm64"); err != nil {
 		return err

@@ -22,11 +22,9 @@ import (
 	"contentapi/shared/documents"
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
+	"contentapi/shared/local/bench"
 	"contentapi/shared/local/ddbmeter"
-	"contentapi/shared/local/figures"
-	"contentapi/shared/local/loadgen"
 	"contentapi/shared/local/sam"
-	"contentapi/shared/local/seed"
 	"contentapi/shared/local/sqslocal"
 	"contentapi/shared/local/stack"
 	"contentapi/shared/webhook"
@@ -98,7 +96,7 @@ func (r *receiver) arrived(id string) {
 // them; then calls and WRU of one delivery (its publishing by the
 // generator and one successful attempt by the sender); then the sender's
 // bootstrap and cold start.
-func measureWebhooks(ctx context.Context, b *figures.Board, meter *ddbmeter.Meter, metered, plain *dynamodb.Client, cfg app.Config,
+func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddbmeter.Meter, metered, plain *dynamodb.Client, cfg app.Config,
 	parts *stack.Generation, q *stack.WebhookQueue, tmpl *sam.Template, endpoint string, tables map[string]string, builds *artifacts) error {
 	logf("webhooks: creates to their delivery")
 	cfg.Generation = parts.Config()
@@ -152,7 +150,7 @@ func measureWebhooks(ctx context.Context, b *figures.Board, meter *ddbmeter.Mete
 	}
 	stop()
 	if took != nil {
-		b.Add(figures.Figure{Name: "ms_webhook_local", Value: ms(loadgen.Percentile(took, 50)), Unit: "ms"})
+		b.Add(bench.Figure{Name: "ms_webhook_local", Value: ms(bench.Percentile(took, 50)), Unit: "ms"})
 	}
 
 	if err := measureDelivery(ctx, b, meter, metered, cfg, q, tables, rcv); err != nil {
@@ -169,7 +167,7 @@ func measureWebhooks(ctx context.Context, b *figures.Board, meter *ddbmeter.Mete
 // delivery recorded) and its one successful attempt (the delivery and the
 // endpoint read, the attempt claimed, recorded, the endpoint's health
 // kept), through the metered client.
-func measureDelivery(ctx context.Context, b *figures.Board, meter *ddbmeter.Meter, metered *dynamodb.Client, cfg app.Config,
+func measureDelivery(ctx context.Context, b *bench.Board, meter *ddbmeter.Meter, metered *dynamodb.Client, cfg app.Config,
 	q *stack.WebhookQueue, tables map[string]string, rcv *receiver) error {
 	names := []string{"calls_webhook_delivery", "rru_webhook_delivery", "wru_webhook_delivery"}
 	sealer, err := webhook.NewSealer(cfg.Webhooks.Seal)
@@ -185,7 +183,7 @@ func measureDelivery(ctx context.Context, b *figures.Board, meter *ddbmeter.Mete
 	// A document as GET shows it, with a result of the seed's size (~5
 	// KB): the queue's message carries the event, so that the delivery's
 	// writes do not grow with it.
-	data, err := json.Marshal(map[string]any{"id": 1, "name": "Launch post", "result": strings.Repeat("x", seed.ResultBytes)})
+	data, err := json.Marshal(map[string]any{"id": 1, "name": "Launch post", "result": strings.Repeat("x", bench.SeededResultBytes)})
 	if err != nil {
 		return err
 	}
@@ -217,9 +215,9 @@ func measureDelivery(ctx context.Context, b *figures.Board, meter *ddbmeter.Mete
 		return nil
 	}
 	t := ddbmeter.Sum(append(published, sent...))
-	b.Add(figures.Figure{Name: "calls_webhook_delivery", Value: float64(t.RoundTrips), Unit: "calls"})
-	b.Add(figures.Figure{Name: "rru_webhook_delivery", Value: t.Reads, Unit: "rru"})
-	b.Add(figures.Figure{Name: "wru_webhook_delivery", Value: t.Writes, Unit: "wru"})
+	b.Add(bench.Figure{Name: "calls_webhook_delivery", Value: float64(t.RoundTrips), Unit: "calls"})
+	b.Add(bench.Figure{Name: "rru_webhook_delivery", Value: t.Reads, Unit: "rru"})
+	b.Add(bench.Figure{Name: "wru_webhook_delivery", Value: t.Writes, Unit: "wru"})
 	return nil
 }
 
@@ -227,7 +225,7 @@ func measureDelivery(ctx context.Context, b *figures.Board, meter *ddbmeter.Mete
 // exec to its answer to a message naming a delivery that is no more
 // (expired), which it reads and lets go: the init and one read, as each
 // run finds the same.
-func measureSenderBuilt(ctx context.Context, b *figures.Board, builds *artifacts, tmpl *sam.Template, endpoint string,
+func measureSenderBuilt(ctx context.Context, b *bench.Board, builds *artifacts, tmpl *sam.Template, endpoint string,
 	tables map[string]string) error {
 	if err := addSize(ctx, b, builds, "bytes_bootstrap_sender", "sender-arm64"); err != nil {
 		return err

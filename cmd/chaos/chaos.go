@@ -41,8 +41,8 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
+	"contentapi/shared/local/bench"
 	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/figures"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/stack"
@@ -162,7 +162,7 @@ func run(ctx context.Context, out string) error {
 		return err
 	}
 
-	res := &chaosResult{Started: time.Now(), Clients: chaosClients, Duration: chaosDuration, Status: map[int]int64{}, Machine: figures.Machine()}
+	res := &chaosResult{Started: time.Now(), Clients: chaosClients, Duration: chaosDuration, Status: map[int]int64{}, Machine: bench.Machine()}
 	var success atomic.Int64
 	var mu sync.Mutex
 	clients := make([]*chaosClient, chaosClients)
@@ -214,20 +214,20 @@ func run(ctx context.Context, out string) error {
 	if err := res.check(ctx, db, clients); err != nil {
 		return err
 	}
-	b := &figures.Board{}
-	b.Add(figures.Figure{Name: "duplicates_chaos", Value: float64(res.Duplicates), Unit: "records"})
-	b.Add(figures.Figure{Name: "platform_500s_chaos", Value: float64(res.PlatformErrors), Unit: "answers"})
-	b.Add(figures.Figure{Name: "lost_records_chaos", Value: float64(res.Lost), Unit: "records"})
-	b.Add(figures.Figure{Name: "totals_agree_chaos", Value: map[bool]float64{true: 1}[res.TotalsAgree], Unit: "bool"})
+	b := &bench.Board{}
+	b.Add(bench.Figure{Name: "duplicates_chaos", Value: float64(res.Duplicates), Unit: "records"})
+	b.Add(bench.Figure{Name: "platform_500s_chaos", Value: float64(res.PlatformErrors), Unit: "answers"})
+	b.Add(bench.Figure{Name: "lost_records_chaos", Value: float64(res.Lost), Unit: "records"})
+	b.Add(bench.Figure{Name: "totals_agree_chaos", Value: map[bool]float64{true: 1}[res.TotalsAgree], Unit: "bool"})
 	var worst time.Duration
 	for _, r := range res.Recovery {
 		worst = max(worst, r)
 	}
-	b.Add(figures.Figure{Name: "recovery_s_chaos", Value: worst.Seconds(), Unit: "s"})
-	b.Add(figures.Figure{Name: "s_totals_exact_after_outage", Value: res.Exact.Round(time.Second).Seconds(), Unit: "s"})
-	b.Add(figures.Figure{Name: "undeleted_chaos", Value: float64(res.Undeleted), Unit: "records"})
-	b.Add(figures.Figure{Name: "acknowledged_creates_chaos", Value: float64(res.Acknowledged), Unit: "creates"})
-	b.Add(figures.Figure{Name: "requests_chaos", Value: float64(res.Requests), Unit: "requests"})
+	b.Add(bench.Figure{Name: "recovery_s_chaos", Value: worst.Seconds(), Unit: "s"})
+	b.Add(bench.Figure{Name: "s_totals_exact_after_outage", Value: res.Exact.Round(time.Second).Seconds(), Unit: "s"})
+	b.Add(bench.Figure{Name: "undeleted_chaos", Value: float64(res.Undeleted), Unit: "records"})
+	b.Add(bench.Figure{Name: "acknowledged_creates_chaos", Value: float64(res.Acknowledged), Unit: "creates"})
+	b.Add(bench.Figure{Name: "requests_chaos", Value: float64(res.Requests), Unit: "requests"})
 	if out != "" {
 		if !filepath.IsAbs(out) {
 			out = filepath.Join(root, out)
@@ -518,9 +518,9 @@ func (res *chaosResult) check(ctx context.Context, db *dynamodb.Client, clients 
 
 // write puts the soak's section into the report at path, replacing the
 // previous one.
-func (res *chaosResult) write(path string, b *figures.Board) error {
+func (res *chaosResult) write(path string, b *bench.Board) error {
 	tmpl, err := template.New("chaos").Funcs(template.FuncMap{
-		"val":   func(name string) string { return figures.Format(b.Get(name).Value) },
+		"val":   func(name string) string { return bench.FormatFigure(b.Get(name).Value) },
 		"round": func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) },
 	}).Parse(chaosTemplate)
 	if err != nil {
@@ -530,5 +530,5 @@ func (res *chaosResult) write(path string, b *figures.Board) error {
 	if err := tmpl.Execute(&section, res); err != nil {
 		return err
 	}
-	return figures.Chaos.WriteInto(path, section.Bytes())
+	return bench.ChaosSection.WriteInto(path, section.Bytes())
 }

@@ -497,7 +497,7 @@ func TestTemplatePicturesBucket(t *testing.T) {
 // sender cannot process goes to the dead-letter queue only after more
 // receives than the schedule's attempts, and that queue has an alarm; the
 // sender's reserved concurrency is a parameter, none by default. The local
-// stack's queue takes the same settings (local.FromTemplate).
+// stack's queue takes the same settings (local.WebhookQueueSettingsFrom).
 func TestTemplateWebhookQueue(t *testing.T) {
 	tmpl := loadTemplate(t)
 	sender, err := tmpl.Function(app.SenderFunction)

@@ -34,9 +34,9 @@ func BuildProcess(ctx context.Context, root, out string) error {
 	return GoBuild(ctx, root, out, nil, "build", "./cmd/local")
 }
 
-// StartProcess runs `local serve` in a scratch directory holding a copy of the
-// template.yaml at root, so its DynamoDB Local keeps its data there and not
-// in the developer's .data/dynamodb, on free ports. env overrides its
+// StartProcess runs `local serve` in a scratch directory holding a copy of
+// the template.yaml at root, so its DynamoDB Local keeps its data there and
+// not in the developer's .data/dynamodb, on free ports. env overrides its
 // environment.
 func StartProcess(ctx context.Context, binary, root string, env ...string) (*Process, error) {
 	tmpl, err := os.ReadFile(filepath.Join(root, sam.FileName))

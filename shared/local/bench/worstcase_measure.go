@@ -1,4 +1,4 @@
-package worstcase
+package bench
 
 import (
 	"encoding/json"
@@ -7,9 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"contentapi/shared/local/apicall"
 	"contentapi/shared/local/ddbmeter"
-	"contentapi/shared/local/figures"
 )
 
 // request is one costly GET of the account. walks marks a list whose
@@ -26,7 +24,7 @@ const noMatch = "zzzz"
 // requests are the paths that cost the most on this account: every list
 // path (default, filters, name search, search by result, name order, deep
 // pages), the largest pages and the largest record.
-func requests(a *Account) []request {
+func requests(a *WorstCaseAccount) []request {
 	deep := "page=1000000000000"
 	return []request{
 		{path: "/api/v1/documents"},
@@ -39,7 +37,7 @@ func requests(a *Account) []request {
 		{path: "/api/v1/documents?search=" + noMatch, walks: true},
 		{path: "/api/v1/documents?search=" + noMatch + "&search_by=result", walks: true},
 		{path: "/api/v1/documents?search=" + noMatch + "&search_by=result&per_page=100", walks: true},
-		{path: fmt.Sprintf("/api/v1/documents?template_id=%d&sort_by=name&sort=asc", OtherTemplate), walks: true},
+		{path: fmt.Sprintf("/api/v1/documents?template_id=%d&sort_by=name&sort=asc", WorstCaseOtherTemplate), walks: true},
 		{path: "/api/v1/documents?favorite=0&" + deep, walks: true},
 		{path: "/api/v1/images?per_page=100"},
 		{path: "/api/v1/images?favorite=1", walks: true},
@@ -50,8 +48,8 @@ func requests(a *Account) []request {
 	}
 }
 
-// Request is what one request cost.
-type Request struct {
+// WorstCaseRequest is what one request cost.
+type WorstCaseRequest struct {
 	Path   string
 	Status int
 	// Reads is every read unit the request cost, its key lookup included.
@@ -67,25 +65,25 @@ type Request struct {
 
 // Short is the path with its cursor, if any, elided: a cursor in name
 // order carries a name's folded form, up to 900 bytes.
-func (q Request) Short() string {
+func (q WorstCaseRequest) Short() string {
 	if before, _, ok := strings.Cut(q.Path, "cursor="); ok {
 		return before + "cursor=…"
 	}
 	return q.Path
 }
 
-// Report is what the account's costly requests cost.
-type Report struct {
-	Account  *Account
-	Requests []Request
+// WorstCaseReport is what the account's costly requests cost.
+type WorstCaseReport struct {
+	Account  *WorstCaseAccount
+	Requests []WorstCaseRequest
 }
 
-// Measure sends each costly request, and the one its links.next leads to
-// when that carries a cursor, through c with the account's key, metering
-// each with m.
-func Measure(m *ddbmeter.Meter, c *apicall.Client, a *Account) *Report {
+// MeasureWorstCase sends each costly request, and the one its links.next
+// leads to when that carries a cursor, through c with the account's key,
+// metering each with m.
+func MeasureWorstCase(m *ddbmeter.Meter, c *Caller, a *WorstCaseAccount) *WorstCaseReport {
 	c = c.WithKey(a.Key)
-	r := &Report{Account: a}
+	r := &WorstCaseReport{Account: a}
 	for _, q := range requests(a) {
 		got, next := measure(m, c, q.path)
 		if q.walks && !got.Partial && !got.Estimated && got.Issue == "" {
@@ -100,10 +98,10 @@ func Measure(m *ddbmeter.Meter, c *apicall.Client, a *Account) *Report {
 	return r
 }
 
-func measure(m *ddbmeter.Meter, c *apicall.Client, path string) (Request, string) {
-	var a apicall.Answer
+func measure(m *ddbmeter.Meter, c *Caller, path string) (WorstCaseRequest, string) {
+	var a Answer
 	calls := m.Measure(func() { a = c.Do("GET", path, nil, nil) })
-	r := Request{Path: path, Status: a.Status, Reads: ddbmeter.Sum(calls).Reads, Bytes: len(a.Raw)}
+	r := WorstCaseRequest{Path: path, Status: a.Status, Reads: ddbmeter.Sum(calls).Reads, Bytes: len(a.Raw)}
 	var body struct {
 		Meta struct {
 			Partial        bool `json:"partial"`
@@ -134,17 +132,17 @@ func measure(m *ddbmeter.Meter, c *apicall.Client, path string) (Request, string
 }
 
 // Worst is the request that read the most.
-func (r *Report) Worst() Request {
-	return r.most(func(q Request) float64 { return q.Reads })
+func (r *WorstCaseReport) Worst() WorstCaseRequest {
+	return r.most(func(q WorstCaseRequest) float64 { return q.Reads })
 }
 
 // Largest is the request with the largest answer.
-func (r *Report) Largest() Request {
-	return r.most(func(q Request) float64 { return float64(q.Bytes) })
+func (r *WorstCaseReport) Largest() WorstCaseRequest {
+	return r.most(func(q WorstCaseRequest) float64 { return float64(q.Bytes) })
 }
 
-func (r *Report) most(by func(Request) float64) Request {
-	var top Request
+func (r *WorstCaseReport) most(by func(WorstCaseRequest) float64) WorstCaseRequest {
+	var top WorstCaseRequest
 	for i, q := range r.Requests {
 		if i == 0 || by(q) > by(top) {
 			top = q
@@ -154,7 +152,7 @@ func (r *Report) most(by func(Request) float64) Request {
 }
 
 // Issues are the requests whose answer was wrong, one line each.
-func (r *Report) Issues() []string {
+func (r *WorstCaseReport) Issues() []string {
 	var out []string
 	for _, q := range r.Requests {
 		if q.Issue != "" {
@@ -166,7 +164,7 @@ func (r *Report) Issues() []string {
 
 // Figures are rru_worst_request and bytes_largest_response; both are
 // missing when a request failed, since a failed request proves no bound.
-func (r *Report) Figures() []figures.Figure {
+func (r *WorstCaseReport) Figures() []Figure {
 	var failed string
 	for _, q := range r.Requests {
 		if q.Status != 200 {
@@ -174,7 +172,7 @@ func (r *Report) Figures() []figures.Figure {
 			break
 		}
 	}
-	return []figures.Figure{
+	return []Figure{
 		{Name: "rru_worst_request", Value: r.Worst().Reads, Unit: "rru", Missing: failed},
 		{Name: "bytes_largest_response", Value: float64(r.Largest().Bytes), Unit: "bytes", Missing: failed},
 	}

@@ -1,4 +1,4 @@
-package gobench
+package bench
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 
 // Each encoder is timed, and the standard library's size is that of a
 // real encoding of the list, which decodes to it.
-func TestFigures(t *testing.T) {
+func TestGzipFigures(t *testing.T) {
 	list := []byte(strings.Repeat(`{"name":"Crème brûlée recipe","result":"Whisk the cream."},`, 200))
 	got := map[string]float64{}
 	for _, f := range GzipFigures(list, list[:5000]) {

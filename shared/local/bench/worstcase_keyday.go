@@ -1,8 +1,6 @@
-package worstcase
+package bench
 
 import (
-	"contentapi/shared/local/cost"
-	"contentapi/shared/local/figures"
 	"contentapi/shared/store"
 )
 
@@ -21,13 +19,13 @@ const maxAnswerBytesPerUnit = 2 * 8192
 // instance of a function adds as much again, about $0.02), at the
 // costliest dollars per unit: the bound above, or the report's measured
 // requests if one ever passed it.
-func (r *Report) KeyDay(monthlyReads float64, resources int) figures.Figure {
-	perUnit := cost.AWS.DynamoDBRead/1e6 + maxAnswerBytesPerUnit/float64(1<<30)*cost.AWS.DataOut
+func (r *WorstCaseReport) KeyDay(monthlyReads float64, resources int) Figure {
+	perUnit := AWSPrices.DynamoDBRead/1e6 + maxAnswerBytesPerUnit/float64(1<<30)*AWSPrices.DataOut
 	for _, q := range r.Requests {
 		if q.Reads > 0 {
-			perUnit = max(perUnit, (q.Reads*cost.AWS.DynamoDBRead/1e6+float64(q.Bytes)/float64(1<<30)*cost.AWS.DataOut)/q.Reads)
+			perUnit = max(perUnit, (q.Reads*AWSPrices.DynamoDBRead/1e6+float64(q.Bytes)/float64(1<<30)*AWSPrices.DataOut)/q.Reads)
 		}
 	}
 	units := float64(resources) * (monthlyReads + store.DefaultReadsBatch + r.Worst().Reads)
-	return figures.Figure{Name: "usd_worst_key_day", Value: units * perUnit, Unit: "USD"}
+	return Figure{Name: "usd_worst_key_day", Value: units * perUnit, Unit: "USD"}
 }

@@ -1,7 +1,4 @@
-// Package seed fills an account with what a heavy user of the original app
-// holds: realistic documents and images, written as the store writes them,
-// for the bench to measure against.
-package seed
+package bench
 
 import (
 	"context"
@@ -23,13 +20,13 @@ import (
 
 // The seeded account: what a heavy user of the original app holds.
 const (
-	Documents = 10_000
-	Images    = 10_000
-	// ResultBytes is the size of a generated document's text, ±10%.
-	ResultBytes = 5_000
+	SeededDocuments = 10_000
+	SeededImages    = 10_000
+	// SeededResultBytes is the size of a generated document's text, ±10%.
+	SeededResultBytes = 5_000
 )
 
-// Search terms the list figures use; the generator puts them in a few
+// Search terms the list figures use; the seeder puts them in a few
 // percent of names ("café" written with its accent in some, without in
 // others, so the search shows folding at work).
 const (
@@ -95,18 +92,18 @@ var moods = []string{"Misty", "Golden", "Quiet", "Neon", "Rainy", "Sunlit", "Fro
 var settings = []string{"at dawn", "at dusk", "in the fog", "under the stars", "in winter",
 	"by the sea", "in the city", "in a forest", "on Mars", "in the rain", "at noon", ""}
 
-// Generator makes the seeded records; a fixed seed makes every run alike.
-type Generator struct{ r *rand.Rand }
+// Seeder makes the seeded records; a fixed seed makes every run alike.
+type Seeder struct{ r *rand.Rand }
 
-// NewGenerator is a generator whose records follow from seed.
-func NewGenerator(seed uint64) *Generator {
-	return &Generator{r: rand.New(rand.NewPCG(seed, 0x5eed))}
+// NewSeeder is a seeder whose records follow from seed.
+func NewSeeder(seed uint64) *Seeder {
+	return &Seeder{r: rand.New(rand.NewPCG(seed, 0x5eed))}
 }
 
-func (g *Generator) pick(s []string) string { return s[g.r.IntN(len(s))] }
+func (g *Seeder) pick(s []string) string { return s[g.r.IntN(len(s))] }
 
 // Text is prose of about n bytes: sentences of varied words, paragraphs.
-func (g *Generator) Text(n int) string {
+func (g *Seeder) Text(n int) string {
 	var b strings.Builder
 	b.Grow(n + 200)
 	for b.Len() < n {
@@ -133,7 +130,7 @@ func (g *Generator) Text(n int) string {
 // document is a document as a client creates it and later saves its
 // generated result: ~60% Freestyle, the rest over the other templates,
 // ~20% favorites.
-func (g *Generator) document() records.Values {
+func (g *Seeder) document() records.Values {
 	template := int64(documents.FreestyleID)
 	if g.r.IntN(100) >= 60 {
 		template = 2 + g.r.Int64N(int64(len(documents.Templates)-2))
@@ -143,7 +140,7 @@ func (g *Generator) document() records.Values {
 	if g.r.IntN(3) == 0 {
 		name = fmt.Sprintf("%s %s v%d", strings.ToUpper(topic[:1])+topic[1:], strings.ToLower(documents.Templates[template]), 1+g.r.IntN(9))
 	}
-	result := g.Text(ResultBytes*9/10 + g.r.IntN(ResultBytes/5))
+	result := g.Text(SeededResultBytes*9/10 + g.r.IntN(SeededResultBytes/5))
 	return records.Values{
 		"name":        name,
 		"prompt":      fmt.Sprintf("Write a %s about %s for %s, in a %s tone. %s", strings.ToLower(documents.Templates[template]), topic, g.pick(audiences), g.pick(tones), g.Text(40+g.r.IntN(200))),
@@ -157,7 +154,7 @@ func (g *Generator) document() records.Values {
 
 // image is an image as a client creates it: every resolution, most with a
 // style, some with a medium or filter, ~20% favorites.
-func (g *Generator) image() records.Values {
+func (g *Seeder) image() records.Values {
 	name := strings.TrimSpace(fmt.Sprintf("%s %s %s", g.pick(moods), g.pick(subjects), g.pick(settings)))
 	v := records.Values{
 		"name":        name,
@@ -180,8 +177,8 @@ func (g *Generator) image() records.Values {
 	return v
 }
 
-// Account is what Seed wrote, for the figures to pick records from.
-type Account struct {
+// SeededAccount is what Seed wrote, for the figures to pick records from.
+type SeededAccount struct {
 	Name                      string
 	Key                       string // read and write
 	FirstDocument, FirstImage int64
@@ -191,7 +188,7 @@ type Account struct {
 
 // Document returns the id of a seeded document matching ok, from the
 // from-th on.
-func (a *Account) Document(from int, ok func(records.Values) bool) int64 {
+func (a *SeededAccount) Document(from int, ok func(records.Values) bool) int64 {
 	for i := from; i < len(a.Docs); i++ {
 		if ok(a.Docs[i]) {
 			return a.FirstDocument + int64(i)
@@ -203,20 +200,20 @@ func (a *Account) Document(from int, ok func(records.Values) bool) int64 {
 // Seed writes the account's records into db's tables through
 // store.Table.Import, which writes the very items Create does
 // (BatchWriteItem, several in flight), and gives the account a key.
-func Seed(ctx context.Context, db *dynamodb.Client, tables map[string]string, account string) (*Account, error) {
+func Seed(ctx context.Context, db *dynamodb.Client, tables map[string]string, account string) (*SeededAccount, error) {
 	start := time.Now()
-	g := NewGenerator(1)
-	a := &Account{Name: account}
-	for range Documents {
+	g := NewSeeder(1)
+	a := &SeededAccount{Name: account}
+	for range SeededDocuments {
 		a.Docs = append(a.Docs, g.document())
 	}
-	for range Images {
+	for range SeededImages {
 		a.Imgs = append(a.Imgs, g.image())
 	}
 	docTable := store.New(db, tables["DocumentsTable"], documents.Resource)
-	docTable.Now = pastClock(Documents)
+	docTable.Now = pastClock(SeededDocuments)
 	imgTable := store.New(db, tables["ImagesTable"], images.Resource)
-	imgTable.Now = pastClock(Images)
+	imgTable.Now = pastClock(SeededImages)
 	errs := make(chan error, 2)
 	go func() {
 		var err error

@@ -1,4 +1,4 @@
-package gobench
+package bench
 
 import "testing"
 
@@ -11,7 +11,7 @@ func TestResultLine(t *testing.T) {
 		"BenchmarkInterleaved/get-2         \t   60000\t     48000 ns/op\t     55123 ns/handler\t     41234 ns/sdk\t         1.337 x\n" +
 		"BenchmarkPlain \t 10 \t 1.5e+06 ns/op\n" +
 		"PASS\n"
-	got := map[string]Result{}
+	got := map[string]BenchResult{}
 	for _, m := range resultLine.FindAllStringSubmatch(out, -1) {
 		got[m[1]] = parseResult(m[2])
 	}

@@ -1,14 +1,8 @@
-// Package cost prices requests at AWS's list prices: what a million
-// requests of an operation cost, from its DynamoDB calls and request units,
-// its answer's size, its duration and the models it calls. make bench
-// fills it from its figures.
-package cost
+package bench
 
 import (
 	"fmt"
 	"math"
-
-	"contentapi/shared/local/figures"
 )
 
 // Prices holds AWS list prices, on demand, in US East (N. Virginia), in US
@@ -36,9 +30,9 @@ type Prices struct {
 	SQS float64
 }
 
-// AWS are the prices as read on PricesRead from the sources the report
+// AWSPrices are the prices as read on PricesRead from the sources the report
 // names.
-var AWS = Prices{
+var AWSPrices = Prices{
 	HTTPAPI:        1.00,
 	LambdaRequests: 0.20, LambdaARMGBSecond: 0.0000133334,
 	DynamoDBRead: 0.125, DynamoDBWrite: 0.625,
@@ -75,8 +69,8 @@ const (
 	sqsPerDelivery = 3
 )
 
-// Operation is what one request of an operation does.
-type Operation struct {
+// CostOperation is what one request of an operation does.
+type CostOperation struct {
 	Name                   string
 	Calls, RRU, WRU, Bytes float64 // DynamoDB calls and units, the answer's body
 	// CPUNs is the handler's CPU time on a whole vCPU; WaitSeconds the time
@@ -91,17 +85,17 @@ type Operation struct {
 	Streamed float64
 }
 
-// Row is what a million requests of one operation cost, in dollars.
-type Row struct {
+// CostRow is what a million requests of one operation cost, in dollars.
+type CostRow struct {
 	Op                                       string
 	Calls, RRU, WRU, Ms, Bytes               float64
 	Gateway, DataOut, Lambda, DynamoDB, Rest float64
 	Total                                    float64
 }
 
-// Model is the cost table and what it was computed from.
-type Model struct {
-	Rows                             []Row
+// CostModel is the cost table and what it was computed from.
+type CostModel struct {
+	Rows                             []CostRow
 	MemoryMB                         int
 	InputTokens, OutputTokens        int
 	TextSeconds, LambdaPerSecondPerM float64
@@ -114,19 +108,19 @@ type Model struct {
 	Missing string
 }
 
-// New is an empty table for a function of memoryMB on arm64.
-func New(memoryMB int) *Model {
-	return &Model{MemoryMB: memoryMB, Prices: AWS, PricesRead: PricesRead, RoundTripMs: RoundTripMs,
+// NewCostModel is an empty table for a function of memoryMB on arm64.
+func NewCostModel(memoryMB int) *CostModel {
+	return &CostModel{MemoryMB: memoryMB, Prices: AWSPrices, PricesRead: PricesRead, RoundTripMs: RoundTripMs,
 		TokensPerSecond: TokensPerSecond, PictureSeconds: PictureSeconds, ReceiverMs: ReceiverMs,
 		CPUScale:            float64(vCPUMemoryMB) / float64(memoryMB),
-		LambdaPerSecondPerM: float64(memoryMB) / 1024 * AWS.LambdaARMGBSecond * 1e6}
+		LambdaPerSecondPerM: float64(memoryMB) / 1024 * AWSPrices.LambdaARMGBSecond * 1e6}
 }
 
 // Add prices a million requests of op and adds them to the table. Lambda
 // bills duration rounded up to the millisecond: modeled as RoundTripMs per
 // call, the CPU time at the function's share of a vCPU, and the wait.
-func (m *Model) Add(op Operation) Row {
-	r := Row{Op: op.Name, Calls: op.Calls, RRU: op.RRU, WRU: op.WRU, Bytes: op.Bytes, Rest: op.Rest}
+func (m *CostModel) Add(op CostOperation) CostRow {
+	r := CostRow{Op: op.Name, Calls: op.Calls, RRU: op.RRU, WRU: op.WRU, Bytes: op.Bytes, Rest: op.Rest}
 	r.Ms = math.Ceil(r.Calls*RoundTripMs + op.CPUNs/1e6*m.CPUScale + op.WaitSeconds*1000)
 	r.Gateway = m.Prices.HTTPAPI
 	r.DataOut = op.Bytes / (1 << 30) * m.Prices.DataOut * 1e6
@@ -150,8 +144,8 @@ func (m *Model) Add(op Operation) Row {
 // invocations, so this is the most), their duration RoundTripMs per call
 // plus the sender's wait for the receiver; and the queue's requests,
 // priced in the rest.
-func (m *Model) Delivery(name string, calls, rru, wru float64) Row {
-	r := Row{Op: name, Calls: calls, RRU: rru, WRU: wru}
+func (m *CostModel) Delivery(name string, calls, rru, wru float64) CostRow {
+	r := CostRow{Op: name, Calls: calls, RRU: rru, WRU: wru}
 	r.Ms = math.Ceil(calls*RoundTripMs + ReceiverMs)
 	r.Lambda = 2*m.Prices.LambdaRequests + r.Ms/1000*m.LambdaPerSecondPerM
 	r.DynamoDB = rru*m.Prices.DynamoDBRead + wru*m.Prices.DynamoDBWrite
@@ -164,11 +158,11 @@ func (m *Model) Delivery(name string, calls, rru, wru float64) Row {
 // Figures are the totals of the table's operations that generate
 // nothing, usd_<operation> per million requests: what the service's own
 // work costs, where a generating create's is mostly the model's.
-func (m *Model) Figures() []figures.Figure {
-	var out []figures.Figure
+func (m *CostModel) Figures() []Figure {
+	var out []Figure
 	for _, r := range m.Rows {
 		if r.Rest == 0 {
-			out = append(out, figures.Figure{Name: "usd_" + r.Op, Value: r.Total, Unit: "$/M", Missing: m.Missing})
+			out = append(out, Figure{Name: "usd_" + r.Op, Value: r.Total, Unit: "$/M", Missing: m.Missing})
 		}
 	}
 	return out
@@ -177,7 +171,7 @@ func (m *Model) Figures() []figures.Figure {
 // Text is what generating a text of resultBytes from a prompt of
 // promptChars (system prompt included) takes: the wait, and the model's
 // price for a million of them.
-func (m *Model) Text(promptChars, resultBytes int) (seconds, perMillion float64) {
+func (m *CostModel) Text(promptChars, resultBytes int) (seconds, perMillion float64) {
 	m.InputTokens = promptChars / charsPerToken
 	m.OutputTokens = resultBytes / charsPerToken
 	m.TextSeconds = float64(m.OutputTokens) / TokensPerSecond
@@ -186,7 +180,7 @@ func (m *Model) Text(promptChars, resultBytes int) (seconds, perMillion float64)
 
 // Picture is what generating a picture takes: the wait, and a million of
 // the model's pictures with one S3 PUT each.
-func (m *Model) Picture() (seconds, perMillion float64) {
+func (m *CostModel) Picture() (seconds, perMillion float64) {
 	return PictureSeconds, m.Prices.Picture*1e6 + m.Prices.S3Put*1e3
 }
 

@@ -1,4 +1,4 @@
-package worstcase_test
+package bench_test
 
 import (
 	"context"
@@ -9,10 +9,9 @@ import (
 	"unicode/utf8"
 
 	"contentapi/shared/app"
-	"contentapi/shared/local/apicall"
+	"contentapi/shared/local/bench"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/worstcase"
 )
 
 // The bounds scaled down, with an account scaled down to match: every
@@ -24,7 +23,7 @@ const (
 	maxAnswerBytes = 400_000
 )
 
-var small = worstcase.Size{Images: 600, Documents: 600, Results: 40}
+var small = bench.WorstCaseSize{Images: 600, Documents: 600, Results: 40}
 
 // Every costly request of the worst-case account stays within the read
 // budget and the answer bound, and each list that would walk its whole
@@ -32,7 +31,7 @@ var small = worstcase.Size{Images: 600, Documents: 600, Results: 40}
 func TestWorstCaseBounded(t *testing.T) {
 	env := ddbtest.New(t)
 	ctx := context.Background()
-	acc, err := worstcase.Seed(ctx, env.Client, env.Tables, "worst", small)
+	acc, err := bench.SeedWorstCase(ctx, env.Client, env.Tables, "worst", small)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +59,7 @@ func TestWorstCaseBounded(t *testing.T) {
 		ReadBudget:       readBudget,
 		MaxAnswerBytes:   maxAnswerBytes,
 	}, db)
-	c, err := apicall.New(a, acc.Key)
+	c, err := bench.NewCaller(a, acc.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +89,7 @@ func TestWorstCaseBounded(t *testing.T) {
 		}
 	}
 
-	r := worstcase.Measure(meter, c, acc)
+	r := bench.MeasureWorstCase(meter, c, acc)
 	for _, q := range r.Requests {
 		t.Logf("%g RRU, %d bytes: GET %s", q.Reads, q.Bytes, q.Short())
 	}

@@ -1,13 +1,4 @@
-// Package gobench runs a Go test binary's benchmarks in rounds and reads
-// what they say: each benchmark's ns/op and allocs/op, and where one
-// benchmark's CPU time goes, split by the functions on its samples' stacks.
-//
-// It is what make bench and make chaos do with the go tool: build the
-// project's binaries as make builds them (Build, BuildLambda), run test
-// binaries' benchmarks (Rounds, CPUProfile), and time the answers' gzip
-// encoder against the standard library's (GzipFigures). gobuild and
-// gzipbench were packages of their own, each too small to stand alone.
-package gobench
+package bench
 
 import (
 	"cmp"
@@ -25,37 +16,37 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// Result is one run of one benchmark: its ns/op, its allocs/op where
+// BenchResult is one run of one benchmark: its ns/op, its allocs/op where
 // -benchmem asked for them, and every figure it printed, by unit (custom
 // metrics such as "x" included).
-type Result struct {
+type BenchResult struct {
 	NS, Allocs float64
 	Metrics    map[string]float64
 }
 
-// Round is one run of every benchmark asked for, back to back in one
+// BenchRound is one run of every benchmark asked for, back to back in one
 // process, by benchmark name.
-type Round map[string]Result
+type BenchRound map[string]BenchResult
 
 // resultLine is a benchmark's result: its name (a sub-benchmark's with
 // its path) less the GOMAXPROCS suffix, its iterations, then value and
 // unit pairs.
 var resultLine = regexp.MustCompile(`(?m)^(Benchmark[\w/]+?)(?:-\d+)?\s+\d+((?:\s+[-+.\deE]+ \S+)+)\s*$`)
 
-// Rounds runs count rounds of the benchmarks named (without their
+// BenchRounds runs count rounds of the benchmarks named (without their
 // "Benchmark"), each for benchtime, with env added to the environment. It
 // returns the rounds and the binary's whole output.
-func Rounds(ctx context.Context, testBinary string, env, names []string, count int, benchtime string) ([]Round, string, error) {
-	var rounds []Round
+func BenchRounds(ctx context.Context, testBinary string, env, names []string, count int, benchtime string) ([]BenchRound, string, error) {
+	var rounds []BenchRound
 	var all strings.Builder
 	for range count {
-		out, err := Run(ctx, testBinary, env, "-test.bench", "^Benchmark("+strings.Join(names, "|")+")$",
+		out, err := RunBenchmarks(ctx, testBinary, env, "-test.bench", "^Benchmark("+strings.Join(names, "|")+")$",
 			"-test.benchmem", "-test.count", "1", "-test.benchtime", benchtime)
 		all.WriteString(out)
 		if err != nil {
 			return nil, all.String(), err
 		}
-		round := Round{}
+		round := BenchRound{}
 		for _, m := range resultLine.FindAllStringSubmatch(out, -1) {
 			round[m[1]] = parseResult(m[2])
 		}
@@ -65,8 +56,8 @@ func Rounds(ctx context.Context, testBinary string, env, names []string, count i
 }
 
 // parseResult reads a result line's value and unit pairs.
-func parseResult(pairs string) Result {
-	r := Result{Metrics: map[string]float64{}}
+func parseResult(pairs string) BenchResult {
+	r := BenchResult{Metrics: map[string]float64{}}
 	f := strings.Fields(pairs)
 	for i := 0; i+1 < len(f); i += 2 {
 		if v, err := strconv.ParseFloat(f[i], 64); err == nil {
@@ -77,9 +68,9 @@ func parseResult(pairs string) Result {
 	return r
 }
 
-// Run runs benchmarks of the test binary (args say which and how) with env
-// added to the environment, and returns their output.
-func Run(ctx context.Context, testBinary string, env []string, args ...string) (string, error) {
+// RunBenchmarks runs benchmarks of the test binary (args say which and how)
+// with env added to the environment, and returns their output.
+func RunBenchmarks(ctx context.Context, testBinary string, env []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, testBinary, append([]string{"-test.run", "^$"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
@@ -93,8 +84,8 @@ func Run(ctx context.Context, testBinary string, env []string, args ...string) (
 	return string(out), err
 }
 
-// Lines keeps the lines of go test -bench output a reader needs.
-func Lines(output string) []string {
+// BenchLines keeps the lines of go test -bench output a reader needs.
+func BenchLines(output string) []string {
 	var keep []string
 	for _, line := range strings.Split(strings.TrimSpace(output), "\n") {
 		for _, prefix := range []string{"Benchmark", "cpu:", "goos", "goarch"} {
@@ -106,12 +97,12 @@ func Lines(output string) []string {
 	return keep
 }
 
-// Part is one part of a CPU profile: the samples with a function matching
-// Match on their stack.
-type Part struct{ What, Match string }
+// ProfilePart is one part of a CPU profile: the samples with a function
+// matching Match on their stack.
+type ProfilePart struct{ What, Match string }
 
-// Share is a part's CPU time.
-type Share struct {
+// ProfileShare is a part's CPU time.
+type ProfileShare struct {
 	What             string
 	Seconds, Percent float64
 }
@@ -120,17 +111,17 @@ type Share struct {
 // last the rest.
 type Profile struct {
 	Bench   string
-	Shares  []Share
+	Shares  []ProfileShare
 	Seconds float64
 }
 
 // CPUProfile profiles the benchmark bench for 3 s, in dir, and splits its
 // CPU time into parts: a sample counts in the first part it matches, else
 // in the last share, named rest.
-func CPUProfile(ctx context.Context, testBinary, bench, dir string, env []string, parts []Part, rest string) (Profile, error) {
+func CPUProfile(ctx context.Context, testBinary, bench, dir string, env []string, parts []ProfilePart, rest string) (Profile, error) {
 	h := Profile{Bench: bench}
 	path := filepath.Join(dir, bench+".prof")
-	if _, err := Run(ctx, testBinary, env, "-test.bench", "^"+bench+"$", "-test.benchtime", "3s", "-test.cpuprofile", path); err != nil {
+	if _, err := RunBenchmarks(ctx, testBinary, env, "-test.bench", "^"+bench+"$", "-test.benchtime", "3s", "-test.cpuprofile", path); err != nil {
 		return h, err
 	}
 	data, err := os.ReadFile(path)
@@ -142,7 +133,7 @@ func CPUProfile(ctx context.Context, testBinary, bench, dir string, env []string
 		return h, fmt.Errorf("profile %s: %w", bench, err)
 	}
 	res := make([]*regexp.Regexp, len(parts))
-	h.Shares = make([]Share, len(parts)+1)
+	h.Shares = make([]ProfileShare, len(parts)+1)
 	for i, p := range parts {
 		res[i], h.Shares[i].What = regexp.MustCompile(p.Match), p.What
 	}
@@ -186,13 +177,13 @@ func (p Profile) Percent(what string) float64 {
 
 // Largest are the parts of at least min percent, largest first, leaving
 // out the rest and the parts named in except.
-func (p Profile) Largest(min float64, except ...string) []Share {
-	var out []Share
+func (p Profile) Largest(min float64, except ...string) []ProfileShare {
+	var out []ProfileShare
 	for i, s := range p.Shares {
 		if i < len(p.Shares)-1 && s.Percent >= min && !slices.Contains(except, s.What) {
 			out = append(out, s)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Share) int { return cmp.Compare(b.Percent, a.Percent) })
+	slices.SortStableFunc(out, func(a, b ProfileShare) int { return cmp.Compare(b.Percent, a.Percent) })
 	return out
 }

@@ -1,10 +1,6 @@
-// Package worstcase seeds the account that costs the most to read and
-// measures what its most expensive requests cost, through the real
-// handlers: no request may read more than the read budget, nor answer more
-// than the answer bound, whatever the account holds (issue 18).
-//
-// "Worst case" is the largest records the validation accepts, in numbers
-// that would take every list path past its bounds if nothing bounded it:
+// The worst case (SeedWorstCase, MeasureWorstCase) is the largest records
+// the validation accepts, in numbers that would take every list path past
+// its bounds if nothing bounded it:
 //
 //   - Every name is 128 characters of U+FDFA, whose folded form is 33
 //     bytes: the largest index entries (~5 KB; about 0.53 RRU each as
@@ -12,20 +8,22 @@
 //     longest, in 4-byte characters interleaved with U+2028, which JSON
 //     writes as six bytes: near the most an item can hold, and more than
 //     any other text in an answer.
-//   - Size.Images images and Size.Documents Freestyle documents, favorites
-//     rare and names matching no search: a filter, a name search, a name
-//     order through another template or a deep page walks an index of
-//     thousands of such entries, about 3,200 RRU for Full (Account.IndexReads
-//     measures it).
-//   - The newest Size.Results documents carry a result at its longest
-//     (~85 KB stored, ~21 RRU each, ~113 KB in JSON): a search by result
-//     fetches each one it tests, and a page of 100 of them reads ~2,100
-//     RRU and answers ~11 MB, unbounded.
+//   - WorstCaseSize.Images images and WorstCaseSize.Documents Freestyle
+//     documents, favorites rare and names matching no search: a filter, a
+//     name search, a name order through another template or a deep page
+//     walks an index of thousands of such entries, about 3,200 RRU for
+//     FullWorstCase (WorstCaseAccount.IndexReads measures it).
+//   - The newest WorstCaseSize.Results documents carry a result at its
+//     longest (~85 KB stored, ~21 RRU each, ~113 KB in JSON): a search by
+//     result fetches each one it tests, and a page of 100 of them reads
+//     ~2,100 RRU and answers ~11 MB, unbounded.
 //
 // The records are validated by each resource's own rules, then written as
 // store.Table.Import writes them (BatchWriteItem; the counter item counts
-// them), not through the API: the seeding of Full stays well under a minute.
-package worstcase
+// them), not through the API: the seeding of FullWorstCase stays well
+// under a minute.
+
+package bench
 
 import (
 	"context"
@@ -45,8 +43,8 @@ import (
 	"contentapi/shared/store"
 )
 
-// Size is how many records the account holds.
-type Size struct {
+// WorstCaseSize is how many records the account holds.
+type WorstCaseSize struct {
 	// Images and Documents are the records of each table; Documents are
 	// Freestyle (the default list's template), besides OtherTemplate.
 	Images, Documents int
@@ -54,16 +52,17 @@ type Size struct {
 	Results int
 }
 
-// Full is the bench's account: a walk of either index would read about
-// 3,200 RRU, and fetching its 300 results 6,300 RRU, against a budget of
-// 2,000.
-var Full = Size{Images: 6000, Documents: 6000, Results: 300}
+// FullWorstCase is the bench's account: a walk of either index would read
+// about 3,200 RRU, and fetching its 300 results 6,300 RRU, against a budget
+// of 2,000.
+var FullWorstCase = WorstCaseSize{Images: 6000, Documents: 6000, Results: 300}
 
-// OtherTemplate holds a few documents (the oldest), so that a list of that
-// template in name order walks every document's name entry to fill a page.
+// WorstCaseOtherTemplate holds a few documents (the oldest), so that a list
+// of that template in name order walks every document's name entry to fill a
+// page.
 const (
-	OtherTemplate     = 2
-	otherTemplateDocs = 3
+	WorstCaseOtherTemplate = 2
+	otherTemplateDocs      = 3
 )
 
 // favoriteEvery makes one record in so many a favorite: a favorites filter
@@ -78,11 +77,11 @@ const (
 	filter     = "grayscale"
 )
 
-// Account is what Seed wrote.
-type Account struct {
+// WorstCaseAccount is what Seed wrote.
+type WorstCaseAccount struct {
 	Name string
 	Key  string // read and write
-	Size
+	WorstCaseSize
 	FirstImage, FirstDocument int64
 	// IndexReads is what reading a table's whole by_id index costs (eventually
 	// consistent, as lists read it), by table's logical ID: the least an
@@ -93,18 +92,19 @@ type Account struct {
 
 // LastDocument is the newest document: one with a result at its longest
 // when the account has any.
-func (a *Account) LastDocument() int64 {
+func (a *WorstCaseAccount) LastDocument() int64 {
 	return a.FirstDocument + int64(otherTemplateDocs+a.Documents) - 1
 }
 
-// Seed writes the account's records into db's tables and gives it a key.
-func Seed(ctx context.Context, db *dynamodb.Client, tables map[string]string, account string, size Size) (*Account, error) {
+// SeedWorstCase writes the account's records into db's tables and gives it a
+// key.
+func SeedWorstCase(ctx context.Context, db *dynamodb.Client, tables map[string]string, account string, size WorstCaseSize) (*WorstCaseAccount, error) {
 	start := time.Now()
 	imgs, docs, err := values(size)
 	if err != nil {
 		return nil, err
 	}
-	a := &Account{Name: account, Size: size}
+	a := &WorstCaseAccount{Name: account, WorstCaseSize: size}
 	errs := make(chan error, 2)
 	go func() {
 		var err error
@@ -163,7 +163,7 @@ func indexReads(ctx context.Context, db *dynamodb.Client, table, account string)
 
 // values are the records to import, oldest first, validated as a create
 // and then an update through the API would be.
-func values(size Size) (imgs, docs []records.Values, err error) {
+func values(size WorstCaseSize) (imgs, docs []records.Values, err error) {
 	name := strings.Repeat("\uFDFA", maxChars(images.Resource, "name"))
 	description := text(maxChars(images.Resource, "description"))
 	prompt := text(maxChars(documents.Resource, "prompt"))
@@ -180,7 +180,7 @@ func values(size Size) (imgs, docs []records.Values, err error) {
 	for i := range otherTemplateDocs + size.Documents {
 		create := map[string]string{"name": name, "prompt": prompt}
 		if i < otherTemplateDocs {
-			create["template_id"] = strconv.Itoa(OtherTemplate)
+			create["template_id"] = strconv.Itoa(WorstCaseOtherTemplate)
 		}
 		update := map[string]string{"favorite": favorite(i)}
 		if i >= otherTemplateDocs+size.Documents-size.Results {

@@ -2,7 +2,7 @@
 // against the standard library's compress/gzip at its default level, for
 // make bench: the measurement the encoder was chosen by.
 
-package gobench
+package bench
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"contentapi/shared/httpapi"
-	"contentapi/shared/local/figures"
 )
 
 // GzipRounds and GzipBlock shape the timings: GzipRounds rounds of GzipBlock encodings of
@@ -26,7 +25,7 @@ const (
 // encoder (ns_gzip_list) and the standard library's (ns_gzip_list_stdlib,
 // which makes bytes_list_default_gzip_stdlib), and get, a get's answer,
 // with the answers' encoder (ns_gzip_get).
-func GzipFigures(list, get []byte) []figures.Figure {
+func GzipFigures(list, get []byte) []Figure {
 	var dst []byte
 	ours := func(body []byte) func() { return func() { dst = httpapi.AppendGzip(dst[:0], body) } }
 	var std bytes.Buffer
@@ -38,7 +37,7 @@ func GzipFigures(list, get []byte) []figures.Figure {
 		_ = zw.Close()
 	}
 	ns := interleave(ours(list), stdlib, ours(get))
-	return []figures.Figure{
+	return []Figure{
 		{Name: "ns_gzip_list", Value: ns[0], Unit: "ns"},
 		{Name: "ns_gzip_list_stdlib", Value: ns[1], Unit: "ns"},
 		{Name: "bytes_list_default_gzip_stdlib", Value: float64(std.Len()), Unit: "bytes"},

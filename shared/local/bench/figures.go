@@ -1,7 +1,4 @@
-// Package figures holds what make bench and make chaos measure, one named
-// value a line, and writes it into BENCHMARKS.md, where each command owns a
-// section of its own.
-package figures
+package bench
 
 import (
 	"bytes"
@@ -28,16 +25,16 @@ type Figure struct {
 
 // Line is the figure as the commands print it: "bench: <name> <value> <unit>".
 func (f Figure) Line() string {
-	v := Format(f.Value)
+	v := FormatFigure(f.Value)
 	if f.Missing != "" {
 		v = "NaN"
 	}
 	return fmt.Sprintf("bench: %s %s %s", f.Name, v, f.Unit)
 }
 
-// Format writes a value as the figures show it: whole numbers whole, others
-// to three decimals.
-func Format(v float64) string {
+// FormatFigure writes a value as the figures show it: whole numbers whole,
+// others to three decimals.
+func FormatFigure(v float64) string {
 	if math.IsNaN(v) {
 		return "NaN"
 	}
@@ -97,8 +94,8 @@ func (b *Board) All() []Figure {
 // name it, so that the other command, writing the report, keeps it.
 type Section string
 
-// Chaos is make chaos's section of BENCHMARKS.md.
-const Chaos Section = "make chaos"
+// ChaosSection is make chaos's section of BENCHMARKS.md.
+const ChaosSection Section = "make chaos"
 
 func (s Section) begin() string { return "<!-- " + string(s) + " -->" }
 func (s Section) end() string   { return "<!-- /" + string(s) + " -->\n" }

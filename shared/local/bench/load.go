@@ -1,7 +1,4 @@
-// Package loadgen drives the running local stack with concurrent clients,
-// a realistic mix of reads and writes on a seeded account, and says what
-// they saw: requests, errors and latencies, by kind.
-package loadgen
+package bench
 
 import (
 	"bytes"
@@ -18,33 +15,32 @@ import (
 	"time"
 
 	"contentapi/shared/images"
-	"contentapi/shared/local/seed"
 	"contentapi/shared/local/stack"
 )
 
-// Result is what the clients saw.
-type Result struct {
+// LoadResult is what the clients saw.
+type LoadResult struct {
 	Clients, Requests, Errors int
 	Elapsed, P50, P99         time.Duration
-	Kinds                     []*Kind // in the order of Mix
+	Kinds                     []*LoadKind // in the order of LoadMix
 	FirstErrors               []string
 }
 
-// Kind is what one kind of request saw.
-type Kind struct {
+// LoadKind is what one kind of request saw.
+type LoadKind struct {
 	Kind      string
 	N, Errors int
 	Latencies []time.Duration
 }
 
-// Share is one kind of request of the load, in percent of requests.
-type Share struct {
+// LoadShare is one kind of request of the load, in percent of requests.
+type LoadShare struct {
 	Kind    string
 	Percent int
 }
 
-// Mix is the load: 70% reads, 30% writes of the client's own records.
-var Mix = []Share{
+// LoadMix is the load: 70% reads, 30% writes of the client's own records.
+var LoadMix = []LoadShare{
 	{"get", 38},          // GET a seeded document or image by id
 	{"list", 25},         // a list page (1-5) of documents or images, id order
 	{"list_filtered", 7}, // images by style+favorite in name order, or a name search of documents
@@ -53,18 +49,18 @@ var Mix = []Share{
 	{"delete", 8},        // DELETE one of the client's own documents
 }
 
-// Drive runs clients concurrent clients for d against the stack at api, on
-// the seeded account s, each client its own random sequence of the Mix.
-func Drive(ctx context.Context, api string, s *seed.Account, clients int, d time.Duration) *Result {
+// DriveLoad runs clients concurrent clients for d against the stack at api,
+// on the seeded account s, each client its own random sequence of LoadMix.
+func DriveLoad(ctx context.Context, api string, s *SeededAccount, clients int, d time.Duration) *LoadResult {
 	key := s.Key
 	transport := &http.Transport{MaxIdleConns: clients * 2, MaxIdleConnsPerHost: clients * 2, IdleConnTimeout: time.Minute}
 	hc := &http.Client{Transport: transport, Timeout: 30 * time.Second}
 	defer transport.CloseIdleConnections()
 
-	res := &Result{Clients: clients}
-	byKind := map[string]*Kind{}
-	for _, m := range Mix {
-		byKind[m.Kind] = &Kind{Kind: m.Kind}
+	res := &LoadResult{Clients: clients}
+	byKind := map[string]*LoadKind{}
+	for _, m := range LoadMix {
+		byKind[m.Kind] = &LoadKind{Kind: m.Kind}
 		res.Kinds = append(res.Kinds, byKind[m.Kind])
 	}
 	var mu sync.Mutex
@@ -159,13 +155,13 @@ func Drive(ctx context.Context, api string, s *seed.Account, clients int, d time
 }
 
 func pickKind(r int) string {
-	for _, m := range Mix {
+	for _, m := range LoadMix {
 		if r < m.Percent {
 			return m.Kind
 		}
 		r -= m.Percent
 	}
-	return Mix[0].Kind
+	return LoadMix[0].Kind
 }
 
 // Percentile is the p-th percentile of ds (0 for none).

@@ -1,4 +1,4 @@
-package cost
+package bench
 
 import (
 	"math"
@@ -10,8 +10,8 @@ func near(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
 // A get as make bench measures one: 1 call plus the rate limiter's share,
 // 2 RRU, a 5.6 KB answer and 70 µs of CPU, priced at 256 MB.
 func TestAddPricesEachPart(t *testing.T) {
-	m := New(256)
-	r := m.Add(Operation{Name: "get", Calls: 1.029, RRU: 2, WRU: 0.029, Bytes: 5600, CPUNs: 70000})
+	m := NewCostModel(256)
+	r := m.Add(CostOperation{Name: "get", Calls: 1.029, RRU: 2, WRU: 0.029, Bytes: 5600, CPUNs: 70000})
 	// 1.029 calls at 4 ms and 70 µs at 256/1769 of a vCPU (0.48 ms): 4.6 ms,
 	// billed as 5.
 	if r.Ms != 5 {
@@ -30,13 +30,13 @@ func TestAddPricesEachPart(t *testing.T) {
 
 // Generation waits for the model, and the function's duration runs.
 func TestGenerationWaitsAndPays(t *testing.T) {
-	m := New(1769) // a whole vCPU: CPU time counts as measured
+	m := NewCostModel(1769) // a whole vCPU: CPU time counts as measured
 	seconds, text := m.Text(400, 5000)
 	// 100 input tokens and 1250 output tokens, at 200 tokens a second.
 	if m.InputTokens != 100 || m.OutputTokens != 1250 || seconds != 6.25 || !near(text, 100*0.035+1250*0.14) {
 		t.Errorf("text: %d in, %d out, %v s, $%v", m.InputTokens, m.OutputTokens, seconds, text)
 	}
-	r := m.Add(Operation{Name: "create, text generated", Calls: 3, CPUNs: 1e6, WaitSeconds: seconds, Rest: text})
+	r := m.Add(CostOperation{Name: "create, text generated", Calls: 3, CPUNs: 1e6, WaitSeconds: seconds, Rest: text})
 	if r.Ms != 3*4+1+6250 || !near(r.Total-r.Rest, r.Gateway+r.Lambda+r.DynamoDB+r.DataOut) {
 		t.Errorf("row = %+v", r)
 	}
@@ -54,10 +54,10 @@ func TestDollarsKeepTheCentsThatMatter(t *testing.T) {
 }
 
 // The figures are the totals of the operations that generate nothing.
-func TestFigures(t *testing.T) {
-	m := New(256)
-	get := m.Add(Operation{Name: "get", Calls: 1, RRU: 2, Bytes: 2000, CPUNs: 50_000})
-	m.Add(Operation{Name: "create, text generated", Calls: 3, WRU: 10, WaitSeconds: 6, Rest: 183})
+func TestCostModelFigures(t *testing.T) {
+	m := NewCostModel(256)
+	get := m.Add(CostOperation{Name: "get", Calls: 1, RRU: 2, Bytes: 2000, CPUNs: 50_000})
+	m.Add(CostOperation{Name: "create, text generated", Calls: 3, WRU: 10, WaitSeconds: 6, Rest: 183})
 	fs := m.Figures()
 	if len(fs) != 1 || fs[0].Name != "usd_get" || fs[0].Value != get.Total || fs[0].Unit != "$/M" {
 		t.Fatalf("%+v", fs)

@@ -1,7 +1,4 @@
-// Package apicall calls the app's handlers in process, as API Gateway
-// would, with one API key, and reads their answers: for the bench, which
-// measures what a request costs with no network in between.
-package apicall
+package bench
 
 import (
 	"bytes"
@@ -19,15 +16,15 @@ import (
 	"contentapi/shared/local/stack"
 )
 
-// Client calls the documents and images handlers with Key.
-type Client struct {
+// Caller calls the documents and images handlers with Key.
+type Caller struct {
 	Documents, Images http.Handler
 	Key               string
 }
 
-// New is a client of a's handlers with key.
-func New(a *app.App, key string) (*Client, error) {
-	c := &Client{Key: key}
+// NewCaller is a client of a's handlers with key.
+func NewCaller(a *app.App, key string) (*Caller, error) {
+	c := &Caller{Key: key}
 	var err error
 	if c.Documents, err = a.Handler("documents"); err != nil {
 		return nil, err
@@ -37,8 +34,8 @@ func New(a *app.App, key string) (*Client, error) {
 }
 
 // WithKey is the same handlers called with another key.
-func (c *Client) WithKey(key string) *Client {
-	return &Client{Documents: c.Documents, Images: c.Images, Key: key}
+func (c *Caller) WithKey(key string) *Caller {
+	return &Caller{Documents: c.Documents, Images: c.Images, Key: key}
 }
 
 // Answer is what a handler answered.
@@ -57,7 +54,7 @@ type Answer struct {
 // Do sends a request for path, with form for a write and header's
 // headers, to the handler whose routes hold it. It takes gzip, as
 // browsers and most HTTP clients do, unless header says otherwise.
-func (c *Client) Do(method, path string, form url.Values, header map[string]string) Answer {
+func (c *Caller) Do(method, path string, form url.Values, header map[string]string) Answer {
 	h := c.Documents
 	// The first resource's function serves the usage and the webhooks too.
 	if strings.HasPrefix(path, "/api/v1/images") || strings.HasPrefix(path, app.UsagePath) || hookapi.Serves(path) {

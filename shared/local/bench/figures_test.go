@@ -1,4 +1,4 @@
-package figures
+package bench
 
 import (
 	"math"
@@ -9,7 +9,7 @@ import (
 
 func TestFormat(t *testing.T) {
 	for v, want := range map[float64]string{2: "2", 0.0291: "0.029", 1.4666: "1.467", 10000000: "10000000", math.NaN(): "NaN"} {
-		if got := Format(v); got != want {
+		if got := FormatFigure(v); got != want {
 			t.Errorf("Format(%v) = %q, want %q", v, got, want)
 		}
 	}
@@ -20,16 +20,16 @@ func TestFormat(t *testing.T) {
 // the report around it.
 func TestSectionsSurviveEachOther(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "BENCHMARKS.md")
-	if err := Chaos.WriteInto(path, []byte("soak 1\n")); err != nil {
+	if err := ChaosSection.WriteInto(path, []byte("soak 1\n")); err != nil {
 		t.Fatal(err)
 	}
-	if err := Chaos.WriteKeeping(path, []byte("# Benchmarks\n\nrun 1\n")); err != nil {
+	if err := ChaosSection.WriteKeeping(path, []byte("# Benchmarks\n\nrun 1\n")); err != nil {
 		t.Fatal(err)
 	}
-	if err := Chaos.WriteInto(path, []byte("soak 2\n")); err != nil {
+	if err := ChaosSection.WriteInto(path, []byte("soak 2\n")); err != nil {
 		t.Fatal(err)
 	}
-	if err := Chaos.WriteKeeping(path, []byte("# Benchmarks\n\nrun 2\n")); err != nil {
+	if err := ChaosSection.WriteKeeping(path, []byte("# Benchmarks\n\nrun 2\n")); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(path)
