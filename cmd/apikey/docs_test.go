@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/shlex"
 
-	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/docpages"
 )
 
@@ -22,7 +22,7 @@ import (
 // and a placeholder key id to a key that exists.
 func TestDocsCommands(t *testing.T) {
 	t.Setenv(checksumEnv, "")
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	keys, images, documents := env.Tables["ApiKeysTable"], env.Tables["ImagesTable"], env.Tables["DocumentsTable"]
 	t.Setenv("API_KEYS_TABLE", keys)
 	t.Setenv("IMAGES_TABLE", images)

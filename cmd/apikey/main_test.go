@@ -14,7 +14,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
-	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/quota"
 )
 
@@ -184,7 +184,7 @@ func TestParseExpiry(t *testing.T) {
 // The whole command against DynamoDB Local.
 func TestRunAgainstDynamoDBLocal(t *testing.T) {
 	t.Setenv(checksumEnv, "")
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	table := env.Tables["ApiKeysTable"]
 	at := []string{"--table", table, "--endpoint", env.Endpoint}
 	cmd := func(args ...string) (stdout, stderr string, err error) {
@@ -285,7 +285,7 @@ func TestRunAgainstDynamoDBLocal(t *testing.T) {
 // limits sets and prints an account's own limits in the record tables;
 // a kind not given keeps its limit.
 func TestLimitsAgainstDynamoDBLocal(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	at := []string{"--endpoint", env.Endpoint, "--images-table", env.Tables["ImagesTable"], "--documents-table", env.Tables["DocumentsTable"]}
 	limits := func(args ...string) map[string]string {
 		t.Helper()
@@ -356,7 +356,7 @@ func TestCreateWithTheStackSecret(t *testing.T) {
 		t.Errorf("create with a short secret = %v, want an error", err)
 	}
 
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	table := env.Tables["ApiKeysTable"]
 	secret := strings.Repeat("q", auth.MinSecretLen)
 	t.Setenv(checksumEnv, secret)
@@ -385,7 +385,7 @@ func TestCreateWithTheStackSecret(t *testing.T) {
 // and no Scan, as DynamoDB Local sees the command's requests.
 func TestRevokeMakesNoScan(t *testing.T) {
 	t.Setenv(checksumEnv, "")
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	table := env.Tables["ApiKeysTable"]
 	var mu sync.Mutex
 	var ops []string

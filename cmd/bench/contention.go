@@ -11,7 +11,7 @@ import (
 
 	"contentapi/shared/auth"
 	"contentapi/shared/local/bench"
-	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/ddblocal"
 )
 
 // Contention: this many clients create on one account at once, each this
@@ -29,7 +29,7 @@ const (
 // round trip past a create's two is a retry (the SDK's, or the store's own).
 // It checks what must hold whatever the load: no errors, distinct ids, and
 // a total that counts exactly the documents made.
-func measureContention(ctx context.Context, b *bench.Board, meter *ddbmeter.Meter, plain *dynamodb.Client, keysTable string, handlers *bench.Caller) error {
+func measureContention(ctx context.Context, b *bench.Board, meter *ddblocal.Meter, plain *dynamodb.Client, keysTable string, handlers *bench.Caller) error {
 	keys := make([]*bench.Caller, contentionClients)
 	for i := range keys {
 		key, _, err := auth.NewKeys(plain, keysTable, auth.PublicChecksum).Create(ctx, contentionAccount,
@@ -72,7 +72,7 @@ func measureContention(ctx context.Context, b *bench.Board, meter *ddbmeter.Mete
 		wg.Wait()
 	})
 	creates := contentionClients * contentionPerClient
-	t := ddbmeter.Sum(calls)
+	t := ddblocal.SumMetered(calls)
 	retries := float64(t.RoundTrips-t.Auth-2*creates) / float64(creates)
 	total := keys[0].Do("GET", "/api/v1/documents", nil, nil).Total
 	var issue string

@@ -18,7 +18,7 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/local/bench"
-	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/stack"
@@ -40,7 +40,7 @@ var generationEnv map[string]string
 
 // measureGeneration reports generation's figures. parts are the local
 // stand-ins the functions' environment (genEnv) points at.
-func measureGeneration(ctx context.Context, b *bench.Board, meter *ddbmeter.Meter, db *dynamodb.Client, plain *dynamodb.Client, cfg app.Config,
+func measureGeneration(ctx context.Context, b *bench.Board, meter *ddblocal.Meter, db *dynamodb.Client, plain *dynamodb.Client, cfg app.Config,
 	parts *stack.Generation, tmpl *sam.Template, endpoint string, tables map[string]string, builds *artifacts) error {
 	logf("generation: creates to done with the Bedrock stand-in")
 	cfg.Generation = parts.Config()
@@ -82,12 +82,12 @@ func measureGeneration(ctx context.Context, b *bench.Board, meter *ddbmeter.Mete
 	for _, m := range creates {
 		var ans bench.Answer
 		calls := meter.Measure(func() { ans = c.Do("POST", m.path, m.form, nil) })
-		own := slices.DeleteFunc(calls, func(call ddbmeter.Call) bool { return call.Purpose != "" })
+		own := slices.DeleteFunc(calls, func(call ddblocal.MeteredCall) bool { return call.Purpose != "" })
 		if problem := generated(ans); problem != "" || len(own) == 0 {
 			b.Missing(problem, "calls_generate_"+m.name, "wru_writeback_"+m.name)
 			continue
 		}
-		b.Add(bench.Figure{Name: "calls_generate_" + m.name, Value: float64(ddbmeter.Sum(own).RoundTrips), Unit: "calls"})
+		b.Add(bench.Figure{Name: "calls_generate_" + m.name, Value: float64(ddblocal.SumMetered(own).RoundTrips), Unit: "calls"})
 		b.Add(bench.Figure{Name: "wru_writeback_" + m.name, Value: own[len(own)-1].Units, Unit: "wru"})
 	}
 
@@ -106,7 +106,7 @@ func measureGeneration(ctx context.Context, b *bench.Board, meter *ddbmeter.Mete
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		b.Missing(fmt.Sprintf("the generator failed the event: %v %+v", err, resp), "calls_generator_doc", "wru_generator_doc")
 	} else {
-		t := ddbmeter.Sum(calls)
+		t := ddblocal.SumMetered(calls)
 		b.Add(bench.Figure{Name: "calls_generator_doc", Value: float64(t.RoundTrips), Unit: "calls"})
 		b.Add(bench.Figure{Name: "wru_generator_doc", Value: t.Writes, Unit: "wru"})
 	}

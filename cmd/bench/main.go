@@ -33,7 +33,6 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/local/bench"
 	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/stack"
 	"contentapi/shared/quota"
@@ -116,7 +115,7 @@ func run(ctx context.Context, o options) error {
 	}
 
 	b := &bench.Board{}
-	meter, err := ddbmeter.New(tmpl, tables)
+	meter, err := ddblocal.NewMeter(tmpl, tables)
 	if err != nil {
 		return err
 	}
@@ -298,7 +297,7 @@ func seedAccount(ctx context.Context, db *dynamodb.Client, tables map[string]str
 
 // measureWorstCase seeds the worst-case account beside the bench's and
 // measures its costliest requests (bench.MeasureWorstCase).
-func measureWorstCase(ctx context.Context, b *bench.Board, m *ddbmeter.Meter, db *dynamodb.Client, tables map[string]string, c *bench.Caller) (*bench.WorstCaseReport, error) {
+func measureWorstCase(ctx context.Context, b *bench.Board, m *ddblocal.Meter, db *dynamodb.Client, tables map[string]string, c *bench.Caller) (*bench.WorstCaseReport, error) {
 	logf("seeding the worst case: %d images, %d documents", bench.FullWorstCase.Images, bench.FullWorstCase.Documents)
 	acc, err := bench.SeedWorstCase(ctx, db, tables, account+"-worst", bench.FullWorstCase)
 	if err != nil {

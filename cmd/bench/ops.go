@@ -10,7 +10,7 @@ import (
 	"contentapi/shared/documents"
 	"contentapi/shared/fold"
 	"contentapi/shared/local/bench"
-	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/records"
 )
 
@@ -48,10 +48,10 @@ func (op operation) figures() []string {
 // operationResult is what one operation cost.
 type operationResult struct {
 	Op     operation
-	Calls  []ddbmeter.Call
-	Totals ddbmeter.Totals
+	Calls  []ddblocal.MeteredCall
+	Totals ddblocal.MeteredTotals
 	// Tally is what the tally function paid for a delete's count.
-	Tally  *ddbmeter.Totals
+	Tally  *ddblocal.MeteredTotals
 	status int
 	Issue  string
 	Took   time.Duration // on DynamoDB Local, through the handler
@@ -65,7 +65,7 @@ type operationResult struct {
 // (auth, parsing, store, rendering) with the key already authenticated, and
 // returns what each cost. The lists come before the writes, so their
 // totals can be checked against the seeded data.
-func measureOperations(m *ddbmeter.Meter, c *bench.Caller, s *bench.SeededAccount, tl *tallier) (cold operationResult, results []operationResult, rl rateLimitCost) {
+func measureOperations(m *ddblocal.Meter, c *bench.Caller, s *bench.SeededAccount, tl *tallier) (cold operationResult, results []operationResult, rl rateLimitCost) {
 	freestyle := func(v records.Values) bool { return v["template_id"] == int64(documents.FreestyleID) }
 	other := func(v records.Values) bool { return !freestyle(v) }
 	getID := s.Document(0, freestyle)
@@ -173,17 +173,17 @@ func measureOperations(m *ddbmeter.Meter, c *bench.Caller, s *bench.SeededAccoun
 			c.Do("GET", fmt.Sprintf("/api/v1/documents/%d", s.FirstDocument+int64(i)), nil, nil)
 		}
 	})
-	t := ddbmeter.Sum(calls)
+	t := ddblocal.SumMetered(calls)
 	rl.Leases, rl.WRU = t.RateLimit, t.RateLimitWRU
 	return cold, results, rl
 }
 
 // measure runs one operation and returns what it cost, and its answer.
-func measure(m *ddbmeter.Meter, c *bench.Caller, op operation) (operationResult, bench.Answer) {
+func measure(m *ddblocal.Meter, c *bench.Caller, op operation) (operationResult, bench.Answer) {
 	var a bench.Answer
 	start := time.Now()
 	calls := m.Measure(func() { a = c.Do(op.method, op.path, op.form, op.header) })
-	r := operationResult{Op: op, Calls: calls, Totals: ddbmeter.Sum(calls), status: a.Status, Took: time.Since(start), Bytes: a.Wire, body: a.Raw}
+	r := operationResult{Op: op, Calls: calls, Totals: ddblocal.SumMetered(calls), status: a.Status, Took: time.Since(start), Bytes: a.Wire, body: a.Raw}
 	if a.Status != op.status {
 		r.Issue = fmt.Sprintf("status %d, want %d: %.200s", a.Status, op.status, a.Raw)
 	} else if op.check != nil {

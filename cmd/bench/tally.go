@@ -13,7 +13,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/local/bench"
-	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/store"
@@ -46,15 +46,15 @@ func (t *tallier) image(id int64) (store.Item, error) {
 
 // measure runs the delete of id (its request, in del) and then the tally
 // of it, and returns what the tally cost.
-func (t *tallier) measure(m *ddbmeter.Meter, id int64, del func()) (ddbmeter.Totals, error) {
+func (t *tallier) measure(m *ddblocal.Meter, id int64, del func()) (ddblocal.MeteredTotals, error) {
 	old, err := t.image(id)
 	if err != nil {
-		return ddbmeter.Totals{}, err
+		return ddblocal.MeteredTotals{}, err
 	}
 	del()
 	tomb, err := t.image(id)
 	if err != nil {
-		return ddbmeter.Totals{}, err
+		return ddblocal.MeteredTotals{}, err
 	}
 	t.seq++
 	ev := events.DynamoDBTimeWindowEvent{
@@ -75,7 +75,7 @@ func (t *tallier) measure(m *ddbmeter.Meter, id int64, del func()) (ddbmeter.Tot
 	if err == nil && len(resp.BatchItemFailures) > 0 {
 		err = fmt.Errorf("the tally reported %d failed", len(resp.BatchItemFailures))
 	}
-	return ddbmeter.Sum(calls), err
+	return ddblocal.SumMetered(calls), err
 }
 
 // measureTallyBuilt adds the tally function's bootstrap size and its cold

@@ -23,7 +23,7 @@ import (
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
 	"contentapi/shared/local/bench"
-	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/sqslocal"
 	"contentapi/shared/local/stack"
@@ -96,7 +96,7 @@ func (r *receiver) arrived(id string) {
 // them; then calls and WRU of one delivery (its publishing by the
 // generator and one successful attempt by the sender); then the sender's
 // bootstrap and cold start.
-func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddbmeter.Meter, metered, plain *dynamodb.Client, cfg app.Config,
+func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddblocal.Meter, metered, plain *dynamodb.Client, cfg app.Config,
 	parts *stack.Generation, q *stack.WebhookQueue, tmpl *sam.Template, endpoint string, tables map[string]string, builds *artifacts) error {
 	logf("webhooks: creates to their delivery")
 	cfg.Generation = parts.Config()
@@ -167,7 +167,7 @@ func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddbmeter.Meter,
 // delivery recorded) and its one successful attempt (the delivery and the
 // endpoint read, the attempt claimed, recorded, the endpoint's health
 // kept), through the metered client.
-func measureDelivery(ctx context.Context, b *bench.Board, meter *ddbmeter.Meter, metered *dynamodb.Client, cfg app.Config,
+func measureDelivery(ctx context.Context, b *bench.Board, meter *ddblocal.Meter, metered *dynamodb.Client, cfg app.Config,
 	q *stack.WebhookQueue, tables map[string]string, rcv *receiver) error {
 	names := []string{"calls_webhook_delivery", "rru_webhook_delivery", "wru_webhook_delivery"}
 	sealer, err := webhook.NewSealer(cfg.Webhooks.Seal)
@@ -214,7 +214,7 @@ func measureDelivery(ctx context.Context, b *bench.Board, meter *ddbmeter.Meter,
 		b.Missing(fmt.Sprintf("the sender did not deliver: %v %+v", err, resp), names...)
 		return nil
 	}
-	t := ddbmeter.Sum(append(published, sent...))
+	t := ddblocal.SumMetered(append(published, sent...))
 	b.Add(bench.Figure{Name: "calls_webhook_delivery", Value: float64(t.RoundTrips), Unit: "calls"})
 	b.Add(bench.Figure{Name: "rru_webhook_delivery", Value: t.Reads, Unit: "rru"})
 	b.Add(bench.Figure{Name: "wru_webhook_delivery", Value: t.Writes, Unit: "wru"})

@@ -25,7 +25,7 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/generation"
-	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/stack"
 	"contentapi/shared/store"
@@ -198,9 +198,9 @@ func TestEvents(t *testing.T) {
 
 // eventsApp is the app as make run configures it, on fresh tables, with
 // generation's local parts.
-func eventsApp(t *testing.T) (*app.App, *ddbtest.Env) {
+func eventsApp(t *testing.T) (*app.App, *ddblocal.TestEnv) {
 	t.Helper()
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	env.Setenv(t)
 	parts, err := stack.StartGeneration(stack.GenerationOptions{})
 	if err != nil {
@@ -240,7 +240,7 @@ func eventsApp(t *testing.T) (*app.App, *ddbtest.Env) {
 // localTable points a stream record of an events/ file, which names a
 // table by its logical ID, at that table in the test's DynamoDB Local, and
 // returns the table's name there.
-func localTable(t *testing.T, env *ddbtest.Env, file string, rec *events.DynamoDBEventRecord) string {
+func localTable(t *testing.T, env *ddblocal.TestEnv, file string, rec *events.DynamoDBEventRecord) string {
 	t.Helper()
 	logical := store.StreamTable(rec.EventSourceArn)
 	table, ok := env.Tables[logical]

@@ -19,7 +19,6 @@ import (
 	"contentapi/shared/documents"
 	"contentapi/shared/local/bedrockstandin"
 	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
 	local "contentapi/shared/local/stack"
@@ -36,7 +35,7 @@ type stack struct {
 }
 
 func newStack(t *testing.T) *stack {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	parts, err := local.StartGeneration(local.GenerationOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -14,17 +14,16 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/documents"
-	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/faultproxy"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/metrics/metricstest"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
 
 // faultyStack is a stack whose DynamoDB traffic goes through a fault proxy.
-func faultyStack(t *testing.T, configure func(*app.Config)) (*stack, *faultproxy.Proxy) {
-	env := ddbtest.New(t)
-	proxy := faultproxy.New(env.Endpoint)
+func faultyStack(t *testing.T, configure func(*app.Config)) (*stack, *ddblocal.FaultProxy) {
+	env := ddblocal.NewTestEnv(t)
+	proxy := ddblocal.NewFaultProxy(env.Endpoint)
 	t.Cleanup(proxy.Close)
 	s := newStackWith(t, func(c *app.Config) {
 		c.DynamoDBEndpoint = proxy.URL
@@ -50,7 +49,7 @@ func TestDynamoDBFaults(t *testing.T) {
 	logs := &syncBuffer{}
 	s, proxy := faultyStack(t, func(c *app.Config) { c.RequestTimeout, c.LogOutput = 2*time.Second, logs })
 	createImage(t, s, "Before the storm")
-	for mode, fault := range map[string]faultproxy.Fault{"throttle": faultproxy.Throttle, "error": faultproxy.Fail, "drop": faultproxy.Drop} {
+	for mode, fault := range map[string]ddblocal.Fault{"throttle": ddblocal.ThrottleCall, "error": ddblocal.FailCall, "drop": ddblocal.DropCall} {
 		t.Run(mode, func(t *testing.T) {
 			proxy.Down(fault)
 			defer proxy.Up()
@@ -65,7 +64,7 @@ func TestDynamoDBFaults(t *testing.T) {
 		})
 	}
 	t.Run("slow", func(t *testing.T) {
-		proxy.Down(faultproxy.Hang)
+		proxy.Down(ddblocal.HangCall)
 		defer proxy.Up()
 		start := time.Now()
 		expectUnavailable(t, s.get("/api/v1/images/1"))
@@ -86,7 +85,7 @@ func TestDynamoDBFaults(t *testing.T) {
 
 func TestKeyStoreFaultIsNotUnauthenticated(t *testing.T) {
 	s, proxy := faultyStack(t, nil)
-	proxy.Down(faultproxy.Throttle)
+	proxy.Down(ddblocal.ThrottleCall)
 	expectUnavailable(t, s.get("/api/v1/images"))
 	proxy.Up()
 	expect(t, s.get("/api/v1/images"), 200)
@@ -127,7 +126,7 @@ func TestCallsPerOperation(t *testing.T) {
 		{request{method: "DELETE", path: "/api/v1/documents/3"}, 200, 1},
 	}
 	// The tally's writes, from the stream, are not the request's.
-	tally := faultproxy.Op("UpdateItem", `"sq_`)
+	tally := ddblocal.MatchOp("UpdateItem", `"sq_`)
 	for _, tc := range testCases {
 		tc.rq.key = s.writeKey
 		before := len(proxy.Calls())
@@ -281,7 +280,7 @@ func TestSecretsStayOut(t *testing.T) {
 	}
 	expect(t, call(request{method: "GET", path: "/api/v1/images", key: s.writeKey + "x"}), 401)
 	call(request{method: "POST", path: "/api/v1/images", key: s.writeKey, contentType: "application/json", body: `{"name":`})
-	proxy.Down(faultproxy.Fail)
+	proxy.Down(ddblocal.FailCall)
 	call(request{method: "GET", path: "/api/v1/images/1", key: s.writeKey})
 	proxy.Up()
 	// Within the cache time a revoked key may still pass; after it, never.

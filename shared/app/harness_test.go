@@ -14,7 +14,6 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/ddblocal/ddbtest"
 	local "contentapi/shared/local/stack"
 )
 
@@ -23,7 +22,7 @@ import (
 type stack struct {
 	t        testing.TB
 	url      string
-	env      *ddbtest.Env
+	env      *ddblocal.TestEnv
 	app      *app.App
 	writeKey string // account "acme", read and write
 	readKey  string // account "acme", read only
@@ -37,7 +36,7 @@ func newStack(t testing.TB) *stack { return newStackWith(t, nil) }
 // newStackWith is newStack with a change to the configuration.
 func newStackWith(t testing.TB, configure func(*app.Config)) *stack {
 	t.Helper()
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	cfg := app.Config{
 		Region:           ddblocal.Region,
 		DynamoDBEndpoint: env.Endpoint,

@@ -16,7 +16,7 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/crud"
-	"contentapi/shared/local/faultproxy"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/openapitest"
 	"contentapi/shared/records"
 )
@@ -777,7 +777,7 @@ func TestOpenAPIConformanceUnavailable(t *testing.T) {
 	s, proxy := faultyStack(t, nil)
 	c := newConformance(t, s)
 	c.form(201, "POST", "/api/v1/images", s.writeKey, "name", "x", "description", "d", "resolution", "256x256")
-	proxy.Down(faultproxy.Throttle)
+	proxy.Down(ddblocal.ThrottleCall)
 	defer proxy.Up()
 	c.get(503, "/api/v1/images/1", s.writeKey)
 	c.get(503, "/api/v1/images", s.writeKey)

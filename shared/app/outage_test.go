@@ -12,17 +12,17 @@ import (
 	"time"
 
 	"contentapi/shared/app"
-	"contentapi/shared/local/faultproxy"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/lambdalocal"
 )
 
 // What the proxy matches: the service's writes, by what their bodies name.
 var (
-	claimWrite    = faultproxy.Op("UpdateItem", `"running"`)
-	answerWrite   = faultproxy.Op("UpdateItem", `"done"`)
-	recordPutCall = faultproxy.Op("PutItem", `"id_key"`)
-	tombstoneCall = faultproxy.Op("UpdateItem", `"gone_by"`)
-	updateCall    = faultproxy.Op("UpdateItem", `"updated_at"`)
+	claimWrite    = ddblocal.MatchOp("UpdateItem", `"running"`)
+	answerWrite   = ddblocal.MatchOp("UpdateItem", `"done"`)
+	recordPutCall = ddblocal.MatchOp("PutItem", `"id_key"`)
+	tombstoneCall = ddblocal.MatchOp("UpdateItem", `"gone_by"`)
+	updateCall    = ddblocal.MatchOp("UpdateItem", `"updated_at"`)
 )
 
 // clock is a time.Now that a test moves forward, to let leases and
@@ -36,7 +36,7 @@ func (c *clock) configure(cfg *app.Config) { cfg.Clock = c.now }
 // outageStack is a stack through a fault proxy, with a short request
 // deadline and the template's own function timeouts in its gateway, so a
 // request that outlived its function would get the platform's 500.
-func outageStack(t *testing.T, deadline time.Duration) (*stack, *faultproxy.Proxy, *clock) {
+func outageStack(t *testing.T, deadline time.Duration) (*stack, *ddblocal.FaultProxy, *clock) {
 	c := &clock{}
 	s, proxy := faultyStack(t, func(cfg *app.Config) {
 		cfg.RequestTimeout = deadline
@@ -79,7 +79,7 @@ func totals(t *testing.T, s *stack, path string) (int64, int) {
 // answer about it is lost. The create finds its own record: one record, 201.
 func TestKeyedCreateWhoseAnswersAreAllLost(t *testing.T) {
 	s, proxy, _ := outageStack(t, 20*time.Second)
-	proxy.Inject(recordPutCall, faultproxy.LoseAnswer, 3)
+	proxy.Inject(recordPutCall, ddblocal.LoseAnswer, 3)
 	first := keyed(s, "POST", "/api/v1/images", "lost-1", "name=Lost&description=d&resolution=256x256")
 	expect(t, first, 201)
 	again := keyed(s, "POST", "/api/v1/images", "lost-1", "name=Lost&description=d&resolution=256x256")
@@ -96,7 +96,7 @@ func TestKeyedCreateWhoseAnswersAreAllLost(t *testing.T) {
 // waits out the lease (409, Retry-After) and then finds the same record.
 func TestStallWhileTheAnswerIsStored(t *testing.T) {
 	s, proxy, clk := outageStack(t, 8*time.Second)
-	proxy.Inject(answerWrite, faultproxy.Hang, 1)
+	proxy.Inject(answerWrite, ddblocal.HangCall, 1)
 	body := "name=Stored&prompt=p"
 	first := keyed(s, "POST", "/api/v1/documents", "stall-1", body)
 	expect(t, first, 201)
@@ -121,11 +121,11 @@ func TestStallWhileTheAnswerIsStored(t *testing.T) {
 // first attempt landed, and the retry is recognised, never a 409, 404 or 412.
 func TestRetriedWritesKnowThemselves(t *testing.T) {
 	s, proxy, _ := outageStack(t, 20*time.Second)
-	proxy.Inject(claimWrite, faultproxy.LoseAnswer, 1)
+	proxy.Inject(claimWrite, ddblocal.LoseAnswer, 1)
 	created := keyed(s, "POST", "/api/v1/images", "own-claim", "name=Mine&description=d&resolution=256x256")
 	expect(t, created, 201)
 
-	proxy.Inject(updateCall, faultproxy.LoseAnswer, 1)
+	proxy.Inject(updateCall, ddblocal.LoseAnswer, 1)
 	updated := s.do(request{method: "PUT", path: "/api/v1/images/1", key: s.writeKey, contentType: "application/x-www-form-urlencoded",
 		body: "name=Renamed", header: map[string]string{"If-Match": created.Header.Get("ETag")}})
 	expect(t, updated, 200)
@@ -133,7 +133,7 @@ func TestRetriedWritesKnowThemselves(t *testing.T) {
 		t.Fatalf("update: %s %s", updated.Header.Get("ETag"), updated.Raw)
 	}
 
-	proxy.Inject(tombstoneCall, faultproxy.LoseAnswer, 1)
+	proxy.Inject(tombstoneCall, ddblocal.LoseAnswer, 1)
 	expect(t, s.do(request{method: "DELETE", path: "/api/v1/images/1", key: s.writeKey}), 200)
 	if total, n := totals(t, s, "/api/v1/images"); total != 0 || n != 0 {
 		t.Fatalf("total %d, %d listed", total, n)
@@ -148,7 +148,7 @@ func TestStallLongerThanTheDeadline(t *testing.T) {
 	s, proxy, clk := outageStack(t, 3*time.Second)
 	expect(t, s.get("/api/v1/images"), 200) // the key is cached
 	createImage(t, s, "Doomed")
-	proxy.Down(faultproxy.Hold)
+	proxy.Down(ddblocal.HoldCall)
 	for _, r := range []response{
 		keyed(s, "POST", "/api/v1/images", "outage-create", "name=Outage&description=d&resolution=256x256"),
 		keyed(s, "DELETE", "/api/v1/images/1", "outage-delete", ""),
@@ -216,7 +216,7 @@ func TestSameRequestInAnotherEncodingIsReplayed(t *testing.T) {
 // its lease ends, which is the running request's deadline.
 func TestConflictSaysWhenTheLeaseEnds(t *testing.T) {
 	s, proxy, _ := outageStack(t, 10*time.Second)
-	held := proxy.Inject(recordPutCall, faultproxy.Hold, 1)
+	held := proxy.Inject(recordPutCall, ddblocal.HoldCall, 1)
 	done := make(chan response, 1)
 	go func() { done <- keyed(s, "POST", "/api/v1/documents", "running", "name=Slow&prompt=p") }()
 	<-held.Held()

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"contentapi/shared/app"
-	"contentapi/shared/local/faultproxy"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/prompts"
 	"contentapi/shared/quota"
 )
@@ -223,20 +223,20 @@ func TestQuotaExactUnderFaults(t *testing.T) {
 	s.setLimits("acme", quota.Limits{quota.Images: quota.Max(3)})
 	image := []string{"name", "x", "description", "d", "resolution", "256x256"}
 	expect(t, s.get(app.UsagePath), 200) // the key is now cached
-	counterWrite := faultproxy.Op("UpdateItem", `"next_id"`)
+	counterWrite := ddblocal.MatchOp("UpdateItem", `"next_id"`)
 	used := func() int64 {
 		t.Helper()
 		n, _ := meter(t, s.get(app.UsagePath), "images")
 		return n
 	}
 
-	proxy.Inject(counterWrite, faultproxy.LoseAnswer, 1)
+	proxy.Inject(counterWrite, ddblocal.LoseAnswer, 1)
 	expect(t, s.form("POST", "/api/v1/images", image...), 201)
 	if n := used(); n != 1 {
 		t.Errorf("a counter write retried after its lost answer counted %d", n)
 	}
 
-	proxy.Inject(recordPutCall, faultproxy.Fail, 3)
+	proxy.Inject(recordPutCall, ddblocal.FailCall, 3)
 	expectUnavailable(t, s.form("POST", "/api/v1/images", image...))
 	// Whatever the failed create left is settled by a later write of the
 	// account once older than any request can be.
@@ -384,7 +384,7 @@ func TestReadsCountedInBatches(t *testing.T) {
 			expect(t, s.get("/api/v1/documents/1"), 200)
 		}
 		calls := proxy.Calls()[before:]
-		counted := slices.DeleteFunc(slices.Clone(calls), func(r faultproxy.Request) bool { return !r.Has("used_reads_") })
+		counted := slices.DeleteFunc(slices.Clone(calls), func(r ddblocal.ProxiedCall) bool { return !r.Has("used_reads_") })
 		if len(counted) != writes || len(calls) != 40+writes {
 			t.Errorf("batch %v: %d calls for 40 gets, %d of them counting reads; want %d counting", batch, len(calls), len(counted), writes)
 		}

@@ -11,7 +11,7 @@ import (
 	"contentapi/shared/documents"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/images"
-	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/quota"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
@@ -20,7 +20,7 @@ import (
 // The usage is the month's, by the clock: across the end of a month, the
 // period moves on and what the last one used no longer shows.
 func TestUsageByTheMonth(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	now := time.Date(2026, 11, 30, 23, 59, 59, 0, time.UTC)
 	clock := func() time.Time { return now }
 	img := store.New(env.Client, env.Tables["ImagesTable"], images.Resource)

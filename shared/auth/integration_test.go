@@ -18,13 +18,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/auth"
-	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/ddblocal"
 )
 
 func keysTable(t *testing.T) (*dynamodb.Client, string) {
 	t.Helper()
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	table := env.Tables["ApiKeysTable"]
 	if table == "" {
 		t.Fatalf("template.yaml has no ApiKeysTable; tables: %v", env.Tables)
@@ -346,7 +345,7 @@ func TestKeysRefuseBadInput(t *testing.T) {
 // Revoke finds the key through the key-id index: one Query and one
 // conditional UpdateItem, never a Scan, however many keys the table holds.
 func TestRevokeLooksUpOneKey(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	ctx := t.Context()
 	db, meter := env.Metered(t)
 	keys := auth.NewKeys(db, env.Tables["ApiKeysTable"], auth.PublicChecksum)
@@ -363,7 +362,7 @@ func TestRevokeLooksUpOneKey(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if ops := strings.Join(ddbmeter.Ops(calls), ","); ops != "Query,UpdateItem" {
+	if ops := strings.Join(ddblocal.MeteredOps(calls), ","); ops != "Query,UpdateItem" {
 		t.Errorf("Revoke made %s; want Query,UpdateItem and no Scan", ops)
 	}
 	for i, id := range ids {
@@ -377,14 +376,14 @@ func TestRevokeLooksUpOneKey(t *testing.T) {
 			t.Errorf("Revoke of an unknown id = %v, want ErrKeyNotFound", err)
 		}
 	})
-	if ops := strings.Join(ddbmeter.Ops(calls), ","); ops != "Query" {
+	if ops := strings.Join(ddblocal.MeteredOps(calls), ","); ops != "Query" {
 		t.Errorf("Revoke of an unknown id made %s, want the one Query", ops)
 	}
 }
 
 // Keys made with a secret work with that secret only, end to end.
 func TestKeyedChecksumAgainstTable(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	db, table := env.Client, env.Tables["ApiKeysTable"]
 	ctx := t.Context()
 	secret, err := auth.NewChecksum(strings.Repeat("x", auth.MinSecretLen))

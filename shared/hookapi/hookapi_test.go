@@ -16,7 +16,7 @@ import (
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
 	"contentapi/shared/httpapi"
-	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/sqslocal"
 	"contentapi/shared/webhook"
 	"contentapi/shared/webhook/webhooktest"
@@ -27,7 +27,7 @@ type api struct {
 }
 
 func newAPI(t *testing.T) *api {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	sealer, _ := webhook.NewSealer(nil)
 	st := &hookstore.Store{Client: env.Client, Table: env.Tables["WebhooksTable"], Sealer: sealer}
 	q, err := sqslocal.Start(sqslocal.Options{})

@@ -17,7 +17,7 @@ import (
 
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
-	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/webhook"
 )
 
@@ -103,7 +103,7 @@ func TestAnAttemptWritesOnlyTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	attempt := r.meter.Measure(func() { r.poll(t) })
-	t.Logf("a delivery (published, one attempt): %+v", ddbmeter.Sum(append(published, attempt...)))
+	t.Logf("a delivery (published, one attempt): %+v", ddblocal.SumMetered(append(published, attempt...)))
 	for _, c := range append(published, attempt...) {
 		if c.Write && c.Units > 1 {
 			t.Errorf("%v: a delivery's write costs more than 1 WRU", c)
@@ -111,7 +111,7 @@ func TestAnAttemptWritesOnlyTheLog(t *testing.T) {
 	}
 	// The claim, the record and the endpoint's health; the delivery's
 	// and the endpoint's reads.
-	if sum := ddbmeter.Sum(attempt); sum.Writes != 3 || sum.Reads != 2 {
+	if sum := ddblocal.SumMetered(attempt); sum.Writes != 3 || sum.Reads != 2 {
 		t.Errorf("the attempt: %+v, want 3 WRU and 2 RRU (%v)", sum, attempt)
 	}
 	if b := got(); len(b) != 1 || !strings.Contains(string(b[0]), result) {

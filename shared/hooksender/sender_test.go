@@ -17,8 +17,7 @@ import (
 
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
-	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sqslocal"
 	"contentapi/shared/webhook"
@@ -40,13 +39,13 @@ type rig struct {
 	url    string
 	clk    *clock
 	// meter counts the store's DynamoDB calls.
-	meter *ddbmeter.Meter
+	meter *ddblocal.Meter
 }
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
 	clk := &clock{now: time.Now().Truncate(time.Second)}
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	sealer, err := webhook.NewSealer(nil)
 	if err != nil {
 		t.Fatal(err)

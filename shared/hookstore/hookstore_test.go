@@ -10,13 +10,13 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"contentapi/shared/hookstore"
-	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/webhook"
 )
 
 func newStore(t *testing.T) *hookstore.Store {
 	t.Helper()
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	sealer, err := webhook.NewSealer([]byte("test secret"))
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/ddblocal"
 )
 
 func TestValidKey(t *testing.T) {
@@ -153,7 +153,7 @@ func TestJudge(t *testing.T) {
 // The claims as DynamoDB Local stores them: who gets the key, and what the
 // next request with it is told.
 func TestClaims(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	now := time.Now()
 	s := New(env.Client, env.Tables["IdempotencyTable"], func(err error) error { return err })
 	s.Now = func() time.Time { return now }

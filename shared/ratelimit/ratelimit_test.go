@@ -12,23 +12,22 @@ import (
 
 	"contentapi/shared/auth"
 	"contentapi/shared/httpapi"
-	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/ratelimit"
 )
 
-func limiter(env *ddbtest.Env, limit int, now time.Time) *ratelimit.Limiter {
+func limiter(env *ddblocal.TestEnv, limit int, now time.Time) *ratelimit.Limiter {
 	return limiterOn(env.Client, env, limit, now)
 }
 
-func limiterOn(db ratelimit.DB, env *ddbtest.Env, limit int, now time.Time) *ratelimit.Limiter {
+func limiterOn(db ratelimit.DB, env *ddblocal.TestEnv, limit int, now time.Time) *ratelimit.Limiter {
 	l := ratelimit.New(db, env.Tables["RateLimitTable"], limit)
 	l.Now = func() time.Time { return now }
 	return l
 }
 
 func TestLimitWithinOneInstance(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	start := time.Unix(1_800_000_000, 0) // on a minute boundary
 	l := limiter(env, 5, start)
 	p := auth.Principal{Account: "acme", KeyID: "key_one"}
@@ -58,7 +57,7 @@ func TestLimitWithinOneInstance(t *testing.T) {
 }
 
 func TestLimitIsGlobalAcrossInstances(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	now := time.Unix(1_800_000_030, 0)
 	const limit = 120 // leases of 2
 	instances := []*ratelimit.Limiter{limiter(env, limit, now), limiter(env, limit, now), limiter(env, limit, now)}
@@ -107,7 +106,7 @@ func isStatus(err error, status int) bool {
 // of a key's minute, or was refused once, answers 429 from memory until the
 // minute ends. Each further instance pays one refused write, then nothing.
 func TestRequestsOverTheLimitWriteNothing(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	start := time.Unix(1_800_000_000, 0)
 	const limit = 5 // blocks of one
 	db, meter := env.Metered(t)
@@ -121,7 +120,7 @@ func TestRequestsOverTheLimitWriteNothing(t *testing.T) {
 		}
 	})
 	// Leases of one, then two, then four: refused, and the two left taken.
-	if ops := strings.Join(ddbmeter.Ops(calls), ","); ops != "UpdateItem,UpdateItem,UpdateItem,UpdateItem" {
+	if ops := strings.Join(ddblocal.MeteredOps(calls), ","); ops != "UpdateItem,UpdateItem,UpdateItem,UpdateItem" {
 		t.Fatalf("%d granted requests made %s, want leases of 1, 2 and the 2 left", limit, ops)
 	}
 	calls = meter.Measure(func() {
@@ -144,7 +143,7 @@ func TestRequestsOverTheLimitWriteNothing(t *testing.T) {
 			}
 		}
 	})
-	if ops := strings.Join(ddbmeter.Ops(calls), ","); ops != "UpdateItem" {
+	if ops := strings.Join(ddblocal.MeteredOps(calls), ","); ops != "UpdateItem" {
 		t.Errorf("another instance made %s for 1000 requests over the limit, want the one refused lease", ops)
 	}
 
@@ -155,7 +154,7 @@ func TestRequestsOverTheLimitWriteNothing(t *testing.T) {
 			t.Fatalf("next minute: %v", err)
 		}
 	})
-	if ops := strings.Join(ddbmeter.Ops(calls), ","); ops != "UpdateItem" {
+	if ops := strings.Join(ddblocal.MeteredOps(calls), ","); ops != "UpdateItem" {
 		t.Errorf("next minute: %s, want a new lease", ops)
 	}
 }
@@ -164,7 +163,7 @@ func TestRequestsOverTheLimitWriteNothing(t *testing.T) {
 // blocks, so a busy key costs fewer writes; a new minute starts again at
 // one block.
 func TestBusyKeysLeaseMore(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	start := time.Unix(1_800_000_000, 0)
 	const limit = 600 // blocks of 12
 	db, meter := env.Metered(t)

@@ -10,8 +10,7 @@ import (
 	"contentapi/shared/documents"
 	"contentapi/shared/fold"
 	"contentapi/shared/images"
-	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
@@ -24,9 +23,9 @@ const testBudget = 200
 // account of n images with names of 128 characters, most of them U+FDFA,
 // whose folded form is 11 times longer (the largest index entries, ~5 KB),
 // every third a favorite with a star in its name.
-func boundedImages(t *testing.T, n int) (*store.Table, *ddbmeter.Meter, []int64) {
+func boundedImages(t *testing.T, n int) (*store.Table, *ddblocal.Meter, []int64) {
 	t.Helper()
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	db, meter := env.Metered(t)
 	tbl := store.New(db, env.Tables["ImagesTable"], images.Resource)
 	tbl.ReadBudget = testBudget
@@ -55,7 +54,7 @@ func boundedImages(t *testing.T, n int) (*store.Table, *ddbmeter.Meter, []int64)
 // follow walks a list from page 1 as a client following links.next does,
 // holding every request to the budget, and returns the ids in the order
 // seen and the answers.
-func follow(t *testing.T, tbl *store.Table, meter *ddbmeter.Meter, q records.ListQuery) ([]int64, []store.Page) {
+func follow(t *testing.T, tbl *store.Table, meter *ddblocal.Meter, q records.ListQuery) ([]int64, []store.Page) {
 	t.Helper()
 	var seen []int64
 	var pages []store.Page
@@ -63,7 +62,7 @@ func follow(t *testing.T, tbl *store.Table, meter *ddbmeter.Meter, q records.Lis
 	for range 500 {
 		var p store.Page
 		calls := meter.Measure(func() { p = list(t, tbl, "acme", q) })
-		if reads := ddbmeter.Sum(calls).Reads; reads > testBudget {
+		if reads := ddblocal.SumMetered(calls).Reads; reads > testBudget {
 			t.Fatalf("page %d (cursor %+v) read %g units, over the budget of %d", q.Page, q.Cursor, reads, testBudget)
 		}
 		if p.Partial && p.Next == nil {
@@ -140,7 +139,7 @@ func TestDeepPageBounded(t *testing.T) {
 	for {
 		var p store.Page
 		calls := meter.Measure(func() { p = list(t, tbl, "acme", q) })
-		if reads := ddbmeter.Sum(calls).Reads; reads > testBudget {
+		if reads := ddblocal.SumMetered(calls).Reads; reads > testBudget {
 			t.Fatalf("a deep page read %g units, over %d", reads, testBudget)
 		}
 		if len(p.Items) != 0 {
@@ -166,7 +165,7 @@ func TestDeepPageBounded(t *testing.T) {
 // A search by result fetches every candidate: its budget is in read units,
 // so large documents stop it sooner, and cursors still visit every match.
 func TestResultSearchBoundedByReadBudget(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	db, meter := env.Metered(t)
 	tbl := store.New(db, env.Tables["DocumentsTable"], documents.Resource)
 	tbl.ReadBudget = testBudget

@@ -19,8 +19,6 @@ import (
 	"contentapi/shared/documents"
 	"contentapi/shared/images"
 	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/faultproxy"
 	"contentapi/shared/local/stack"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
@@ -31,9 +29,9 @@ import (
 // and the same tables reached directly, to see what is really stored.
 type rig struct {
 	t          *testing.T
-	env        *ddbtest.Env
+	env        *ddblocal.TestEnv
 	db         *dynamodb.Client
-	proxy      *faultproxy.Proxy
+	proxy      *ddblocal.FaultProxy
 	docs, imgs *store.Table
 	// tally takes deletes' counts down, its writes going through the proxy.
 	tally *stack.Tally
@@ -42,8 +40,8 @@ type rig struct {
 }
 
 func newRig(t *testing.T) *rig {
-	env := ddbtest.New(t)
-	proxy := faultproxy.New(env.Endpoint)
+	env := ddblocal.NewTestEnv(t)
+	proxy := ddblocal.NewFaultProxy(env.Endpoint)
 	t.Cleanup(proxy.Close)
 	db, err := app.NewDynamoDB(context.Background(), app.Config{Region: ddblocal.Region, DynamoDBEndpoint: proxy.URL})
 	if err != nil {
@@ -68,12 +66,12 @@ func request(t *testing.T) context.Context {
 
 // Matchers for the store's writes, by what their bodies name.
 var (
-	counterWrite = faultproxy.Op("UpdateItem", `"next_id"`)
-	tallyWrite   = faultproxy.Op("UpdateItem", `"sq_`)
-	recordPut    = faultproxy.Op("PutItem", `"id_key"`)
-	voidPut      = faultproxy.Op("PutItem", `"void"`)
-	tombstone    = faultproxy.Op("UpdateItem", `"gone_by"`)
-	recordUpdate = faultproxy.Op("UpdateItem", `"updated_at"`)
+	counterWrite = ddblocal.MatchOp("UpdateItem", `"next_id"`)
+	tallyWrite   = ddblocal.MatchOp("UpdateItem", `"sq_`)
+	recordPut    = ddblocal.MatchOp("PutItem", `"id_key"`)
+	voidPut      = ddblocal.MatchOp("PutItem", `"void"`)
+	tombstone    = ddblocal.MatchOp("UpdateItem", `"gone_by"`)
+	recordUpdate = ddblocal.MatchOp("UpdateItem", `"updated_at"`)
 )
 
 // raw reads an item directly, strongly consistent.
@@ -136,8 +134,8 @@ func (r *rig) intents(tbl *store.Table, account string) []string {
 // then nothing more does (the hung calls are never applied).
 func (r *rig) crash(tbl *store.Table, account string, v records.Values) {
 	r.t.Helper()
-	r.proxy.Inject(recordPut, faultproxy.Hang, 100)
-	r.proxy.Inject(voidPut, faultproxy.Hang, 100)
+	r.proxy.Inject(recordPut, ddblocal.HangCall, 100)
+	r.proxy.Inject(voidPut, ddblocal.HangCall, 100)
 	if _, err := tbl.Create(request(r.t), account, v, nil); err == nil {
 		r.t.Fatal("create succeeded")
 	}
@@ -147,7 +145,7 @@ func (r *rig) crash(tbl *store.Table, account string, v records.Values) {
 
 // endStep lets a held write go on, reached or not, and clears every rule:
 // rules not used up must not leak into the next step.
-func (r *rig) endStep(held *faultproxy.Rule) {
+func (r *rig) endStep(held *ddblocal.FaultRule) {
 	if held != nil {
 		select {
 		case <-held.Held():
@@ -206,7 +204,7 @@ func TestCreateWhoseAnswerIsLostIsRecognised(t *testing.T) {
 	r := newRig(t)
 	// The counter write lands and its answer is lost: the SDK's retry finds
 	// its own intent and gets the same id, counted once.
-	r.proxy.Inject(counterWrite, faultproxy.LoseAnswer, 1)
+	r.proxy.Inject(counterWrite, ddblocal.LoseAnswer, 1)
 	item, err := r.imgs.Create(request(t), "acme", image("One"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +214,7 @@ func TestCreateWhoseAnswerIsLostIsRecognised(t *testing.T) {
 	}
 	// The record's put lands and its answer is lost: the retry finds the
 	// record its own operation wrote, not a conflict.
-	r.proxy.Inject(recordPut, faultproxy.LoseAnswer, 1)
+	r.proxy.Inject(recordPut, ddblocal.LoseAnswer, 1)
 	item, err = r.imgs.Create(request(t), "acme", image("Two"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +230,7 @@ func TestCreateWhoseAnswerIsLostIsRecognised(t *testing.T) {
 
 func TestCreateThatFailsLeavesNothing(t *testing.T) {
 	r := newRig(t)
-	r.proxy.Inject(recordPut, faultproxy.Fail, 3) // every attempt the SDK makes
+	r.proxy.Inject(recordPut, ddblocal.FailCall, 3) // every attempt the SDK makes
 	if _, err := r.imgs.Create(request(t), "acme", image("Lost"), nil); err == nil {
 		t.Fatal("create succeeded without its record")
 	}
@@ -248,7 +246,7 @@ func TestCreateThatFailsLeavesNothing(t *testing.T) {
 
 func TestCreateWhosePutLandsAfterWeGaveUp(t *testing.T) {
 	r := newRig(t)
-	held := r.proxy.Inject(recordPut, faultproxy.Hold, 1)
+	held := r.proxy.Inject(recordPut, ddblocal.HoldCall, 1)
 	_, err := r.imgs.Create(request(t), "acme", image("Late"), nil)
 	if err == nil {
 		t.Fatal("create succeeded with its put held")
@@ -266,8 +264,8 @@ func TestCreateWhosePutLandsAfterWeGaveUp(t *testing.T) {
 
 func TestCreateWhosePutLandsBeforeItIsSettled(t *testing.T) {
 	r := newRig(t)
-	put := r.proxy.Inject(recordPut, faultproxy.Hold, 1)
-	void := r.proxy.Inject(voidPut, faultproxy.Hold, 1)
+	put := r.proxy.Inject(recordPut, ddblocal.HoldCall, 1)
+	void := r.proxy.Inject(voidPut, ddblocal.HoldCall, 1)
 	go func() {
 		// The put lands while the create, having given up on its answer,
 		// is settling: the void then finds the record.
@@ -337,7 +335,7 @@ func TestDeleteWhoseAnswerIsLostIsRecognised(t *testing.T) {
 	if calls := requestCalls(r.proxy.Calls()[before:]); len(calls) != 1 || !tombstone(calls[0]) {
 		t.Fatalf("a delete made %d calls, want 1 (the tombstone): %v", len(calls), calls)
 	}
-	r.proxy.Inject(tombstone, faultproxy.LoseAnswer, 1)
+	r.proxy.Inject(tombstone, ddblocal.LoseAnswer, 1)
 	if err := r.imgs.Delete(request(t), "acme", 2, 0); err != nil {
 		t.Fatalf("delete whose first attempt landed: %v, want success, not 404", err)
 	}
@@ -363,7 +361,7 @@ func TestDeleteWhoseAnswerIsLostIsRecognised(t *testing.T) {
 }
 
 // requestCalls are the calls of requests: not the tally's.
-func requestCalls(calls []faultproxy.Request) []faultproxy.Request {
+func requestCalls(calls []ddblocal.ProxiedCall) []ddblocal.ProxiedCall {
 	return slices.DeleteFunc(calls, tallyWrite)
 }
 
@@ -377,7 +375,7 @@ func TestDeleteThatLandsLateIsCountedOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	held := r.proxy.Inject(tombstone, faultproxy.Hold, 1)
+	held := r.proxy.Inject(tombstone, ddblocal.HoldCall, 1)
 	if err := r.imgs.Delete(request(t), "acme", 1, 0); err == nil {
 		t.Fatal("delete succeeded with its write held")
 	}
@@ -440,7 +438,7 @@ func TestUpdateWhoseAnswerIsLostIsRecognised(t *testing.T) {
 	if _, err := r.imgs.Create(request(t), "acme", image("v1"), nil); err != nil {
 		t.Fatal(err)
 	}
-	r.proxy.Inject(recordUpdate, faultproxy.LoseAnswer, 1)
+	r.proxy.Inject(recordUpdate, ddblocal.LoseAnswer, 1)
 	item, err := r.imgs.Update(request(t), "acme", 1, records.Values{"name": "v2"}, 1)
 	if err != nil {
 		t.Fatalf("update whose first attempt landed: %v, want success, not 412", err)
@@ -461,9 +459,9 @@ func TestUpdateWhoseAnswerIsLostAndOvertakenIsRecognised(t *testing.T) {
 			if _, err := r.imgs.Create(request(t), "acme", image("v1"), nil); err != nil {
 				t.Fatal(err)
 			}
-			mine := faultproxy.Op("UpdateItem", `"v2"`)
-			r.proxy.Inject(mine, faultproxy.LoseAnswer, 1)
-			retry := r.proxy.Inject(mine, faultproxy.Hold, 1)
+			mine := ddblocal.MatchOp("UpdateItem", `"v2"`)
+			r.proxy.Inject(mine, ddblocal.LoseAnswer, 1)
+			retry := r.proxy.Inject(mine, ddblocal.HoldCall, 1)
 			type result struct {
 				item store.Item
 				err  error
@@ -503,10 +501,10 @@ func TestAttemptsOfOneOperationMakeOneRecord(t *testing.T) {
 				return nil
 			}}
 			if landed {
-				r.proxy.Inject(recordPut, faultproxy.LoseAnswer, 1)
+				r.proxy.Inject(recordPut, ddblocal.LoseAnswer, 1)
 			}
-			r.proxy.Inject(recordPut, faultproxy.Hang, 100)
-			r.proxy.Inject(voidPut, faultproxy.Hang, 100)
+			r.proxy.Inject(recordPut, ddblocal.HangCall, 100)
+			r.proxy.Inject(voidPut, ddblocal.HangCall, 100)
 			if _, err := r.imgs.Create(store.WithAttempt(request(t), att), "acme", image("Once"), nil); err == nil {
 				t.Fatal("first execution succeeded")
 			}
@@ -538,8 +536,8 @@ func TestAttemptsOfOneOperationMakeOneRecord(t *testing.T) {
 func TestTotalsStayExactUnderFaults(t *testing.T) {
 	r := newRig(t)
 	rng := rand.New(rand.NewPCG(17, 4))
-	faults := []faultproxy.Fault{faultproxy.LoseAnswer, faultproxy.Fail, faultproxy.Throttle, faultproxy.Drop, faultproxy.Pass}
-	steps := map[string]func(faultproxy.Request) bool{
+	faults := []ddblocal.Fault{ddblocal.LoseAnswer, ddblocal.FailCall, ddblocal.ThrottleCall, ddblocal.DropCall, ddblocal.PassCall}
+	steps := map[string]func(ddblocal.ProxiedCall) bool{
 		"counter": counterWrite, "put": recordPut, "void": voidPut,
 		"tally": tallyWrite, "tombstone": tombstone, "update": recordUpdate,
 	}
@@ -549,9 +547,9 @@ func TestTotalsStayExactUnderFaults(t *testing.T) {
 	for i := range 60 {
 		step := stepNames[rng.IntN(len(stepNames))]
 		fault := faults[rng.IntN(len(faults))]
-		var held *faultproxy.Rule
+		var held *ddblocal.FaultRule
 		if i%15 == 7 {
-			held = r.proxy.Inject(steps[step], faultproxy.Hold, 1)
+			held = r.proxy.Inject(steps[step], ddblocal.HoldCall, 1)
 		} else {
 			r.proxy.Inject(steps[step], fault, 1+rng.IntN(3))
 		}
@@ -587,7 +585,7 @@ func TestLandedDeleteIsCounted(t *testing.T) {
 	if _, err := r.docs.Create(request(t), "acme", document("Gone", 1), nil); err != nil {
 		t.Fatal(err)
 	}
-	r.proxy.Inject(tombstone, faultproxy.LoseAnswer, 3)
+	r.proxy.Inject(tombstone, ddblocal.LoseAnswer, 3)
 	if err := r.docs.Delete(request(t), "acme", 1, 0); err == nil {
 		t.Fatal("delete succeeded")
 	}

@@ -12,17 +12,17 @@ import (
 	"time"
 
 	"contentapi/shared/generation"
-	"contentapi/shared/local/faultproxy"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
 
 // Matchers for a move's writes.
 var (
-	shiftWrite  = faultproxy.Op("UpdateItem", `"op_m`, `"count_`)
-	moveWrite   = faultproxy.Op("UpdateItem", `"moved_by"`, `"id_key"`)
-	moveFence   = faultproxy.Op("UpdateItem", `"moved_by"`, `"fences"`, `"SS"`)
-	recordReads = faultproxy.Op("BatchGetItem")
+	shiftWrite  = ddblocal.MatchOp("UpdateItem", `"op_m`, `"count_`)
+	moveWrite   = ddblocal.MatchOp("UpdateItem", `"moved_by"`, `"id_key"`)
+	moveFence   = ddblocal.MatchOp("UpdateItem", `"moved_by"`, `"fences"`, `"SS"`)
+	recordReads = ddblocal.MatchOp("BatchGetItem")
 )
 
 // move regenerates a document under template to, as the API does: read,
@@ -57,11 +57,11 @@ func (r *rig) failedMove(lose int) {
 		r.t.Fatal(err)
 	}
 	if lose > 0 {
-		r.proxy.Inject(moveWrite, faultproxy.LoseAnswer, lose)
+		r.proxy.Inject(moveWrite, ddblocal.LoseAnswer, lose)
 	} else {
-		r.proxy.Inject(moveWrite, faultproxy.Hang, 100)
+		r.proxy.Inject(moveWrite, ddblocal.HangCall, 100)
 	}
-	r.proxy.Inject(moveFence, faultproxy.Hang, 100)
+	r.proxy.Inject(moveFence, ddblocal.HangCall, 100)
 	if _, err := move(request(r.t), r.docs, "acme", 1, 4); err == nil {
 		r.t.Fatal("move succeeded")
 	}
@@ -88,13 +88,13 @@ func TestMoveWhoseAnswerIsLostIsRecognised(t *testing.T) {
 	}
 	// The counter write lands and its answer is lost: the SDK's retry
 	// finds its own intent and counts the move once.
-	r.proxy.Inject(shiftWrite, faultproxy.LoseAnswer, 1)
+	r.proxy.Inject(shiftWrite, ddblocal.LoseAnswer, 1)
 	if _, err := move(request(t), r.docs, "acme", 1, 4); err != nil {
 		t.Fatal(err)
 	}
 	// The record's write lands and its answer is lost: the retry finds the
 	// move it made, not a version mismatch.
-	r.proxy.Inject(moveWrite, faultproxy.LoseAnswer, 1)
+	r.proxy.Inject(moveWrite, ddblocal.LoseAnswer, 1)
 	item, err := move(request(t), r.docs, "acme", 2, 9)
 	if err != nil {
 		t.Fatalf("move whose first write landed: %v", err)
@@ -118,7 +118,7 @@ func TestMoveThatFailsIsPutBack(t *testing.T) {
 	if _, err := r.docs.Create(request(t), "acme", document("Stays", 1), nil); err != nil {
 		t.Fatal(err)
 	}
-	held := r.proxy.Inject(moveWrite, faultproxy.Hold, 1)
+	held := r.proxy.Inject(moveWrite, ddblocal.HoldCall, 1)
 	if _, err := move(request(t), r.docs, "acme", 1, 4); err == nil {
 		t.Fatal("move succeeded with its write held")
 	}
@@ -209,8 +209,8 @@ func TestLandedMoveIsSettledByLaterWrites(t *testing.T) {
 func TestTotalsStayExactUnderMovesWithFaults(t *testing.T) {
 	r := newRig(t)
 	rng := rand.New(rand.NewPCG(13, 7))
-	faults := []faultproxy.Fault{faultproxy.LoseAnswer, faultproxy.Fail, faultproxy.Throttle, faultproxy.Drop, faultproxy.Pass}
-	steps := []func(faultproxy.Request) bool{shiftWrite, moveWrite, moveFence, recordReads, counterWrite, tombstone, tallyWrite}
+	faults := []ddblocal.Fault{ddblocal.LoseAnswer, ddblocal.FailCall, ddblocal.ThrottleCall, ddblocal.DropCall, ddblocal.PassCall}
+	steps := []func(ddblocal.ProxiedCall) bool{shiftWrite, moveWrite, moveFence, recordReads, counterWrite, tombstone, tallyWrite}
 	templates := []int64{1, 4, 9, 18}
 	var live []int64
 	for i := range 8 {
@@ -224,13 +224,13 @@ func TestTotalsStayExactUnderMovesWithFaults(t *testing.T) {
 	answered := map[string]int{}
 	for i := range 60 {
 		step := steps[rng.IntN(len(steps))]
-		var held *faultproxy.Rule
+		var held *ddblocal.FaultRule
 		switch {
 		case i%12 == 5:
-			held = r.proxy.Inject(step, faultproxy.Hold, 1)
+			held = r.proxy.Inject(step, ddblocal.HoldCall, 1)
 		case i%12 == 11:
 			// The database stalls past the request's deadline.
-			r.proxy.Inject(step, faultproxy.Hang, 100)
+			r.proxy.Inject(step, ddblocal.HangCall, 100)
 		default:
 			r.proxy.Inject(step, faults[rng.IntN(len(faults))], 1+rng.IntN(3))
 		}

@@ -16,8 +16,7 @@ import (
 	"contentapi/shared/documents"
 	"contentapi/shared/generation"
 	"contentapi/shared/images"
-	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/faultproxy"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/quota"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
@@ -26,13 +25,13 @@ import (
 // quotaEnv is the two record tables with the service's quota policies, the
 // given defaults and a clock the test moves.
 type quotaEnv struct {
-	env      *ddbtest.Env
+	env      *ddblocal.TestEnv
 	img, doc *store.Table
 	now      atomic.Pointer[time.Time]
 }
 
 func newQuotaEnv(t *testing.T, defaults quota.Limits, db store.DB) *quotaEnv {
-	e := &quotaEnv{env: ddbtest.New(t)}
+	e := &quotaEnv{env: ddblocal.NewTestEnv(t)}
 	if db == nil {
 		db = e.env.Client
 	}
@@ -330,19 +329,19 @@ func TestQuotaUsageStaysExactUnderFaults(t *testing.T) {
 		_, _ = r.imgs.Create(request(t), "acme", image(name), nil)
 	}
 	create("plain")
-	r.proxy.Inject(counterWrite, faultproxy.LoseAnswer, 1)
+	r.proxy.Inject(counterWrite, ddblocal.LoseAnswer, 1)
 	create("counter answer lost")
-	r.proxy.Inject(recordPut, faultproxy.LoseAnswer, 1)
+	r.proxy.Inject(recordPut, ddblocal.LoseAnswer, 1)
 	create("put answer lost")
-	r.proxy.Inject(recordPut, faultproxy.Fail, 3)
+	r.proxy.Inject(recordPut, ddblocal.FailCall, 3)
 	create("put failed")
-	held := r.proxy.Inject(recordPut, faultproxy.Hold, 1)
+	held := r.proxy.Inject(recordPut, ddblocal.HoldCall, 1)
 	create("put late")
 	<-held.Held()
 	held.Release()
 	r.proxy.Wait()
-	r.proxy.Inject(recordPut, faultproxy.Hang, 100)
-	r.proxy.Inject(voidPut, faultproxy.Hang, 100)
+	r.proxy.Inject(recordPut, ddblocal.HangCall, 100)
+	r.proxy.Inject(voidPut, ddblocal.HangCall, 100)
 	create("crashed")
 	r.exact(r.imgs, "acme")
 

@@ -16,14 +16,14 @@ import (
 	"contentapi/shared/documents"
 	"contentapi/shared/generation"
 	"contentapi/shared/images"
-	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/stack"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
 
 func tables(t *testing.T) (img, doc *store.Table) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	return store.New(env.Client, env.Tables["ImagesTable"], images.Resource),
 		store.New(env.Client, env.Tables["DocumentsTable"], documents.Resource)
 }
@@ -31,7 +31,7 @@ func tables(t *testing.T) (img, doc *store.Table) {
 // tallied are the tables with the tally running: a delete's count comes
 // down once the tally has drained the streams.
 func tallied(t *testing.T) (img, doc *store.Table, tally *stack.Tally) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	tally = stack.StartTally(t, env.Client, env.Endpoint, env.Tables, stack.TallyHandler(stack.TallyTables(env.Tables, env.Client, nil)))
 	return store.New(env.Client, env.Tables["ImagesTable"], images.Resource),
 		store.New(env.Client, env.Tables["DocumentsTable"], documents.Resource), tally
@@ -297,7 +297,7 @@ func TestDocumentScopes(t *testing.T) {
 // key, its scope (for the count) and who deleted it.
 func TestDeleteLeavesOnlyATombstone(t *testing.T) {
 	ctx := context.Background()
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	doc := store.New(env.Client, env.Tables["DocumentsTable"], documents.Resource)
 	// Generated, so the tombstone must also drop the generation state.
 	done := generation.Request("m", time.Now()).Start(time.Now()).Finish("m", generation.Usage{}, time.Now())

@@ -10,15 +10,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"contentapi/shared/documents"
-	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/ddbmeter"
-	"contentapi/shared/local/faultproxy"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/store"
 )
 
 // markSettledWrite is Settle's last write, which takes unsettled away (a
 // create's counter write, which sets it, names next_id too).
-func markSettledWrite(rq faultproxy.Request) bool {
+func markSettledWrite(rq ddblocal.ProxiedCall) bool {
 	return rq.Op == "UpdateItem" && rq.Has(`"`+store.AttrUnsettled+`"`) && !rq.Has(`"next_id"`)
 }
 
@@ -42,8 +40,8 @@ func (r *rig) sweep(tbl *store.Table) store.Swept {
 
 // sweepHeldAt starts a sweep and returns once the proxy holds its first
 // call that match takes, with the sweep's outcome to come on done.
-func (r *rig) sweepHeldAt(match func(faultproxy.Request) bool) (held *faultproxy.Rule, done <-chan error) {
-	held = r.proxy.Inject(match, faultproxy.Hold, 1)
+func (r *rig) sweepHeldAt(match func(ddblocal.ProxiedCall) bool) (held *ddblocal.FaultRule, done <-chan error) {
+	held = r.proxy.Inject(match, ddblocal.HoldCall, 1)
 	out := make(chan error, 1)
 	go func() { _, err := r.sweeper().Sweep(context.Background()); out <- err }()
 	<-held.Held()
@@ -70,7 +68,7 @@ func TestSweepSettlesWhatAnOutageLeftWithoutWrites(t *testing.T) {
 		}
 	}
 	// The stall: every call is held in the database, then applied late.
-	r.proxy.Down(faultproxy.Hold)
+	r.proxy.Down(ddblocal.HoldCall)
 	for _, account := range []string{"stalled", "stalled too"} {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		if _, err := r.docs.Create(ctx, account, document("in the stall", 4), nil); err == nil {
@@ -89,7 +87,7 @@ func TestSweepSettlesWhatAnOutageLeftWithoutWrites(t *testing.T) {
 	r.crash(r.docs, "crashed", document("crashed", 9))
 	// Lost answers: the counter write lands each time, no answer comes
 	// back.
-	r.proxy.Inject(counterWrite, faultproxy.LoseAnswer, 100)
+	r.proxy.Inject(counterWrite, ddblocal.LoseAnswer, 100)
 	if _, err := r.docs.Create(request(t), "unanswered", document("unanswered", 1), nil); err == nil {
 		t.Fatal("create succeeded")
 	}
@@ -149,7 +147,7 @@ func TestSweepReadsOnlyUnsettledCounters(t *testing.T) {
 	if index.ScannedCount != 0 {
 		t.Fatalf("the index holds %d settled counters: %v", index.ScannedCount, index.Items)
 	}
-	calls := func(f func()) []faultproxy.Request {
+	calls := func(f func()) []ddblocal.ProxiedCall {
 		before := len(r.proxy.Calls())
 		f()
 		return r.proxy.Calls()[before:]
@@ -164,7 +162,7 @@ func TestSweepReadsOnlyUnsettledCounters(t *testing.T) {
 		t.Fatalf("a sweep with a young intent open made %v, want one Scan", got)
 	}
 	r.offset += time.Hour
-	var gets []faultproxy.Request
+	var gets []ddblocal.ProxiedCall
 	for _, c := range calls(func() { r.sweep(sweeper) }) {
 		if c.Op == "GetItem" {
 			gets = append(gets, c)
@@ -243,13 +241,13 @@ func TestIntentOpenedDuringASweepIsSweptLater(t *testing.T) {
 // nothing); for an account that wrote once and went quiet, the read of its
 // counter and record, the intent kept, and the counter out of the index.
 func TestSweepCost(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	db, meter := env.Metered(t)
 	writer := store.New(env.Client, env.Tables["DocumentsTable"], documents.Resource)
 	sweeper := store.New(db, env.Tables["DocumentsTable"], documents.Resource)
 	later := time.Now().Add(time.Hour)
 	sweeper.Now = func() time.Time { return later }
-	sweep := func() ddbmeter.Totals {
+	sweep := func() ddblocal.MeteredTotals {
 		t.Helper()
 		calls := meter.Measure(func() {
 			if _, err := sweeper.Sweep(context.Background()); err != nil {
@@ -257,9 +255,11 @@ func TestSweepCost(t *testing.T) {
 			}
 		})
 		t.Logf("%v", calls)
-		return ddbmeter.Sum(calls)
+		return ddblocal.SumMetered(calls)
 	}
-	idle := func(got ddbmeter.Totals) bool { return got.RoundTrips == 1 && got.Reads <= 0.5 && got.Writes == 0 }
+	idle := func(got ddblocal.MeteredTotals) bool {
+		return got.RoundTrips == 1 && got.Reads <= 0.5 && got.Writes == 0
+	}
 	if got := sweep(); !idle(got) {
 		t.Errorf("an idle sweep cost %+v, want one Scan of at most 0.5 RRU", got)
 	}

@@ -21,8 +21,6 @@ import (
 	"contentapi/shared/documents"
 	"contentapi/shared/generation"
 	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/faultproxy"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/metrics"
 	"contentapi/shared/metrics/metricstest"
@@ -35,9 +33,9 @@ import (
 // through a fault proxy, by the service's own DynamoDB client.
 type rig struct {
 	t     *testing.T
-	env   *ddbtest.Env
+	env   *ddblocal.TestEnv
 	docs  *store.Table
-	proxy *faultproxy.Proxy
+	proxy *ddblocal.FaultProxy
 	tally *tally.Tally
 	seq   int
 	// metrics is where the tally's metric lines go.
@@ -45,8 +43,8 @@ type rig struct {
 }
 
 func newRig(t *testing.T) *rig {
-	env := ddbtest.New(t)
-	proxy := faultproxy.New(env.Endpoint)
+	env := ddblocal.NewTestEnv(t)
+	proxy := ddblocal.NewFaultProxy(env.Endpoint)
 	t.Cleanup(proxy.Close)
 	db, err := app.NewDynamoDB(context.Background(), app.Config{Region: ddblocal.Region, DynamoDBEndpoint: proxy.URL})
 	if err != nil {
@@ -225,7 +223,7 @@ func TestEachDeleteCountsOnce(t *testing.T) {
 func TestPartialBatchIsDeliveredAgainFromTheFirstFailure(t *testing.T) {
 	r := newRig(t)
 	a1, b1, a2, b2 := r.deleted("acme", 1), r.deleted("globex", 1), r.deleted("acme", 1), r.deleted("globex", 1)
-	r.proxy.Inject(faultproxy.Op("UpdateItem", `"globex"`), faultproxy.Fail, 100)
+	r.proxy.Inject(ddblocal.MatchOp("UpdateItem", `"globex"`), ddblocal.FailCall, 100)
 	resp := r.deliver("shard-1", a1, b1, a2, b2)
 	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != b1.Change.SequenceNumber {
 		t.Fatalf("failures %v, want globex's first record", resp.BatchItemFailures)
@@ -250,13 +248,13 @@ func TestPartialBatchIsDeliveredAgainFromTheFirstFailure(t *testing.T) {
 func TestLostAndLateCountWritesCountOnce(t *testing.T) {
 	r := newRig(t)
 	recs := []events.DynamoDBEventRecord{r.deleted("acme", 1), r.deleted("acme", 1), r.deleted("acme", 1)}
-	r.proxy.Inject(faultproxy.Op("UpdateItem", `"sq_`), faultproxy.LoseAnswer, 1)
+	r.proxy.Inject(ddblocal.MatchOp("UpdateItem", `"sq_`), ddblocal.LoseAnswer, 1)
 	if resp := r.deliver("shard-1", recs[0]); len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("failures %v", resp.BatchItemFailures)
 	}
 	r.wantTotal("acme", 1, 2)
 
-	held := r.proxy.Inject(faultproxy.Op("UpdateItem", `"sq_`), faultproxy.Hold, 100) // every SDK attempt
+	held := r.proxy.Inject(ddblocal.MatchOp("UpdateItem", `"sq_`), ddblocal.HoldCall, 100) // every SDK attempt
 	if resp := r.deliver("shard-1", recs[1:]...); len(resp.BatchItemFailures) != 1 {
 		t.Fatalf("failures %v, want the held write's", resp.BatchItemFailures)
 	}
@@ -270,7 +268,7 @@ func TestLostAndLateCountWritesCountOnce(t *testing.T) {
 	// The database down: every delivery fails, none counts, and the first
 	// after it is back counts each delete once.
 	more := []events.DynamoDBEventRecord{r.deleted("acme", 4), r.deleted("acme", 4)}
-	r.proxy.Down(faultproxy.Hang)
+	r.proxy.Down(ddblocal.HangCall)
 	for range 2 {
 		if resp := r.deliver("shard-1", more...); len(resp.BatchItemFailures) != 1 {
 			t.Fatalf("failures %v", resp.BatchItemFailures)
@@ -408,7 +406,7 @@ func TestHoldsComeBackOnce(t *testing.T) {
 	claimed := step(id, pending, running)
 	ended := step(id, running, running.Finish("m", generation.Usage{Counted: 5000}, time.Now()))
 	claim, end := r.change(waiting, claimed), r.change(claimed, ended)
-	r.proxy.Inject(faultproxy.Op("UpdateItem", `"sq_`), faultproxy.LoseAnswer, 1)
+	r.proxy.Inject(ddblocal.MatchOp("UpdateItem", `"sq_`), ddblocal.LoseAnswer, 1)
 	r.deliver("shard-1", claim, end)
 	r.deliver("shard-1", claim, end)
 	r.deliver("shard-1", end)

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"contentapi/shared/local/ddbmeter"
+	"contentapi/shared/local/ddblocal"
 )
 
 // request is one costly GET of the account. walks marks a list whose
@@ -81,7 +81,7 @@ type WorstCaseReport struct {
 // MeasureWorstCase sends each costly request, and the one its links.next
 // leads to when that carries a cursor, through c with the account's key,
 // metering each with m.
-func MeasureWorstCase(m *ddbmeter.Meter, c *Caller, a *WorstCaseAccount) *WorstCaseReport {
+func MeasureWorstCase(m *ddblocal.Meter, c *Caller, a *WorstCaseAccount) *WorstCaseReport {
 	c = c.WithKey(a.Key)
 	r := &WorstCaseReport{Account: a}
 	for _, q := range requests(a) {
@@ -98,10 +98,10 @@ func MeasureWorstCase(m *ddbmeter.Meter, c *Caller, a *WorstCaseAccount) *WorstC
 	return r
 }
 
-func measure(m *ddbmeter.Meter, c *Caller, path string) (WorstCaseRequest, string) {
+func measure(m *ddblocal.Meter, c *Caller, path string) (WorstCaseRequest, string) {
 	var a Answer
 	calls := m.Measure(func() { a = c.Do("GET", path, nil, nil) })
-	r := WorstCaseRequest{Path: path, Status: a.Status, Reads: ddbmeter.Sum(calls).Reads, Bytes: len(a.Raw)}
+	r := WorstCaseRequest{Path: path, Status: a.Status, Reads: ddblocal.SumMetered(calls).Reads, Bytes: len(a.Raw)}
 	var body struct {
 		Meta struct {
 			Partial        bool `json:"partial"`

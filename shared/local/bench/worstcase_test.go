@@ -11,7 +11,6 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/local/bench"
 	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/ddblocal/ddbtest"
 )
 
 // The bounds scaled down, with an account scaled down to match: every
@@ -29,7 +28,7 @@ var small = bench.WorstCaseSize{Images: 600, Documents: 600, Results: 40}
 // budget and the answer bound, and each list that would walk its whole
 // index shows the bound at work (a partial page or an estimated total).
 func TestWorstCaseBounded(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	ctx := context.Background()
 	acc, err := bench.SeedWorstCase(ctx, env.Client, env.Tables, "worst", small)
 	if err != nil {

@@ -18,7 +18,6 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/ddblocal/ddbtest"
 	"contentapi/shared/local/sam"
 )
 
@@ -229,7 +228,7 @@ func countItems(t *testing.T, c *dynamodb.Client, table string) int32 {
 
 func TestCreateTablesKeepsExistingTables(t *testing.T) {
 	t.Parallel()
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	tmpl := projectTemplate(t)
 	ctx := context.Background()
 	suffix := "-again-" + strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -255,7 +254,7 @@ func TestCreateTablesKeepsExistingTables(t *testing.T) {
 
 func TestCreateTablesRefusesADriftedTable(t *testing.T) {
 	t.Parallel()
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	ctx := context.Background()
 	suffix := "-drift-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	// An ImagesTable whose by_id index has other keys than the template's.
@@ -298,7 +297,7 @@ func TestCreateTablesRefusesADriftedTable(t *testing.T) {
 // make run) gets it, keeping its data, as a deploy adds it.
 func TestCreateTablesAddsNewIndexes(t *testing.T) {
 	t.Parallel()
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	ctx := context.Background()
 	suffix := "-older-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	tmpl := projectTemplate(t)

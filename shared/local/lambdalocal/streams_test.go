@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/store"
 )
@@ -49,7 +49,7 @@ func (r *recorder) seen() [][]string {
 	return append([][]string(nil), r.batches...)
 }
 
-func put(t *testing.T, env *ddbtest.Env, id string, status string) {
+func put(t *testing.T, env *ddblocal.TestEnv, id string, status string) {
 	t.Helper()
 	item := map[string]types.AttributeValue{
 		"account": &types.AttributeValueMemberS{Value: "acme"},
@@ -74,7 +74,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func run(t *testing.T, env *ddbtest.Env, m lambdalocal.StreamMapping) *lambdalocal.StreamPoller {
+func run(t *testing.T, env *ddblocal.TestEnv, m lambdalocal.StreamMapping) *lambdalocal.StreamPoller {
 	t.Helper()
 	p := lambdalocal.NewStreamPoller(env.Client, env.Endpoint, slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	p.Interval = 20 * time.Millisecond
@@ -89,7 +89,7 @@ const pendingOnly = `{"eventName":["INSERT","MODIFY"],"dynamodb":{"NewImage":{"g
 // Records written before and after the poller starts are delivered in
 // order, the filter drops the rest, and batches hold at most Batch.
 func TestDeliversWhatTheFilterPasses(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	put(t, env, "1", "pending")
 	put(t, env, "2", "running")
 	f, err := lambdalocal.ParseStreamFilter([]string{pendingOnly})
@@ -124,7 +124,7 @@ func TestDeliversWhatTheFilterPasses(t *testing.T) {
 // as often as the mapping retries, then goes to the on-failure
 // destination; a batch the function failed is split.
 func TestRetriesAndGivesUp(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	rec := &recorder{}
 	rec.fail = func(batch []events.DynamoDBEventRecord) (events.DynamoDBEventResponse, error) {
 		for _, r := range batch {
@@ -164,7 +164,7 @@ func TestFilterRefusesWhatItCannotRead(t *testing.T) {
 // A stream read from its start while still empty (a fresh table, as in
 // the tests and a first make run) delivers what is written after.
 func TestEmptyStreamAtStart(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	f, _ := lambdalocal.ParseStreamFilter(nil)
 	rec := &recorder{}
 	p := run(t, env, lambdalocal.StreamMapping{Table: env.Tables["ImagesTable"], Filter: f, Handler: rec.handle, Batch: 10, MaxRetries: 1, FromStart: true})

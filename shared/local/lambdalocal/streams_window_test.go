@@ -13,7 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/lambdalocal"
 )
 
@@ -70,7 +70,7 @@ func (w *windowRecorder) seen() (ids, shards, states []string) {
 // it passes over what was written before, and Drained says when all that
 // was written is delivered.
 func TestWindowedMapping(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	put(t, env, "1", "pending") // before: passed over
 	f, _ := lambdalocal.ParseStreamFilter(nil)
 	w := &windowRecorder{failures: 4}
@@ -128,7 +128,7 @@ func TestWindowedMappingNeedsAWindowHandler(t *testing.T) {
 	h := func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		return events.DynamoDBEventResponse{}, nil
 	}
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	p := lambdalocal.NewStreamPoller(env.Client, env.Endpoint, slog.Default())
 	if err := p.Run(context.Background(), lambdalocal.StreamMapping{Table: env.Tables["ImagesTable"], Filter: f, Handler: h, Window: time.Minute}); err == nil {
 		t.Fatal("a windowed mapping ran a plain handler")

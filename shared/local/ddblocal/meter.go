@@ -1,8 +1,9 @@
-// Package ddbmeter meters what a DynamoDB client's calls cost, on DynamoDB
-// Local, as AWS would bill them: request units per call and HTTP round
-// trips, with DynamoDB Local's known differences from AWS corrected. make
-// bench reports its figures; tests can hold a request's cost with it.
-package ddbmeter
+package ddblocal
+
+// Meter: what a DynamoDB client's calls cost, on DynamoDB Local, as AWS
+// would bill them: request units per call and HTTP round trips, with
+// DynamoDB Local's known differences from AWS corrected. make bench reports
+// its figures; tests can hold a request's cost with it.
 
 import (
 	"context"
@@ -23,8 +24,8 @@ import (
 	"contentapi/shared/local/sam"
 )
 
-// Call is one DynamoDB operation the app made, as the meter saw it.
-type Call struct {
+// MeteredCall is one DynamoDB operation the app made, as the meter saw it.
+type MeteredCall struct {
 	Op, Table, Index string
 	// Purpose is "auth" for a key lookup, "ratelimit" for a rate-limit
 	// lease, "" for the operation's own work.
@@ -47,7 +48,7 @@ type Call struct {
 	Err       error
 }
 
-func (c Call) String() string {
+func (c MeteredCall) String() string {
 	s := c.Op + " " + c.Table
 	if c.Purpose != "" {
 		s = "(" + c.Purpose + ") " + s
@@ -111,13 +112,13 @@ type Meter struct {
 	transactionScale float64
 
 	mu    sync.Mutex
-	calls []Call
+	calls []MeteredCall
 }
 
-// New is a meter for the tables of tmpl, named as in names (by logical ID):
+// NewMeter is a meter for the tables of tmpl, named as in names (by logical ID):
 // it knows their index projections, to tell a read that stays in an index
 // from one that fetches from the table.
-func New(tmpl *sam.Template, names map[string]string) (*Meter, error) {
+func NewMeter(tmpl *sam.Template, names map[string]string) (*Meter, error) {
 	tables, err := tmpl.Tables()
 	if err != nil {
 		return nil, err
@@ -164,7 +165,7 @@ func (m *Meter) register(stack *middleware.Stack) error {
 type callKey struct{}
 
 func roundTrip(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
-	if c, ok := ctx.Value(callKey{}).(*Call); ok {
+	if c, ok := ctx.Value(callKey{}).(*MeteredCall); ok {
 		c.RoundTrips++
 	}
 	return next.HandleDeserialize(ctx, in)
@@ -183,7 +184,7 @@ func field(v any, name string) reflect.Value {
 
 func (m *Meter) initialize(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 	p := in.Parameters
-	c := &Call{Op: strings.TrimSuffix(reflect.TypeOf(p).Elem().Name(), "Input")}
+	c := &MeteredCall{Op: strings.TrimSuffix(reflect.TypeOf(p).Elem().Name(), "Input")}
 	c.Write = strings.Contains(c.Op, "Write") || slices.Contains([]string{"PutItem", "UpdateItem", "DeleteItem"}, c.Op)
 	if f := field(p, "ReturnConsumedCapacity"); f.IsValid() {
 		f.Set(reflect.ValueOf(types.ReturnConsumedCapacityIndexes))
@@ -384,7 +385,7 @@ const awsPageBytes = 1 << 20
 // the entries that fit; the store gets one page per AWS round trip. Bytes
 // read are estimated from the capacity charged (4 KB per strongly
 // consistent read unit, rounded up per DynamoDB Local page).
-func awsPage(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler, c *Call) (middleware.InitializeOutput, middleware.Metadata, error) {
+func awsPage(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler, c *MeteredCall) (middleware.InitializeOutput, middleware.Metadata, error) {
 	sub := *in.Parameters.(*dynamodb.QueryInput)
 	limit := aws.ToInt32(sub.Limit)
 	perUnit := 4096.0
@@ -506,7 +507,7 @@ func (m *Meter) CalibrateTransactions(ctx context.Context, db *dynamodb.Client, 
 		both += aws.ToFloat64(cc.CapacityUnits)
 	}
 	if one <= 0 || both <= 0 {
-		return fmt.Errorf("ddbmeter: DynamoDB Local reported no capacity for the probe writes")
+		return fmt.Errorf("ddblocal: DynamoDB Local reported no capacity for the probe writes")
 	}
 	m.transactionScale = 2 * one / both
 	return nil
@@ -576,7 +577,7 @@ func transactTable(t types.TransactWriteItem) string {
 
 // Measure runs f and returns the calls made meanwhile. Measurements must
 // not overlap.
-func (m *Meter) Measure(f func()) []Call {
+func (m *Meter) Measure(f func()) []MeteredCall {
 	m.mu.Lock()
 	m.calls = nil
 	m.mu.Unlock()
@@ -588,8 +589,8 @@ func (m *Meter) Measure(f func()) []Call {
 	return calls
 }
 
-// Ops names the calls' operations, in order: "Query", "UpdateItem".
-func Ops(calls []Call) []string {
+// MeteredOps names the calls' operations, in order: "Query", "UpdateItem".
+func MeteredOps(calls []MeteredCall) []string {
 	ops := make([]string, len(calls))
 	for i, c := range calls {
 		ops[i] = c.Op
@@ -597,10 +598,10 @@ func Ops(calls []Call) []string {
 	return ops
 }
 
-// Totals sums calls: round trips, and billed units (reads and writes apart).
+// MeteredTotals sums calls: round trips, and billed units (reads and writes apart).
 // Rate-limit leases are counted apart: they are amortized over many
 // requests (see RateLimit).
-type Totals struct {
+type MeteredTotals struct {
 	RoundTrips   int
 	Reads        float64
 	Writes       float64
@@ -609,8 +610,8 @@ type Totals struct {
 	RateLimitWRU float64
 }
 
-func Sum(calls []Call) Totals {
-	var t Totals
+func SumMetered(calls []MeteredCall) MeteredTotals {
+	var t MeteredTotals
 	for _, c := range calls {
 		switch c.Purpose {
 		case "ratelimit":

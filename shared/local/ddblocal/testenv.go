@@ -1,9 +1,9 @@
-// Package ddbtest gives each test its own tables, created from
-// template.yaml in a DynamoDB Local shared by the test binary. It imports
-// testing, so it lives apart from ddblocal, which the commands link: no
-// binary carries the testing package (as net/http/httptest stands apart
-// from net/http).
-package ddbtest
+package ddblocal
+
+// A test's own tables: TestEnv gives each test its own tables, created from
+// template.yaml in a DynamoDB Local shared by the test binary. It takes a
+// TestingT rather than importing testing, so the commands that link
+// ddblocal (make run's) carry no testing package.
 
 import (
 	"context"
@@ -12,15 +12,12 @@ import (
 	"errors"
 	"os"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/ddbmeter"
 	"contentapi/shared/local/sam"
 )
 
@@ -28,8 +25,19 @@ import (
 // their own, e.g. one left running by `make run` or started by hand.
 const TestEndpointEnv = "DYNAMODB_TEST_ENDPOINT"
 
-// Env is a set of freshly created tables for one test.
-type Env struct {
+// TestingT is the part of testing.TB that TestEnv uses: *testing.T and
+// *testing.B satisfy it. An interface of ddblocal's own, where testing.TB
+// would link the testing package into make run's commands.
+type TestingT interface {
+	Helper()
+	Fatal(args ...any)
+	Errorf(format string, args ...any)
+	Cleanup(func())
+	Setenv(key, value string)
+}
+
+// TestEnv is a set of freshly created tables for one test.
+type TestEnv struct {
 	Client   *dynamodb.Client
 	Endpoint string
 	// Tables maps each table's logical ID in template.yaml to its name
@@ -38,16 +46,16 @@ type Env struct {
 	tmpl   *sam.Template
 }
 
-// Vars is the environment that points the app at this Env's tables; see
-// ddblocal.EnvVars.
-func (e *Env) Vars() map[string]string {
-	return ddblocal.EnvVars(e.tmpl, e.Endpoint, e.Tables)
+// Vars is the environment that points the app at this TestEnv's tables; see
+// EnvVars.
+func (e *TestEnv) Vars() map[string]string {
+	return EnvVars(e.tmpl, e.Endpoint, e.Tables)
 }
 
 // Setenv sets Vars in the environment for the rest of the test, for code
 // that reads its configuration from there (app.FromEnv). Like t.Setenv it
 // cannot be used in parallel tests; those should pass Tables on explicitly.
-func (e *Env) Setenv(t testing.TB) {
+func (e *TestEnv) Setenv(t TestingT) {
 	t.Helper()
 	for k, v := range e.Vars() {
 		t.Setenv(k, v)
@@ -56,10 +64,10 @@ func (e *Env) Setenv(t testing.TB) {
 
 // Metered is a client on e's tables whose calls the returned meter records:
 // a test holds code to the DynamoDB calls it makes, on DynamoDB Local itself
-// (see ddbmeter.Meter.Measure).
-func (e *Env) Metered(t testing.TB) (*dynamodb.Client, *ddbmeter.Meter) {
+// (see Meter.Measure).
+func (e *TestEnv) Metered(t TestingT) (*dynamodb.Client, *Meter) {
 	t.Helper()
-	m, err := ddbmeter.New(e.tmpl, e.Tables)
+	m, err := NewMeter(e.tmpl, e.Tables)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,13 +82,13 @@ var shared struct {
 	err      error
 }
 
-// New gives the test its own tables, created from template.yaml in a
+// NewTestEnv gives the test its own tables, created from template.yaml in a
 // DynamoDB Local shared by the whole test binary (started on first use,
 // unless $DYNAMODB_TEST_ENDPOINT names one). Table names carry a random
 // suffix, so tests, parallel ones included, and test binaries sharing one
 // endpoint never see each other's data. The tables are deleted when the
 // test ends.
-func New(t testing.TB) *Env {
+func NewTestEnv(t TestingT) *TestEnv {
 	t.Helper()
 	shared.once.Do(func() { shared.err = setup() })
 	if shared.err != nil {
@@ -92,14 +100,14 @@ func New(t testing.TB) *Env {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tables, err := ddblocal.CreateTables(ctx, shared.client, shared.tmpl, suffix)
+	tables, err := CreateTables(ctx, shared.client, shared.tmpl, suffix)
 	// Registered before the error check, so tables created before a failure
 	// are dropped too.
 	t.Cleanup(func() { dropTables(t, suffix) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Env{Client: shared.client, Endpoint: shared.endpoint, Tables: tables, tmpl: shared.tmpl}
+	return &TestEnv{Client: shared.client, Endpoint: shared.endpoint, Tables: tables, tmpl: shared.tmpl}
 }
 
 func setup() error {
@@ -112,19 +120,19 @@ func setup() error {
 	if shared.endpoint == "" {
 		// Never stopped: it lives as long as the test binary and dies with
 		// it (parent-death signal), after the last test is done with it.
-		srv, err := ddblocal.Start(ctx, ddblocal.Options{})
+		srv, err := Start(ctx, Options{})
 		if err != nil {
 			return err
 		}
 		shared.endpoint = srv.Endpoint()
 	}
-	shared.client, err = ddblocal.NewClient(ctx, shared.endpoint)
+	shared.client, err = NewClient(ctx, shared.endpoint)
 	return err
 }
 
 // dropTables deletes the test's tables so a long test run does not pile up
 // tables in the shared (in-memory) DynamoDB Local.
-func dropTables(t testing.TB, suffix string) {
+func dropTables(t TestingT, suffix string) {
 	tables, err := shared.tmpl.Tables()
 	if err != nil {
 		return // New failed on the same error and said so
@@ -135,7 +143,7 @@ func dropTables(t testing.TB, suffix string) {
 		name := tbl.LogicalID + suffix
 		_, err := shared.client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)})
 		if err != nil && !isNotFound(err) {
-			t.Errorf("ddbtest: drop table %s: %v", name, err)
+			t.Errorf("ddblocal: drop table %s: %v", name, err)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package faultproxy_test
+package ddblocal_test
 
 import (
 	"context"
@@ -12,36 +12,35 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
-	"contentapi/shared/local/ddblocal/ddbtest"
-	"contentapi/shared/local/faultproxy"
+	"contentapi/shared/local/ddblocal"
 )
 
 // Each fault does to a PutItem what it says: whether the client hears an
 // answer, and whether DynamoDB Local applied the write.
 func TestFaults(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	table := env.Tables["RateLimitTable"]
 	testCases := []struct {
-		fault    faultproxy.Fault
+		fault    ddblocal.Fault
 		answered bool
 		code     string // the error the client sees, when it sees one
 		applied  bool
 	}{
-		{faultproxy.Pass, true, "", true},
-		{faultproxy.Fail, true, "InternalServerError", false},
-		{faultproxy.Throttle, true, "ProvisionedThroughputExceededException", false},
-		{faultproxy.Drop, false, "", false},
-		{faultproxy.LoseAnswer, false, "", true},
+		{ddblocal.PassCall, true, "", true},
+		{ddblocal.FailCall, true, "InternalServerError", false},
+		{ddblocal.ThrottleCall, true, "ProvisionedThroughputExceededException", false},
+		{ddblocal.DropCall, false, "", false},
+		{ddblocal.LoseAnswer, false, "", true},
 	}
 	for i, tc := range testCases {
 		t.Run(tc.fault.String(), func(t *testing.T) {
-			p := faultproxy.New(env.Endpoint)
+			p := ddblocal.NewFaultProxy(env.Endpoint)
 			defer p.Close()
 			client := dynamodb.New(env.Client.Options(), func(o *dynamodb.Options) {
 				o.BaseEndpoint = aws.String(p.URL)
 				o.Retryer = aws.NopRetryer{} // one attempt: the fault's own effect
 			})
-			p.Inject(faultproxy.Op("PutItem"), tc.fault, 1)
+			p.Inject(ddblocal.MatchOp("PutItem"), tc.fault, 1)
 			err := put(client, table, fmt.Sprint("k", i))
 			var api smithy.APIError
 			switch {
@@ -65,15 +64,15 @@ func TestFaults(t *testing.T) {
 // Hold keeps a write until released and then applies it, after its client
 // gave up; Down(Hang) applies nothing.
 func TestHoldAndHang(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	table := env.Tables["RateLimitTable"]
-	p := faultproxy.New(env.Endpoint)
+	p := ddblocal.NewFaultProxy(env.Endpoint)
 	defer p.Close()
 	client := dynamodb.New(env.Client.Options(), func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String(p.URL)
 		o.Retryer = aws.NopRetryer{}
 	})
-	held := p.Inject(faultproxy.Op("PutItem"), faultproxy.Hold, 1)
+	held := p.Inject(ddblocal.MatchOp("PutItem"), ddblocal.HoldCall, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	if err := putCtx(ctx, client, table, "held"); err == nil {
@@ -91,7 +90,7 @@ func TestHoldAndHang(t *testing.T) {
 		t.Fatal("not applied after release")
 	}
 
-	p.Down(faultproxy.Hang)
+	p.Down(ddblocal.HangCall)
 	ctx, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	if err := putCtx(ctx, client, table, "hung"); err == nil {

@@ -1,4 +1,4 @@
-package ddbtest_test
+package ddblocal_test
 
 import (
 	"context"
@@ -10,13 +10,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/sam"
 )
 
 func TestNewCreatesTheTemplateTables(t *testing.T) {
 	t.Parallel()
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	ctx := context.Background()
 	tmpl, err := sam.LoadProject()
 	if err != nil {
@@ -69,7 +69,7 @@ func TestNewCreatesTheTemplateTables(t *testing.T) {
 // Each call gets tables of its own, and they are gone when its test ends.
 func TestNewIsolatesTests(t *testing.T) {
 	t.Parallel()
-	a, b := ddbtest.New(t), ddbtest.New(t)
+	a, b := ddblocal.NewTestEnv(t), ddblocal.NewTestEnv(t)
 	for id, name := range a.Tables {
 		if b.Tables[id] == name {
 			t.Fatalf("two calls share table %s", name)
@@ -78,7 +78,7 @@ func TestNewIsolatesTests(t *testing.T) {
 	ctx := context.Background()
 	var inner string
 	t.Run("inner", func(t *testing.T) {
-		inner = ddbtest.New(t).Tables["ApiKeysTable"]
+		inner = ddblocal.NewTestEnv(t).Tables["ApiKeysTable"]
 	})
 	_, err := a.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(inner)})
 	var nf *types.ResourceNotFoundException

@@ -1,4 +1,4 @@
-package ddbmeter_test
+package ddblocal_test
 
 import (
 	"context"
@@ -9,13 +9,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"contentapi/shared/local/ddblocal/ddbtest"
+	"contentapi/shared/local/ddblocal"
 )
 
 // A write its condition refuses is billed as AWS bills it: the item as it
 // stands, at least one unit, where DynamoDB Local reports nothing.
 func TestRefusedConditionalWriteIsBilled(t *testing.T) {
-	env := ddbtest.New(t)
+	env := ddblocal.NewTestEnv(t)
 	db, meter := env.Metered(t)
 	table := aws.String(env.Tables["ImagesTable"])
 	key := func(id string) map[string]types.AttributeValue {

@@ -1,11 +1,12 @@
-// Package faultproxy stands between the service and DynamoDB Local and
-// makes chosen calls fail the ways a real network and a real database do:
-// refused or throttled before they reach the database, answered while the
-// answer is lost on the way back, held while the client gives up and then
-// applied late, or all of them stalled as if the database were paused. Tests
-// use it to reproduce ambiguous outcomes deterministically; it counts and
-// names every call it sees.
-package faultproxy
+package ddblocal
+
+// FaultProxy stands between the service and DynamoDB Local and makes chosen
+// calls fail the ways a real network and a real database do: refused or
+// throttled before they reach the database, answered while the answer is
+// lost on the way back, held while the client gives up and then applied
+// late, or all of them stalled as if the database were paused. Tests use it
+// to reproduce ambiguous outcomes deterministically; it counts and names
+// every call it sees.
 
 import (
 	"bytes"
@@ -24,23 +25,23 @@ import (
 type Fault int
 
 const (
-	// Pass forwards the call and its answer.
-	Pass Fault = iota
-	// Fail answers DynamoDB's 500 InternalServerError; nothing is applied.
-	Fail
-	// Throttle answers ProvisionedThroughputExceededException; nothing is
+	// PassCall forwards the call and its answer.
+	PassCall Fault = iota
+	// FailCall answers DynamoDB's 500 InternalServerError; nothing is applied.
+	FailCall
+	// ThrottleCall answers ProvisionedThroughputExceededException; nothing is
 	// applied.
-	Throttle
-	// Drop resets the connection before forwarding; nothing is applied.
-	Drop
+	ThrottleCall
+	// DropCall resets the connection before forwarding; nothing is applied.
+	DropCall
 	// LoseAnswer forwards the call, which DynamoDB applies, then resets the
 	// connection instead of answering.
 	LoseAnswer
-	// Hold keeps the call until the rule (or Up, for Down) releases it,
+	// HoldCall keeps the call until the rule (or Up, for Down) releases it,
 	// then forwards it: applied late, after its client may have given up.
-	Hold
-	// Hang keeps the call until its client gives up; it is never applied.
-	Hang
+	HoldCall
+	// HangCall keeps the call until its client gives up; it is never applied.
+	HangCall
 )
 
 var faultNames = [...]string{"pass", "fail", "throttle", "drop", "lose answer", "hold", "hang"}
@@ -52,8 +53,8 @@ func (f Fault) String() string {
 	return "fault " + strconv.Itoa(int(f))
 }
 
-// Request is a call as the proxy saw it.
-type Request struct {
+// ProxiedCall is a call as the proxy saw it.
+type ProxiedCall struct {
 	Op    string // DynamoDB operation, e.g. "PutItem"
 	Table string
 	Body  []byte
@@ -61,35 +62,35 @@ type Request struct {
 
 // Has reports whether the request's JSON body holds s, e.g. an attribute
 // name such as `"next_id"`.
-func (r Request) Has(s string) bool { return bytes.Contains(r.Body, []byte(s)) }
+func (r ProxiedCall) Has(s string) bool { return bytes.Contains(r.Body, []byte(s)) }
 
-// Rule applies a fault to the calls it matches, a given number of times.
-type Rule struct {
-	match   func(Request) bool
+// FaultRule applies a fault to the calls it matches, a given number of times.
+type FaultRule struct {
+	match   func(ProxiedCall) bool
 	fault   Fault
 	left    int
-	held    chan Request
+	held    chan ProxiedCall
 	release chan struct{}
 	once    sync.Once
 }
 
 // Held delivers each call the rule holds, as it is held.
-func (r *Rule) Held() <-chan Request { return r.held }
+func (r *FaultRule) Held() <-chan ProxiedCall { return r.held }
 
 // Release lets the calls the rule holds (and will hold) through.
-func (r *Rule) Release() { r.once.Do(func() { close(r.release) }) }
+func (r *FaultRule) Release() { r.once.Do(func() { close(r.release) }) }
 
-// Proxy is a running fault proxy.
-type Proxy struct {
+// FaultProxy is a running fault proxy.
+type FaultProxy struct {
 	*httptest.Server
 	target string
 	client *http.Client
 
 	mu    sync.Mutex
-	rules []*Rule
+	rules []*FaultRule
 	down  Fault
 	up    chan struct{} // closed by Up: releases what Down held
-	calls []Request
+	calls []ProxiedCall
 	// inflight counts the calls taken and not yet done with; idle is
 	// signalled when it drops to zero. Not a WaitGroup: calls keep coming
 	// while a test waits (a stream function writing in the background),
@@ -98,9 +99,9 @@ type Proxy struct {
 	idle     *sync.Cond
 }
 
-// New starts a proxy to target, a DynamoDB Local endpoint, on 127.0.0.1.
-func New(target string) *Proxy {
-	p := &Proxy{target: strings.TrimSuffix(target, "/"), client: &http.Client{}, up: make(chan struct{})}
+// NewFaultProxy starts a proxy to target, a DynamoDB Local endpoint, on 127.0.0.1.
+func NewFaultProxy(target string) *FaultProxy {
+	p := &FaultProxy{target: strings.TrimSuffix(target, "/"), client: &http.Client{}, up: make(chan struct{})}
 	p.idle = sync.NewCond(&p.mu)
 	close(p.up)
 	p.Server = httptest.NewServer(http.HandlerFunc(p.serve))
@@ -109,7 +110,7 @@ func New(target string) *Proxy {
 
 // Close stops the proxy after the calls it is still holding have gone
 // through.
-func (p *Proxy) Close() {
+func (p *FaultProxy) Close() {
 	p.Reset()
 	p.Wait()
 	p.Server.Close()
@@ -117,7 +118,7 @@ func (p *Proxy) Close() {
 
 // Reset drops every rule and ends Down: held calls go through now (applied
 // late), hung ones are reset (never applied).
-func (p *Proxy) Reset() {
+func (p *FaultProxy) Reset() {
 	p.Up()
 	p.mu.Lock()
 	rules := p.rules
@@ -130,7 +131,7 @@ func (p *Proxy) Reset() {
 
 // Wait returns once every call the proxy has taken is done with: forwarded
 // and answered, or failed.
-func (p *Proxy) Wait() {
+func (p *FaultProxy) Wait() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for p.inflight > 0 {
@@ -138,13 +139,13 @@ func (p *Proxy) Wait() {
 	}
 }
 
-func (p *Proxy) enter() {
+func (p *FaultProxy) enter() {
 	p.mu.Lock()
 	p.inflight++
 	p.mu.Unlock()
 }
 
-func (p *Proxy) leave() {
+func (p *FaultProxy) leave() {
 	p.mu.Lock()
 	if p.inflight--; p.inflight == 0 {
 		p.idle.Broadcast()
@@ -153,8 +154,8 @@ func (p *Proxy) leave() {
 }
 
 // Inject adds a rule: the next times calls that match get fault.
-func (p *Proxy) Inject(match func(Request) bool, fault Fault, times int) *Rule {
-	r := &Rule{match: match, fault: fault, left: times, held: make(chan Request, 64), release: make(chan struct{})}
+func (p *FaultProxy) Inject(match func(ProxiedCall) bool, fault Fault, times int) *FaultRule {
+	r := &FaultRule{match: match, fault: fault, left: times, held: make(chan ProxiedCall, 64), release: make(chan struct{})}
 	p.mu.Lock()
 	p.rules = append(p.rules, r)
 	p.mu.Unlock()
@@ -162,7 +163,7 @@ func (p *Proxy) Inject(match func(Request) bool, fault Fault, times int) *Rule {
 }
 
 // Down makes every call that no rule takes suffer fault until Up.
-func (p *Proxy) Down(fault Fault) {
+func (p *FaultProxy) Down(fault Fault) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.down = fault
@@ -174,10 +175,10 @@ func (p *Proxy) Down(fault Fault) {
 }
 
 // Up ends Down; calls it held go through now.
-func (p *Proxy) Up() {
+func (p *FaultProxy) Up() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.down = Pass
+	p.down = PassCall
 	select {
 	case <-p.up:
 	default:
@@ -186,16 +187,16 @@ func (p *Proxy) Up() {
 }
 
 // Calls returns every call seen so far, in arrival order.
-func (p *Proxy) Calls() []Request {
+func (p *FaultProxy) Calls() []ProxiedCall {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]Request(nil), p.calls...)
+	return append([]ProxiedCall(nil), p.calls...)
 }
 
-// Op matches calls of a DynamoDB operation, optionally only those whose body
+// MatchOp matches calls of a DynamoDB operation, optionally only those whose body
 // holds every one of has.
-func Op(op string, has ...string) func(Request) bool {
-	return func(r Request) bool {
+func MatchOp(op string, has ...string) func(ProxiedCall) bool {
+	return func(r ProxiedCall) bool {
 		if r.Op != op {
 			return false
 		}
@@ -208,14 +209,14 @@ func Op(op string, has ...string) func(Request) bool {
 	}
 }
 
-func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
+func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.enter()
 	defer p.leave()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return
 	}
-	req := Request{Body: body}
+	req := ProxiedCall{Body: body}
 	if _, op, ok := strings.Cut(r.Header.Get("X-Amz-Target"), "."); ok {
 		req.Op = op
 	}
@@ -226,7 +227,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.calls = append(p.calls, req)
 	fault, release := p.down, p.up
-	var rule *Rule
+	var rule *FaultRule
 	for _, candidate := range p.rules {
 		if candidate.left > 0 && candidate.match(req) {
 			candidate.left--
@@ -237,20 +238,20 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Unlock()
 
 	switch fault {
-	case Fail:
+	case FailCall:
 		answer(w, http.StatusInternalServerError, "InternalServerError", "Internal server error")
-	case Throttle:
+	case ThrottleCall:
 		answer(w, http.StatusBadRequest, "ProvisionedThroughputExceededException",
 			"The level of configured provisioned throughput for the table was exceeded.")
-	case Drop:
+	case DropCall:
 		reset(w)
-	case Hang:
+	case HangCall:
 		select {
 		case <-r.Context().Done():
 		case <-release:
 			reset(w)
 		}
-	case Hold:
+	case HoldCall:
 		if rule != nil {
 			rule.held <- req
 		}
@@ -267,7 +268,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 // forward sends the call on and, if answer, returns DynamoDB's answer. It
 // runs to the end even when the client has gone: the database applies what
 // it was sent.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte, answerBack bool) {
+func (p *FaultProxy) forward(w http.ResponseWriter, r *http.Request, body []byte, answerBack bool) {
 	out, err := http.NewRequestWithContext(context.WithoutCancel(r.Context()), r.Method, p.target+r.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
 		return
