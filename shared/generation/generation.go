@@ -2,7 +2,7 @@
 // carries while its text or picture is generated, the failures a client may
 // see, and the contract between the code that generates and the models it
 // calls. It imports nothing of AWS or HTTP, so the resources, the store and
-// the worker can all share it.
+// the generator can all share it.
 package generation
 
 import (

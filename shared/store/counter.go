@@ -4,7 +4,7 @@ package store
 //
 // A delete is one write: the record turned into its tombstone. Its count
 // comes down afterwards, from the table's stream, in the tally function's
-// write on the counter item (uncount.go), applied once per stream record.
+// write on the counter item (tally.go), applied once per stream record.
 //
 // A create is two single-item writes: the account's counter item (allocate
 // the id, count it) and then the record. Between the two anything can

@@ -22,7 +22,7 @@ package store
 // was lost). The tally function reads that write from the table's stream
 // (template.yaml lets through every change of a record whose old image
 // holds) and gives back the difference on the counter item, under the
-// shard's watermark (uncount.go), so exactly once however often the record
+// shard's watermark (tally.go), so exactly once however often the record
 // is delivered. The usage named in the hold is its month's, so a
 // generation that ends in the next month is given back where it was
 // counted.

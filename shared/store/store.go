@@ -3,7 +3,7 @@
 // The tables' layout, their indexes and the account's counter item (id 0)
 // are docs/architecture.md's Data model. Every write is a single-item
 // conditional write, never a transaction; counter.go says how the counts
-// stay exact without one, uncount.go how a delete's count comes down, and
+// stay exact without one, tally.go how a delete's count comes down, and
 // sweep.go how an account that writes no more is settled. stream.go reads
 // the tables' stream records, as Lambda delivers them, as items.
 package store

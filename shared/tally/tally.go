@@ -5,7 +5,7 @@
 // their stream records, filtered by template.yaml to a live record turned
 // tombstone or a change of a record whose generation holds, come here, and
 // store.Table.Apply applies them to the counter item exactly once, under
-// the watermark of the shard they were read from (shared/store/uncount.go,
+// the watermark of the shard they were read from (shared/store/tally.go,
 // holds.go).
 //
 // The event source mappings use a tumbling window only so that each

@@ -1,3 +1,7 @@
+// An account's own monthly limits, its quota: shared/quota's Limits, kept on
+// the counter item of each resource that counts a kind, as make limits and
+// apikey limits set them. (Requests per key and minute are shared/ratelimit's.)
+
 package app
 
 import (

@@ -1,6 +1,7 @@
 package store
 
-// How a delete's count comes down, and a generation's hold is given back.
+// The tally's write (shared/tally runs it): how a delete's count comes down,
+// and a generation's hold is given back.
 //
 // A delete is one write, the record turned into its tombstone; the table's
 // stream then carries that change (old image live, new image a tombstone)
