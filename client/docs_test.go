@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"contentapi/shared/local/docpages"
+	"contentapi/shared/local/doccheck"
 )
 
 // TestDocsShowTheExamples: every Go block of README.md and docs/*.md is the
 // body of an Example function of this package, which the compiler checks,
 // so a page's Go code compiles wherever the page moves it.
 func TestDocsShowTheExamples(t *testing.T) {
-	pages, err := docpages.Read("..")
+	pages, err := doccheck.ReadPages("..")
 	if err != nil {
 		t.Fatal(err)
 	}

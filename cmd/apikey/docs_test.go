@@ -12,7 +12,7 @@ import (
 	"github.com/google/shlex"
 
 	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/docpages"
+	"contentapi/shared/local/doccheck"
 )
 
 // Every apikey command the pages show (README.md and docs/*.md: `go run
@@ -98,12 +98,12 @@ func TestDocsCommands(t *testing.T) {
 func docsCommands(t *testing.T) []string {
 	t.Helper()
 	root := filepath.Join("..", "..")
-	pages, err := docpages.Read(root)
+	pages, err := doccheck.ReadPages(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
-	for _, c := range docpages.Commands(pages, "go run ./cmd/apikey", "make") {
+	for _, c := range doccheck.Commands(pages, "go run ./cmd/apikey", "make") {
 		if rest, ok := strings.CutPrefix(c, "make "); ok {
 			out = append(out, makeCommands(t, root, rest)...)
 		} else {

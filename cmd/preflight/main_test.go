@@ -21,7 +21,7 @@ import (
 
 	"contentapi/shared/bedrock"
 	"contentapi/shared/local/bedrockstandin"
-	"contentapi/shared/local/docpages"
+	"contentapi/shared/local/doccheck"
 	"contentapi/shared/local/sam"
 )
 
@@ -214,7 +214,7 @@ func TestMakePreflightChecksTheDeployedStack(t *testing.T) {
 // A page's sample report (docs/deploying.md has it) has the columns the
 // command prints.
 func TestDocsSampleReport(t *testing.T) {
-	pages, err := docpages.Read(filepath.Join("..", ".."))
+	pages, err := doccheck.ReadPages(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,17 +6,17 @@ import (
 
 	"github.com/google/shlex"
 
-	"contentapi/shared/local/docpages"
+	"contentapi/shared/local/doccheck"
 )
 
 // Every regenerate command the pages show runs, in order, against the
 // local stack, as the stack's API_URL and a key of its account give it.
 func TestDocsCommands(t *testing.T) {
-	pages, err := docpages.Read(filepath.Join("..", ".."))
+	pages, err := doccheck.ReadPages(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	commands := docpages.Commands(pages, "go run ./cmd/regenerate")
+	commands := doccheck.Commands(pages, "go run ./cmd/regenerate")
 	if len(commands) < 3 {
 		t.Fatalf("found %d regenerate commands in the pages: the pattern no longer finds them", len(commands))
 	}

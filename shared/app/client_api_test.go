@@ -11,7 +11,7 @@ import (
 
 	"contentapi/client"
 	"contentapi/shared/app"
-	"contentapi/shared/local/openapitest"
+	"contentapi/shared/local/doccheck"
 )
 
 // checkingDoer sends the generated client's requests to the stack and
@@ -20,7 +20,7 @@ import (
 // it. It records which operations succeeded.
 type checkingDoer struct {
 	t         *testing.T
-	v         *openapitest.Validator
+	v         *doccheck.OpenAPIValidator
 	mu        sync.Mutex
 	succeeded map[string]bool
 }

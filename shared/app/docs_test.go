@@ -10,16 +10,16 @@ import (
 	"testing"
 
 	"contentapi/shared/app"
-	"contentapi/shared/local/docpages"
+	"contentapi/shared/local/doccheck"
 	"contentapi/shared/quota"
 )
 
 // docPages are the pages whose commands and code the tests hold: README.md
 // first, then docs/*.md by name, so that moving text between them never
 // drops a check.
-func docPages(t *testing.T) []docpages.Page {
+func docPages(t *testing.T) []doccheck.Page {
 	t.Helper()
-	pages, err := docpages.Read(filepath.Join("..", ".."))
+	pages, err := doccheck.ReadPages(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func docPages(t *testing.T) []docpages.Page {
 }
 
 // docPage is one page by its path from the repository's root.
-func docPage(t *testing.T, path string) docpages.Page {
+func docPage(t *testing.T, path string) doccheck.Page {
 	t.Helper()
 	for _, p := range docPages(t) {
 		if p.Path == path {
@@ -38,12 +38,12 @@ func docPage(t *testing.T, path string) docpages.Page {
 		}
 	}
 	t.Fatalf("no page %s", path)
-	return docpages.Page{}
+	return doccheck.Page{}
 }
 
 // section is the page's text from the first from to the next to after it,
 // or to the end when no to follows; a page without from fails the test.
-func section(t *testing.T, p docpages.Page, from, to string) string {
+func section(t *testing.T, p doccheck.Page, from, to string) string {
 	t.Helper()
 	start := strings.Index(p.Text, from)
 	if start < 0 {
@@ -59,7 +59,7 @@ func section(t *testing.T, p docpages.Page, from, to string) string {
 // The curl examples of every page are run as printed, in order (README.md
 // first), against a fresh stack: each must succeed.
 func TestDocsExamples(t *testing.T) {
-	commands := docpages.Commands(docPages(t), "curl")
+	commands := doccheck.Commands(docPages(t), "curl")
 	if len(commands) < 10 {
 		t.Fatalf("found %d curl examples in the pages, want one per operation", len(commands))
 	}
@@ -88,7 +88,7 @@ func TestDocsLinksResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages = append(pages, docpages.Page{Path: "BENCHMARKS.md", Text: string(raw)})
+	pages = append(pages, doccheck.Page{Path: "BENCHMARKS.md", Text: string(raw)})
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	checked := 0
 	for _, p := range pages {

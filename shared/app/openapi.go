@@ -7,7 +7,7 @@
 // TestOpenAPIJSONIsTheYAML -update), which fail while the two differ: a
 // function then neither links a YAML parser (0.2 MB of a bootstrap) nor
 // converts at start. Checking responses against the document is the
-// business of a package of the local stack (openapitest), kept apart so
+// business of a package of the local stack (doccheck), kept apart so
 // that its validator library never reaches the Lambda binaries.
 
 package app

@@ -17,7 +17,7 @@ import (
 	"contentapi/shared/auth"
 	"contentapi/shared/crud"
 	"contentapi/shared/local/ddblocal"
-	"contentapi/shared/local/openapitest"
+	"contentapi/shared/local/doccheck"
 	"contentapi/shared/records"
 )
 
@@ -27,11 +27,11 @@ import (
 // wide set of real requests matches it. Together they keep the document
 // and the code from drifting apart.
 
-var contract = sync.OnceValues(func() (*openapitest.Validator, error) {
-	return openapitest.New(app.OpenAPIDocument())
+var contract = sync.OnceValues(func() (*doccheck.OpenAPIValidator, error) {
+	return doccheck.NewOpenAPIValidator(app.OpenAPIDocument())
 })
 
-func contractValidator(t testing.TB) *openapitest.Validator {
+func contractValidator(t testing.TB) *doccheck.OpenAPIValidator {
 	t.Helper()
 	v, err := contract()
 	if err != nil {
@@ -341,7 +341,7 @@ func toAny[S ~[]E, E any](s S) []any {
 type conformance struct {
 	t    *testing.T
 	s    *stack
-	v    *openapitest.Validator
+	v    *doccheck.OpenAPIValidator
 	seen map[string]map[int]bool // operation -> statuses answered
 }
 

@@ -1,7 +1,4 @@
-// Package docpages reads the repository's documentation pages (README.md
-// and docs/*.md) for the tests that hold their commands and code to the
-// code: wherever text moves between pages, the same checks find it.
-package docpages
+package doccheck
 
 import (
 	"os"
@@ -16,9 +13,9 @@ type Page struct {
 	Path, Text string
 }
 
-// Read returns the pages under root, README.md first, then docs/*.md by
+// ReadPages returns the pages under root, README.md first, then docs/*.md by
 // name.
-func Read(root string) ([]Page, error) {
+func ReadPages(root string) ([]Page, error) {
 	paths, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		return nil, err

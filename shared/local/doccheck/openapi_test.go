@@ -1,4 +1,4 @@
-package openapitest_test
+package doccheck_test
 
 import (
 	"net/http"
@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"contentapi/shared/app"
-	"contentapi/shared/local/openapitest"
+	"contentapi/shared/local/doccheck"
 )
 
-func validator(t *testing.T) *openapitest.Validator {
+func validator(t *testing.T) *doccheck.OpenAPIValidator {
 	t.Helper()
-	v, err := openapitest.New(app.OpenAPIDocument())
+	v, err := doccheck.NewOpenAPIValidator(app.OpenAPIDocument())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ const image = `{"data":{"id":1,"name":"Sunset","description":"d","resolution":"5
 // do fail on answers that part from the document.
 func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
 	v := validator(t)
-	ok := header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "ETag", `"1.1"`)
+	ok := header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1", "ETag", `"1.1"`)
 	tests := []struct {
 		name, method, target string
 		status               int
@@ -45,10 +45,10 @@ func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
 	}{
 		{"image", "GET", "/api/v1/images/1", 200, ok, image, ""},
 		{"rate limit headers", "GET", "/api/v1/images/1", 200,
-			header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "ETag", `"1.1"`,
+			header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1", "ETag", `"1.1"`,
 				"X-RateLimit-Limit", "600", "X-RateLimit-Remaining", "599", "X-RateLimit-Reset", "1795000000"), image, ""},
 		{"CORS is transport", "GET", "/api/v1/images/1", 200,
-			header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "ETag", `"1.1"`,
+			header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1", "ETag", `"1.1"`,
 				"Access-Control-Allow-Origin", "*", "Vary", "Origin"), image, ""},
 		{"HEAD", "HEAD", "/api/v1/images/1", 200, header("X-Request-Id", "r1", "ETag", `"1.1"`), "", ""},
 		{"HEAD without ETag", "HEAD", "/api/v1/images/1", 200, header("X-Request-Id", "r1"), "", "ETag"},
@@ -57,15 +57,15 @@ func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
 		{"HEAD 418", "HEAD", "/api/v1/images", 418, header("X-Request-Id", "r1"), "", ""},
 		{"HEAD 304 of a list", "HEAD", "/api/v1/images", 304, header("X-Request-Id", "r1"), "", "not documented"},
 		{"bounded list meta", "GET", "/api/v1/images", 200,
-			header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "Link", `<http://h/x?page=1>; rel="first", <http://h/x?page=1>; rel="last"`),
+			header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1", "Link", `<http://h/x?page=1>; rel="first", <http://h/x?page=1>; rel="last"`),
 			`{"data":[],"links":{"first":"http://h/x?page=1","last":"http://h/x?page=1","prev":null,"next":null},` +
 				`"meta":{"current_page":1,"from":null,"last_page":1,"path":"http://h/x","per_page":10,"to":null,"total":0,"total_estimated":false,"partial":false},"status":200}`, ""},
 		{"list without its bound flags", "GET", "/api/v1/images", 200,
-			header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "Link", `<http://h/x?page=1>; rel="first", <http://h/x?page=1>; rel="last"`),
+			header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1", "Link", `<http://h/x?page=1>; rel="first", <http://h/x?page=1>; rel="last"`),
 			`{"data":[],"links":{"first":"http://h/x?page=1","last":"http://h/x?page=1","prev":null,"next":null},` +
 				`"meta":{"current_page":1,"from":null,"last_page":1,"path":"http://h/x","per_page":10,"to":null,"total":0},"status":200}`,
 			"total_estimated"},
-		{"planned field in an error", "POST", "/api/v1/images", 422, header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1"),
+		{"planned field in an error", "POST", "/api/v1/images", 422, header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1"),
 			`{"message":{"generation":["The generation field is prohibited."]},"errors":{"generation":["The generation field is prohibited."]},"status":422}`, ""},
 		{"preflight", "OPTIONS", "/api/v1/anything", 204, header(), "", ""},
 		{"preflight of a listed path", "OPTIONS", "/api/v1/images/1", 204, header("X-Request-Id", "r1", "Allow", "GET, POST",
@@ -78,48 +78,48 @@ func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
 		{"favorite as 1", "GET", "/api/v1/images/1", 200, ok, strings.Replace(image, `"favorite":false`, `"favorite":1`, 1), "favorite"},
 		{"bad time", "GET", "/api/v1/images/1", 200, ok, strings.Replace(image, `16:48:30.000000Z","updated`, `16:48:30Z","updated`, 1), "created_at"},
 		{"wrong envelope status", "GET", "/api/v1/images/1", 200, ok, strings.Replace(image, `"status":200`, `"status":201`, 1), "status"},
-		{"missing ETag", "GET", "/api/v1/images/1", 200, header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1"), image, "ETag"},
-		{"missing X-Request-Id", "GET", "/api/v1/images/1", 200, header("Content-Type", openapitest.ContentType, "ETag", `"1.1"`), image, "X-Request-Id"},
+		{"missing ETag", "GET", "/api/v1/images/1", 200, header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1"), image, "ETag"},
+		{"missing X-Request-Id", "GET", "/api/v1/images/1", 200, header("Content-Type", doccheck.ContentType, "ETag", `"1.1"`), image, "X-Request-Id"},
 		{"bad header value", "GET", "/api/v1/images/1", 200,
-			header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "ETag", `"1.1"`, "X-RateLimit-Remaining", "many"), image, "X-RateLimit-Remaining"},
+			header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1", "ETag", `"1.1"`, "X-RateLimit-Remaining", "many"), image, "X-RateLimit-Remaining"},
 		{"undeclared header", "GET", "/api/v1/images/1", 200,
-			header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "ETag", `"1.1"`, "X-Search-Partial", "true"), image, "X-Search-Partial"},
+			header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1", "ETag", `"1.1"`, "X-Search-Partial", "true"), image, "X-Search-Partial"},
 		{"charset missing", "GET", "/api/v1/images/1", 200,
 			header("Content-Type", "application/json", "X-Request-Id", "r1", "ETag", `"1.1"`), image, "Content-Type"},
 		{"undocumented status", "GET", "/api/v1/images/1", 418, ok, `{"message":"x","status":418}`, "not documented"},
-		{"quota", "POST", "/api/v1/documents", 429, header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "Retry-After", "3600"),
+		{"quota", "POST", "/api/v1/documents", 429, header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1", "Retry-After", "3600"),
 			`{"message":"The monthly limit of 500 documents is reached.","code":"quota_exceeded","status":429}`, ""},
-		{"quota on a delete", "DELETE", "/api/v1/documents/1", 429, header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "Retry-After", "3600"),
+		{"quota on a delete", "DELETE", "/api/v1/documents/1", 429, header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1", "Retry-After", "3600"),
 			`{"message":"The monthly limit of 500 documents is reached.","code":"quota_exceeded","status":429}`, "message"},
 		{"304", "GET", "/api/v1/images/1", 304, header("X-Request-Id", "r1", "ETag", `"1.1"`), "", ""},
 		{"304 without ETag", "GET", "/api/v1/images/1", 304, header("X-Request-Id", "r1"), "", "ETag"},
 		{"304 with a body", "GET", "/api/v1/images/1", 304, ok, image, "no body"},
-		{"404", "GET", "/api/v1/images/9", 404, header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1"),
+		{"404", "GET", "/api/v1/images/9", 404, header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1"),
 			`{"message":"Resource not found.","status":404}`, ""},
-		{"404 reworded", "GET", "/api/v1/images/9", 404, header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1"),
+		{"404 reworded", "GET", "/api/v1/images/9", 404, header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1"),
 			`{"message":"Not found","status":404}`, "message"},
-		{"401 without WWW-Authenticate", "GET", "/api/v1/images", 401, header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1"),
+		{"401 without WWW-Authenticate", "GET", "/api/v1/images", 401, header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1"),
 			`{"message":"Unauthenticated.","status":401}`, "WWW-Authenticate"},
-		{"422", "POST", "/api/v1/images", 422, header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1"),
+		{"422", "POST", "/api/v1/images", 422, header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1"),
 			`{"message":{"style":["The selected style is invalid."]},"errors":{"style":["The selected style is invalid."]},"status":422}`, ""},
-		{"422 flat", "POST", "/api/v1/images", 422, header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1"),
+		{"422 flat", "POST", "/api/v1/images", 422, header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1"),
 			`{"message":"The given data was invalid.","errors":{"style":["bad"]},"status":422}`, "message"},
-		{"unknown path 404", "GET", "/api/v1/nothing", 404, header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1"),
+		{"unknown path 404", "GET", "/api/v1/nothing", 404, header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1"),
 			`{"message":"Resource not found.","status":404}`, ""},
 		{"unknown path 200", "GET", "/api/v1/nothing", 200, ok, image, "not in the document"},
 		{"405", "DELETE", "/api/v1/images", 405,
-			header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "Allow", "GET, HEAD, OPTIONS, POST"),
+			header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1", "Allow", "GET, HEAD, OPTIONS, POST"),
 			`{"message":"Method not allowed.","status":405}`, ""},
-		{"405 without Allow", "DELETE", "/api/v1/images", 405, header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1"),
+		{"405 without Allow", "DELETE", "/api/v1/images", 405, header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1"),
 			`{"message":"Method not allowed.","status":405}`, "Allow"},
 		{"list", "GET", "/api/v1/documents?template_id=2&page=3", 200,
-			header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "X-Search-Partial", "true",
+			header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1", "X-Search-Partial", "true",
 				"Link", `<http://h/api/v1/documents?template_id=2&page=1>; rel="first", <http://h/api/v1/documents?template_id=2&page=2>; rel="prev", <http://h/api/v1/documents?template_id=2&page=1>; rel="last"`),
 			`{"data":[],"links":{"first":"http://h/api/v1/documents?template_id=2&page=1","last":"http://h/api/v1/documents?template_id=2&page=1",` +
 				`"prev":"http://h/api/v1/documents?template_id=2&page=2","next":null},` +
 				`"meta":{"current_page":3,"from":null,"last_page":1,"path":"http://h/api/v1/documents","per_page":10,"to":null,"total":0,"total_estimated":false,"partial":false},"status":200}`, ""},
 		{"list without meta", "GET", "/api/v1/documents", 200,
-			header("Content-Type", openapitest.ContentType, "X-Request-Id", "r1", "Link", `<http://h/x?page=1>; rel="first", <http://h/x?page=1>; rel="last"`),
+			header("Content-Type", doccheck.ContentType, "X-Request-Id", "r1", "Link", `<http://h/x?page=1>; rel="first", <http://h/x?page=1>; rel="last"`),
 			`{"data":[],"links":{"first":"http://h/x?page=1","last":"http://h/x?page=1","prev":null,"next":null},"status":200}`, "meta"},
 	}
 	for _, tt := range tests {
@@ -217,7 +217,7 @@ func TestOpenAPIValidatorDocument(t *testing.T) {
 		if !strings.Contains(doc, edit[0]) {
 			t.Fatalf("%s: the document no longer holds %s", name, edit[0])
 		}
-		v, err := openapitest.New([]byte(strings.Replace(doc, edit[0], edit[1], 1)))
+		v, err := doccheck.NewOpenAPIValidator([]byte(strings.Replace(doc, edit[0], edit[1], 1)))
 		if err == nil {
 			err = v.ValidateDocument()
 		}

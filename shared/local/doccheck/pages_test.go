@@ -1,4 +1,4 @@
-package docpages
+package doccheck
 
 import (
 	"slices"

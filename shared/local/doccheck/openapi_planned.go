@@ -1,4 +1,4 @@
-package openapitest
+package doccheck
 
 import (
 	"encoding/json"
@@ -96,9 +96,9 @@ func plannedServed(schema *openapi3.SchemaRef, body []byte) []string {
 
 // PlannedOperations lists the operations marked x-planned, as Operations
 // lists the others.
-func (v *Validator) PlannedOperations() []string { return v.operations(true) }
+func (v *OpenAPIValidator) PlannedOperations() []string { return v.operations(true) }
 
-func (v *Validator) operations(plannedOnes bool) []string {
+func (v *OpenAPIValidator) operations(plannedOnes bool) []string {
 	var ops []string
 	for path, item := range v.doc.Paths.Map() {
 		for method, op := range item.Operations() {

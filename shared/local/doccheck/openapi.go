@@ -1,10 +1,4 @@
-// Package openapitest checks real requests and answers against the OpenAPI
-// document, so that tests fail as soon as the code and the contract part.
-//
-// It is a package of its own, like net/http/httptest, so that the validator
-// library (kin-openapi) stays out of the Lambda binaries that import
-// shared/app to serve the document.
-package openapitest
+package doccheck
 
 import (
 	"bytes"
@@ -25,8 +19,8 @@ import (
 // ContentType is the one type of every response body, as the contract has it.
 const ContentType = "application/json; charset=utf-8"
 
-// Validator checks requests and responses against an OpenAPI 3.1 document.
-type Validator struct {
+// OpenAPIValidator checks requests and responses against an OpenAPI 3.1 document.
+type OpenAPIValidator struct {
 	doc    *openapi3.T
 	router routers.Router
 	// fallback are the answers to a request outside the document's
@@ -35,8 +29,8 @@ type Validator struct {
 	fallbackPath, fallbackMethod map[int]*openapi3.ResponseRef
 }
 
-// New loads a document, JSON or YAML, resolving its references.
-func New(doc []byte) (*Validator, error) {
+// NewOpenAPIValidator loads a document, JSON or YAML, resolving its references.
+func NewOpenAPIValidator(doc []byte) (*OpenAPIValidator, error) {
 	loader := openapi3.NewLoader()
 	t, err := loader.LoadFromData(doc)
 	if err != nil {
@@ -48,7 +42,7 @@ func New(doc []byte) (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("router: %w", err)
 	}
-	v := &Validator{doc: t, router: router}
+	v := &OpenAPIValidator{doc: t, router: router}
 	component := func(name string) *openapi3.ResponseRef {
 		if t.Components == nil {
 			return nil
@@ -74,7 +68,7 @@ func New(doc []byte) (*Validator, error) {
 
 // ValidateDocument checks the document against the OpenAPI specification
 // of its version, examples and defaults included.
-func (v *Validator) ValidateDocument() error {
+func (v *OpenAPIValidator) ValidateDocument() error {
 	if !v.doc.IsOpenAPI31OrLater() || strings.HasPrefix(v.doc.OpenAPI, "3.2") {
 		return fmt.Errorf("openapi is %q, want 3.1.x", v.doc.OpenAPI)
 	}
@@ -89,7 +83,7 @@ func (v *Validator) ValidateDocument() error {
 // "examples" keyword of OpenAPI 3.1) against their schemas, which the
 // library's document validation leaves alone: they are annotations to JSON
 // Schema, but a wrong one misleads every reader of the document.
-func (v *Validator) validateSchemaExamples() error {
+func (v *OpenAPIValidator) validateSchemaExamples() error {
 	var errs []error
 	seen := map[*openapi3.Schema]bool{}
 	var walk func(where string, ref *openapi3.SchemaRef)
@@ -129,11 +123,11 @@ func (v *Validator) validateSchemaExamples() error {
 
 // Operations lists the document's operations as "METHOD /path/{param}",
 // sorted, but for those marked x-planned (PlannedOperations).
-func (v *Validator) Operations() []string { return v.operations(false) }
+func (v *OpenAPIValidator) Operations() []string { return v.operations(false) }
 
 // Operation names the document's operation that serves method and target
 // (the path with its query string), as Operations lists it.
-func (v *Validator) Operation(method, target string) (string, error) {
+func (v *OpenAPIValidator) Operation(method, target string) (string, error) {
 	req, err := newRequest(method, target, nil, nil)
 	if err != nil {
 		return "", err
@@ -149,7 +143,7 @@ func (v *Validator) Operation(method, target string) (string, error) {
 // parameters, headers, the bearer key's presence and the body. target is
 // the path with its query string. Header values are taken as HTTP defines
 // them, without the white space around them.
-func (v *Validator) ValidateRequest(method, target string, header http.Header, body []byte) error {
+func (v *OpenAPIValidator) ValidateRequest(method, target string, header http.Header, body []byte) error {
 	trimmed := http.Header{}
 	for k, vs := range header {
 		for _, s := range vs {
@@ -205,7 +199,7 @@ func bearerOnly(_ context.Context, in *openapi3filter.AuthenticationInput) error
 // the path does not take, and those that come before routing (401, 429,
 // 500, 503). OPTIONS is the CORS preflight, 204 without a body on any
 // path; on a listed path, its headers are checked too.
-func (v *Validator) ValidateResponse(method, target string, status int, header http.Header, body []byte) error {
+func (v *OpenAPIValidator) ValidateResponse(method, target string, status int, header http.Header, body []byte) error {
 	where := fmt.Sprintf("%s %s -> %d", method, target, status)
 	if _, err := v.Operation(method, target); err != nil && method == http.MethodOptions {
 		// The preflight of a path the document does not list.
@@ -233,7 +227,7 @@ func (v *Validator) ValidateResponse(method, target string, status int, header h
 // response finds what the document says a request may be answered with
 // status: the status itself, or its range ("4XX"). An operation's default
 // answer does not count: every status the service gives must be listed.
-func (v *Validator) response(method, target string, status int) (*routers.Route, *openapi3.ResponseRef, error) {
+func (v *OpenAPIValidator) response(method, target string, status int) (*routers.Route, *openapi3.ResponseRef, error) {
 	req, err := newRequest(method, target, nil, nil)
 	if err != nil {
 		return nil, nil, err
@@ -277,7 +271,7 @@ func statuses(m map[int]*openapi3.ResponseRef) []int {
 // checkResponse validates headers and body against one documented answer.
 // The library skips some statuses (304) and methods (HEAD) entirely, so the
 // answer is presented to it as the only, 200, response of a GET.
-func (v *Validator) checkResponse(route *routers.Route, ref *openapi3.ResponseRef, method string, header http.Header, body []byte) []error {
+func (v *OpenAPIValidator) checkResponse(route *routers.Route, ref *openapi3.ResponseRef, method string, header http.Header, body []byte) []error {
 	var errs []error
 	resp := ref.Value
 	hasContent := len(resp.Content) > 0 && method != http.MethodHead

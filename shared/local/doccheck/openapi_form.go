@@ -1,4 +1,4 @@
-package openapitest
+package doccheck
 
 import (
 	"bytes"
