@@ -122,25 +122,40 @@ func addIndexes(ctx context.Context, client *dynamodb.Client, want *dynamodb.Cre
 	return nil
 }
 
-// waitIndex returns once the table's index is active.
+// indexWait bounds the wait for an index added to an existing table.
+// DynamoDB Local backfills the index on a job pool of ten threads that
+// also runs a deletion job per table with TTL on, each of which keeps its
+// thread for 10 s per page it scans: with more TTL tables than free
+// threads, the backfill queues behind them. Under make run (this
+// template's few TTL tables) it starts within a second or two.
+const indexWait = time.Minute
+
+// waitIndex returns once the table's index is active, polling DescribeTable
+// until indexWait has passed.
 func waitIndex(ctx context.Context, client *dynamodb.Client, table, index string) error {
-	for range 300 {
+	ctx, cancel := context.WithTimeout(ctx, indexWait)
+	defer cancel()
+	poll := time.NewTicker(100 * time.Millisecond)
+	defer poll.Stop()
+	for {
 		d, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			return fmt.Errorf("ddblocal: describe table %s: %w", table, err)
 		}
-		for _, x := range d.Table.GlobalSecondaryIndexes {
-			if aws.ToString(x.IndexName) == index && x.IndexStatus == types.IndexStatusActive {
-				return nil
-			}
+		if err == nil && slices.ContainsFunc(d.Table.GlobalSecondaryIndexes, func(x types.GlobalSecondaryIndexDescription) bool {
+			return aws.ToString(x.IndexName) == index && x.IndexStatus == types.IndexStatusActive
+		}) {
+			return nil
 		}
 		select {
-		case <-time.After(100 * time.Millisecond):
+		case <-poll.C:
 		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("ddblocal: index %s of %s is not active after %v (DynamoDB Local backfills it on the job pool its TTL deletions hold)", index, table, indexWait)
+			}
 			return ctx.Err()
 		}
 	}
-	return fmt.Errorf("ddblocal: index %s of %s is not active after 30 s", index, table)
 }
 
 // enableStream turns on the stream the template gives a table that was
