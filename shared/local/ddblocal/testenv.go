@@ -25,12 +25,14 @@ import (
 // their own, e.g. one left running by `make run` or started by hand.
 const TestEndpointEnv = "DYNAMODB_TEST_ENDPOINT"
 
-// TestingT is the part of testing.TB that TestEnv uses: *testing.T and
-// *testing.B satisfy it. An interface of ddblocal's own, where testing.TB
-// would link the testing package into make run's commands.
+// TestingT is the part of testing.TB that the local stack's test helpers
+// use (TestEnv here, stack's tally): *testing.T and *testing.B satisfy it.
+// An interface of ddblocal's own, where testing.TB would link the testing
+// package into make run's commands.
 type TestingT interface {
 	Helper()
 	Fatal(args ...any)
+	Fatalf(format string, args ...any)
 	Errorf(format string, args ...any)
 	Cleanup(func())
 	Setenv(key, value string)

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"contentapi/shared/app"
+	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/store"
@@ -18,19 +19,9 @@ import (
 // drainTimeout bounds the wait for the stream to be delivered.
 const drainTimeout = time.Minute
 
-// TestingT is what the tally takes of a test: testing.TB's methods it
-// calls, so that the commands that link this package do not link the
-// testing package.
-type TestingT interface {
-	Helper()
-	Fatal(args ...any)
-	Fatalf(format string, args ...any)
-	Cleanup(func())
-}
-
 // Tally is the tally running over one test's tables.
 type Tally struct {
-	t      TestingT
+	t      ddblocal.TestingT
 	poller *lambdalocal.StreamPoller
 }
 
@@ -56,7 +47,7 @@ func TallyHandler(tables map[string]*store.Table) app.TallyHandler {
 // StartTally delivers the streams of a test's tables (names by logical ID,
 // on the DynamoDB Local at endpoint) to fn until the test ends, and returns
 // once the mappings read them: what is written after is counted.
-func StartTally(t TestingT, db *dynamodb.Client, endpoint string, tables map[string]string, fn app.TallyHandler) *Tally {
+func StartTally(t ddblocal.TestingT, db *dynamodb.Client, endpoint string, tables map[string]string, fn app.TallyHandler) *Tally {
 	t.Helper()
 	tmpl, err := sam.LoadProject()
 	if err != nil {
