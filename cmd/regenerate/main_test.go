@@ -21,7 +21,7 @@ import (
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
-	local "contentapi/shared/local/stack"
+	localstack "contentapi/shared/local/stack"
 )
 
 // stack is the service with generation on, its real parts (DynamoDB Local,
@@ -31,12 +31,12 @@ type stack struct {
 	t     *testing.T
 	url   string
 	key   string
-	parts *local.Generation
+	parts *localstack.Generation
 }
 
 func newStack(t *testing.T) *stack {
 	env := ddblocal.NewTestEnv(t)
-	parts, err := local.StartGeneration(local.GenerationOptions{})
+	parts, err := localstack.StartGeneration(localstack.GenerationOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func newStack(t *testing.T) *stack {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if _, err := local.DeliverGenerator(ctx, env.Client, env.Endpoint, tmpl, env.Tables, stream, quiet); err != nil {
+	if _, err := localstack.DeliverGenerator(ctx, env.Client, env.Endpoint, tmpl, env.Tables, stream, quiet); err != nil {
 		t.Fatal(err)
 	}
 	fns, err := a.APIEntries()

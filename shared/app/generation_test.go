@@ -28,7 +28,7 @@ import (
 	"contentapi/shared/documents"
 	"contentapi/shared/local/bedrockstandin"
 	"contentapi/shared/local/lambdalocal"
-	local "contentapi/shared/local/stack"
+	localstack "contentapi/shared/local/stack"
 	"contentapi/shared/picturebucket"
 	"contentapi/shared/prompts"
 	"contentapi/shared/records"
@@ -41,7 +41,7 @@ import (
 // template's mappings say.
 type genStack struct {
 	*stack
-	parts  *local.Generation
+	parts  *localstack.Generation
 	s3     *s3.Client
 	poller *lambdalocal.StreamPoller
 	stream app.GeneratorEntry
@@ -64,7 +64,7 @@ func newGenStack(t *testing.T, o genOptions) *genStack {
 	if o.slow == 0 {
 		o.slow = 2 * time.Second
 	}
-	parts, err := local.StartGeneration(local.GenerationOptions{SlowDelay: o.slow})
+	parts, err := localstack.StartGeneration(localstack.GenerationOptions{SlowDelay: o.slow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func newGenStack(t *testing.T, o genOptions) *genStack {
 	if !o.noStream {
 		ctx, cancel := context.WithCancel(context.Background())
 		t.Cleanup(cancel)
-		g.poller, err = local.DeliverGenerator(ctx, s.env.Client, s.env.Endpoint, loadTemplate(t), s.env.Tables, g.stream,
+		g.poller, err = localstack.DeliverGenerator(ctx, s.env.Client, s.env.Endpoint, loadTemplate(t), s.env.Tables, g.stream,
 			slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)
@@ -142,7 +142,7 @@ func (g *genStack) settled(t *testing.T, path string) map[string]any {
 // objects lists the bucket.
 func (g *genStack) objects(t *testing.T) []string {
 	t.Helper()
-	out, err := g.s3.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String(local.PicturesBucket)})
+	out, err := g.s3.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String(localstack.PicturesBucket)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func (g *genStack) objects(t *testing.T) []string {
 
 func (g *genStack) tags(t *testing.T, name string) string {
 	t.Helper()
-	out, err := g.s3.GetObjectTagging(context.Background(), &s3.GetObjectTaggingInput{Bucket: aws.String(local.PicturesBucket), Key: aws.String(name)})
+	out, err := g.s3.GetObjectTagging(context.Background(), &s3.GetObjectTaggingInput{Bucket: aws.String(localstack.PicturesBucket), Key: aws.String(name)})
 	if err != nil {
 		t.Fatal(err)
 	}

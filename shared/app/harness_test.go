@@ -14,7 +14,7 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/local/ddblocal"
-	local "contentapi/shared/local/stack"
+	localstack "contentapi/shared/local/stack"
 )
 
 // stack is the service as a client sees it: the real handlers behind the
@@ -28,7 +28,7 @@ type stack struct {
 	readKey  string // account "acme", read only
 	otherKey string // account "globex", read and write
 	// tally takes deletes' counts down as the tally function does in AWS.
-	tally *local.Tally
+	tally *localstack.Tally
 }
 
 func newStack(t testing.TB) *stack { return newStackWith(t, nil) }
@@ -64,7 +64,7 @@ func newStackWith(t testing.TB, configure func(*app.Config)) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.tally = local.StartTally(t, env.Client, env.Endpoint, env.Tables, tally)
+	s.tally = localstack.StartTally(t, env.Client, env.Endpoint, env.Tables, tally)
 	keys := auth.NewKeys(env.Client, cfg.KeysTable, cfg.KeyChecksum)
 	create := func(account string, scopes ...auth.Scope) string {
 		key, _, err := keys.Create(context.Background(), account, scopes, time.Time{})

@@ -22,7 +22,7 @@ import (
 	"contentapi/shared/httpapi"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
-	local "contentapi/shared/local/stack"
+	localstack "contentapi/shared/local/stack"
 	"contentapi/shared/picturebucket"
 	"contentapi/shared/store"
 	"contentapi/shared/webhook"
@@ -497,14 +497,14 @@ func TestTemplatePicturesBucket(t *testing.T) {
 // sender cannot process goes to the dead-letter queue only after more
 // receives than the schedule's attempts, and that queue has an alarm; the
 // sender's reserved concurrency is a parameter, none by default. The local
-// stack's queue takes the same settings (local.WebhookQueueSettingsFrom).
+// stack's queue takes the same settings (localstack.WebhookQueueSettingsFrom).
 func TestTemplateWebhookQueue(t *testing.T) {
 	tmpl := loadTemplate(t)
 	sender, err := tmpl.Function(app.SenderFunction)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := local.WebhookQueueSettingsFrom(tmpl)
+	s, err := localstack.WebhookQueueSettingsFrom(tmpl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -514,8 +514,8 @@ func TestTemplateWebhookQueue(t *testing.T) {
 	if attempts := len(webhook.DefaultSchedule) + 1; s.MaxReceives <= attempts {
 		t.Errorf("a message goes to the dead-letter queue after %d receives, not more than the %d attempts", s.MaxReceives, attempts)
 	}
-	q := tmpl.Resources[local.WebhookDeliveriesQueue].Properties
-	if dlq := fmt.Sprint(q["RedrivePolicy"].(map[string]any)["deadLetterTargetArn"]); dlq != fmt.Sprint(map[string]any{"Fn::GetAtt": []any{local.WebhookDeliveriesDLQ, "Arn"}}) {
+	q := tmpl.Resources[localstack.WebhookDeliveriesQueue].Properties
+	if dlq := fmt.Sprint(q["RedrivePolicy"].(map[string]any)["deadLetterTargetArn"]); dlq != fmt.Sprint(map[string]any{"Fn::GetAtt": []any{localstack.WebhookDeliveriesDLQ, "Arn"}}) {
 		t.Errorf("redrive to %s", dlq)
 	}
 	var mapping map[string]any
@@ -524,11 +524,11 @@ func TestTemplateWebhookQueue(t *testing.T) {
 			mapping = e["Properties"].(map[string]any)
 		}
 	}
-	if fmt.Sprint(mapping["Queue"]) != fmt.Sprint(map[string]any{"Fn::GetAtt": []any{local.WebhookDeliveriesQueue, "Arn"}}) ||
+	if fmt.Sprint(mapping["Queue"]) != fmt.Sprint(map[string]any{"Fn::GetAtt": []any{localstack.WebhookDeliveriesQueue, "Arn"}}) ||
 		!slices.Contains(mapping["FunctionResponseTypes"].([]any), any("ReportBatchItemFailures")) {
 		t.Errorf("the sender's mapping: %v", mapping)
 	}
-	if id, _, _ := alarmOn(t, tmpl, "AWS/SQS", "ApproximateNumberOfMessagesVisible", local.WebhookDeliveriesDLQ); id == "" {
+	if id, _, _ := alarmOn(t, tmpl, "AWS/SQS", "ApproximateNumberOfMessagesVisible", localstack.WebhookDeliveriesDLQ); id == "" {
 		t.Error("no alarm on the dead-letter queue's messages")
 	}
 	if p := tmpl.Parameters["WebhookSenderReservedConcurrency"]; p.Type != "Number" || fmt.Sprint(p.Default) != "0" ||

@@ -19,7 +19,7 @@ import (
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
-	local "contentapi/shared/local/stack"
+	localstack "contentapi/shared/local/stack"
 	"contentapi/shared/quota"
 )
 
@@ -51,7 +51,7 @@ func TestAThirdResource(t *testing.T) {
 	// The generator's mappings, the notes table's as images' (whose
 	// stream this test does not deliver).
 	delivered := map[string]string{"ImagesTable": notesTable, "DocumentsTable": g.env.Tables["DocumentsTable"]}
-	if _, err := local.DeliverGenerator(ctx, g.env.Client, g.env.Endpoint, tmpl, delivered,
+	if _, err := localstack.DeliverGenerator(ctx, g.env.Client, g.env.Endpoint, tmpl, delivered,
 		g.stream, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 		t.Fatal(err)
 	}
