@@ -121,6 +121,11 @@ func declared() (map[string]*yaml.Node, error) {
 	v["hookapi.MaxEvents"] = integer(hookapi.MaxEvents)
 
 	maps.Copy(v, variableNodes())
+	names, err := metricNames()
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(v, names)
 
 	v["generation.Statuses"] = list(generation.Statuses)
 	v["generation.Codes"] = list(generation.Codes)

@@ -3,7 +3,8 @@
 // styles, media, filters and resolutions, the templates' names and ids, the
 // list parameters' values, the generation statuses and codes, the
 // tables' keys and indexes, the resources' functions' routes (lists.go names
-// them all; routes.go names the routes' events). A value it writes follows
+// them all; routes.go names the routes' events), the names of the metrics
+// the alarms and the dashboard watch (metricnames.go). A value it writes follows
 // a comment that names its source:
 //
 //	# make generate: images.Resource style
@@ -85,6 +86,9 @@ func generate(root string) (map[string][]byte, error) {
 	for _, name := range Documents {
 		err := rewrite(name, func(src []byte) ([]byte, error) {
 			if err := Unmarked(src, values); err != nil {
+				return nil, err
+			}
+			if err := HandNamedMetrics(src); err != nil {
 				return nil, err
 			}
 			return Rewrite(src, values, used)

@@ -411,3 +411,64 @@ func TestRewriteTableSchema(t *testing.T) {
 		t.Errorf("attributes %q, %v", attrs, err)
 	}
 }
+
+// A metric's name edited by hand, in an alarm or among the dashboard's
+// variables, is written back as shared/metrics declares it.
+func TestMetricNamesAreWritten(t *testing.T) {
+	src, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	values, err := declared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, edit := range [][2]string{
+		{"QuotaRefusals: QuotaRefusals", "QuotaRefusals: QuotaRefusal"},
+		{"DimKind: Kind", "DimKind: kind"},
+		{"Namespace: ContentAPI", "Namespace: ContentApi"},
+		{"MetricName: Generations", "MetricName: Generation"},
+		{"- Name: Outcome", "- Name: Result"},
+	} {
+		edited := strings.Replace(string(src), edit[0], edit[1], 1)
+		if edited == string(src) {
+			t.Fatalf("template.yaml has no %q", edit[0])
+		}
+		out, err := Rewrite([]byte(edited), values, map[string]bool{})
+		if err != nil {
+			t.Fatalf("%s: %v", edit[1], err)
+		}
+		if string(out) != string(src) {
+			t.Errorf("%q is not written back as %q", edit[1], edit[0])
+		}
+	}
+}
+
+// A metric of the service's named where make generate does not write it
+// is refused.
+func TestHandNamedMetricsAreFound(t *testing.T) {
+	src, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := HandNamedMetrics(src); err != nil {
+		t.Fatalf("template.yaml: %v", err)
+	}
+	for _, edit := range [][2]string{
+		{`["${Namespace}", "${ServerErrors}"`, `["ContentAPI", "${ServerErrors}"`},
+		{`["${Namespace}", "${ServerErrors}"`, `["${Namespace}", "ServerErrors"`},
+		{`"${DimFunction}", "images"`, `"Function", "images"`},
+		{"              # make generate: metrics.Generations\n", ""},
+		{"                # make generate: metrics.DimOutcome\n", ""},
+		{"              # make generate: metrics.ServerErrors\n", ""},
+		{`"${DimFunction}", "tally"`, `"${Function}", "tally"`},
+	} {
+		edited := strings.Replace(string(src), edit[0], edit[1], 1)
+		if edited == string(src) {
+			t.Fatalf("template.yaml has no %q", edit[0])
+		}
+		if err := HandNamedMetrics([]byte(edited)); err == nil || !strings.Contains(err.Error(), "by hand") {
+			t.Errorf("%q instead of %q: %v", edit[1], edit[0], err)
+		}
+	}
+}

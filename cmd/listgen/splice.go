@@ -193,23 +193,16 @@ func keyEdits(src []byte, lines []int, m mark, values map[string]*yaml.Node, use
 // Unmarked finds the lists in src, of three items or more, that copy a
 // declared list without its mark: a copy nobody would regenerate.
 func Unmarked(src []byte, values map[string]*yaml.Node) error {
-	doc, marks, err := findMarks(src)
+	doc, marked, err := markedNodes(src)
 	if err != nil {
 		return err
 	}
-	marked := map[*yaml.Node]bool{}
-	for _, m := range marks {
-		marked[m.value] = true
-		if m.name == keysMark {
-			for _, k := range namedKeys(m.value) {
-				marked[k.key] = true
-			}
-		}
-	}
-	// The declared names (of variables), by what they say.
+	// The declared names (of variables), by what they say. The metrics'
+	// names are values, never keys: the dashboard's variables are named
+	// after their Go declarations (ServerErrors: ServerErrors).
 	names := map[string]string{}
 	for label, v := range values {
-		if v.Kind == yaml.ScalarNode && v.Tag == "!!str" && v.Style == 0 {
+		if v.Kind == yaml.ScalarNode && v.Tag == "!!str" && v.Style == 0 && !strings.HasPrefix(label, metricsLabel) {
 			names[v.Value] = label
 		}
 	}
@@ -240,10 +233,34 @@ func Unmarked(src []byte, values map[string]*yaml.Node) error {
 		}
 	}
 	walk(doc)
-	if len(found) > 0 {
-		return errors.New(strings.Join(found, "; "))
+	return joined(found)
+}
+
+// joined is the error listing what a check found, nil if nothing.
+func joined(found []string) error {
+	if len(found) == 0 {
+		return nil
 	}
-	return nil
+	return errors.New(strings.Join(found, "; "))
+}
+
+// markedNodes parses src and finds the nodes listgen writes: the marked
+// values, and the keys of a keysMark mapping.
+func markedNodes(src []byte) (*yaml.Node, map[*yaml.Node]bool, error) {
+	doc, marks, err := findMarks(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	marked := map[*yaml.Node]bool{}
+	for _, m := range marks {
+		marked[m.value] = true
+		if m.name == keysMark {
+			for _, k := range namedKeys(m.value) {
+				marked[k.key] = true
+			}
+		}
+	}
+	return doc, marked, nil
 }
 
 // mark is a marked key and its value.

@@ -72,16 +72,26 @@ func resolveIntrinsics(tmpl *sam.Template, v any, conds map[string]bool) (string
 	case "Ref":
 		return standIn(tmpl, arg.(string), conds)
 	case "Fn::Sub":
+		// A string, or a string and its variables: [s, {name: value}].
 		s, isString := arg.(string)
+		variables := map[string]any{}
+		if !isString && len(args) == 2 {
+			s, isString = args[0].(string)
+			variables, _ = args[1].(map[string]any)
+		}
 		if !isString {
-			return "", fmt.Errorf("Fn::Sub with a variable map: not used here")
+			return "", fmt.Errorf("Fn::Sub of %v", arg)
 		}
 		var err error
 		out := regexp.MustCompile(`\$\{([^}!]+)\}`).ReplaceAllStringFunc(s, func(m string) string {
-			v, e := standIn(tmpl, m[2:len(m)-1], conds)
-			if e != nil {
-				err = e
+			name := m[2 : len(m)-1]
+			if v, ok := variables[name]; ok {
+				resolved, e := resolveIntrinsics(tmpl, v, conds)
+				err = cmp.Or(err, e)
+				return resolved
 			}
+			v, e := standIn(tmpl, name, conds)
+			err = cmp.Or(err, e)
 			return v
 		})
 		return out, err
@@ -230,9 +240,11 @@ func functionFolders(t *testing.T) []string {
 }
 
 // Every ContentAPI metric an alarm or the dashboard names is one the code
-// declares (metrics.Defined, which its own test holds to what it writes),
-// with one of its dimension sets, this stack's Stack, and values the code
-// gives its dimensions.
+// emits by those dimensions, with this stack's Stack and values the code
+// gives its dimensions. The names themselves, the namespace's, the
+// metrics' and the dimensions', make generate writes from shared/metrics
+// (cmd/listgen refuses one written by hand); which dimensions go with
+// which metric, and their values, no generator writes.
 func TestTemplateMonitorsWhatTheCodeEmits(t *testing.T) {
 	tmpl := loadTemplate(t)
 	refs, _ := dashboardMetrics(t, dashboard(t, tmpl, map[string]bool{"GenerationOn": true}))
@@ -263,11 +275,7 @@ func TestTemplateMonitorsWhatTheCodeEmits(t *testing.T) {
 			continue
 		}
 		named++
-		m, ok := declared[ref.name]
-		if !ok {
-			t.Errorf("%s: %s is not a metric the code emits", ref.where, ref.name)
-			continue
-		}
+		m := declared[ref.name]
 		var names []string
 		for name, v := range ref.dims {
 			names = append(names, name)

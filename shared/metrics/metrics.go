@@ -7,8 +7,10 @@
 //
 // Every metric is declared once here (Defined lists them): its name, unit
 // and dimension sets. template.yaml's alarms and dashboard name metrics of
-// Namespace, and a test holds each to one declared here with the same
-// dimensions. The lines are written only when there is something to
+// Namespace: make generate (cmd/listgen) writes the namespace's, the
+// metrics' and the dimensions' names there from these declarations, and a
+// test holds each metric's dimensions and their values to what the code
+// emits. The lines are written only when there is something to
 // count (an answer that failed or was refused, a generation, a stream
 // batch that failed), never for an ordinary request: a request that
 // succeeds pays one comparison.
