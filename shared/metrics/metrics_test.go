@@ -2,7 +2,10 @@ package metrics_test
 
 import (
 	"bytes"
+	"fmt"
+	"maps"
 	"net/http"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -206,5 +209,40 @@ func TestOrdinaryAnswerAllocatesNothing(t *testing.T) {
 	e := metrics.New(&out, "prod")
 	if n := testing.AllocsPerRun(100, func() { e.Answer("images", http.StatusOK, false) }); n != 0 || out.Len() != 0 {
 		t.Fatalf("%v allocations, %d bytes written", n, out.Len())
+	}
+}
+
+// docs/operations.md's table of metrics, the operator's list, names every
+// metric the code declares, with its dimension sets and unit, and no other.
+func TestOperationsDocListsEveryMetric(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]string{} // name -> "unit dimension sets"
+	for _, line := range strings.Split(string(doc), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) != 5 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+			continue
+		}
+		names, sets := strings.TrimSpace(cells[1]), strings.TrimSpace(cells[2])
+		unit := metrics.Count
+		if strings.HasSuffix(names, "(ms)") {
+			unit, names = metrics.Milliseconds, strings.TrimSpace(strings.TrimSuffix(names, "(ms)"))
+		}
+		for _, name := range strings.Split(names, ",") {
+			listed[strings.Trim(strings.TrimSpace(name), "`")] = fmt.Sprint(unit, " ", sets)
+		}
+	}
+	want := map[string]string{}
+	for _, m := range metrics.Defined() {
+		var sets []string
+		for _, s := range m.Dimensions {
+			sets = append(sets, strings.Join(s, ", "))
+		}
+		want[m.Name] = fmt.Sprint(m.Unit, " ", strings.Join(sets, "; "))
+	}
+	if !maps.Equal(listed, want) {
+		t.Errorf("docs/operations.md lists the metrics\n%v\nthe code declares\n%v", listed, want)
 	}
 }
