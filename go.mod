@@ -20,6 +20,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.52.10
 	github.com/aws/smithy-go v1.28.8
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
+	github.com/expr-lang/expr v1.17.8
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
 	github.com/google/shlex v0.0.0-20191202100458-e7afc7fbc510

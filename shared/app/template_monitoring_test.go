@@ -9,8 +9,11 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/expr-lang/expr"
 
 	"contentapi/shared/app"
 	"contentapi/shared/generation"
@@ -642,8 +645,12 @@ func TestTemplateAlarmsKeepTheirPromise(t *testing.T) {
 	expressions := func(p map[string]any) string {
 		var out []string
 		for _, m := range p["Metrics"].([]any) {
-			if e, ok := m.(map[string]any)["Expression"].(string); ok {
-				out = append(out, e)
+			if e, ok := m.(map[string]any)["Expression"]; ok {
+				source, err := resolveIntrinsics(tmpl, e, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, source)
 			}
 		}
 		return strings.Join(out, "; ")
@@ -692,4 +699,106 @@ func TestTemplateDashboardNameIsTheStacksInItsRegion(t *testing.T) {
 			t.Errorf("%s: DashboardName %q (%v), want the stack's name and region", id, name, err)
 		}
 	}
+}
+
+// The rate alarms judge a rate only once failures reach
+// RateAlarmMinimumFailures: one 5xx among two answers, or two failed
+// generations of two, pages nobody; the same share of more does. Each
+// alarm's metric math is evaluated as CloudWatch would on a period's
+// sums (a missing sum is no data, which FILL replaces).
+func TestTemplateRateAlarmsWaitForAFewFailures(t *testing.T) {
+	tmpl := loadTemplate(t)
+	minimum, err := strconv.ParseFloat(fmt.Sprint(tmpl.Parameters["RateAlarmMinimumFailures"].Default), 64)
+	if err != nil || minimum < 2 {
+		t.Fatalf("RateAlarmMinimumFailures defaults to %v (%v), want a few", tmpl.Parameters["RateAlarmMinimumFailures"].Default, err)
+	}
+	cases := []struct {
+		alarm  string
+		sums   map[string]any // a period's sums by metric id; absent: no data
+		breach bool
+	}{
+		{"HttpApi5xxRateAlarm", map[string]any{"errors": 1.0, "requests": 2.0}, false},
+		{"HttpApi5xxRateAlarm", map[string]any{"errors": minimum - 1, "requests": minimum}, false},
+		{"HttpApi5xxRateAlarm", map[string]any{"errors": minimum, "requests": 100 * minimum}, false},
+		{"HttpApi5xxRateAlarm", map[string]any{"errors": minimum, "requests": 10 * minimum}, true},
+		{"HttpApi5xxRateAlarm", map[string]any{"errors": minimum}, true},
+		{"HttpApi5xxRateAlarm", map[string]any{"requests": 1000.0}, false},
+		{"GenerationFailureRateAlarm", map[string]any{"failed": minimum - 1}, false},
+		{"GenerationFailureRateAlarm", map[string]any{"failed": minimum, "done": 100 * minimum}, false},
+		{"GenerationFailureRateAlarm", map[string]any{"failed": minimum}, true},
+		{"GenerationFailureRateAlarm", map[string]any{"failed": minimum, "done": minimum}, true},
+		{"GenerationFailureRateAlarm", map[string]any{"done": 50.0}, false},
+	}
+	for _, c := range cases {
+		p := tmpl.Resources[c.alarm].Properties
+		threshold := fmt.Sprint(p["Threshold"])
+		if _, _, ok := sam.Intrinsic(p["Threshold"]); ok {
+			threshold, err = resolveIntrinsics(tmpl, p["Threshold"], nil)
+		}
+		limit, perr := strconv.ParseFloat(threshold, 64)
+		if err != nil || perr != nil {
+			t.Fatalf("%s's threshold %v: %v %v", c.alarm, p["Threshold"], err, perr)
+		}
+		value := alarmValue(t, tmpl, c.alarm, c.sums)
+		if breach := value > limit; breach != c.breach {
+			t.Errorf("%s on %v: %v against %v, breaching %v, want %v", c.alarm, c.sums, value, limit, breach, c.breach)
+		}
+	}
+}
+
+// alarmValue is the value an alarm's metric math returns on a period's
+// sums: its expressions evaluated in order, each seeing the metrics and
+// the expressions before it, IF and FILL as CloudWatch defines them.
+func alarmValue(t *testing.T, tmpl *sam.Template, alarm string, sums map[string]any) float64 {
+	t.Helper()
+	number := func(v any) float64 {
+		switch v := v.(type) {
+		case int:
+			return float64(v)
+		case float64:
+			return v
+		}
+		t.Fatalf("%s: %v (%T) is not a number", alarm, v, v)
+		return 0
+	}
+	env := map[string]any{
+		"IF": func(cond bool, yes, no any) float64 {
+			if cond {
+				return number(yes)
+			}
+			return number(no)
+		},
+		"FILL": func(v, fill any) float64 {
+			if v == nil {
+				return number(fill)
+			}
+			return number(v)
+		},
+	}
+	var returned any
+	for _, m := range tmpl.Resources[alarm].Properties["Metrics"].([]any) {
+		m := m.(map[string]any)
+		id := m["Id"].(string)
+		if _, isMetric := m["MetricStat"]; isMetric {
+			env[id] = sums[id] // nil: no data
+		} else {
+			source, err := resolveIntrinsics(tmpl, m["Expression"], nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := expr.Eval(source, env)
+			if err != nil {
+				t.Fatalf("%s's %s = %s: %v", alarm, id, source, err)
+			}
+			env[id] = v
+		}
+		if m["ReturnData"] == true {
+			returned = env[id]
+		}
+	}
+	v, ok := returned.(float64)
+	if !ok {
+		t.Fatalf("%s returns %v (%T), not a number", alarm, returned, returned)
+	}
+	return v
 }
