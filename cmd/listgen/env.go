@@ -55,7 +55,10 @@ func variables() map[string]string {
 // what it needs and, of the tables, only those.
 func checkEnvironment(tmpl *sam.Template) error {
 	var errs []string
-	global, _ := tmpl.Globals["Function"]["Environment"].(map[string]any)["Variables"].(map[string]any)
+	global, err := literalVariables("the Globals' Function", tmpl.Globals["Function"])
+	if err != nil {
+		return err
+	}
 	common, _ := app.DeployedEnv("")
 	declared := slices.Collect(maps.Values(variables()))
 	for _, name := range slices.Sorted(maps.Keys(global)) {
@@ -64,13 +67,16 @@ func checkEnvironment(tmpl *sam.Template) error {
 		}
 	}
 	for _, f := range tmpl.Functions() {
+		vars, err := literalVariables(f.LogicalID, tmpl.Resources[f.LogicalID].Properties)
+		if err != nil {
+			return err
+		}
 		common, own := app.DeployedEnv(f.LogicalID)
 		for _, name := range slices.Concat(common, own) {
 			if _, ok := f.Env()[name]; !ok {
 				errs = append(errs, fmt.Sprintf("%s reads %s, which the template does not set", f.LogicalID, name))
 			}
 		}
-		vars, _ := tmpl.Resources[f.LogicalID].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
 		for _, name := range slices.Sorted(maps.Keys(vars)) {
 			if _, overrides := global[name]; !overrides && !slices.Contains(own, name) {
 				errs = append(errs, fmt.Sprintf("%s is given %s, which it does not read (app.DeployedEnv)", f.LogicalID, name))
@@ -81,6 +87,44 @@ func checkEnvironment(tmpl *sam.Template) error {
 		return fmt.Errorf("environment: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// literalVariables is the Environment's Variables of properties, where
+// names them. No Environment, or one without Variables, sets nothing: a
+// function that reads a variable is then refused above for not being given
+// it. An Environment or Variables that is not a mapping written out (an
+// intrinsic such as !If, which sam reads as {"Fn::If": ...}) is refused, as
+// what it sets cannot be read here.
+func literalVariables(where string, properties map[string]any) (map[string]any, error) {
+	env, ok := properties["Environment"]
+	if !ok {
+		return nil, nil
+	}
+	envMap, ok := env.(map[string]any)
+	if !ok || intrinsic(envMap) {
+		return nil, fmt.Errorf("environment: %s's Environment is not a mapping written out; listgen reads only literal Variables", where)
+	}
+	vars, ok := envMap["Variables"]
+	if !ok {
+		return nil, nil
+	}
+	varsMap, ok := vars.(map[string]any)
+	if !ok || intrinsic(varsMap) {
+		return nil, fmt.Errorf("environment: %s's Environment.Variables is not a mapping written out; listgen reads only literal Variables", where)
+	}
+	return varsMap, nil
+}
+
+// intrinsic says whether m is a CloudFormation function as sam reads one:
+// a single key, Ref or Fn::Something.
+func intrinsic(m map[string]any) bool {
+	if len(m) != 1 {
+		return false
+	}
+	for k := range m {
+		return k == "Ref" || strings.HasPrefix(k, "Fn::")
+	}
+	return false
 }
 
 // variableNodes are variables as the scalars listgen declares.

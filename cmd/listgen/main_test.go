@@ -369,6 +369,35 @@ func TestCheckEnvironment(t *testing.T) {
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.err)
 		}
 	}
+	// A template shaped otherwise is refused with a clear error, not a
+	// panic: a function with no Environment is not given what it reads.
+	for _, tc := range []struct {
+		name   string
+		change func(*sam.Template)
+		err    string
+	}{
+		{"a function without Environment", func(tmpl *sam.Template) { delete(tmpl.Resources[app.SenderFunction].Properties, "Environment") },
+			"SenderFunction reads " + app.EnvWebhookSeal},
+		{"an Environment without Variables", func(tmpl *sam.Template) {
+			tmpl.Resources[app.SenderFunction].Properties["Environment"] = map[string]any{}
+		}, "SenderFunction reads " + app.EnvWebhookSeal},
+		{"an Environment from an intrinsic", func(tmpl *sam.Template) {
+			tmpl.Resources[app.SenderFunction].Properties["Environment"] = map[string]any{"Fn::If": []any{"C", map[string]any{}, map[string]any{}}}
+		}, "SenderFunction's Environment is not a mapping written out"},
+		{"Variables from an intrinsic", func(tmpl *sam.Template) {
+			tmpl.Resources[app.SenderFunction].Properties["Environment"] = map[string]any{"Variables": map[string]any{"Ref": "P"}}
+		}, "SenderFunction's Environment.Variables is not a mapping written out"},
+		{"Globals without Environment", func(tmpl *sam.Template) { delete(tmpl.Globals["Function"], "Environment") },
+			"reads " + app.EnvStack},
+		{"no Globals for functions", func(tmpl *sam.Template) { delete(tmpl.Globals, "Function") },
+			"reads " + app.EnvStack},
+	} {
+		tmpl := load()
+		tc.change(tmpl)
+		if err := checkEnvironment(tmpl); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.err)
+		}
+	}
 }
 
 // A table's indexes, a block sequence of block mappings holding block
