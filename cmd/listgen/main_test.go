@@ -142,6 +142,11 @@ func TestRewriteRefuses(t *testing.T) {
 		{"plain scalar on two lines", "# make generate: max\nk: a\n  b\n", "spans lines"},
 		{"not YAML", "k: [\n", "did not find"},
 		{"a value that reads back otherwise", "# make generate: folding\nk: [x]\n", "reads otherwise"},
+		// A marker that marks no key would leave its value unwritten.
+		{"another comment line under the marker", "a:\n  # make generate: max\n  # said of maximum\n  maximum: 3\n", "line 2: \"# make generate:\" marks no key"},
+		{"a blank line under the marker", "a: 1\n# make generate: max\n\nmaximum: 3\n", "line 2: \"# make generate:\" marks no key"},
+		{"a marker after the value", "maximum: 3 # make generate: max\n", "line 1: \"# make generate:\" marks no key"},
+		{"a marked key and a stray marker", "# make generate: max\nm: 3\n# make generate: max\n# said of n\nn: 4\n", "line 3: \"# make generate:\" marks no key"},
 	} {
 		_, err := Rewrite([]byte(tc.doc), values(), map[string]bool{})
 		if err == nil || !strings.Contains(err.Error(), tc.err) {

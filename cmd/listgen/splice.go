@@ -301,7 +301,31 @@ func findMarks(src []byte) (*yaml.Node, []mark, error) {
 	slices.SortFunc(marks, func(a, b mark) int {
 		return cmp.Or(a.value.Line-b.value.Line, a.value.Column-b.value.Column)
 	})
+	if err := strayMarkers(src, marks); err != nil {
+		return nil, nil, err
+	}
 	return &doc, marks, nil
+}
+
+// strayMarkers refuses a marker line that marks no key: yaml.v3 gives a
+// key only the comment lines right above it, so a marker with a blank or
+// another comment line before its key, or one after a value, would
+// otherwise leave its value unwritten without a word.
+func strayMarkers(src []byte, marks []mark) error {
+	marking := map[int]bool{} // the lines, from 1, right above a marked key
+	for _, m := range marks {
+		marking[m.key.Line-1] = true
+	}
+	var stray []string
+	for i, line := range strings.Split(string(src), "\n") {
+		if strings.Contains(line, strings.TrimSpace(marker)) && !marking[i+1] {
+			stray = append(stray, fmt.Sprintf("line %d", i+1))
+		}
+	}
+	if len(stray) > 0 {
+		return fmt.Errorf("%s: %q marks no key; it must be the comment line right above the key it marks", strings.Join(stray, ", "), strings.TrimSpace(marker))
+	}
+	return nil
 }
 
 func lineStarts(src []byte) []int {
