@@ -152,7 +152,7 @@ func (w *Webhooks) publisher() *hooksender.Publisher {
 
 // freshPictureURL puts into the record of an event of a resource that
 // generates pictures (an image's) a url presigned for this attempt, as GET
-// presigns one for each read: the stored body keeps the picture's name
+// presigns one for each read: the queued body keeps the picture's name
 // (result) and no url, since one made at the event would have expired
 // (picturebucket.URLExpiry) before the later retries.
 func freshPictureURL(pics *picturebucket.Store, resources []Resource) func(context.Context, string, []byte) ([]byte, error) {

@@ -42,7 +42,8 @@ type Sender struct {
 	Logger   *slog.Logger
 	// Fresh, when set, remakes what must be new in a body on every
 	// attempt (an image's presigned url, which would have expired by the
-	// later retries) before it is signed; nil sends the body as stored.
+	// later retries) before it is signed; nil sends the body as queued
+	// (in the message, or in the item when too large for one).
 	Fresh func(ctx context.Context, eventType string, body []byte) ([]byte, error)
 	// Now is time.Now when nil.
 	Now func() time.Time

@@ -53,6 +53,7 @@ const (
 	AttrSK      = "sk"
 	AttrTTL     = "expires_at"
 
+	attrBody       = "body" // deliveryItem's Body
 	counterSK      = "count"
 	endpointPrefix = "wh#"
 	deliveryPrefix = "dl#"
@@ -328,11 +329,35 @@ type deliveryItem struct {
 	Account string `dynamodbav:"account"`
 	SK      string `dynamodbav:"sk"`
 	Delivery
-	Body      []byte `dynamodbav:"body,omitempty"`
-	ExpiresAt int64  `dynamodbav:"expires_at"`
+	Body      storedBody `dynamodbav:"body,omitempty"`
+	ExpiresAt int64      `dynamodbav:"expires_at"`
 }
 
-// DeliveryKey names a delivery: the message the queue carries.
+// storedBody is a delivery item's body attribute: the event's body (B)
+// when the item keeps it, or the string bodyInMessage (S) when the queue's
+// message carries it (AddDelivery writes it). The string, not an absent
+// attribute, so that a sender of a release that read every body from the
+// item (a rollback, or a deploy that updates it last) fails to decode the
+// item and leaves the message to be retried, and at worst to the
+// dead-letter queue, rather than sending an empty body.
+type storedBody []byte
+
+const bodyInMessage = "message"
+
+// UnmarshalDynamoDBAttributeValue is attributevalue.Unmarshaler's.
+func (b *storedBody) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberB:
+		*b = v.Value
+	case *types.AttributeValueMemberS:
+		*b = nil // the message carries it
+	default:
+		return fmt.Errorf("hookstore: a delivery's body is a %T", av)
+	}
+	return nil
+}
+
+// DeliveryKey names a delivery, as the queue's message names it.
 type DeliveryKey struct {
 	Account string `json:"account"`
 	SK      string `json:"sk"`
@@ -349,7 +374,8 @@ func deliverySK(endpoint string, at time.Time, msgID string) string {
 // stream record delivered twice) finds it there and reports created
 // false, with the same key. body, when not nil, is kept with it, for a
 // payload the queue's message cannot carry; every attempt's update of
-// the log then pays for it too.
+// the log then pays for it too. When nil, the item says the message
+// carries it (storedBody).
 func (s *Store) AddDelivery(ctx context.Context, account, endpoint, msgID, eventType string, at time.Time, body []byte) (DeliveryKey, bool, error) {
 	k := DeliveryKey{Account: account, SK: deliverySK(endpoint, at, msgID)}
 	now := s.now().UTC().Truncate(time.Second)
@@ -359,6 +385,9 @@ func (s *Store) AddDelivery(ctx context.Context, account, endpoint, msgID, event
 	})
 	if err != nil {
 		return k, false, err
+	}
+	if body == nil {
+		item[attrBody] = &types.AttributeValueMemberS{Value: bodyInMessage}
 	}
 	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(AttrSK))).Build()
 	if err != nil {

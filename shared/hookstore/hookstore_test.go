@@ -7,6 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"contentapi/shared/hookstore"
@@ -159,6 +163,51 @@ func TestIllFormedIDsAreNotFound(t *testing.T) {
 		}
 		if _, err := s.Deliveries(ctx, "acct-1", id); !errors.Is(err, hookstore.ErrNotFound) {
 			t.Errorf("deliveries %.40q: %v", id, err)
+		}
+	}
+}
+
+// A delivery whose body travels in the queue's message says so in its
+// item, as a string where a kept body is bytes: this release reads it as
+// no body, and a sender of a release that read every body from the item
+// (its item shape below: a rollback, or a deploy updating it last) fails
+// to decode it, so the message is retried rather than sent empty.
+func TestADeliveryWhoseBodyIsInTheMessageIsNoItemTheEarlierSenderCanSend(t *testing.T) {
+	s := newStore(t)
+	ctx := t.Context()
+	e, _, err := s.Create(ctx, "acct-1", hookstore.Endpoint{URL: "https://hooks.example.com/a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	carried, _, err := s.AddDelivery(ctx, "acct-1", e.ID, "msg_carried", "document.generated", at, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, _, err := s.AddDelivery(ctx, "acct-1", e.ID, "msg_kept", "document.generated", at, []byte(`{"big":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type earlierItem struct {
+		Body []byte `dynamodbav:"body,omitempty"`
+	}
+	for _, c := range []struct {
+		key          hookstore.DeliveryKey
+		body         string
+		earlierFails bool
+	}{{carried, "", true}, {kept, `{"big":true}`, false}} {
+		d, err := s.GetDelivery(ctx, c.key)
+		if err != nil || string(d.Body) != c.body {
+			t.Errorf("%s: body %q (%v), want %q", c.key.SK, d.Body, err, c.body)
+		}
+		out, err := s.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Table), ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{"account": &types.AttributeValueMemberS{Value: c.key.Account}, "sk": &types.AttributeValueMemberS{Value: c.key.SK}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var earlier earlierItem
+		if err := attributevalue.UnmarshalMap(out.Item, &earlier); (err != nil) != c.earlierFails {
+			t.Errorf("%s: the earlier sender's read: %v (body %q), want failing %v", c.key.SK, err, earlier.Body, c.earlierFails)
 		}
 	}
 }
