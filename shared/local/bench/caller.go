@@ -75,7 +75,7 @@ func (c *Caller) Do(method, path string, form url.Values, header map[string]stri
 			raw, err = io.ReadAll(zr)
 		}
 		if err != nil {
-			raw = []byte("apicall: the gzip-encoded answer does not decode: " + err.Error())
+			raw = []byte("bench: the gzip-encoded answer does not decode: " + err.Error())
 		}
 	}
 	a.Raw = string(raw)

@@ -227,7 +227,7 @@ func Seed(ctx context.Context, db *dynamodb.Client, tables map[string]string, ac
 	}()
 	for range 2 {
 		if err := <-errs; err != nil {
-			return nil, fmt.Errorf("seed: %w", err)
+			return nil, fmt.Errorf("bench: seed: %w", err)
 		}
 	}
 	var err error

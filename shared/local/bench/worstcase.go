@@ -118,7 +118,7 @@ func SeedWorstCase(ctx context.Context, db *dynamodb.Client, tables map[string]s
 	}()
 	for range 2 {
 		if err := <-errs; err != nil {
-			return nil, fmt.Errorf("worstcase: seed: %w", err)
+			return nil, fmt.Errorf("bench: seed: %w", err)
 		}
 	}
 	a.Key, _, err = auth.NewKeys(db, tables["ApiKeysTable"], auth.PublicChecksum).Create(ctx, account,
@@ -152,7 +152,7 @@ func indexReads(ctx context.Context, db *dynamodb.Client, table, account string)
 	for p := dynamodb.NewQueryPaginator(db, in); p.HasMorePages(); {
 		out, err := p.NextPage(ctx)
 		if err != nil {
-			return 0, fmt.Errorf("worstcase: reading %s's index: %w", table, err)
+			return 0, fmt.Errorf("bench: reading %s's index: %w", table, err)
 		}
 		if cc := out.ConsumedCapacity; cc != nil && cc.CapacityUnits != nil {
 			units += *cc.CapacityUnits
@@ -202,11 +202,11 @@ func favorite(i int) string { return strconv.FormatBool(i%favoriteEvery == 0) }
 func validated(res *records.Resource, create, update map[string]string) (records.Values, error) {
 	v, err := res.ValidateCreate(fields(create))
 	if err != nil {
-		return nil, fmt.Errorf("worstcase: a %s the API would refuse: %w", res.Object, err)
+		return nil, fmt.Errorf("bench: a %s the API would refuse: %w", res.Object, err)
 	}
 	changes, err := res.ValidateUpdate(fields(update))
 	if err != nil {
-		return nil, fmt.Errorf("worstcase: an update of a %s the API would refuse: %w", res.Object, err)
+		return nil, fmt.Errorf("bench: an update of a %s the API would refuse: %w", res.Object, err)
 	}
 	for k, x := range changes {
 		v[k] = x
@@ -229,7 +229,7 @@ func maxChars(res *records.Resource, field string) int {
 			return k.Max
 		}
 	}
-	panic("worstcase: " + res.Name + " has no text field " + field)
+	panic("bench: " + res.Name + " has no text field " + field)
 }
 
 // text is n characters alternating U+1D51E (four bytes) and U+2028 (three,
