@@ -56,7 +56,7 @@ var namePattern = regexp.MustCompile(`^[0-9a-f]{32}\.png$`)
 func IsName(s string) bool { return namePattern.MatchString(s) }
 
 // ErrName is a name Name did not make.
-var ErrName = errors.New("pictures: not a picture name")
+var ErrName = errors.New("picturebucket: not a picture name")
 
 // Config is where the pictures are.
 type Config struct {
@@ -78,15 +78,15 @@ type Store struct {
 // New builds the store from the function's environment (see awsenv).
 func New(cfg Config) (*Store, error) {
 	if cfg.Bucket == "" {
-		return nil, errors.New("pictures: no bucket")
+		return nil, errors.New("picturebucket: no bucket")
 	}
 	if cfg.Region == "" {
-		return nil, errors.New("pictures: no region")
+		return nil, errors.New("picturebucket: no region")
 	}
 	// Loading reads only the environment: no call to cancel.
 	awscfg, err := awsenv.Load(context.Background(), cfg.Region, cfg.Endpoint != "")
 	if err != nil {
-		return nil, fmt.Errorf("pictures: %w", err)
+		return nil, fmt.Errorf("picturebucket: %w", err)
 	}
 	client := s3.NewFromConfig(awscfg, func(o *s3.Options) {
 		o.UsePathStyle = cfg.PathStyle
@@ -119,7 +119,7 @@ func (s *Store) Put(ctx context.Context, name string, png []byte) error {
 		ContentType: aws.String("image/png"), Tagging: aws.String(UnclaimedTag),
 	})
 	if err != nil {
-		return fmt.Errorf("pictures: put %s: %w", name, err)
+		return fmt.Errorf("picturebucket: put %s: %w", name, err)
 	}
 	return nil
 }
@@ -133,7 +133,7 @@ func (s *Store) Keep(ctx context.Context, name string) error {
 	}
 	_, err = s.s3.DeleteObjectTagging(ctx, &s3.DeleteObjectTaggingInput{Bucket: s.bucket, Key: k})
 	if err != nil && !gone(err) {
-		return fmt.Errorf("pictures: untag %s: %w", name, err)
+		return fmt.Errorf("picturebucket: untag %s: %w", name, err)
 	}
 	return nil
 }
@@ -146,7 +146,7 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 	}
 	_, err = s.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: s.bucket, Key: k})
 	if err != nil && !gone(err) {
-		return fmt.Errorf("pictures: delete %s: %w", name, err)
+		return fmt.Errorf("picturebucket: delete %s: %w", name, err)
 	}
 	return nil
 }
@@ -168,7 +168,7 @@ func (s *Store) URL(ctx context.Context, name string) (string, error) {
 	}
 	req, err := s.presign.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: s.bucket, Key: k}, s3.WithPresignExpires(URLExpiry))
 	if err != nil {
-		return "", fmt.Errorf("pictures: presign %s: %w", name, err)
+		return "", fmt.Errorf("picturebucket: presign %s: %w", name, err)
 	}
 	return req.URL, nil
 }
