@@ -298,7 +298,9 @@ func TestCreateTablesRefusesADriftedTable(t *testing.T) {
 // Not parallel: DynamoDB Local backfills an added index on the job pool its
 // TTL deletions hold (see indexWait), and beside the parallel tests'
 // TestEnvs (three TTL tables each) the backfill could stay queued past
-// indexWait.
+// indexWait. That holds only within this package: with TestEndpointEnv set,
+// other packages' test binaries use the same DynamoDB Local, and their
+// TTL tables the same job pool.
 func TestCreateTablesAddsNewIndexes(t *testing.T) {
 	env := ddblocal.NewTestEnv(t)
 	ctx := context.Background()

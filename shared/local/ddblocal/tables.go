@@ -127,12 +127,18 @@ func addIndexes(ctx context.Context, client *dynamodb.Client, want *dynamodb.Cre
 // also runs a deletion job per table with TTL on, each of which keeps its
 // thread for 10 s per page it scans: with more TTL tables than free
 // threads, the backfill queues behind them. Under make run (this
-// template's few TTL tables) it starts within a second or two.
+// template's few TTL tables) it starts within a second or two. The pool is
+// the server's: with TestEndpointEnv set, every package's test binary
+// shares one DynamoDB Local, so keeping a test off the parallel ones holds
+// its backfill clear of TTL jobs only within its own package.
 const indexWait = time.Minute
 
 // waitIndex returns once the table's index is active, polling DescribeTable
-// until indexWait has passed.
+// until indexWait has passed, or the caller's own deadline if that is
+// sooner: the error says which, and how long it waited.
 func waitIndex(ctx context.Context, client *dynamodb.Client, table, index string) error {
+	caller := ctx
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, indexWait)
 	defer cancel()
 	poll := time.NewTicker(100 * time.Millisecond)
@@ -151,7 +157,12 @@ func waitIndex(ctx context.Context, client *dynamodb.Client, table, index string
 		case <-poll.C:
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("ddblocal: index %s of %s is not active after %v (DynamoDB Local backfills it on the job pool its TTL deletions hold)", index, table, indexWait)
+				deadline := fmt.Sprintf("indexWait (%v)", indexWait)
+				if caller.Err() != nil {
+					deadline = "the caller's deadline"
+				}
+				return fmt.Errorf("ddblocal: index %s of %s is not active after %v, when %s passed (DynamoDB Local backfills it on the job pool its TTL deletions hold)",
+					index, table, time.Since(start).Round(time.Millisecond), deadline)
 			}
 			return ctx.Err()
 		}
