@@ -96,23 +96,23 @@ func checkEnvironment(tmpl *sam.Template) error {
 // intrinsic such as !If, which sam reads as {"Fn::If": ...}) is refused, as
 // what it sets cannot be read here.
 func literalVariables(where string, properties map[string]any) (map[string]any, error) {
-	env, ok := properties["Environment"]
-	if !ok {
-		return nil, nil
+	m, path := properties, where+"'s "
+	for i, key := range []string{"Environment", "Variables"} {
+		v, ok := m[key]
+		if !ok {
+			return nil, nil
+		}
+		if i > 0 {
+			path += "."
+		}
+		path += key
+		next, ok := v.(map[string]any)
+		if !ok || intrinsic(next) {
+			return nil, fmt.Errorf("environment: %s is not a mapping written out; listgen reads only literal Variables", path)
+		}
+		m = next
 	}
-	envMap, ok := env.(map[string]any)
-	if !ok || intrinsic(envMap) {
-		return nil, fmt.Errorf("environment: %s's Environment is not a mapping written out; listgen reads only literal Variables", where)
-	}
-	vars, ok := envMap["Variables"]
-	if !ok {
-		return nil, nil
-	}
-	varsMap, ok := vars.(map[string]any)
-	if !ok || intrinsic(varsMap) {
-		return nil, fmt.Errorf("environment: %s's Environment.Variables is not a mapping written out; listgen reads only literal Variables", where)
-	}
-	return varsMap, nil
+	return m, nil
 }
 
 // intrinsic says whether m is a CloudFormation function as sam reads one:
