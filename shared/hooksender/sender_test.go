@@ -23,28 +23,19 @@ import (
 	"contentapi/shared/webhook"
 )
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-
-func (c *clock) advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
-
 type rig struct {
 	sender *hooksender.Sender
 	store  *hookstore.Store
 	queue  *sqs.Client
 	url    string
-	clk    *clock
+	clk    *sqslocal.Clock
 	// meter counts the store's DynamoDB calls.
 	meter *ddblocal.Meter
 }
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	clk := &clock{now: time.Now().Truncate(time.Second)}
+	clk := sqslocal.NewClock(time.Now().Truncate(time.Second))
 	env := ddblocal.NewTestEnv(t)
 	sealer, err := webhook.NewSealer(nil)
 	if err != nil {
@@ -133,15 +124,15 @@ func TestRetriedOnTheScheduleUntilItSucceeds(t *testing.T) {
 	if n := r.poll(t); n != 0 {
 		t.Fatalf("the message came back before its retry was due (%d)", n)
 	}
-	r.clk.advance(5 * time.Second) // the first retry's wait
+	r.clk.Advance(5 * time.Second) // the first retry's wait
 	r.poll(t)
-	r.clk.advance(5*time.Minute - time.Second)
+	r.clk.Advance(5*time.Minute - time.Second)
 	if n := r.poll(t); n != 0 {
 		t.Fatal("the second retry came early")
 	}
-	r.clk.advance(time.Second)
+	r.clk.Advance(time.Second)
 	r.poll(t)
-	r.clk.advance(24 * time.Hour)
+	r.clk.Advance(24 * time.Hour)
 	if n := r.poll(t); n != 0 {
 		t.Fatal("a succeeded delivery's message is still in the queue")
 	}
@@ -183,7 +174,7 @@ func TestTwoCopiesOfAMessageMakeOneAttempt(t *testing.T) {
 	r.enqueue(t, k)
 	r.enqueue(t, k)
 	r.poll(t)
-	r.clk.advance(time.Hour)
+	r.clk.Advance(time.Hour)
 	r.poll(t)
 	if hits != 1 {
 		t.Errorf("%d attempts, want 1", hits)
@@ -209,12 +200,12 @@ func TestGivenUpAfterTheScheduleAndDisabledAfterFiveDays(t *testing.T) {
 	r.enqueue(t, k)
 	r.poll(t)
 	for _, wait := range webhook.DefaultSchedule {
-		r.clk.advance(wait)
+		r.clk.Advance(wait)
 		if n := r.poll(t); n != 1 {
 			t.Fatalf("after %v: %d messages", wait, n)
 		}
 	}
-	r.clk.advance(24 * time.Hour)
+	r.clk.Advance(24 * time.Hour)
 	if n := r.poll(t); n != 0 {
 		t.Fatal("a failed delivery's message is still in the queue")
 	}
@@ -226,7 +217,7 @@ func TestGivenUpAfterTheScheduleAndDisabledAfterFiveDays(t *testing.T) {
 		t.Fatal("disabled after 28 hours of failures, want 5 days")
 	}
 	// Days later, another event fails too: the endpoint has failed for 5 days.
-	r.clk.advance(4 * 24 * time.Hour)
+	r.clk.Advance(4 * 24 * time.Hour)
 	k2, _, _ := r.store.AddDelivery(t.Context(), "acct", e.ID, webhook.EventID(e.ID, "z"), webhook.Test, r.clk.Now(), []byte(`{}`))
 	r.enqueue(t, k2)
 	r.poll(t)

@@ -16,18 +16,9 @@ import (
 	"contentapi/shared/local/sqslocal"
 )
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-
-func (c *clock) advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
-
-func setup(t *testing.T, bodies ...string) (*sqs.Client, string, *clock) {
+func setup(t *testing.T, bodies ...string) (*sqs.Client, string, *sqslocal.Clock) {
 	t.Helper()
-	clk := &clock{now: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)}
+	clk := sqslocal.NewClock(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
 	srv, err := sqslocal.Start(sqslocal.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -75,13 +66,13 @@ func TestReportedFailuresStayTheRestIsDeleted(t *testing.T) {
 	if n, _ := m.Once(t.Context()); n != 0 {
 		t.Fatal("a reported message came back before its visibility timeout")
 	}
-	clk.advance(30 * time.Second)
+	clk.Advance(30 * time.Second)
 	seen = nil
 	m.Handler = bodies(&seen)
 	if n, err := m.Once(t.Context()); n != 1 || err != nil || seen[0] != "b" {
 		t.Fatalf("after the timeout: %d %v %v, want b alone", n, err, seen)
 	}
-	clk.advance(time.Hour)
+	clk.Advance(time.Hour)
 	if n, _ := m.Once(t.Context()); n != 0 {
 		t.Error("a handled message is still in the queue")
 	}
@@ -103,7 +94,7 @@ func TestAFailedBatchStaysWhole(t *testing.T) {
 		if _, err := m.Once(t.Context()); !errors.Is(err, lambdalocal.ErrSQSBatchFailed) {
 			t.Errorf("%s: %v", name, err)
 		}
-		clk.advance(30 * time.Second)
+		clk.Advance(30 * time.Second)
 		var seen []string
 		m.Handler = bodies(&seen)
 		if n, _ := m.Once(t.Context()); n != 2 {

@@ -3,7 +3,6 @@ package sqslocal_test
 import (
 	"errors"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,19 +14,9 @@ import (
 	"contentapi/shared/local/sqslocal"
 )
 
-// clock is the server's time, moved by the test.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-
-func (c *clock) advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
-
-func start(t *testing.T) (*sqslocal.Server, *sqs.Client, *clock) {
+func start(t *testing.T) (*sqslocal.Server, *sqs.Client, *sqslocal.Clock) {
 	t.Helper()
-	clk := &clock{now: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+	clk := sqslocal.NewClock(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
 	srv, err := sqslocal.Start(sqslocal.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +65,7 @@ func TestSendReceiveVisibilityDelete(t *testing.T) {
 	if again := receive(t, c, url); len(again) != 0 {
 		t.Fatalf("a message in flight was received again: %+v", again)
 	}
-	clk.advance(60 * time.Second)
+	clk.Advance(60 * time.Second)
 	second := receive(t, c, url)
 	if len(second) != 1 || second[0].Attributes["ApproximateReceiveCount"] != "2" || *second[0].ReceiptHandle == *first[0].ReceiptHandle {
 		t.Fatalf("after the visibility timeout: %+v", second)
@@ -89,7 +78,7 @@ func TestSendReceiveVisibilityDelete(t *testing.T) {
 	if _, err := c.DeleteMessage(t.Context(), &sqs.DeleteMessageInput{QueueUrl: q.QueueUrl, ReceiptHandle: second[0].ReceiptHandle}); err != nil {
 		t.Fatal(err)
 	}
-	clk.advance(time.Hour)
+	clk.Advance(time.Hour)
 	if left := receive(t, c, url); len(left) != 0 {
 		t.Errorf("a deleted message came back: %+v", left)
 	}
@@ -122,11 +111,11 @@ func TestChangeMessageVisibilityBacksOff(t *testing.T) {
 	}); err == nil {
 		t.Error("a visibility over SQS's 12 hours was taken")
 	}
-	clk.advance(299 * time.Second)
+	clk.Advance(299 * time.Second)
 	if back := receive(t, c, *q.QueueUrl); len(back) != 1 || *back[0].Body != "b" {
 		t.Fatalf("at 299 s: %+v, want only b (queue default 30 s)", back)
 	}
-	clk.advance(time.Second)
+	clk.Advance(time.Second)
 	if back := receive(t, c, *q.QueueUrl); len(back) != 1 || *back[0].Body != "a" {
 		t.Fatalf("at 300 s: %+v, want a", back)
 	}
@@ -164,7 +153,7 @@ func TestRedriveToTheDeadLetterQueue(t *testing.T) {
 		if len(got) != 1 || got[0].Attributes["ApproximateReceiveCount"] != strconv.Itoa(i) {
 			t.Fatalf("receive %d: %+v", i, got)
 		}
-		clk.advance(30 * time.Second)
+		clk.Advance(30 * time.Second)
 	}
 	if got := receive(t, c, *q.QueueUrl); len(got) != 0 {
 		t.Fatalf("a 4th receive got %+v", got)
@@ -211,11 +200,11 @@ func TestDelaySeconds(t *testing.T) {
 	if _, err := c.SendMessage(t.Context(), &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("later"), DelaySeconds: 5}); err != nil {
 		t.Fatal(err)
 	}
-	clk.advance(4 * time.Second)
+	clk.Advance(4 * time.Second)
 	if got := receive(t, c, *q.QueueUrl); len(got) != 0 {
 		t.Fatalf("received during its delay: %+v", got)
 	}
-	clk.advance(time.Second)
+	clk.Advance(time.Second)
 	if got := receive(t, c, *q.QueueUrl); len(got) != 1 {
 		t.Fatalf("not received after its delay: %+v", got)
 	}
