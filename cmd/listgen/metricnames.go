@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"maps"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -48,8 +46,10 @@ func metricNames() (map[string]*yaml.Node, error) {
 		v[metricsLabel+goName] = plain("!!str", m.Name)
 		names[m.Name] = true
 	}
+	named := map[string]bool{}
 	for goName, d := range dimensions {
 		v[metricsLabel+goName] = plain("!!str", d)
+		named[d] = true
 	}
 	for _, m := range metrics.Defined() {
 		if !names[m.Name] {
@@ -57,7 +57,7 @@ func metricNames() (map[string]*yaml.Node, error) {
 		}
 		for _, set := range m.Dimensions {
 			for _, d := range set {
-				if !slices.Contains(slices.Collect(maps.Values(dimensions)), d) {
+				if !named[d] {
 					return nil, fmt.Errorf("%s is emitted by dimension %s, which listgen does not name", m.Name, d)
 				}
 			}
