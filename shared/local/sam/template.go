@@ -99,8 +99,35 @@ func Load(path string) (*Template, error) {
 	return t, nil
 }
 
-// Parse parses a template from its YAML (or JSON, a subset of YAML) text.
+// Parse parses a template from its YAML (or JSON, a subset of YAML) text,
+// its Fn::ForEach loops expanded as CloudFormation expands them (Expand).
 func Parse(b []byte) (*Template, error) {
+	root, err := Expand(b)
+	if err != nil {
+		return nil, err
+	}
+	t := &Template{
+		Parameters: map[string]Parameter{},
+		Globals:    map[string]map[string]any{},
+		Resources:  map[string]Resource{},
+		Outputs:    map[string]map[string]any{},
+	}
+	if err := t.fill(root); err != nil {
+		return nil, err
+	}
+	if err := t.validate(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Expand reads a template's text as the plain values Decode gives, with
+// the AWS::LanguageExtensions transform applied when the template
+// declares it: each Fn::ForEach loop replaced by its copies, one per item
+// of its collection (expandLanguageExtensions says how), which is the
+// template SAM's own transform and so CloudFormation read. A loop in a
+// template without the transform is an error, as it is for CloudFormation.
+func Expand(b []byte) (map[string]any, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		return nil, err
@@ -116,19 +143,16 @@ func Parse(b []byte) (*Template, error) {
 	if !ok {
 		return nil, errors.New("the template is not a mapping")
 	}
-	t := &Template{
-		Parameters: map[string]Parameter{},
-		Globals:    map[string]map[string]any{},
-		Resources:  map[string]Resource{},
-		Outputs:    map[string]map[string]any{},
+	if !declaresLanguageExtensions(root) {
+		if hasForEach(root) {
+			return nil, fmt.Errorf("Fn::ForEach without the %s transform", LanguageExtensions)
+		}
+		return root, nil
 	}
-	if err := t.fill(root); err != nil {
-		return nil, err
+	if root, err = expandLanguageExtensions(root); err != nil {
+		return nil, fmt.Errorf("%s: %w", LanguageExtensions, err)
 	}
-	if err := t.validate(); err != nil {
-		return nil, err
-	}
-	return t, nil
+	return root, nil
 }
 
 func (t *Template) fill(root map[string]any) error {
