@@ -59,6 +59,9 @@ func declared() (map[string]*yaml.Node, error) {
 	v["every generated table"] = tables(true, "!GetAtt", "%s.Arn")
 	v["every generated table's stream"] = tables(true, "!GetAtt", "%s.StreamArn")
 
+	if err := perResource(v, app.Resources); err != nil {
+		return nil, err
+	}
 	for _, r := range app.Resources {
 		events, err := routeEvents(r)
 		if err != nil {
@@ -66,7 +69,6 @@ func declared() (map[string]*yaml.Node, error) {
 		}
 		v["routes of "+r.Function()] = events
 		name := r.Def.Name
-		schema(v, "store.Schema("+name+")", store.Schema(r.Def))
 		v[name+".Resource.SearchBy"] = list(r.Def.SearchBy)
 		for _, f := range r.Def.Fields {
 			field := name + ".Resource " + f.Name

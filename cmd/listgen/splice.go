@@ -269,13 +269,20 @@ type mark struct {
 	key, value *yaml.Node
 }
 
-// findMarks parses src and lists its marked keys, in document order.
+// forEach starts the key of a CloudFormation loop, whose mark names the
+// collection it loops over.
+const forEach = "Fn::ForEach::"
+
+// findMarks parses src and lists its marked keys, in document order: for a
+// loop ("Fn::ForEach::Name": [identifier, collection, fragment]), the
+// marked value is its collection.
 func findMarks(src []byte) (*yaml.Node, []mark, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
 		return nil, nil, err
 	}
 	var marks []mark
+	var loopErrs []string
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {
 		if n.Kind == yaml.MappingNode {
@@ -289,6 +296,15 @@ func findMarks(src []byte) (*yaml.Node, []mark, error) {
 				}
 				lines := strings.Split(comment, "\n")
 				if name, ok := strings.CutPrefix(lines[len(lines)-1], marker); ok {
+					if strings.HasPrefix(key.Value, forEach) {
+						// A loop's mark names its collection:
+						// [identifier, collection, fragment].
+						if value.Kind != yaml.SequenceNode || len(value.Content) != 3 {
+							loopErrs = append(loopErrs, fmt.Sprintf("line %d: %s is not [identifier, collection, fragment]", key.Line, key.Value))
+							continue
+						}
+						value = value.Content[1]
+					}
 					marks = append(marks, mark{strings.TrimSpace(name), key, value})
 				}
 			}
@@ -298,6 +314,9 @@ func findMarks(src []byte) (*yaml.Node, []mark, error) {
 		}
 	}
 	walk(&doc)
+	if err := joined(loopErrs); err != nil {
+		return nil, nil, err
+	}
 	slices.SortFunc(marks, func(a, b mark) int {
 		return cmp.Or(a.value.Line-b.value.Line, a.value.Column-b.value.Column)
 	})
@@ -517,6 +536,11 @@ func quotedEnd(src []byte, from int) (int, error) {
 func render(n *yaml.Node, indent, at int) (string, error) {
 	switch {
 	case n.Kind == yaml.SequenceNode:
+		tag := ""
+		if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") {
+			// An intrinsic's short form: !FindInMap [a, b, c].
+			tag = n.Tag + " "
+		}
 		var items []string
 		for _, item := range n.Content {
 			text, err := flowScalar(item)
@@ -525,7 +549,7 @@ func render(n *yaml.Node, indent, at int) (string, error) {
 			}
 			items = append(items, text)
 		}
-		return flowList(items, indent, at), nil
+		return tag + flowList(items, indent, at+len(tag)), nil
 	case n.Kind == yaml.MappingNode && n.Style&yaml.FlowStyle != 0:
 		var pairs []string
 		for i := 0; i+1 < len(n.Content); i += 2 {

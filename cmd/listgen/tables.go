@@ -1,6 +1,8 @@
 package main
 
 import (
+	"slices"
+
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"gopkg.in/yaml.v3"
@@ -22,8 +24,11 @@ func schema(v map[string]*yaml.Node, label string, in dynamodb.CreateTableInput)
 	indexes := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, x := range in.GlobalSecondaryIndexes {
 		projection := blockMap("ProjectionType", plain("!!str", string(x.Projection.ProjectionType)))
-		if len(x.Projection.NonKeyAttributes) > 0 {
-			projection.Content = append(projection.Content, plain("!!str", "NonKeyAttributes"), list(x.Projection.NonKeyAttributes))
+		switch attrs := x.Projection.NonKeyAttributes; {
+		case slices.Equal(attrs, []string{findInMap}):
+			projection.Content = append(projection.Content, plain("!!str", "NonKeyAttributes"), projectedNode())
+		case len(attrs) > 0:
+			projection.Content = append(projection.Content, plain("!!str", "NonKeyAttributes"), list(attrs))
 		}
 		indexes.Content = append(indexes.Content, blockMap(
 			"IndexName", plain("!!str", *x.IndexName),

@@ -11,6 +11,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/local/doccheck"
+	"contentapi/shared/local/sam"
 	"contentapi/shared/quota"
 )
 
@@ -247,6 +248,17 @@ func TestDocsDeploySection(t *testing.T) {
 	if deploy := conf["default.deploy.parameters"]; deploy["capabilities"] != "CAPABILITY_IAM" || deploy["resolve_s3"] != "true" {
 		t.Errorf("samconfig.toml deploy parameters %v", deploy)
 	}
+	// The template's loops: SAM CLI expands them for sam build and sam
+	// local only when samconfig.toml says so, for every command.
+	tmpl := loadTemplate(t)
+	if slices.Contains(tmpl.Transforms, sam.LanguageExtensions) {
+		if v := conf["default.global.parameters"]["language_extensions"]; v != "true" {
+			t.Errorf("samconfig.toml: language_extensions = %q in the global parameters; sam build would meet the template's Fn::ForEach unexpanded", v)
+		}
+		if !strings.Contains(deploying, "1.161.0 or newer") {
+			t.Error("docs/deploying.md does not ask for SAM CLI 1.161.0 or newer, the first to take language_extensions")
+		}
+	}
 	// make deploy run again without a change must not fail.
 	if v := conf["default.deploy.parameters"]["fail_on_empty_changeset"]; v != "false" {
 		t.Errorf("samconfig.toml: fail_on_empty_changeset = %q; an unchanged deploy would exit non-zero", v)
@@ -254,7 +266,6 @@ func TestDocsDeploySection(t *testing.T) {
 	if !strings.Contains(deploying, "**"+region+"**") {
 		t.Errorf("docs/deploying.md does not name the region %s", region)
 	}
-	tmpl := loadTemplate(t)
 	var commands []string
 	for _, p := range docPages(t) {
 		for _, m := range regexp.MustCompile(`--region (\S+)`).FindAllStringSubmatch(p.Text, -1) {

@@ -442,7 +442,9 @@ func TestTemplateAlarmsPointToTheRunbook(t *testing.T) {
 	sections := anchors(doc)
 	section := regexp.MustCompile(`Runbook: docs/operations\.md#([a-z0-9-]+)$`)
 	for _, id := range tmpl.ResourcesOfType("AWS::CloudWatch::Alarm") {
-		desc, _ := tmpl.Resources[id].Properties["AlarmDescription"].(string)
+		// A loop's alarm names its resource in its description by an
+		// Fn::Sub of the loop's mapping.
+		desc, _ := sam.FoldLiteralSubs(tmpl.Resources[id].Properties["AlarmDescription"]).(string)
 		m := section.FindStringSubmatch(strings.TrimSpace(desc))
 		switch {
 		case m == nil:

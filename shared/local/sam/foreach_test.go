@@ -255,3 +255,30 @@ func TestProjectUpdatesInPlace(t *testing.T) {
 		}
 	}
 }
+
+// An Fn::Sub of text alone is its string; one that names the stack or a
+// resource, or has a variable that is not text, stays.
+func TestFoldLiteralSubs(t *testing.T) {
+	sub := func(arg any) map[string]any { return map[string]any{"Fn::Sub": arg} }
+	testCases := []struct {
+		name    string
+		in, out any
+	}{
+		{"variables of text", sub([]any{"The ${Name} function", map[string]any{"Name": "images"}}), "The images function"},
+		{"a literal ${!x}", sub([]any{"${Name} costs ${!Price}", map[string]any{"Name": "x"}}), "x costs ${Price}"},
+		{"a plain string", sub("no variable"), "no variable"},
+		{"a pseudo parameter", sub("${AWS::Region}"), sub("${AWS::Region}")},
+		{"a variable left", sub([]any{"${Name} in ${Table}", map[string]any{"Name": "x"}}),
+			sub([]any{"${Name} in ${Table}", map[string]any{"Name": "x"}})},
+		{"a variable that is a Ref", sub([]any{"${Name}", map[string]any{"Name": map[string]any{"Ref": "T"}}}),
+			sub([]any{"${Name}", map[string]any{"Name": map[string]any{"Ref": "T"}}})},
+		{"nested in a list and a mapping", []any{map[string]any{"Label": sub("a ${!b}")}}, []any{map[string]any{"Label": "a ${b}"}}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := FoldLiteralSubs(tc.in); !reflect.DeepEqual(got, tc.out) {
+				t.Errorf("FoldLiteralSubs(%v) = %v, want %v", tc.in, got, tc.out)
+			}
+		})
+	}
+}

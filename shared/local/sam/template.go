@@ -28,6 +28,8 @@ const FileName = "template.yaml"
 // {"Fn::GetAtt": ["T", "Arn"]}, `!Sub s` as {"Fn::Sub": s}, so a consumer
 // handles one shape.
 type Template struct {
+	// Transforms are the template's Transform, in order.
+	Transforms []string
 	Parameters map[string]Parameter
 	// Globals is the template's Globals section, by section name
 	// ("Function", "HttpApi", ...).
@@ -158,6 +160,18 @@ func Expand(b []byte) (map[string]any, error) {
 func (t *Template) fill(root map[string]any) error {
 	if _, ok := root["Resources"]; !ok {
 		return errors.New("no Resources section")
+	}
+	switch tr := root["Transform"].(type) {
+	case string:
+		t.Transforms = []string{tr}
+	case []any:
+		for _, name := range tr {
+			s, ok := name.(string)
+			if !ok {
+				return fmt.Errorf("the Transform %v is not a name", name)
+			}
+			t.Transforms = append(t.Transforms, s)
+		}
 	}
 	sections := []struct {
 		name string
