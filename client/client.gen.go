@@ -5890,8 +5890,8 @@ type ListDocumentsParams struct {
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 
 	// Cursor Where a list cut short by its bounds resumes: set only by the service, in `links.next`;
-	// never build one (see "Bounded cost"). Valid only in the query of the link it came in;
-	// else 422.
+	// never build one (see "Bounded cost"). Valid only in the query of the link it came in,
+	// for the account it was given to; else 422.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -5950,8 +5950,8 @@ type HeadDocumentsParams struct {
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 
 	// Cursor Where a list cut short by its bounds resumes: set only by the service, in `links.next`;
-	// never build one (see "Bounded cost"). Valid only in the query of the link it came in;
-	// else 422.
+	// never build one (see "Bounded cost"). Valid only in the query of the link it came in,
+	// for the account it was given to; else 422.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -6317,8 +6317,8 @@ type ListImagesParams struct {
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 
 	// Cursor Where a list cut short by its bounds resumes: set only by the service, in `links.next`;
-	// never build one (see "Bounded cost"). Valid only in the query of the link it came in;
-	// else 422.
+	// never build one (see "Bounded cost"). Valid only in the query of the link it came in,
+	// for the account it was given to; else 422.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -6386,8 +6386,8 @@ type HeadImagesParams struct {
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 
 	// Cursor Where a list cut short by its bounds resumes: set only by the service, in `links.next`;
-	// never build one (see "Bounded cost"). Valid only in the query of the link it came in;
-	// else 422.
+	// never build one (see "Bounded cost"). Valid only in the query of the link it came in,
+	// for the account it was given to; else 422.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 

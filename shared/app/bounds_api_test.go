@@ -80,6 +80,14 @@ func TestListAnswerBoundedInBytes(t *testing.T) {
 			t.Errorf("GET %s: %d %s, want 422 naming cursor", path, r.Status, r.Raw)
 		}
 	}
+	// The same list of another account, which has records enough for
+	// that page: the cursor was given to acme, and is 422 for globex.
+	for range 12 {
+		expect(t, s.do(request{method: "POST", path: "/api/v1/documents", key: s.otherKey,
+			contentType: "application/x-www-form-urlencoded", body: "name=Other&prompt=p"}), 201)
+	}
+	r := s.do(request{method: "GET", path: u.RequestURI(), key: s.otherKey})
+	expect422(t, r, "cursor")
 }
 
 // A cursor is signed under a key derived from the deployment's secret:
@@ -132,7 +140,7 @@ func TestTamperedCursorIs422(t *testing.T) {
 		tampered = append(tampered, payload+"."+base64.RawURLEncoding.EncodeToString(flipped))
 	}
 	q := documentsQuery(t, "page=1&per_page=10")
-	tampered = append(tampered, payload, payload+".", records.Cursors{}.Encode(q, records.Cursor{Key: "garbage", Matches: 1, Read: 1}))
+	tampered = append(tampered, payload, payload+".", records.Cursors{}.For("acme").Encode(q, records.Cursor{Key: "garbage", Matches: 1, Read: 1}))
 	for _, c := range tampered {
 		r := s.get(query + url.QueryEscape(c))
 		errs, _ := r.Body["errors"].(map[string]any)
@@ -150,7 +158,7 @@ func TestForgedCursorUnderPublicKeyIs422(t *testing.T) {
 	s.form("POST", "/api/v1/documents", "name", "Doc", "prompt", "p")
 	q := documentsQuery(t, "page=1&per_page=10")
 	for _, c := range []records.Cursor{{Key: "garbage", Matches: 1, Read: 1}, {Key: "-5", ID: 3}, {Key: "99999999999999999999999"}} {
-		r := s.get("/api/v1/documents?page=1&per_page=10&cursor=" + url.QueryEscape(records.Cursors{}.Encode(q, c)))
+		r := s.get("/api/v1/documents?page=1&per_page=10&cursor=" + url.QueryEscape(records.Cursors{}.For("acme").Encode(q, c)))
 		errs, _ := r.Body["errors"].(map[string]any)
 		if r.Status != 422 || errs["cursor"] == nil {
 			t.Errorf("cursor %+v: %d %s, want 422 naming cursor", c, r.Status, r.Raw)

@@ -164,7 +164,7 @@ func TestPageLinks(t *testing.T) {
 				t.Fatal(err)
 			}
 			q := records.ListQuery{Page: tc.page, PerPage: int(tc.perPage)}
-			l := (&Resource{}).pageLinks(path, params, records.Paginate(q, tc.total, q.Offset(), 0, path), q, nil)
+			l := pageLinks(records.Cursors{}, path, params, records.Paginate(q, tc.total, q.Offset(), 0, path), q, nil)
 			str := func(p *string) string {
 				if p == nil {
 					return ""

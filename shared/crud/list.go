@@ -52,7 +52,9 @@ func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q, err := res.def.ParseList(query, res.Cursors)
+	// A cursor is good for the account it was given to only.
+	cursors := res.Cursors.For(account(r))
+	q, err := res.def.ParseList(query, cursors)
 	if err != nil {
 		return err
 	}
@@ -102,7 +104,7 @@ func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 	path := baseURL(r) + r.URL.Path
 	meta := records.Paginate(q, page.Total, page.Start, len(data), path)
 	meta.TotalEstimated, meta.Partial = page.TotalEstimated, page.Partial
-	links := res.pageLinks(path, query, meta, q, page.Next)
+	links := pageLinks(cursors, path, query, meta, q, page.Next)
 	w.Header().Set("Link", linkHeader(links))
 	if page.TotalEstimated && q.Search != "" && q.SearchBy == "result" {
 		w.Header().Set(searchPartialHeader, "true")
@@ -123,8 +125,9 @@ func (res *Resource) maxAnswerBytes() int {
 // pageLinks builds Laravel's first/last/prev/next: prev whenever the page is
 // past the first (even past the end), next while a later page exists. When
 // a bound was hit, next resumes at the cursor instead: the same page when
-// it is partial, else the next one. Only next ever carries a cursor.
-func (res *Resource) pageLinks(path string, query records.Query, m records.Meta, q records.ListQuery, resume *records.Cursor) Links {
+// it is partial, else the next one. Only next ever carries a cursor,
+// signed by cursors (the account's).
+func pageLinks(cursors records.Cursors, path string, query records.Query, m records.Meta, q records.ListQuery, resume *records.Cursor) Links {
 	query = slices.DeleteFunc(slices.Clone(query), func(p records.QueryParam) bool { return p.Name == cursorParam })
 	at := func(n int64) string { return path + "?" + httpapi.QueryWithPage(query, n) }
 	l := Links{First: at(1), Last: at(m.LastPage)}
@@ -139,7 +142,7 @@ func (res *Resource) pageLinks(path string, query records.Query, m records.Meta,
 			page++
 		}
 		q.Page = page
-		next := at(page) + "&" + cursorParam + "=" + res.Cursors.Encode(q, *resume)
+		next := at(page) + "&" + cursorParam + "=" + cursors.Encode(q, *resume)
 		l.Next = &next
 	case m.CurrentPage < m.LastPage:
 		next := at(m.CurrentPage + 1)

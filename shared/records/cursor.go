@@ -41,10 +41,19 @@ const MaxCursorLength = 2048
 // Cursors signs the cursors a deployment hands out, so that a cursor's
 // fields reach DynamoDB only as the service wrote them: a start key edited
 // by a client would otherwise be a DynamoDB validation error, a 500. The
-// signature also binds the cursor to the query it was made for, so that
-// one pasted into another list is refused rather than followed.
+// signature also binds the cursor to the query it was made for and to the
+// account it was made for (For), so that one pasted into another list, or
+// used by another account, is refused rather than followed.
 type Cursors struct {
-	key []byte
+	key     []byte
+	account string
+}
+
+// For is the cursors of one account's lists: a cursor one account was
+// given does not verify for another, whatever list it names.
+func (cs Cursors) For(account string) Cursors {
+	cs.account = account
+	return cs
 }
 
 // cursorKeyInfo separates the cursor key from anything else derived from
@@ -71,24 +80,27 @@ func NewCursors(secret []byte) (Cursors, error) {
 const signatureLen = 16
 
 // Encode is the cursor's form in a link, for the list q: the cursor's JSON
-// and its MAC over the query and that JSON, each base64url.
+// and its MAC over the account, the query and that JSON, each base64url.
 func (cs Cursors) Encode(q ListQuery, c Cursor) string {
 	b, _ := json.Marshal(c) // a struct of strings and numbers always encodes
 	payload := base64.RawURLEncoding.EncodeToString(b)
 	return payload + "." + base64.RawURLEncoding.EncodeToString(cs.sign(q, payload))
 }
 
-// sign is the MAC of payload for the list q: everything about q but its
-// cursor, so the same list and the same page.
+// sign is the MAC of payload for the list q of the account: everything
+// about q but its cursor, so the same list and the same page, for the same
+// account. The account comes first with its length, so no account and
+// query run together into another's.
 func (cs Cursors) sign(q ListQuery, payload string) []byte {
 	q.Cursor = nil
 	mac := hmac.New(sha256.New, cs.key)
-	fmt.Fprintf(mac, "%#v\x00%s", q, payload)
+	fmt.Fprintf(mac, "%d:%s\x00%#v\x00%s", len(cs.account), cs.account, q, payload)
 	return mac.Sum(nil)[:signatureLen]
 }
 
 // decode reads a cursor made for q; false when it does not decode, is not
-// signed by this deployment for q, or points outside q's page.
+// signed by this deployment for q and the account, or points outside q's
+// page.
 func (cs Cursors) decode(q ListQuery, s string) (*Cursor, bool) {
 	if len(s) > MaxCursorLength {
 		return nil, false
