@@ -152,8 +152,11 @@ func (s *Sender) message(ctx context.Context, m events.SQSMessage) (bool, error)
 	}
 	if sendErr != nil {
 		// The receiver's address or connection, never our internals: the
-		// log names the delivery, not the URL.
-		s.Logger.Info("webhook attempt without answer", "delivery", d.ID, "attempt", made, "error", sendErr.Error())
+		// log names the delivery, and the endpoint by its id and host,
+		// never by its URL, whose query or user information may hold the
+		// receiver's secret (the client's errors never hold it either).
+		s.Logger.Info("webhook attempt without answer", "delivery", d.ID, "endpoint", d.Endpoint,
+			"host", webhook.Host(endpoint.URL), "attempt", made, "error", sendErr.Error())
 	}
 	if _, err := s.Store.Record(ctx, d, o); err != nil {
 		return false, err

@@ -1,11 +1,13 @@
 package hooksender_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -224,5 +226,43 @@ func TestGivenUpAfterTheScheduleAndDisabledAfterFiveDays(t *testing.T) {
 	got, _ := r.store.Get(t.Context(), "acct", e.ID)
 	if got.Enabled || got.DisabledReason == nil {
 		t.Errorf("after 5 days of failures: %+v", got)
+	}
+}
+
+// A failed attempt's log line names the endpoint by its id and host, never
+// by its URL: the query and user information, where a receiver may keep a
+// token or a password, and the path stay out of the log.
+func TestAFailedAttemptsLogKeepsNoPartOfTheURLButItsHost(t *testing.T) {
+	r := newRig(t)
+	var logged bytes.Buffer
+	r.sender.Logger = slog.New(slog.NewJSONHandler(&logged, nil))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		// No answer: the connection is closed under the request.
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	secretURL := strings.Replace(srv.URL, "http://", "http://hookuser:hookpassword@", 1) + "/private-path?token=querysecret"
+	e, _, err := r.store.Create(t.Context(), "acct", hookstore.Endpoint{URL: secretURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _, err := r.store.AddDelivery(t.Context(), "acct", e.ID, webhook.EventID(e.ID, "t"), webhook.Test, r.clk.Now(), []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.enqueue(t, k)
+	r.poll(t)
+	line := logged.String()
+	if !strings.Contains(line, "webhook attempt without answer") || !strings.Contains(line, `"endpoint":"`+e.ID+`"`) ||
+		!strings.Contains(line, `"host":"127.0.0.1"`) {
+		t.Fatalf("the failed attempt's log does not name the endpoint and its host: %s", line)
+	}
+	for _, secret := range []string{"querysecret", "token", "hookuser", "hookpassword", "private-path"} {
+		if strings.Contains(line, secret) {
+			t.Errorf("the log holds %q of the URL: %s", secret, line)
+		}
 	}
 }

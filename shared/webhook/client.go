@@ -125,7 +125,9 @@ func (r Response) OK() bool { return r.Status >= 200 && r.Status < 300 }
 
 // Post delivers body with header (Sign's) to rawURL. An error means no
 // answer: the URL or its addresses were refused (errors.Is ErrURL or
-// ErrNotPublic), or the connection failed or timed out.
+// ErrNotPublic), or the connection failed or timed out. It never holds
+// the URL: net/http's names it whole, the query (where a receiver may
+// keep a token) and user name included, and an error is logged.
 func (c *Client) Post(ctx context.Context, rawURL string, header http.Header, body []byte) (Response, error) {
 	u, err := c.parse(rawURL)
 	if err != nil {
@@ -140,6 +142,10 @@ func (c *Client) Post(ctx context.Context, rawURL string, header http.Header, bo
 	}
 	req.Header.Set("User-Agent", "contentapi-webhooks/1")
 	resp, err := c.http.Do(req)
+	var withURL *url.Error
+	if errors.As(err, &withURL) {
+		err = withURL.Err
+	}
 	if err != nil {
 		return Response{}, err
 	}
@@ -148,6 +154,17 @@ func (c *Client) Post(ctx context.Context, rawURL string, header http.Header, bo
 	// change the answer: the status decides.
 	got, _ := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes))
 	return Response{Status: resp.StatusCode, Body: got}, nil
+}
+
+// Host is the host of an endpoint's URL, as a log names it beside the
+// endpoint's id: never its path, query or user information, where a
+// receiver may keep a secret. "" when the URL does not parse.
+func Host(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
 }
 
 // CheckURL is the check at registration: the URL as Post would accept it,
