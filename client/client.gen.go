@@ -6009,8 +6009,9 @@ type CreateDocument503JSONResponseBodyStatus int
 
 // DeleteDocumentParams defines parameters for DeleteDocument.
 type DeleteDocumentParams struct {
-	// IfMatch The write happens only if the record is still at this version (an `ETag` from an earlier
-	// answer, compared strongly); else 412. `*` only requires that the record exists.
+	// IfMatch The write happens only if the record is still at one of these versions (`ETag`s from
+	// earlier answers, a comma-separated list, compared strongly); else 412, as for a header
+	// that is present but empty or lists no tag. `*` only requires that the record exists.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 
 	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
@@ -6063,7 +6064,8 @@ type DeleteDocument503JSONResponseBodyStatus int
 // GetDocumentParams defines parameters for GetDocument.
 type GetDocumentParams struct {
 	// IfNoneMatch A list of `ETag`s the client holds; when one matches (weak comparison; `*` matches any)
-	// the answer is 304 without a body.
+	// a `GET` is answered 304 without a body, and a `PUT`, `PATCH` or `DELETE` 412 with
+	// nothing changed.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -6097,14 +6099,16 @@ type GetDocument503JSONResponseBodyStatus int
 // HeadDocumentParams defines parameters for HeadDocument.
 type HeadDocumentParams struct {
 	// IfNoneMatch A list of `ETag`s the client holds; when one matches (weak comparison; `*` matches any)
-	// the answer is 304 without a body.
+	// a `GET` is answered 304 without a body, and a `PUT`, `PATCH` or `DELETE` 412 with
+	// nothing changed.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // PatchDocumentParams defines parameters for PatchDocument.
 type PatchDocumentParams struct {
-	// IfMatch The write happens only if the record is still at this version (an `ETag` from an earlier
-	// answer, compared strongly); else 412. `*` only requires that the record exists.
+	// IfMatch The write happens only if the record is still at one of these versions (`ETag`s from
+	// earlier answers, a comma-separated list, compared strongly); else 412, as for a header
+	// that is present but empty or lists no tag. `*` only requires that the record exists.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 
 	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
@@ -6162,8 +6166,9 @@ type PatchDocument503JSONResponseBodyStatus int
 
 // UpdateDocumentParams defines parameters for UpdateDocument.
 type UpdateDocumentParams struct {
-	// IfMatch The write happens only if the record is still at this version (an `ETag` from an earlier
-	// answer, compared strongly); else 412. `*` only requires that the record exists.
+	// IfMatch The write happens only if the record is still at one of these versions (`ETag`s from
+	// earlier answers, a comma-separated list, compared strongly); else 412, as for a header
+	// that is present but empty or lists no tag. `*` only requires that the record exists.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 
 	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
@@ -6445,8 +6450,9 @@ type CreateImage503JSONResponseBodyStatus int
 
 // DeleteImageParams defines parameters for DeleteImage.
 type DeleteImageParams struct {
-	// IfMatch The write happens only if the record is still at this version (an `ETag` from an earlier
-	// answer, compared strongly); else 412. `*` only requires that the record exists.
+	// IfMatch The write happens only if the record is still at one of these versions (`ETag`s from
+	// earlier answers, a comma-separated list, compared strongly); else 412, as for a header
+	// that is present but empty or lists no tag. `*` only requires that the record exists.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 
 	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
@@ -6499,7 +6505,8 @@ type DeleteImage503JSONResponseBodyStatus int
 // GetImageParams defines parameters for GetImage.
 type GetImageParams struct {
 	// IfNoneMatch A list of `ETag`s the client holds; when one matches (weak comparison; `*` matches any)
-	// the answer is 304 without a body.
+	// a `GET` is answered 304 without a body, and a `PUT`, `PATCH` or `DELETE` 412 with
+	// nothing changed.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -6533,14 +6540,16 @@ type GetImage503JSONResponseBodyStatus int
 // HeadImageParams defines parameters for HeadImage.
 type HeadImageParams struct {
 	// IfNoneMatch A list of `ETag`s the client holds; when one matches (weak comparison; `*` matches any)
-	// the answer is 304 without a body.
+	// a `GET` is answered 304 without a body, and a `PUT`, `PATCH` or `DELETE` 412 with
+	// nothing changed.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // PatchImageParams defines parameters for PatchImage.
 type PatchImageParams struct {
-	// IfMatch The write happens only if the record is still at this version (an `ETag` from an earlier
-	// answer, compared strongly); else 412. `*` only requires that the record exists.
+	// IfMatch The write happens only if the record is still at one of these versions (`ETag`s from
+	// earlier answers, a comma-separated list, compared strongly); else 412, as for a header
+	// that is present but empty or lists no tag. `*` only requires that the record exists.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 
 	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
@@ -6598,8 +6607,9 @@ type PatchImage503JSONResponseBodyStatus int
 
 // UpdateImageParams defines parameters for UpdateImage.
 type UpdateImageParams struct {
-	// IfMatch The write happens only if the record is still at this version (an `ETag` from an earlier
-	// answer, compared strongly); else 412. `*` only requires that the record exists.
+	// IfMatch The write happens only if the record is still at one of these versions (`ETag`s from
+	// earlier answers, a comma-separated list, compared strongly); else 412, as for a header
+	// that is present but empty or lists no tag. `*` only requires that the record exists.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 
 	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
@@ -6716,7 +6726,8 @@ type RegenerateImage503JSONResponseBodyStatus int
 // GetOpenAPIDocumentParams defines parameters for GetOpenAPIDocument.
 type GetOpenAPIDocumentParams struct {
 	// IfNoneMatch A list of `ETag`s the client holds; when one matches (weak comparison; `*` matches any)
-	// the answer is 304 without a body.
+	// a `GET` is answered 304 without a body, and a `PUT`, `PATCH` or `DELETE` 412 with
+	// nothing changed.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -6735,7 +6746,8 @@ type GetOpenAPIDocument500JSONResponseBodyStatus int
 // HeadOpenAPIDocumentParams defines parameters for HeadOpenAPIDocument.
 type HeadOpenAPIDocumentParams struct {
 	// IfNoneMatch A list of `ETag`s the client holds; when one matches (weak comparison; `*` matches any)
-	// the answer is 304 without a body.
+	// a `GET` is answered 304 without a body, and a `PUT`, `PATCH` or `DELETE` 412 with
+	// nothing changed.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 

@@ -114,9 +114,34 @@ func TestConditionalRequests(t *testing.T) {
 	expect(t, put(tag), 412)
 	expect(t, put(`W/`+newTag), 412)
 	expect(t, put(`"garbage"`), 412)
+	// Present but listing no tag is not the header's absence (RFC 9110
+	// 13.1.1: no tag matches).
+	expect(t, put(""), 412)
+	expect(t, put(" , "), 412)
 	if s.get("/api/v1/images/1").Header.Get("ETag") != newTag {
 		t.Fatal("a refused If-Match write changed the record")
 	}
+	// Any tag of a list may match, not only the first.
+	listed := put(tag + ", " + newTag)
+	expect(t, listed, 200)
+	newTag = listed.Header.Get("ETag")
+	// If-None-Match on a write: * refuses it while the record exists, a
+	// tag while the record is at that version; 404 stays 404.
+	putUnless := func(ifNoneMatch string) response {
+		return s.do(request{method: "PUT", path: "/api/v1/images/1", key: s.writeKey, contentType: "application/x-www-form-urlencoded",
+			body: "favorite=0", header: map[string]string{"If-None-Match": ifNoneMatch}})
+	}
+	expect(t, putUnless("*"), 412)
+	expect(t, putUnless(`"9.1", W/`+newTag), 412)
+	expect(t, s.do(request{method: "DELETE", path: "/api/v1/images/1", key: s.writeKey, header: map[string]string{"If-None-Match": "*"}}), 412)
+	expect(t, s.do(request{method: "PUT", path: "/api/v1/images/99", key: s.writeKey, contentType: "application/x-www-form-urlencoded",
+		body: "favorite=0", header: map[string]string{"If-None-Match": "*"}}), 404)
+	if got := s.get("/api/v1/images/1"); got.Header.Get("ETag") != newTag || got.data()["favorite"] != true {
+		t.Fatalf("a refused If-None-Match write changed the record: %s %s", got.Header.Get("ETag"), got.Raw)
+	}
+	unless := putUnless(tag) // an older version's tag: no match, so the write goes through
+	expect(t, unless, 200)
+	newTag = unless.Header.Get("ETag")
 	expect(t, s.do(request{method: "GET", path: "/api/v1/images/1", key: s.writeKey, header: map[string]string{"If-None-Match": tag}}), 200)
 	del := func(ifMatch string) response {
 		return s.do(request{method: "DELETE", path: "/api/v1/images/1", key: s.writeKey, header: map[string]string{"If-Match": ifMatch}})

@@ -97,14 +97,25 @@ func plainPositive(s string) bool {
 	return true
 }
 
-// target is the record a write names, and the version If-Match requires
-// of it (0: none).
-func target(r *http.Request) (id, version int64, err error) {
+// target is the record a write names and what the write requires of its
+// version (precondition). A write that If-None-Match: * refuses whenever
+// the record exists is answered here: 412, or 404 when there is no record.
+func (res *Resource) target(r *http.Request) (id int64, pre store.Precondition, err error) {
 	if id, err = recordID(r); err != nil {
-		return 0, 0, err
+		return 0, pre, err
 	}
-	version, err = ifMatchVersion(r, id)
-	return id, version, err
+	pre, absent, err := precondition(r, id)
+	if err != nil || !absent {
+		return id, pre, err
+	}
+	item, err := res.table.Read(r.Context(), account(r), id)
+	switch {
+	case err != nil:
+		return 0, pre, err
+	case item == nil:
+		return 0, pre, records.ErrNotFound
+	}
+	return 0, pre, httpapi.PreconditionFailed()
 }
 
 func account(r *http.Request) string {
@@ -170,7 +181,7 @@ func (res *Resource) create(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (res *Resource) update(w http.ResponseWriter, r *http.Request) error {
-	id, version, err := target(r)
+	id, pre, err := res.target(r)
 	if err != nil {
 		return err
 	}
@@ -182,7 +193,7 @@ func (res *Resource) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	item, err := res.table.Update(r.Context(), account(r), id, v, version)
+	item, err := res.table.Update(r.Context(), account(r), id, v, pre)
 	if err != nil {
 		return err
 	}
@@ -190,11 +201,11 @@ func (res *Resource) update(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (res *Resource) delete(w http.ResponseWriter, r *http.Request) error {
-	id, version, err := target(r)
+	id, pre, err := res.target(r)
 	if err != nil {
 		return err
 	}
-	if err := res.table.Delete(r.Context(), account(r), id, version); err != nil {
+	if err := res.table.Delete(r.Context(), account(r), id, pre); err != nil {
 		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{

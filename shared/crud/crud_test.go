@@ -3,8 +3,11 @@ package crud
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -41,36 +44,70 @@ func TestETag(t *testing.T) {
 	}
 }
 
-// If-Match names the version a write requires, strongly compared: only a
-// tag of this record, as etag writes it, can match.
-func TestIfMatchVersion(t *testing.T) {
+// If-Match and If-None-Match name the versions a write requires and
+// refuses (RFC 9110 13.1.1, 13.1.2): any tag of the list may match; If-Match
+// compares strongly, so only a tag of this record as etag writes it
+// matches, and one present but listing no such tag (empty, only commas,
+// garbage) is 412 at once; If-None-Match compares weakly, and its "*"
+// refuses a write of any existing record.
+func TestPrecondition(t *testing.T) {
 	testCases := []struct {
-		header  string
-		version int64
-		status  int
+		name             string
+		ifMatch, ifNone  []string // header lines; nil: no header
+		match, noneMatch []int64
+		absent           bool
+		status           int
 	}{
-		{"", 0, 0},
-		{"*", 0, 0},
-		{` * `, 0, 0},
-		{`"7.3"`, 3, 0},
-		{`"8.1", "7.2"`, 2, 0},
-		{`W/"7.3"`, 0, 412},
-		{`"8.3"`, 0, 412},
-		{`"7.0"`, 0, 412},
-		{`"7.-1"`, 0, 412},
-		{`"7.x"`, 0, 412},
-		{`7.3`, 0, 412},
-		{`"7.3`, 0, 412},
+		{name: "no header"},
+		{name: "star", ifMatch: []string{"*"}},
+		{name: "star spaced", ifMatch: []string{` * `}},
+		{name: "one tag", ifMatch: []string{`"7.3"`}, match: []int64{3}},
+		{name: "any of a list", ifMatch: []string{`"8.1", "7.2", "7.5"`}, match: []int64{2, 5}},
+		{name: "a list over two lines", ifMatch: []string{`"7.2"`, `"7.4"`}, match: []int64{2, 4}},
+		{name: "a tag twice", ifMatch: []string{`"7.2", "7.2-gzip"`}, match: []int64{2}},
+		{name: "empty", ifMatch: []string{""}, status: 412},
+		{name: "commas only", ifMatch: []string{" , ,"}, status: 412},
+		{name: "weak", ifMatch: []string{`W/"7.3"`}, status: 412},
+		{name: "another record", ifMatch: []string{`"8.3"`}, status: 412},
+		{name: "version 0", ifMatch: []string{`"7.0"`}, status: 412},
+		{name: "negative", ifMatch: []string{`"7.-1"`}, status: 412},
+		{name: "not a number", ifMatch: []string{`"7.x"`}, status: 412},
+		{name: "unquoted", ifMatch: []string{`7.3`}, status: 412},
+		{name: "unclosed", ifMatch: []string{`"7.3`}, status: 412},
+		{name: "star among tags", ifMatch: []string{`*, "8.1"`}, status: 412},
+		{name: "none-match star", ifNone: []string{"*"}, absent: true},
+		{name: "none-match tags, weak too", ifNone: []string{`"7.3", W/"7.4", "8.5"`}, noneMatch: []int64{3, 4}},
+		{name: "none-match empty", ifNone: []string{""}},
+		{name: "both", ifMatch: []string{`"7.3"`}, ifNone: []string{`"7.2"`}, match: []int64{3}, noneMatch: []int64{2}},
 	}
 	for _, tc := range testCases {
-		t.Run(tc.header, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest(http.MethodPut, "/api/v1/images/7", nil)
-			r.Header.Set("If-Match", tc.header)
-			version, err := ifMatchVersion(r, 7)
-			if version != tc.version || status(err) != tc.status {
-				t.Errorf("version %d, error %v; want %d, status %d", version, err, tc.version, tc.status)
+			for name, lines := range map[string][]string{"If-Match": tc.ifMatch, "If-None-Match": tc.ifNone} {
+				for _, l := range lines {
+					r.Header.Add(name, l)
+				}
+			}
+			pre, absent, err := precondition(r, 7)
+			if !slices.Equal(pre.Match, tc.match) || !slices.Equal(pre.NoneMatch, tc.noneMatch) || absent != tc.absent || status(err) != tc.status {
+				t.Errorf("%+v, absent %v, error %v; want match %v, none %v, absent %v, status %d",
+					pre, absent, err, tc.match, tc.noneMatch, tc.absent, tc.status)
 			}
 		})
+	}
+}
+
+// More versions than DynamoDB's IN takes are 400, not a write DynamoDB
+// refuses as a 500.
+func TestPreconditionNamesAtMostAHundredVersions(t *testing.T) {
+	var tags []string
+	for v := range store.MaxPreconditionVersions + 1 {
+		tags = append(tags, fmt.Sprintf(`"7.%d"`, v+1))
+	}
+	r := httptest.NewRequest(http.MethodPut, "/api/v1/images/7", nil)
+	r.Header.Set("If-Match", strings.Join(tags, ", "))
+	if _, _, err := precondition(r, 7); status(err) != 400 {
+		t.Errorf("%d versions: %v, want 400", len(tags), err)
 	}
 }
 

@@ -225,14 +225,22 @@ func ValidKey(key string) bool {
 	return true
 }
 
-// Fingerprint identifies "the same request": method, path, If-Match and the
-// fields the body holds, however they were encoded. A retry that sends the
-// same fields is the same request even if its bytes differ (a new multipart
-// boundary, JSON spacing or key order); a body that does not parse is
-// compared byte for byte.
+// Fingerprint identifies "the same request": method, path, its conditions
+// (If-Match, If-None-Match) and the fields the body holds, however they
+// were encoded. A retry that sends the same fields is the same request even
+// if its bytes differ (a new multipart boundary, JSON spacing or key
+// order); a body that does not parse is compared byte for byte.
 func Fingerprint(r *http.Request, body []byte) string {
 	h := sha256.New()
 	io.WriteString(h, r.Method+"\n"+r.URL.Path+"\n"+r.Header.Get("If-Match")+"\n")
+	// What decides a write's precondition beyond If-Match's first line, only
+	// where it is there, so that the fingerprints of requests without it
+	// stay those earlier releases stored.
+	for _, name := range []string{"If-Match", "If-None-Match"} {
+		if values := r.Header.Values(name); len(values) > 1 || len(values) == 1 && (name != "If-Match" || values[0] == "") {
+			io.WriteString(h, name+": "+strconv.Quote(strings.Join(values, "\n"))+"\n")
+		}
+	}
 	parse := r.Clone(r.Context())
 	parse.Body = io.NopCloser(bytes.NewReader(body))
 	in, err := httpapi.ParseBody(parse)

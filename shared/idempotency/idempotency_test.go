@@ -43,7 +43,7 @@ func newRequest(method, path, contentType, body string, header ...string) (*http
 		r.Header.Set("Content-Type", contentType)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
-		r.Header.Set(header[i], header[i+1])
+		r.Header.Add(header[i], header[i+1])
 	}
 	return r, []byte(body)
 }
@@ -92,6 +92,12 @@ func TestFingerprint(t *testing.T) {
 		}, false},
 		{"with If-Match", func() (*http.Request, []byte) {
 			return newRequest("POST", "/api/v1/documents", form, "name=x&prompt=p", "If-Match", `"1.1"`)
+		}, false},
+		{"with If-Match empty", func() (*http.Request, []byte) {
+			return newRequest("POST", "/api/v1/documents", form, "name=x&prompt=p", "If-Match", "")
+		}, false},
+		{"with If-None-Match", func() (*http.Request, []byte) {
+			return newRequest("POST", "/api/v1/documents", form, "name=x&prompt=p", "If-None-Match", "*")
 		}, false},
 		{"a field repeated", func() (*http.Request, []byte) {
 			return newRequest("POST", "/api/v1/documents", form, "name=x&prompt=p&name=x")
@@ -224,5 +230,15 @@ func TestClaims(t *testing.T) {
 	now = now.Add(Retention + time.Minute)
 	if c := claim("acme#k", "fp", "exec-7"); c.outcome != owned || c.op != "exec-7" || c.recordID != 0 {
 		t.Fatalf("expired key: %+v", c)
+	}
+}
+
+// If-Match's list is the request's whatever its lines: a second line is
+// another request than the first line alone.
+func TestFingerprintTakesEveryIfMatchLine(t *testing.T) {
+	one := Fingerprint(newRequest("PUT", "/api/v1/images/1", "", "", "If-Match", `"1.1"`))
+	two := Fingerprint(newRequest("PUT", "/api/v1/images/1", "", "", "If-Match", `"1.1"`, "If-Match", `"1.2"`))
+	if one == two {
+		t.Error("If-Match with a second line has the fingerprint of its first line alone")
 	}
 }

@@ -479,11 +479,12 @@ func (t *Table) putRecord(ctx context.Context, account string, id int64, v recor
 // tombstone. Its count is not touched here: the table's stream carries the
 // change to the tally function, which takes the count down once (Apply).
 // A retry whose first attempt landed finds the tombstone naming its
-// execution or its operation, and succeeds.
-func (t *Table) Delete(ctx context.Context, account string, id int64, ifVersion int64) error {
+// execution or its operation, and succeeds. A live record that does not
+// meet the precondition is ErrVersionMismatch.
+func (t *Table) Delete(ctx context.Context, account string, id int64, pre Precondition) error {
 	exec := NewToken(t.Now())
 	att, _ := operation(ctx, exec)
-	_, err := t.tombstone(ctx, account, id, exec, att.Op, ifVersion)
+	_, err := t.tombstone(ctx, account, id, exec, att.Op, pre)
 	old, failed := conditionFailed(err)
 	switch {
 	case !failed:
@@ -501,7 +502,7 @@ func (t *Table) Delete(ctx context.Context, account string, id int64, ifVersion 
 // tombstone turns a live record into its tombstone: content and index keys
 // removed, scope and last move kept, the deleting execution and operation
 // named. It returns the tombstone.
-func (t *Table) tombstone(ctx context.Context, account string, id int64, exec, op string, ifVersion int64) (Item, error) {
+func (t *Table) tombstone(ctx context.Context, account string, id int64, exec, op string, pre Precondition) (Item, error) {
 	u := newUpdate()
 	for _, attr := range t.contentAttrs() {
 		u.remove(attr)
@@ -509,9 +510,7 @@ func (t *Table) tombstone(ctx context.Context, account string, id int64, exec, o
 	u.set(u.name(AttrGoneBy) + " = " + u.value(str(exec)))
 	u.set(u.name(AttrAttempt) + " = " + u.value(str(op)))
 	u.cond("attribute_exists(" + u.name(AttrIDKey) + ")")
-	if ifVersion > 0 {
-		u.cond(u.name(AttrVersion) + " = " + u.value(num(ifVersion)))
-	}
+	pre.add(u)
 	return t.writeRecord(ctx, account, id, u)
 }
 

@@ -329,14 +329,14 @@ func TestDeleteWhoseAnswerIsLostIsRecognised(t *testing.T) {
 	}
 	r.tally.Drain()
 	before := len(r.proxy.Calls())
-	if err := r.imgs.Delete(request(t), "acme", 1, 0); err != nil {
+	if err := r.imgs.Delete(request(t), "acme", 1, store.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
 	if calls := requestCalls(r.proxy.Calls()[before:]); len(calls) != 1 || !tombstone(calls[0]) {
 		t.Fatalf("a delete made %d calls, want 1 (the tombstone): %v", len(calls), calls)
 	}
 	r.proxy.Inject(tombstone, ddblocal.LoseAnswer, 1)
-	if err := r.imgs.Delete(request(t), "acme", 2, 0); err != nil {
+	if err := r.imgs.Delete(request(t), "acme", 2, store.Precondition{}); err != nil {
 		t.Fatalf("delete whose first attempt landed: %v, want success, not 404", err)
 	}
 	r.exact(r.imgs, "acme")
@@ -350,11 +350,11 @@ func TestDeleteWhoseAnswerIsLostIsRecognised(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if err := r.imgs.Delete(store.WithAttempt(request(t), att), "acme", 3, 0); err != nil {
+		if err := r.imgs.Delete(store.WithAttempt(request(t), att), "acme", 3, store.Precondition{}); err != nil {
 			t.Fatalf("the operation's second execution: %v", err)
 		}
 	}
-	if err := r.imgs.Delete(request(t), "acme", 3, 0); !errors.Is(err, store.ErrNotFound) {
+	if err := r.imgs.Delete(request(t), "acme", 3, store.Precondition{}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("another delete: %v, want not found", err)
 	}
 	r.exact(r.imgs, "acme")
@@ -376,7 +376,7 @@ func TestDeleteThatLandsLateIsCountedOnce(t *testing.T) {
 		}
 	}
 	held := r.proxy.Inject(tombstone, ddblocal.HoldCall, 1)
-	if err := r.imgs.Delete(request(t), "acme", 1, 0); err == nil {
+	if err := r.imgs.Delete(request(t), "acme", 1, store.Precondition{}); err == nil {
 		t.Fatal("delete succeeded with its write held")
 	}
 	<-held.Held()
@@ -424,7 +424,7 @@ func TestDeleteCountsTheTemplateTheRecordHad(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := store.New(r.db, r.docs.Name(), documents.Resource)
-	if err := fresh.Delete(request(t), "acme", 1, 0); err != nil {
+	if err := fresh.Delete(request(t), "acme", 1, store.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
 	r.exact(r.docs, "acme", 1, 4)
@@ -439,7 +439,7 @@ func TestUpdateWhoseAnswerIsLostIsRecognised(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.proxy.Inject(recordUpdate, ddblocal.LoseAnswer, 1)
-	item, err := r.imgs.Update(request(t), "acme", 1, records.Values{"name": "v2"}, 1)
+	item, err := r.imgs.Update(request(t), "acme", 1, records.Values{"name": "v2"}, store.Precondition{Match: []int64{1}})
 	if err != nil {
 		t.Fatalf("update whose first attempt landed: %v, want success, not 412", err)
 	}
@@ -453,8 +453,8 @@ func TestUpdateWhoseAnswerIsLostIsRecognised(t *testing.T) {
 // a 412 for the version it bumped itself, and without it it is not applied
 // twice.
 func TestUpdateWhoseAnswerIsLostAndOvertakenIsRecognised(t *testing.T) {
-	for _, ifVersion := range []int64{1, 0} {
-		t.Run(fmt.Sprint("if-version ", ifVersion), func(t *testing.T) {
+	for _, pre := range []store.Precondition{{Match: []int64{1}}, {}} {
+		t.Run(fmt.Sprint("precondition ", pre), func(t *testing.T) {
 			r := newRig(t)
 			if _, err := r.imgs.Create(request(t), "acme", image("v1"), nil); err != nil {
 				t.Fatal(err)
@@ -468,12 +468,12 @@ func TestUpdateWhoseAnswerIsLostAndOvertakenIsRecognised(t *testing.T) {
 			}
 			done := make(chan result, 1)
 			go func() {
-				item, err := r.imgs.Update(request(t), "acme", 1, records.Values{"name": "v2"}, ifVersion)
+				item, err := r.imgs.Update(request(t), "acme", 1, records.Values{"name": "v2"}, pre)
 				done <- result{item, err}
 			}()
 			<-retry.Held() // the first try landed; the SDK's retry waits
 			for _, name := range []string{"v3", "v4"} {
-				if _, err := r.imgs.Update(request(t), "acme", 1, records.Values{"description": name}, 0); err != nil {
+				if _, err := r.imgs.Update(request(t), "acme", 1, records.Values{"description": name}, store.Precondition{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -564,12 +564,12 @@ func TestTotalsStayExactUnderFaults(t *testing.T) {
 			}
 		case op < 8:
 			k := rng.IntN(len(live))
-			err = r.docs.Delete(request(t), "acme", live[k], 0)
+			err = r.docs.Delete(request(t), "acme", live[k], store.Precondition{})
 			if err == nil || errors.Is(err, store.ErrNotFound) {
 				live = slices.Delete(live, k, k+1)
 			}
 		default:
-			_, err = r.docs.Update(request(t), "acme", live[rng.IntN(len(live))], records.Values{"name": fmt.Sprint("renamed ", i)}, 0)
+			_, err = r.docs.Update(request(t), "acme", live[rng.IntN(len(live))], records.Values{"name": fmt.Sprint("renamed ", i)}, store.Precondition{})
 		}
 		answered[fmt.Sprint(err != nil)]++
 		r.endStep(held)
@@ -586,7 +586,7 @@ func TestLandedDeleteIsCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.proxy.Inject(tombstone, ddblocal.LoseAnswer, 3)
-	if err := r.docs.Delete(request(t), "acme", 1, 0); err == nil {
+	if err := r.docs.Delete(request(t), "acme", 1, store.Precondition{}); err == nil {
 		t.Fatal("delete succeeded")
 	}
 	for i := range 2 {

@@ -98,10 +98,10 @@ func TestRegenerate(t *testing.T) {
 		t.Fatalf("a regenerate during a generation: %v", err)
 	}
 	// An edit of the result waits for the generation too; other fields do not.
-	if _, err := doc.Update(ctx, "acme", id, records.Values{"result": "Mine", "words": int64(1)}, 0); !errors.As(err, &inFlight) {
+	if _, err := doc.Update(ctx, "acme", id, records.Values{"result": "Mine", "words": int64(1)}, store.Precondition{}); !errors.As(err, &inFlight) {
 		t.Fatalf("an edit of the result during a generation: %v", err)
 	}
-	if _, err := doc.Update(ctx, "acme", id, records.Values{"name": "Renamed"}, 0); err != nil {
+	if _, err := doc.Update(ctx, "acme", id, records.Values{"name": "Renamed"}, store.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
 	// Once it has ended, a regenerate from an outdated read is a version
@@ -156,7 +156,7 @@ func TestRegenerateMovesToAnotherTemplate(t *testing.T) {
 		}
 	}
 	// A deleted record cannot move.
-	if err := doc.Delete(ctx, "acme", id, 0); err != nil {
+	if err := doc.Delete(ctx, "acme", id, store.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
 	tally.Drain()

@@ -250,7 +250,7 @@ func TestTotalsStayExactUnderMovesWithFaults(t *testing.T) {
 			}
 		default:
 			k := rng.IntN(len(live))
-			err = r.docs.Delete(request(t), "acme", live[k], 0)
+			err = r.docs.Delete(request(t), "acme", live[k], store.Precondition{})
 			if err == nil || errors.Is(err, store.ErrNotFound) {
 				live = slices.Delete(live, k, k+1)
 			}
@@ -298,7 +298,7 @@ func TestConcurrentMovesAndDeletesOfOneRecord(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := r.docs.Delete(request(t), "acme", id, 0); err != nil {
+				if err := r.docs.Delete(request(t), "acme", id, store.Precondition{}); err != nil {
 					errs <- err
 				}
 			}()

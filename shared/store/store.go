@@ -306,13 +306,46 @@ func wroteBy(item Item, op string) bool {
 	return slices.ContainsFunc(earlierAttempts, func(attr string) bool { return StrAttr(item, attr) == op })
 }
 
+// Precondition is what an update or a delete requires of the record's
+// version beyond its existing, from the request's If-Match and
+// If-None-Match (RFC 9110 13.1): part of the write's own condition, so no
+// other write slips in between. The zero value requires nothing more.
+type Precondition struct {
+	// Match: the version must be one of these (If-Match's tags of the
+	// record); empty, any version.
+	Match []int64
+	// NoneMatch: the version must be none of these (If-None-Match's).
+	NoneMatch []int64
+}
+
+// MaxPreconditionVersions is the most versions a Precondition may name in
+// each list: DynamoDB's IN takes at most 100 values.
+const MaxPreconditionVersions = 100
+
+// add puts the precondition into u's condition.
+func (p Precondition) add(u *update) {
+	in := func(versions []int64) string {
+		values := make([]string, len(versions))
+		for i, v := range versions {
+			values[i] = u.value(num(v))
+		}
+		return u.name(AttrVersion) + " IN (" + strings.Join(values, ", ") + ")"
+	}
+	if len(p.Match) > 0 {
+		u.cond(in(p.Match))
+	}
+	if len(p.NoneMatch) > 0 {
+		u.cond("NOT " + in(p.NoneMatch))
+	}
+}
+
 // Update changes the given fields of a record in one conditional write and
-// returns the record as stored. ifVersion > 0 also requires that version.
+// returns the record as stored, if the record meets the precondition.
 // The write carries its operation's token: when a retry finds the token
 // among the record's last writers (wroteBy), the update it is retrying
 // landed, and the record as it is is the answer (not a second application,
 // nor a 412 for the version it bumped itself).
-func (t *Table) Update(ctx context.Context, account string, id int64, v records.Values, ifVersion int64) (Item, error) {
+func (t *Table) Update(ctx context.Context, account string, id int64, v records.Values, pre Precondition) (Item, error) {
 	att, _ := operation(ctx, NewToken(t.Now()))
 	u := newUpdate()
 	u.set(u.name(AttrUpdated) + " = " + u.value(str(t.timestamp())))
@@ -339,9 +372,7 @@ func (t *Table) Update(ctx context.Context, account string, id int64, v records.
 	for _, attr := range append([]string{AttrAttempt}, earlierAttempts...) {
 		u.cond("(attribute_not_exists(" + u.name(attr) + ") OR " + u.name(attr) + " <> " + op + ")")
 	}
-	if ifVersion > 0 {
-		u.cond(u.name(AttrVersion) + " = " + u.value(num(ifVersion)))
-	}
+	pre.add(u)
 	t.guardGenerated(v, u)
 	item, err := t.writeRecord(ctx, account, id, u)
 	if old, failed := conditionFailed(err); failed {

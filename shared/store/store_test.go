@@ -93,32 +93,32 @@ func TestLifecycle(t *testing.T) {
 	if other, _ := img.Get(ctx, "globex", 1); other != nil {
 		t.Fatal("another account sees the record")
 	}
-	if _, err := img.Update(ctx, "globex", 1, records.Values{"name": "x"}, 0); err != store.ErrNotFound {
+	if _, err := img.Update(ctx, "globex", 1, records.Values{"name": "x"}, store.Precondition{}); err != store.ErrNotFound {
 		t.Fatalf("foreign update: %v", err)
 	}
-	up, err := img.Update(ctx, "acme", 1, records.Values{"favorite": true}, 1)
+	up, err := img.Update(ctx, "acme", 1, records.Values{"favorite": true}, store.Precondition{Match: []int64{1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v, _ := store.IntAttr(up, store.AttrVersion); v != 2 {
 		t.Fatalf("version after update %d", v)
 	}
-	if _, err := img.Update(ctx, "acme", 1, records.Values{"name": "x"}, 1); err != store.ErrVersionMismatch {
+	if _, err := img.Update(ctx, "acme", 1, records.Values{"name": "x"}, store.Precondition{Match: []int64{1}}); err != store.ErrVersionMismatch {
 		t.Fatalf("stale If-Match: %v", err)
 	}
-	if err := img.Delete(ctx, "acme", 1, 1); err != store.ErrVersionMismatch {
+	if err := img.Delete(ctx, "acme", 1, store.Precondition{Match: []int64{1}}); err != store.ErrVersionMismatch {
 		t.Fatalf("stale delete: %v", err)
 	}
-	if err := img.Delete(ctx, "globex", 1, 0); err != store.ErrNotFound {
+	if err := img.Delete(ctx, "globex", 1, store.Precondition{}); err != store.ErrNotFound {
 		t.Fatalf("foreign delete: %v", err)
 	}
 	if p := list(t, img, "acme", records.ListQuery{}); p.Total != 1 {
 		t.Fatalf("total before delete %d", p.Total)
 	}
-	if err := img.Delete(ctx, "acme", 1, 2); err != nil {
+	if err := img.Delete(ctx, "acme", 1, store.Precondition{Match: []int64{2}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := img.Delete(ctx, "acme", 1, 0); err != store.ErrNotFound {
+	if err := img.Delete(ctx, "acme", 1, store.Precondition{}); err != store.ErrNotFound {
 		t.Fatalf("second delete: %v", err)
 	}
 	// The count comes down once the tally has the delete.
@@ -183,7 +183,7 @@ func TestConcurrentCreatesAndDeletes(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := img.Delete(ctx, "acme", id, 0); err == nil {
+				if err := img.Delete(ctx, "acme", id, store.Precondition{}); err == nil {
 					if _, dup := deleted.LoadOrStore(id, true); dup {
 						t.Errorf("id %d deleted twice", id)
 					}
@@ -273,10 +273,10 @@ func TestDocumentScopes(t *testing.T) {
 		t.Fatalf("template 5 by name: %v", ids(p))
 	}
 	// A delete counts down the template the record had.
-	if err := doc.Delete(ctx, "acme", 4, 0); err != nil {
+	if err := doc.Delete(ctx, "acme", 4, store.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := doc.Delete(ctx, "acme", 1, 0); err != nil {
+	if err := doc.Delete(ctx, "acme", 1, store.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
 	tally.Drain()
@@ -284,7 +284,7 @@ func TestDocumentScopes(t *testing.T) {
 		t.Fatalf("totals after deletes %s", got)
 	}
 	// Search by result reads the text itself.
-	if _, err := doc.Update(ctx, "acme", 3, records.Values{"result": "Un café noir", "words": int64(3)}, 0); err != nil {
+	if _, err := doc.Update(ctx, "acme", 3, records.Values{"result": "Un café noir", "words": int64(3)}, store.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
 	p := list(t, doc, "acme", records.ListQuery{Scope: 1, Search: "cafe", SearchBy: "result"})
@@ -304,10 +304,10 @@ func TestDeleteLeavesOnlyATombstone(t *testing.T) {
 	if _, err := doc.Create(ctx, "acme", document("Secret plans", 7), &done); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := doc.Update(ctx, "acme", 1, records.Values{"result": "The plan.", "words": int64(2), "favorite": true}, 0); err != nil {
+	if _, err := doc.Update(ctx, "acme", 1, records.Values{"result": "The plan.", "words": int64(2), "favorite": true}, store.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := doc.Delete(ctx, "acme", 1, 0); err != nil {
+	if err := doc.Delete(ctx, "acme", 1, store.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
 	out, err := env.Client.GetItem(ctx, &dynamodb.GetItemInput{
@@ -325,7 +325,7 @@ func TestDeleteLeavesOnlyATombstone(t *testing.T) {
 	if item, err := doc.Get(ctx, "acme", 1); err != nil || item != nil {
 		t.Fatalf("GET of a deleted record: %v %v", item, err)
 	}
-	if _, err := doc.Update(ctx, "acme", 1, records.Values{"name": "x"}, 0); err != store.ErrNotFound {
+	if _, err := doc.Update(ctx, "acme", 1, records.Values{"name": "x"}, store.Precondition{}); err != store.ErrNotFound {
 		t.Fatalf("update of a deleted record: %v", err)
 	}
 }
@@ -361,7 +361,7 @@ func TestListShowsANewRecordOnceTheIndexHasIt(t *testing.T) {
 		t.Fatalf("list %v total %d, want the new record first of 3", ids(p), p.Total)
 	}
 	// And a deleted one is never shown, even while its entry lingers.
-	if err := img.Delete(ctx, "acme", newest, 0); err != nil {
+	if err := img.Delete(ctx, "acme", newest, store.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
 	p = list(t, img, "acme", records.ListQuery{Desc: true})

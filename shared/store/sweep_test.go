@@ -77,7 +77,7 @@ func TestSweepSettlesWhatAnOutageLeftWithoutWrites(t *testing.T) {
 		cancel()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	if err := r.docs.Delete(ctx, "stalled", 2, 0); err == nil {
+	if err := r.docs.Delete(ctx, "stalled", 2, store.Precondition{}); err == nil {
 		t.Fatal("a delete succeeded in the stall")
 	}
 	cancel()

@@ -89,7 +89,7 @@ func (r *rig) deleted(account string, template int64) events.DynamoDBEventRecord
 		r.t.Fatal(err)
 	}
 	id, _ := store.IntAttr(live, store.AttrID)
-	if err := r.docs.Delete(ctx, account, id, 0); err != nil {
+	if err := r.docs.Delete(ctx, account, id, store.Precondition{}); err != nil {
 		r.t.Fatal(err)
 	}
 	out, err := r.env.Client.GetItem(ctx, &dynamodb.GetItemInput{
@@ -415,7 +415,7 @@ func TestHoldsComeBackOnce(t *testing.T) {
 	}
 
 	id, _, waiting = held()
-	if err := r.docs.Delete(ctx, "acme", id, 0); err != nil {
+	if err := r.docs.Delete(ctx, "acme", id, store.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
 	out, err := r.env.Client.GetItem(ctx, &dynamodb.GetItemInput{
