@@ -83,11 +83,13 @@ func parseJSON(raw []byte) (records.Input, error) {
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return records.Input{}, bad
 	}
-	// encoding/json turns invalid UTF-8 in a string into U+FFFD, which
-	// would be stored as if sent; such a body's values are read raw, and
-	// one holding invalid UTF-8 keeps it, for the field's rules to refuse
-	// (422). Valid bodies, nearly all, are decoded once.
-	rawValues := !utf8.Valid(raw)
+	// encoding/json turns invalid UTF-8 in a string into U+FFFD, and so a
+	// lone surrogate escape ("\ud800", which no UTF-8 can hold), either
+	// of which would be stored as if sent; such a body's values are read
+	// raw, and one holding either keeps it as invalid UTF-8, for the
+	// field's rules to refuse (422 naming the field). Valid bodies, nearly
+	// all, are decoded once.
+	rawValues := !utf8.Valid(raw) || len(loneSurrogates(raw)) > 0
 	var in records.Input
 	for dec.More() {
 		tok, err := dec.Token()
@@ -103,6 +105,10 @@ func parseJSON(raw []byte) (records.Input, error) {
 			}
 			if !utf8.Valid(rv) {
 				in.Add(name, records.InputValue{Text: string(rv), Type: records.InputString})
+				continue
+			}
+			if lone := loneSurrogates(rv); len(lone) > 0 && rv[0] == '"' {
+				in.Add(name, records.InputValue{Text: string(surrogatesAsBytes(rv, lone)), Type: records.InputString})
 				continue
 			}
 			d := json.NewDecoder(bytes.NewReader(rv))
@@ -123,6 +129,74 @@ func parseJSON(raw []byte) (records.Input, error) {
 		return records.Input{}, bad
 	}
 	return in, nil
+}
+
+// loneSurrogates are the offsets in a JSON text of its \u escapes of a
+// UTF-16 surrogate that is not half of a pair (a high one followed at
+// once by the escape of a low one): a string no Unicode text can be.
+// The check reads the bytes as the client sent them, before any decoder
+// does, so it holds whichever decoder reads them after it.
+func loneSurrogates(raw []byte) []int {
+	var lone []int
+	for i := 0; i+1 < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		cp, ok := escapedUnit(raw, i)
+		if !ok {
+			i++ // an escape of one character, such as \\ or \"
+			continue
+		}
+		switch {
+		case cp >= 0xD800 && cp < 0xDC00:
+			if low, ok := escapedUnit(raw, i+6); ok && low >= 0xDC00 && low < 0xE000 {
+				i += 11 // the pair
+				continue
+			}
+			lone = append(lone, i)
+		case cp >= 0xDC00 && cp < 0xE000:
+			lone = append(lone, i)
+		}
+		i += 5
+	}
+	return lone
+}
+
+// escapedUnit reads the \uXXXX escape at raw[i:], if there is one.
+func escapedUnit(raw []byte, i int) (rune, bool) {
+	if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+		return 0, false
+	}
+	var cp rune
+	for _, c := range raw[i+2 : i+6] {
+		switch {
+		case c >= '0' && c <= '9':
+			cp = cp<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			cp = cp<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			cp = cp<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return cp, true
+}
+
+// surrogatesAsBytes is a raw JSON value with each lone surrogate escape
+// (at the offsets loneSurrogates found) written as the three bytes UTF-8
+// would give the code point, which no valid UTF-8 holds: what the client
+// sent, kept for the field's rules to refuse.
+func surrogatesAsBytes(rv []byte, lone []int) []byte {
+	out := make([]byte, 0, len(rv))
+	last := 0
+	for _, i := range lone {
+		cp, _ := escapedUnit(rv, i)
+		out = append(out, rv[last:i]...)
+		out = append(out, 0xE0|byte(cp>>12), 0x80|byte(cp>>6)&0x3F, 0x80|byte(cp)&0x3F)
+		last = i + 6
+	}
+	return append(out, rv[last:]...)
 }
 
 func jsonValue(v any) records.InputValue {

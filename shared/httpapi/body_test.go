@@ -166,3 +166,40 @@ func TestParseBodyJSONKeepsInvalidUTF8(t *testing.T) {
 		t.Errorf("the other fields: %+v %+v", n, ok)
 	}
 }
+
+// A lone surrogate escape is a string no Unicode text can be: the value
+// keeps it as invalid UTF-8, for the field's rules to refuse, where
+// encoding/json would make it U+FFFD. A pair, an escaped backslash before
+// "u" and the other fields decode as usual.
+func TestParseBodyJSONKeepsLoneSurrogates(t *testing.T) {
+	testCases := []struct {
+		value string // a JSON string, as sent
+		valid bool
+	}{
+		{`"\ud800"`, false},
+		{`"a\uDBFFb"`, false},
+		{`"\udc00"`, false},
+		{`"\ude00\ud83d"`, false},   // a pair the wrong way round
+		{`"\ud83d\u0041"`, false},   // a high one, then no low one
+		{`"\ud83d\\ude00"`, false},  // the low one's backslash escaped: not an escape
+		{`"x\ud83d"`, false},        // a high one at the end
+		{`"\ud83d\ude00"`, true},    // 😀
+		{`"\\ud800"`, true},         // a backslash, then the text ud800
+		{`"caf\u00e9 \" \\"`, true}, // other escapes
+	}
+	for _, tc := range testCases {
+		t.Run(tc.value, func(t *testing.T) {
+			in, err := ParseBody(request("application/json", `{"name":`+tc.value+`,"n":1.5}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := in.Values["name"]
+			if v.Type != records.InputString || utf8.ValidString(v.Text) != tc.valid || strings.Contains(v.Text, "\uFFFD") {
+				t.Errorf("name = %q (%v): want valid UTF-8 %v, never U+FFFD", v.Text, v.Type, tc.valid)
+			}
+			if n := in.Values["n"]; n.Type != records.InputNumber || n.Text != "1.5" {
+				t.Errorf("the other field: %+v", n)
+			}
+		})
+	}
+}
