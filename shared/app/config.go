@@ -154,17 +154,17 @@ const (
 // number (0 allows none) or "unlimited", the default.
 func EnvDefaultMonthly(k quota.Kind) string { return "DEFAULT_MONTHLY_" + strings.ToUpper(string(k)) }
 
-// DeployedEnv is what a deployment sets of the environment a function
-// reads: common, what ConfigFromEnv reads in every function (the
+// DeployedEnv is what a deployment of resources (Resources, as the
+// service deploys them) sets of the environment a function reads: common, what ConfigFromEnv reads in every function (the
 // template's Globals), and own, what the function's parts read beyond it
 // (its own Environment). make generate refuses a template that gives a
 // function less, or gives it in its own Environment anything else
-// (cmd/listgen). Left to their defaults, so in neither: AWS_REGION (Lambda
+// (shared/local/listgen). Left to their defaults, so in neither: AWS_REGION (Lambda
 // sets it), REQUEST_TIMEOUT_SECONDS and CORS_ALLOW_ORIGIN.
-func DeployedEnv(function string) (common, own []string) {
+func DeployedEnv(resources []Resource, function string) (common, own []string) {
 	common = []string{EnvEndpoint, EnvKeysTable, EnvRateLimitTable, EnvIdempotency, EnvKeyChecksum,
 		EnvAuthCache, EnvRateLimit, EnvLogLevel, EnvStack}
-	for _, k := range Kinds {
+	for _, k := range KindsOf(resources) {
 		common = append(common, EnvDefaultMonthly(k))
 	}
 	common = append(common, EnvGeneration, EnvTextModel, EnvImageModel, EnvBedrockRegion, EnvGenerationWait,
@@ -182,7 +182,7 @@ func DeployedEnv(function string) (common, own []string) {
 		// Every generated resource's table; the ends it publishes go to
 		// the webhooks' table and queue (no seal: it signs nothing).
 		var generated []Resource
-		for _, r := range Resources {
+		for _, r := range resources {
 			if r.Def.Content != nil {
 				generated = append(generated, r)
 				own = append(own, r.TableEnv())
@@ -190,14 +190,14 @@ func DeployedEnv(function string) (common, own []string) {
 		}
 		own = slices.Concat(own, webhooks[:2], pictures(generated...))
 	case TallyFunction:
-		for _, r := range Resources {
+		for _, r := range resources {
 			own = append(own, r.TableEnv())
 		}
 	case SenderFunction:
 		// An image event's url is presigned for each attempt.
-		own = slices.Concat(webhooks, pictures(Resources...))
+		own = slices.Concat(webhooks, pictures(resources...))
 	}
-	for _, r := range Resources {
+	for _, r := range resources {
 		if r.Function() != function {
 			continue
 		}
@@ -205,7 +205,7 @@ func DeployedEnv(function string) (common, own []string) {
 		if len(ExtraRoutes(function)) > 0 {
 			// The usage reads every resource's counter; the webhook
 			// endpoints are served here.
-			for _, other := range Resources {
+			for _, other := range resources {
 				if other.Def != r.Def {
 					own = append(own, other.TableEnv())
 				}

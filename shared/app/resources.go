@@ -34,9 +34,10 @@ var Resources = []Resource{
 // resource counts or checks, in the order of Resources, and reads last. A
 // resource that counts a kind of its own brings it with it: its default
 // (EnvDefaultMonthly), its flag of `apikey limits` and its usage.
-var Kinds = kindsOf(Resources)
+var Kinds = KindsOf(Resources)
 
-func kindsOf(resources []Resource) []quota.Kind {
+// KindsOf are the kinds of resources' limits, as Kinds are of Resources'.
+func KindsOf(resources []Resource) []quota.Kind {
 	var kinds []quota.Kind
 	reads := false
 	for _, r := range resources {
@@ -60,9 +61,11 @@ func kindsOf(resources []Resource) []quota.Kind {
 // "document.failed"), by object in alphabetical order (the order the API
 // has shown since before images came first in Resources), then
 // webhook.Test. A resource that generates brings its events with it.
-var EventTypes = eventTypesOf(Resources)
+var EventTypes = EventTypesOf(Resources)
 
-func eventTypesOf(resources []Resource) []string {
+// EventTypesOf are the event types of resources, as EventTypes are of
+// Resources'.
+func EventTypesOf(resources []Resource) []string {
 	objects := generatingObjects(resources, func(*generation.Content) bool { return true })
 	slices.Sort(objects)
 	return webhook.Types(objects...)

@@ -138,7 +138,7 @@ func (a *App) webhookRoutes() ([]httpapi.Route, error) {
 		Store:     w.Store,
 		Client:    webhook.NewClient(a.cfg.Webhooks.Client),
 		Publisher: w.publisher(),
-		Events:    eventTypesOf(a.resources()),
+		Events:    EventTypesOf(a.resources()),
 	}
 	if a.cfg.Clock != nil {
 		api.Now = a.cfg.Clock

@@ -1,4 +1,4 @@
-package main
+package listgen
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 // by the comment after each key of a marked Variables block
 // ("API_KEYS_TABLE: !Ref ApiKeysTable # app.EnvKeysTable"): the Go that
 // declares it.
-func variables() map[string]string {
+func variables(resources []app.Resource) map[string]string {
 	v := map[string]string{
 		"app.EnvEndpoint":        app.EnvEndpoint,
 		"app.EnvKeysTable":       app.EnvKeysTable,
@@ -40,10 +40,10 @@ func variables() map[string]string {
 		"app.EnvWebhookQueue":    app.EnvWebhookQueue,
 		"app.EnvWebhookSeal":     app.EnvWebhookSeal,
 	}
-	for _, k := range app.Kinds {
+	for _, k := range app.KindsOf(resources) {
 		v[fmt.Sprintf("app.EnvDefaultMonthly(%s)", k)] = app.EnvDefaultMonthly(k)
 	}
-	for _, r := range app.Resources {
+	for _, r := range resources {
 		v[r.Def.Name+".Resource TableEnv"] = r.TableEnv()
 	}
 	return v
@@ -53,14 +53,14 @@ func variables() map[string]string {
 // app.DeployedEnv says it reads, or that sets in a function's own
 // Environment a variable the function does not read: each function gets
 // what it needs and, of the tables, only those.
-func checkEnvironment(tmpl *sam.Template) error {
+func checkEnvironment(tmpl *sam.Template, resources []app.Resource) error {
 	var errs []string
 	global, err := literalVariables("the Globals' Function", tmpl.Globals["Function"])
 	if err != nil {
 		return err
 	}
-	common, _ := app.DeployedEnv("")
-	declared := slices.Collect(maps.Values(variables()))
+	common, _ := app.DeployedEnv(resources, "")
+	declared := slices.Collect(maps.Values(variables(resources)))
 	for _, name := range slices.Sorted(maps.Keys(global)) {
 		if slices.Contains(declared, name) && !slices.Contains(common, name) {
 			errs = append(errs, fmt.Sprintf("the Globals give every function %s, which not every function reads (app.DeployedEnv)", name))
@@ -71,7 +71,7 @@ func checkEnvironment(tmpl *sam.Template) error {
 		if err != nil {
 			return err
 		}
-		common, own := app.DeployedEnv(f.LogicalID)
+		common, own := app.DeployedEnv(resources, f.LogicalID)
 		for _, name := range slices.Concat(common, own) {
 			if _, ok := f.Env()[name]; !ok {
 				errs = append(errs, fmt.Sprintf("%s reads %s, which the template does not set", f.LogicalID, name))
@@ -128,9 +128,9 @@ func intrinsic(m map[string]any) bool {
 }
 
 // variableNodes are variables as the scalars listgen declares.
-func variableNodes() map[string]*yaml.Node {
+func variableNodes(resources []app.Resource) map[string]*yaml.Node {
 	out := map[string]*yaml.Node{}
-	for label, name := range variables() {
+	for label, name := range variables(resources) {
 		out[label] = plain("!!str", name)
 	}
 	return out

@@ -1,4 +1,4 @@
-package main
+package listgen
 
 import (
 	"os"
@@ -20,15 +20,22 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// repo is the repository's root, from this package's directory.
+const repo = "../../.."
+
 // The documents are what make generate writes: a list edited in Go and not
 // generated, or edited by hand in a document, fails here.
 func TestDocumentsAreGenerated(t *testing.T) {
-	out, err := generate("../..")
+	srcs, err := Read(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Generate(srcs, app.Resources)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range out {
-		disk, err := os.ReadFile("../../" + name)
+		disk, err := os.ReadFile(filepath.Join(repo, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,23 +165,12 @@ func TestRewriteRefuses(t *testing.T) {
 // A declared value no document marks would be a list left to a hand-kept
 // copy: generate refuses it.
 func TestEveryDeclaredValueIsMarked(t *testing.T) {
-	root := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(root, filepath.Dir(briefs)), 0o755); err != nil {
+	srcs, err := Read(repo)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range append(Documents, briefs) {
-		src, err := os.ReadFile("../../" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if name == "openapi.yaml" {
-			src = []byte(strings.Replace(string(src), marker+"generation.Codes\n", "\n", 1))
-		}
-		if err := os.WriteFile(root+"/"+name, src, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := generate(root); err == nil || !strings.Contains(err.Error(), "generation.Codes") {
+	srcs["openapi.yaml"] = []byte(strings.Replace(string(srcs["openapi.yaml"]), marker+"generation.Codes\n", "\n", 1))
+	if _, err := Generate(srcs, app.Resources); err == nil || !strings.Contains(err.Error(), "generation.Codes") {
 		t.Fatalf("generate with generation.Codes unmarked: %v", err)
 	}
 }
@@ -335,13 +331,13 @@ func TestRewriteKeys(t *testing.T) {
 // own Environment nothing else; the Globals only what every function reads.
 func TestCheckEnvironment(t *testing.T) {
 	load := func() *sam.Template {
-		tmpl, err := sam.Load("../../template.yaml")
+		tmpl, err := sam.Load(filepath.Join(repo, "template.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return tmpl
 	}
-	if err := checkEnvironment(load()); err != nil {
+	if err := checkEnvironment(load(), app.Resources); err != nil {
 		t.Fatal(err)
 	}
 	own := func(tmpl *sam.Template, fn string) map[string]any {
@@ -370,7 +366,7 @@ func TestCheckEnvironment(t *testing.T) {
 	} {
 		tmpl := load()
 		tc.change(tc.vars(tmpl, tc.fn))
-		if err := checkEnvironment(tmpl); err == nil || !strings.Contains(err.Error(), tc.err) {
+		if err := checkEnvironment(tmpl, app.Resources); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.err)
 		}
 	}
@@ -399,7 +395,7 @@ func TestCheckEnvironment(t *testing.T) {
 	} {
 		tmpl := load()
 		tc.change(tmpl)
-		if err := checkEnvironment(tmpl); err == nil || !strings.Contains(err.Error(), tc.err) {
+		if err := checkEnvironment(tmpl, app.Resources); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.err)
 		}
 	}
@@ -449,11 +445,11 @@ func TestRewriteTableSchema(t *testing.T) {
 // A metric's name edited by hand, in an alarm or among the dashboard's
 // variables, is written back as shared/metrics declares it.
 func TestMetricNamesAreWritten(t *testing.T) {
-	src, err := os.ReadFile("../../template.yaml")
+	src, err := os.ReadFile(filepath.Join(repo, "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	values, err := declared()
+	values, err := declared(app.Resources)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +477,7 @@ func TestMetricNamesAreWritten(t *testing.T) {
 // A metric of the service's named where make generate does not write it
 // is refused.
 func TestHandNamedMetricsAreFound(t *testing.T) {
-	src, err := os.ReadFile("../../template.yaml")
+	src, err := os.ReadFile(filepath.Join(repo, "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

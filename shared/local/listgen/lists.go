@@ -1,4 +1,4 @@
-package main
+package listgen
 
 import (
 	"fmt"
@@ -25,8 +25,8 @@ import (
 )
 
 // declared is every value the documents copy from the code, by the name
-// their marks give it.
-func declared() (map[string]*yaml.Node, error) {
+// their marks give it, for the resources given.
+func declared(resources []app.Resource) (map[string]*yaml.Node, error) {
 	v := map[string]*yaml.Node{}
 	v["documents.Templates"] = list(documents.Templates[documents.FreestyleID:])
 	var byID []string
@@ -46,7 +46,7 @@ func declared() (map[string]*yaml.Node, error) {
 	// of those whose records it generates.
 	tables := func(generated bool, tag, format string) *yaml.Node {
 		n := &yaml.Node{Kind: yaml.SequenceNode}
-		for _, r := range app.Resources {
+		for _, r := range resources {
 			if !generated || r.Def.Content != nil {
 				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: fmt.Sprintf(format, r.Table())})
 			}
@@ -59,11 +59,11 @@ func declared() (map[string]*yaml.Node, error) {
 	v["every generated table"] = tables(true, "!GetAtt", "%s.Arn")
 	v["every generated table's stream"] = tables(true, "!GetAtt", "%s.StreamArn")
 
-	if err := perResource(v, app.Resources); err != nil {
+	if err := perResource(v, resources); err != nil {
 		return nil, err
 	}
-	for _, r := range app.Resources {
-		events, err := routeEvents(r)
+	for _, r := range resources {
+		events, err := routeEvents(r, r.Def == resources[0].Def)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Function(), err)
 		}
@@ -117,12 +117,12 @@ func declared() (map[string]*yaml.Node, error) {
 	v["app.DefaultWaitSeconds"] = integer(app.DefaultWaitSeconds)
 	v["app.MaxWaitSeconds"] = integer(app.MaxWaitSeconds)
 
-	v["app.EventTypes"] = list(app.EventTypes)
+	v["app.EventTypes"] = list(app.EventTypesOf(resources))
 	v["webhook.MaxURLLength"] = integer(webhook.MaxURLLength)
 	v["hookapi.MaxDescription"] = integer(hookapi.MaxDescription)
 	v["hookapi.MaxEvents"] = integer(hookapi.MaxEvents)
 
-	maps.Copy(v, variableNodes())
+	maps.Copy(v, variableNodes(resources))
 	names, err := metricNames()
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package main
+package listgen
 
 import (
 	"bytes"
@@ -10,8 +10,8 @@ import (
 	"contentapi/shared/documents"
 )
 
-// briefs is the prompts' data file, whose briefs are listed by template id.
-const briefs = "shared/prompts/templates.yaml"
+// Briefs is the prompts' data file, whose briefs are listed by template id.
+const Briefs = "shared/prompts/templates.yaml"
 
 // NameTemplates writes after each brief's id, as its line comment, the
 // template's name from documents.Templates ("- id: 2 # About us"), so that

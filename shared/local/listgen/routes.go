@@ -1,4 +1,4 @@
-package main
+package listgen
 
 import (
 	"fmt"
@@ -39,11 +39,10 @@ const (
 
 // routeEvents is the Events of a resource's function: its operations
 // (crud), an ANY route on each of their paths, so that a wrong method
-// reaches the code, then app.ExtraRoutes. The first resource's says why
-// where a route needs it; the others are alike.
-func routeEvents(r app.Resource) (*yaml.Node, error) {
+// reaches the code, then app.ExtraRoutes. The first resource's (explain)
+// says why where a route needs it; the others are alike.
+func routeEvents(r app.Resource, explain bool) (*yaml.Node, error) {
 	def := r.Def
-	explain := r.Def == app.Resources[0].Def
 	collection := "/api/v1/" + def.Name
 	item := collection + "/{id}"
 	events := &yaml.Node{Kind: yaml.MappingNode}
