@@ -4939,7 +4939,7 @@ type DocumentCreatedResponse struct {
 // DocumentCreatedResponseStatus defines model for DocumentCreatedResponse.Status.
 type DocumentCreatedResponseStatus int
 
-// DocumentDeleted Examples: {"deleted":true,"id":3,"object":"document","status":200}
+// DocumentDeleted Examples: {"deleted":true,"id":7,"object":"document","status":200}
 type DocumentDeleted struct {
 	Deleted DocumentDeletedDeleted `json:"deleted"`
 	Id      int64                  `json:"id"`
@@ -5675,6 +5675,9 @@ type Sort = string
 // SortBy defines model for SortBy.
 type SortBy = string
 
+// TemplateIdScope Examples: 9
+type TemplateIdScope = int
+
 // WebhookId defines model for WebhookId.
 type WebhookId = string
 
@@ -5869,7 +5872,7 @@ type ListDocumentsParams struct {
 	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
 
 	// TemplateId The template whose documents are listed, a `TemplateId` (leading zeros allowed); empty is 1.
-	TemplateId *int `form:"template_id,omitempty" json:"template_id,omitempty"`
+	TemplateId *TemplateIdScope `form:"template_id,omitempty" json:"template_id,omitempty"`
 
 	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
 	// empty is no filter.
@@ -5929,7 +5932,7 @@ type HeadDocumentsParams struct {
 	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
 
 	// TemplateId The template whose documents are listed, a `TemplateId` (leading zeros allowed); empty is 1.
-	TemplateId *int `form:"template_id,omitempty" json:"template_id,omitempty"`
+	TemplateId *TemplateIdScope `form:"template_id,omitempty" json:"template_id,omitempty"`
 
 	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
 	// empty is no filter.
@@ -6291,16 +6294,16 @@ type ListImagesParams struct {
 	// SearchBy What `search` looks in; empty is the default.
 	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
 
-	// Resolution Only images of this resolution; empty is no filter.
+	// Resolution Only images whose `resolution` is this; empty is no filter.
 	Resolution *ResolutionFilter `form:"resolution,omitempty" json:"resolution,omitempty"`
 
-	// Style Only images of this style; empty is no filter.
+	// Style Only images whose `style` is this; empty is no filter.
 	Style *StyleFilter `form:"style,omitempty" json:"style,omitempty"`
 
-	// Medium Only images of this medium; empty is no filter.
+	// Medium Only images whose `medium` is this; empty is no filter.
 	Medium *MediumFilter `form:"medium,omitempty" json:"medium,omitempty"`
 
-	// Filter Only images with this filter; empty is no filter.
+	// Filter Only images whose `filter` is this; empty is no filter.
 	Filter *FilterFilter `form:"filter,omitempty" json:"filter,omitempty"`
 
 	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
@@ -6360,16 +6363,16 @@ type HeadImagesParams struct {
 	// SearchBy What `search` looks in; empty is the default.
 	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
 
-	// Resolution Only images of this resolution; empty is no filter.
+	// Resolution Only images whose `resolution` is this; empty is no filter.
 	Resolution *ResolutionFilter `form:"resolution,omitempty" json:"resolution,omitempty"`
 
-	// Style Only images of this style; empty is no filter.
+	// Style Only images whose `style` is this; empty is no filter.
 	Style *StyleFilter `form:"style,omitempty" json:"style,omitempty"`
 
-	// Medium Only images of this medium; empty is no filter.
+	// Medium Only images whose `medium` is this; empty is no filter.
 	Medium *MediumFilter `form:"medium,omitempty" json:"medium,omitempty"`
 
-	// Filter Only images with this filter; empty is no filter.
+	// Filter Only images whose `filter` is this; empty is no filter.
 	Filter *FilterFilter `form:"filter,omitempty" json:"filter,omitempty"`
 
 	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
@@ -7247,10 +7250,10 @@ type ClientInterface interface {
 
 	// ListDocuments List documents
 	//
-	// One page of the account's documents of one template (Freestyle unless `template_id` names
-	// another), filtered, searched and sorted, in Laravel's paginator shape. A list that would
-	// pass its read budget or the 5 MB bound says so in `meta` (see "Bounded cost"); a search by
-	// `result` reads whole documents, so it meets the budget soonest.
+	// One page of the account's documents of one `template_id` (1 unless the query names another),
+	// filtered, searched and sorted, in Laravel's paginator shape. A list that would pass its read
+	// budget or the 5 MB bound says so in `meta` (see "Bounded cost"); a search by `result` reads
+	// whole documents, so it meets the budget soonest.
 	//
 	// Corresponds with GET /api/v1/documents (the `ListDocuments` operationId).
 	ListDocuments(ctx context.Context, params *ListDocumentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7267,10 +7270,10 @@ type ClientInterface interface {
 	// CreateDocumentWithBody Create a document
 	//
 	// Creates a document record with the account's next id; `favorite` starts false. Where the
-	// deployment generates text, the answer comes when the text is done or the wait is
-	// over (`Prefer`), and shows the record's `generation` state then; until then `result` is
-	// null and `words` 0. A create that the month's document or words quota no longer allows is
-	// 429 with `code: quota_exceeded` and creates nothing.
+	// deployment generates text, the answer comes when the text is done or the wait is over
+	// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+	// create that the month's limit of documents or words no longer allows is 429 with `code:
+	// quota_exceeded` and creates nothing.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7280,10 +7283,10 @@ type ClientInterface interface {
 	// CreateDocument Create a document
 	//
 	// Creates a document record with the account's next id; `favorite` starts false. Where the
-	// deployment generates text, the answer comes when the text is done or the wait is
-	// over (`Prefer`), and shows the record's `generation` state then; until then `result` is
-	// null and `words` 0. A create that the month's document or words quota no longer allows is
-	// 429 with `code: quota_exceeded` and creates nothing.
+	// deployment generates text, the answer comes when the text is done or the wait is over
+	// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+	// create that the month's limit of documents or words no longer allows is 429 with `code:
+	// quota_exceeded` and creates nothing.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7293,10 +7296,10 @@ type ClientInterface interface {
 	// CreateDocumentWithFormdataBody Create a document
 	//
 	// Creates a document record with the account's next id; `favorite` starts false. Where the
-	// deployment generates text, the answer comes when the text is done or the wait is
-	// over (`Prefer`), and shows the record's `generation` state then; until then `result` is
-	// null and `words` 0. A create that the month's document or words quota no longer allows is
-	// 429 with `code: quota_exceeded` and creates nothing.
+	// deployment generates text, the answer comes when the text is done or the wait is over
+	// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+	// create that the month's limit of documents or words no longer allows is 429 with `code:
+	// quota_exceeded` and creates nothing.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -7305,8 +7308,8 @@ type ClientInterface interface {
 
 	// DeleteDocument Delete a document
 	//
-	// Deletes the document. A retry with the same `Idempotency-Key` gets this answer again, not
-	// a 404.
+	// Deletes the document. A retry with the same `Idempotency-Key` gets this answer again, not a
+	// 404.
 	//
 	// Corresponds with DELETE /api/v1/documents/{id} (the `DeleteDocument` operationId).
 	DeleteDocument(ctx context.Context, id Id, params *DeleteDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7354,10 +7357,9 @@ type ClientInterface interface {
 
 	// UpdateDocumentWithBody Update a document
 	//
-	// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
-	// at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-	// document's generation is pending or running is 409: a generation never
-	// overwrites what a user wrote.
+	// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and at
+	// least one must be given. A `result` sent while the document's generation is pending or running
+	// is 409: a generation never overwrites what a user wrote.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7366,10 +7368,9 @@ type ClientInterface interface {
 
 	// UpdateDocument Update a document
 	//
-	// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
-	// at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-	// document's generation is pending or running is 409: a generation never
-	// overwrites what a user wrote.
+	// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and at
+	// least one must be given. A `result` sent while the document's generation is pending or running
+	// is 409: a generation never overwrites what a user wrote.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7378,10 +7379,9 @@ type ClientInterface interface {
 
 	// UpdateDocumentWithFormdataBody Update a document
 	//
-	// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
-	// at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-	// document's generation is pending or running is 409: a generation never
-	// overwrites what a user wrote.
+	// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and at
+	// least one must be given. A `result` sent while the document's generation is pending or running
+	// is 409: a generation never overwrites what a user wrote.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -7390,15 +7390,12 @@ type ClientInterface interface {
 
 	// RegenerateDocumentWithBody Generate a document's text again
 	//
-	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). Another `template_id` moves
-	// the document to that template: the text is written from that template's brief, the document
-	// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-	// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
-	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
-	// its `generation` state either way. 409 while the record's generation is pending or
-	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
-	// longer allows it, and then nothing changes.
+	// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
+	// validated as on create; inputs not given keep their values). The answer is 200 when generation
+	// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
+	// `generation` state either way. 409 while the record's generation is pending or running; 429
+	// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
+	// and then nothing changes.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7407,15 +7404,12 @@ type ClientInterface interface {
 
 	// RegenerateDocument Generate a document's text again
 	//
-	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). Another `template_id` moves
-	// the document to that template: the text is written from that template's brief, the document
-	// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-	// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
-	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
-	// its `generation` state either way. 409 while the record's generation is pending or
-	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
-	// longer allows it, and then nothing changes.
+	// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
+	// validated as on create; inputs not given keep their values). The answer is 200 when generation
+	// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
+	// `generation` state either way. 409 while the record's generation is pending or running; 429
+	// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
+	// and then nothing changes.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7424,15 +7418,12 @@ type ClientInterface interface {
 
 	// RegenerateDocumentWithFormdataBody Generate a document's text again
 	//
-	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). Another `template_id` moves
-	// the document to that template: the text is written from that template's brief, the document
-	// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-	// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
-	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
-	// its `generation` state either way. 409 while the record's generation is pending or
-	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
-	// longer allows it, and then nothing changes.
+	// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
+	// validated as on create; inputs not given keep their values). The answer is 200 when generation
+	// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
+	// `generation` state either way. 409 while the record's generation is pending or running; 429
+	// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
+	// and then nothing changes.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -7441,9 +7432,9 @@ type ClientInterface interface {
 
 	// ListImages List images
 	//
-	// One page of the account's images, filtered, searched and sorted, in Laravel's paginator
-	// shape. A list that would pass its read budget or the 5 MB bound says so in `meta` (see
-	// "Bounded cost").
+	// One page of the account's images, filtered, searched and sorted, in Laravel's paginator shape.
+	// A list that would pass its read budget or the 5 MB bound says so in `meta` (see "Bounded
+	// cost").
 	//
 	// Corresponds with GET /api/v1/images (the `ListImages` operationId).
 	ListImages(ctx context.Context, params *ListImagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7460,10 +7451,10 @@ type ClientInterface interface {
 	// CreateImageWithBody Create an image
 	//
 	// Creates an image record with the account's next id; `favorite` starts false. Where the
-	// deployment generates pictures, the answer comes when the picture is done or the
-	// wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
-	// stay null until a picture exists. A create that the month's image quota no longer allows
-	// is 429 with `code: quota_exceeded` and creates nothing.
+	// deployment generates pictures, the answer comes when the picture is done or the wait is over
+	// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+	// create that the month's limit of images no longer allows is 429 with `code: quota_exceeded`
+	// and creates nothing.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7473,10 +7464,10 @@ type ClientInterface interface {
 	// CreateImage Create an image
 	//
 	// Creates an image record with the account's next id; `favorite` starts false. Where the
-	// deployment generates pictures, the answer comes when the picture is done or the
-	// wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
-	// stay null until a picture exists. A create that the month's image quota no longer allows
-	// is 429 with `code: quota_exceeded` and creates nothing.
+	// deployment generates pictures, the answer comes when the picture is done or the wait is over
+	// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+	// create that the month's limit of images no longer allows is 429 with `code: quota_exceeded`
+	// and creates nothing.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7486,10 +7477,10 @@ type ClientInterface interface {
 	// CreateImageWithFormdataBody Create an image
 	//
 	// Creates an image record with the account's next id; `favorite` starts false. Where the
-	// deployment generates pictures, the answer comes when the picture is done or the
-	// wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
-	// stay null until a picture exists. A create that the month's image quota no longer allows
-	// is 429 with `code: quota_exceeded` and creates nothing.
+	// deployment generates pictures, the answer comes when the picture is done or the wait is over
+	// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+	// create that the month's limit of images no longer allows is 429 with `code: quota_exceeded`
+	// and creates nothing.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -7498,16 +7489,15 @@ type ClientInterface interface {
 
 	// DeleteImage Delete an image
 	//
-	// Deletes the image and its picture. A retry with the same `Idempotency-Key` gets this
-	// answer again, not a 404.
+	// Deletes the image and its picture. A retry with the same `Idempotency-Key` gets this answer
+	// again, not a 404.
 	//
 	// Corresponds with DELETE /api/v1/images/{id} (the `DeleteImage` operationId).
 	DeleteImage(ctx context.Context, id Id, params *DeleteImageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetImage Get an image
 	//
-	// The image, with its `ETag`. A picture's `url` is presigned afresh on every read
-	// and valid for one hour.
+	// The image, with its `ETag`.
 	//
 	// Corresponds with GET /api/v1/images/{id} (the `GetImage` operationId).
 	GetImage(ctx context.Context, id Id, params *GetImageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7548,7 +7538,8 @@ type ClientInterface interface {
 
 	// UpdateImageWithBody Update an image
 	//
-	// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one must be given.
+	// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one
+	// must be given.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7557,7 +7548,8 @@ type ClientInterface interface {
 
 	// UpdateImage Update an image
 	//
-	// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one must be given.
+	// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one
+	// must be given.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7566,7 +7558,8 @@ type ClientInterface interface {
 
 	// UpdateImageWithFormdataBody Update an image
 	//
-	// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one must be given.
+	// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one
+	// must be given.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -7576,11 +7569,11 @@ type ClientInterface interface {
 	// RegenerateImageWithBody Generate an image's picture again
 	//
 	// Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-	// `medium`, `filter`, validated as on create; inputs not given keep their values). The answer
+	// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
 	// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-	// record shows its `generation` state either way. 409 while the record's generation is
-	// pending or running; 429 with `code: quota_exceeded` when the month's image quota no longer
-	// allows it, and then nothing changes.
+	// record shows its `generation` state either way. 409 while the record's generation is pending
+	// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
+	// it, and then nothing changes.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7590,11 +7583,11 @@ type ClientInterface interface {
 	// RegenerateImage Generate an image's picture again
 	//
 	// Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-	// `medium`, `filter`, validated as on create; inputs not given keep their values). The answer
+	// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
 	// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-	// record shows its `generation` state either way. 409 while the record's generation is
-	// pending or running; 429 with `code: quota_exceeded` when the month's image quota no longer
-	// allows it, and then nothing changes.
+	// record shows its `generation` state either way. 409 while the record's generation is pending
+	// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
+	// it, and then nothing changes.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7604,11 +7597,11 @@ type ClientInterface interface {
 	// RegenerateImageWithFormdataBody Generate an image's picture again
 	//
 	// Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-	// `medium`, `filter`, validated as on create; inputs not given keep their values). The answer
+	// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
 	// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-	// record shows its `generation` state either way. 409 while the record's generation is
-	// pending or running; 429 with `code: quota_exceeded` when the month's image quota no longer
-	// allows it, and then nothing changes.
+	// record shows its `generation` state either way. 409 while the record's generation is pending
+	// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
+	// it, and then nothing changes.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -7758,10 +7751,10 @@ type ClientInterface interface {
 
 // ListDocuments List documents
 //
-// One page of the account's documents of one template (Freestyle unless `template_id` names
-// another), filtered, searched and sorted, in Laravel's paginator shape. A list that would
-// pass its read budget or the 5 MB bound says so in `meta` (see "Bounded cost"); a search by
-// `result` reads whole documents, so it meets the budget soonest.
+// One page of the account's documents of one `template_id` (1 unless the query names another),
+// filtered, searched and sorted, in Laravel's paginator shape. A list that would pass its read
+// budget or the 5 MB bound says so in `meta` (see "Bounded cost"); a search by `result` reads
+// whole documents, so it meets the budget soonest.
 //
 // Corresponds with GET /api/v1/documents (the `ListDocuments` operationId).
 func (c *Client) ListDocuments(ctx context.Context, params *ListDocumentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7798,10 +7791,10 @@ func (c *Client) HeadDocuments(ctx context.Context, params *HeadDocumentsParams,
 // CreateDocumentWithBody Create a document
 //
 // Creates a document record with the account's next id; `favorite` starts false. Where the
-// deployment generates text, the answer comes when the text is done or the wait is
-// over (`Prefer`), and shows the record's `generation` state then; until then `result` is
-// null and `words` 0. A create that the month's document or words quota no longer allows is
-// 429 with `code: quota_exceeded` and creates nothing.
+// deployment generates text, the answer comes when the text is done or the wait is over
+// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+// create that the month's limit of documents or words no longer allows is 429 with `code:
+// quota_exceeded` and creates nothing.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7821,10 +7814,10 @@ func (c *Client) CreateDocumentWithBody(ctx context.Context, params *CreateDocum
 // CreateDocument Create a document
 //
 // Creates a document record with the account's next id; `favorite` starts false. Where the
-// deployment generates text, the answer comes when the text is done or the wait is
-// over (`Prefer`), and shows the record's `generation` state then; until then `result` is
-// null and `words` 0. A create that the month's document or words quota no longer allows is
-// 429 with `code: quota_exceeded` and creates nothing.
+// deployment generates text, the answer comes when the text is done or the wait is over
+// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+// create that the month's limit of documents or words no longer allows is 429 with `code:
+// quota_exceeded` and creates nothing.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7844,10 +7837,10 @@ func (c *Client) CreateDocument(ctx context.Context, params *CreateDocumentParam
 // CreateDocumentWithFormdataBody Create a document
 //
 // Creates a document record with the account's next id; `favorite` starts false. Where the
-// deployment generates text, the answer comes when the text is done or the wait is
-// over (`Prefer`), and shows the record's `generation` state then; until then `result` is
-// null and `words` 0. A create that the month's document or words quota no longer allows is
-// 429 with `code: quota_exceeded` and creates nothing.
+// deployment generates text, the answer comes when the text is done or the wait is over
+// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+// create that the month's limit of documents or words no longer allows is 429 with `code:
+// quota_exceeded` and creates nothing.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -7866,8 +7859,8 @@ func (c *Client) CreateDocumentWithFormdataBody(ctx context.Context, params *Cre
 
 // DeleteDocument Delete a document
 //
-// Deletes the document. A retry with the same `Idempotency-Key` gets this answer again, not
-// a 404.
+// Deletes the document. A retry with the same `Idempotency-Key` gets this answer again, not a
+// 404.
 //
 // Corresponds with DELETE /api/v1/documents/{id} (the `DeleteDocument` operationId).
 func (c *Client) DeleteDocument(ctx context.Context, id Id, params *DeleteDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7975,10 +7968,9 @@ func (c *Client) PatchDocumentWithFormdataBody(ctx context.Context, id Id, param
 
 // UpdateDocumentWithBody Update a document
 //
-// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
-// at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-// document's generation is pending or running is 409: a generation never
-// overwrites what a user wrote.
+// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and at
+// least one must be given. A `result` sent while the document's generation is pending or running
+// is 409: a generation never overwrites what a user wrote.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7997,10 +7989,9 @@ func (c *Client) UpdateDocumentWithBody(ctx context.Context, id Id, params *Upda
 
 // UpdateDocument Update a document
 //
-// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
-// at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-// document's generation is pending or running is 409: a generation never
-// overwrites what a user wrote.
+// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and at
+// least one must be given. A `result` sent while the document's generation is pending or running
+// is 409: a generation never overwrites what a user wrote.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8019,10 +8010,9 @@ func (c *Client) UpdateDocument(ctx context.Context, id Id, params *UpdateDocume
 
 // UpdateDocumentWithFormdataBody Update a document
 //
-// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
-// at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-// document's generation is pending or running is 409: a generation never
-// overwrites what a user wrote.
+// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and at
+// least one must be given. A `result` sent while the document's generation is pending or running
+// is 409: a generation never overwrites what a user wrote.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -8041,15 +8031,12 @@ func (c *Client) UpdateDocumentWithFormdataBody(ctx context.Context, id Id, para
 
 // RegenerateDocumentWithBody Generate a document's text again
 //
-// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). Another `template_id` moves
-// the document to that template: the text is written from that template's brief, the document
-// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
-// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
-// its `generation` state either way. 409 while the record's generation is pending or
-// running; 429 with `code: quota_exceeded` when the month's document or words quota no
-// longer allows it, and then nothing changes.
+// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
+// validated as on create; inputs not given keep their values). The answer is 200 when generation
+// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
+// `generation` state either way. 409 while the record's generation is pending or running; 429
+// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
+// and then nothing changes.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8068,15 +8055,12 @@ func (c *Client) RegenerateDocumentWithBody(ctx context.Context, id Id, params *
 
 // RegenerateDocument Generate a document's text again
 //
-// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). Another `template_id` moves
-// the document to that template: the text is written from that template's brief, the document
-// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
-// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
-// its `generation` state either way. 409 while the record's generation is pending or
-// running; 429 with `code: quota_exceeded` when the month's document or words quota no
-// longer allows it, and then nothing changes.
+// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
+// validated as on create; inputs not given keep their values). The answer is 200 when generation
+// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
+// `generation` state either way. 409 while the record's generation is pending or running; 429
+// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
+// and then nothing changes.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8095,15 +8079,12 @@ func (c *Client) RegenerateDocument(ctx context.Context, id Id, params *Regenera
 
 // RegenerateDocumentWithFormdataBody Generate a document's text again
 //
-// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). Another `template_id` moves
-// the document to that template: the text is written from that template's brief, the document
-// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
-// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
-// its `generation` state either way. 409 while the record's generation is pending or
-// running; 429 with `code: quota_exceeded` when the month's document or words quota no
-// longer allows it, and then nothing changes.
+// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
+// validated as on create; inputs not given keep their values). The answer is 200 when generation
+// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
+// `generation` state either way. 409 while the record's generation is pending or running; 429
+// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
+// and then nothing changes.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -8122,9 +8103,9 @@ func (c *Client) RegenerateDocumentWithFormdataBody(ctx context.Context, id Id, 
 
 // ListImages List images
 //
-// One page of the account's images, filtered, searched and sorted, in Laravel's paginator
-// shape. A list that would pass its read budget or the 5 MB bound says so in `meta` (see
-// "Bounded cost").
+// One page of the account's images, filtered, searched and sorted, in Laravel's paginator shape.
+// A list that would pass its read budget or the 5 MB bound says so in `meta` (see "Bounded
+// cost").
 //
 // Corresponds with GET /api/v1/images (the `ListImages` operationId).
 func (c *Client) ListImages(ctx context.Context, params *ListImagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8161,10 +8142,10 @@ func (c *Client) HeadImages(ctx context.Context, params *HeadImagesParams, reqEd
 // CreateImageWithBody Create an image
 //
 // Creates an image record with the account's next id; `favorite` starts false. Where the
-// deployment generates pictures, the answer comes when the picture is done or the
-// wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
-// stay null until a picture exists. A create that the month's image quota no longer allows
-// is 429 with `code: quota_exceeded` and creates nothing.
+// deployment generates pictures, the answer comes when the picture is done or the wait is over
+// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+// create that the month's limit of images no longer allows is 429 with `code: quota_exceeded`
+// and creates nothing.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8184,10 +8165,10 @@ func (c *Client) CreateImageWithBody(ctx context.Context, params *CreateImagePar
 // CreateImage Create an image
 //
 // Creates an image record with the account's next id; `favorite` starts false. Where the
-// deployment generates pictures, the answer comes when the picture is done or the
-// wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
-// stay null until a picture exists. A create that the month's image quota no longer allows
-// is 429 with `code: quota_exceeded` and creates nothing.
+// deployment generates pictures, the answer comes when the picture is done or the wait is over
+// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+// create that the month's limit of images no longer allows is 429 with `code: quota_exceeded`
+// and creates nothing.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8207,10 +8188,10 @@ func (c *Client) CreateImage(ctx context.Context, params *CreateImageParams, bod
 // CreateImageWithFormdataBody Create an image
 //
 // Creates an image record with the account's next id; `favorite` starts false. Where the
-// deployment generates pictures, the answer comes when the picture is done or the
-// wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
-// stay null until a picture exists. A create that the month's image quota no longer allows
-// is 429 with `code: quota_exceeded` and creates nothing.
+// deployment generates pictures, the answer comes when the picture is done or the wait is over
+// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+// create that the month's limit of images no longer allows is 429 with `code: quota_exceeded`
+// and creates nothing.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -8229,8 +8210,8 @@ func (c *Client) CreateImageWithFormdataBody(ctx context.Context, params *Create
 
 // DeleteImage Delete an image
 //
-// Deletes the image and its picture. A retry with the same `Idempotency-Key` gets this
-// answer again, not a 404.
+// Deletes the image and its picture. A retry with the same `Idempotency-Key` gets this answer
+// again, not a 404.
 //
 // Corresponds with DELETE /api/v1/images/{id} (the `DeleteImage` operationId).
 func (c *Client) DeleteImage(ctx context.Context, id Id, params *DeleteImageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8247,8 +8228,7 @@ func (c *Client) DeleteImage(ctx context.Context, id Id, params *DeleteImagePara
 
 // GetImage Get an image
 //
-// The image, with its `ETag`. A picture's `url` is presigned afresh on every read
-// and valid for one hour.
+// The image, with its `ETag`.
 //
 // Corresponds with GET /api/v1/images/{id} (the `GetImage` operationId).
 func (c *Client) GetImage(ctx context.Context, id Id, params *GetImageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8339,7 +8319,8 @@ func (c *Client) PatchImageWithFormdataBody(ctx context.Context, id Id, params *
 
 // UpdateImageWithBody Update an image
 //
-// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one must be given.
+// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one
+// must be given.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8358,7 +8339,8 @@ func (c *Client) UpdateImageWithBody(ctx context.Context, id Id, params *UpdateI
 
 // UpdateImage Update an image
 //
-// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one must be given.
+// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one
+// must be given.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8377,7 +8359,8 @@ func (c *Client) UpdateImage(ctx context.Context, id Id, params *UpdateImagePara
 
 // UpdateImageWithFormdataBody Update an image
 //
-// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one must be given.
+// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one
+// must be given.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -8397,11 +8380,11 @@ func (c *Client) UpdateImageWithFormdataBody(ctx context.Context, id Id, params 
 // RegenerateImageWithBody Generate an image's picture again
 //
 // Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-// `medium`, `filter`, validated as on create; inputs not given keep their values). The answer
+// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
 // is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-// record shows its `generation` state either way. 409 while the record's generation is
-// pending or running; 429 with `code: quota_exceeded` when the month's image quota no longer
-// allows it, and then nothing changes.
+// record shows its `generation` state either way. 409 while the record's generation is pending
+// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
+// it, and then nothing changes.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8421,11 +8404,11 @@ func (c *Client) RegenerateImageWithBody(ctx context.Context, id Id, params *Reg
 // RegenerateImage Generate an image's picture again
 //
 // Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-// `medium`, `filter`, validated as on create; inputs not given keep their values). The answer
+// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
 // is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-// record shows its `generation` state either way. 409 while the record's generation is
-// pending or running; 429 with `code: quota_exceeded` when the month's image quota no longer
-// allows it, and then nothing changes.
+// record shows its `generation` state either way. 409 while the record's generation is pending
+// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
+// it, and then nothing changes.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8445,11 +8428,11 @@ func (c *Client) RegenerateImage(ctx context.Context, id Id, params *RegenerateI
 // RegenerateImageWithFormdataBody Generate an image's picture again
 //
 // Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-// `medium`, `filter`, validated as on create; inputs not given keep their values). The answer
+// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
 // is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-// record shows its `generation` state either way. 409 while the record's generation is
-// pending or running; 429 with `code: quota_exceeded` when the month's image quota no longer
-// allows it, and then nothing changes.
+// record shows its `generation` state either way. 409 while the record's generation is pending
+// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
+// it, and then nothing changes.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -10895,10 +10878,10 @@ type ClientWithResponsesInterface interface {
 
 	// ListDocumentsWithResponse List documents
 	//
-	// One page of the account's documents of one template (Freestyle unless `template_id` names
-	// another), filtered, searched and sorted, in Laravel's paginator shape. A list that would
-	// pass its read budget or the 5 MB bound says so in `meta` (see "Bounded cost"); a search by
-	// `result` reads whole documents, so it meets the budget soonest.
+	// One page of the account's documents of one `template_id` (1 unless the query names another),
+	// filtered, searched and sorted, in Laravel's paginator shape. A list that would pass its read
+	// budget or the 5 MB bound says so in `meta` (see "Bounded cost"); a search by `result` reads
+	// whole documents, so it meets the budget soonest.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10919,10 +10902,10 @@ type ClientWithResponsesInterface interface {
 	// CreateDocumentWithBodyWithResponse Create a document
 	//
 	// Creates a document record with the account's next id; `favorite` starts false. Where the
-	// deployment generates text, the answer comes when the text is done or the wait is
-	// over (`Prefer`), and shows the record's `generation` state then; until then `result` is
-	// null and `words` 0. A create that the month's document or words quota no longer allows is
-	// 429 with `code: quota_exceeded` and creates nothing.
+	// deployment generates text, the answer comes when the text is done or the wait is over
+	// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+	// create that the month's limit of documents or words no longer allows is 429 with `code:
+	// quota_exceeded` and creates nothing.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10932,10 +10915,10 @@ type ClientWithResponsesInterface interface {
 	// CreateDocumentWithResponse Create a document
 	//
 	// Creates a document record with the account's next id; `favorite` starts false. Where the
-	// deployment generates text, the answer comes when the text is done or the wait is
-	// over (`Prefer`), and shows the record's `generation` state then; until then `result` is
-	// null and `words` 0. A create that the month's document or words quota no longer allows is
-	// 429 with `code: quota_exceeded` and creates nothing.
+	// deployment generates text, the answer comes when the text is done or the wait is over
+	// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+	// create that the month's limit of documents or words no longer allows is 429 with `code:
+	// quota_exceeded` and creates nothing.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10945,10 +10928,10 @@ type ClientWithResponsesInterface interface {
 	// CreateDocumentWithFormdataBodyWithResponse Create a document
 	//
 	// Creates a document record with the account's next id; `favorite` starts false. Where the
-	// deployment generates text, the answer comes when the text is done or the wait is
-	// over (`Prefer`), and shows the record's `generation` state then; until then `result` is
-	// null and `words` 0. A create that the month's document or words quota no longer allows is
-	// 429 with `code: quota_exceeded` and creates nothing.
+	// deployment generates text, the answer comes when the text is done or the wait is over
+	// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+	// create that the month's limit of documents or words no longer allows is 429 with `code:
+	// quota_exceeded` and creates nothing.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10957,8 +10940,8 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteDocumentWithResponse Delete a document
 	//
-	// Deletes the document. A retry with the same `Idempotency-Key` gets this answer again, not
-	// a 404.
+	// Deletes the document. A retry with the same `Idempotency-Key` gets this answer again, not a
+	// 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11012,10 +10995,9 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateDocumentWithBodyWithResponse Update a document
 	//
-	// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
-	// at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-	// document's generation is pending or running is 409: a generation never
-	// overwrites what a user wrote.
+	// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and at
+	// least one must be given. A `result` sent while the document's generation is pending or running
+	// is 409: a generation never overwrites what a user wrote.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11024,10 +11006,9 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateDocumentWithResponse Update a document
 	//
-	// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
-	// at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-	// document's generation is pending or running is 409: a generation never
-	// overwrites what a user wrote.
+	// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and at
+	// least one must be given. A `result` sent while the document's generation is pending or running
+	// is 409: a generation never overwrites what a user wrote.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11036,10 +11017,9 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateDocumentWithFormdataBodyWithResponse Update a document
 	//
-	// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
-	// at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-	// document's generation is pending or running is 409: a generation never
-	// overwrites what a user wrote.
+	// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and at
+	// least one must be given. A `result` sent while the document's generation is pending or running
+	// is 409: a generation never overwrites what a user wrote.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11048,15 +11028,12 @@ type ClientWithResponsesInterface interface {
 
 	// RegenerateDocumentWithBodyWithResponse Generate a document's text again
 	//
-	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). Another `template_id` moves
-	// the document to that template: the text is written from that template's brief, the document
-	// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-	// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
-	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
-	// its `generation` state either way. 409 while the record's generation is pending or
-	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
-	// longer allows it, and then nothing changes.
+	// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
+	// validated as on create; inputs not given keep their values). The answer is 200 when generation
+	// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
+	// `generation` state either way. 409 while the record's generation is pending or running; 429
+	// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
+	// and then nothing changes.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11065,15 +11042,12 @@ type ClientWithResponsesInterface interface {
 
 	// RegenerateDocumentWithResponse Generate a document's text again
 	//
-	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). Another `template_id` moves
-	// the document to that template: the text is written from that template's brief, the document
-	// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-	// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
-	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
-	// its `generation` state either way. 409 while the record's generation is pending or
-	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
-	// longer allows it, and then nothing changes.
+	// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
+	// validated as on create; inputs not given keep their values). The answer is 200 when generation
+	// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
+	// `generation` state either way. 409 while the record's generation is pending or running; 429
+	// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
+	// and then nothing changes.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11082,15 +11056,12 @@ type ClientWithResponsesInterface interface {
 
 	// RegenerateDocumentWithFormdataBodyWithResponse Generate a document's text again
 	//
-	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-	// validated as on create; inputs not given keep their values). Another `template_id` moves
-	// the document to that template: the text is written from that template's brief, the document
-	// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-	// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
-	// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
-	// its `generation` state either way. 409 while the record's generation is pending or
-	// running; 429 with `code: quota_exceeded` when the month's document or words quota no
-	// longer allows it, and then nothing changes.
+	// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
+	// validated as on create; inputs not given keep their values). The answer is 200 when generation
+	// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
+	// `generation` state either way. 409 while the record's generation is pending or running; 429
+	// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
+	// and then nothing changes.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11099,9 +11070,9 @@ type ClientWithResponsesInterface interface {
 
 	// ListImagesWithResponse List images
 	//
-	// One page of the account's images, filtered, searched and sorted, in Laravel's paginator
-	// shape. A list that would pass its read budget or the 5 MB bound says so in `meta` (see
-	// "Bounded cost").
+	// One page of the account's images, filtered, searched and sorted, in Laravel's paginator shape.
+	// A list that would pass its read budget or the 5 MB bound says so in `meta` (see "Bounded
+	// cost").
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11122,10 +11093,10 @@ type ClientWithResponsesInterface interface {
 	// CreateImageWithBodyWithResponse Create an image
 	//
 	// Creates an image record with the account's next id; `favorite` starts false. Where the
-	// deployment generates pictures, the answer comes when the picture is done or the
-	// wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
-	// stay null until a picture exists. A create that the month's image quota no longer allows
-	// is 429 with `code: quota_exceeded` and creates nothing.
+	// deployment generates pictures, the answer comes when the picture is done or the wait is over
+	// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+	// create that the month's limit of images no longer allows is 429 with `code: quota_exceeded`
+	// and creates nothing.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11135,10 +11106,10 @@ type ClientWithResponsesInterface interface {
 	// CreateImageWithResponse Create an image
 	//
 	// Creates an image record with the account's next id; `favorite` starts false. Where the
-	// deployment generates pictures, the answer comes when the picture is done or the
-	// wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
-	// stay null until a picture exists. A create that the month's image quota no longer allows
-	// is 429 with `code: quota_exceeded` and creates nothing.
+	// deployment generates pictures, the answer comes when the picture is done or the wait is over
+	// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+	// create that the month's limit of images no longer allows is 429 with `code: quota_exceeded`
+	// and creates nothing.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11148,10 +11119,10 @@ type ClientWithResponsesInterface interface {
 	// CreateImageWithFormdataBodyWithResponse Create an image
 	//
 	// Creates an image record with the account's next id; `favorite` starts false. Where the
-	// deployment generates pictures, the answer comes when the picture is done or the
-	// wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
-	// stay null until a picture exists. A create that the month's image quota no longer allows
-	// is 429 with `code: quota_exceeded` and creates nothing.
+	// deployment generates pictures, the answer comes when the picture is done or the wait is over
+	// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+	// create that the month's limit of images no longer allows is 429 with `code: quota_exceeded`
+	// and creates nothing.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11160,8 +11131,8 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteImageWithResponse Delete an image
 	//
-	// Deletes the image and its picture. A retry with the same `Idempotency-Key` gets this
-	// answer again, not a 404.
+	// Deletes the image and its picture. A retry with the same `Idempotency-Key` gets this answer
+	// again, not a 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11170,8 +11141,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetImageWithResponse Get an image
 	//
-	// The image, with its `ETag`. A picture's `url` is presigned afresh on every read
-	// and valid for one hour.
+	// The image, with its `ETag`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11216,7 +11186,8 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateImageWithBodyWithResponse Update an image
 	//
-	// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one must be given.
+	// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one
+	// must be given.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11225,7 +11196,8 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateImageWithResponse Update an image
 	//
-	// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one must be given.
+	// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one
+	// must be given.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11234,7 +11206,8 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateImageWithFormdataBodyWithResponse Update an image
 	//
-	// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one must be given.
+	// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one
+	// must be given.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11244,11 +11217,11 @@ type ClientWithResponsesInterface interface {
 	// RegenerateImageWithBodyWithResponse Generate an image's picture again
 	//
 	// Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-	// `medium`, `filter`, validated as on create; inputs not given keep their values). The answer
+	// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
 	// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-	// record shows its `generation` state either way. 409 while the record's generation is
-	// pending or running; 429 with `code: quota_exceeded` when the month's image quota no longer
-	// allows it, and then nothing changes.
+	// record shows its `generation` state either way. 409 while the record's generation is pending
+	// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
+	// it, and then nothing changes.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11258,11 +11231,11 @@ type ClientWithResponsesInterface interface {
 	// RegenerateImageWithResponse Generate an image's picture again
 	//
 	// Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-	// `medium`, `filter`, validated as on create; inputs not given keep their values). The answer
+	// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
 	// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-	// record shows its `generation` state either way. 409 while the record's generation is
-	// pending or running; 429 with `code: quota_exceeded` when the month's image quota no longer
-	// allows it, and then nothing changes.
+	// record shows its `generation` state either way. 409 while the record's generation is pending
+	// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
+	// it, and then nothing changes.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11272,11 +11245,11 @@ type ClientWithResponsesInterface interface {
 	// RegenerateImageWithFormdataBodyWithResponse Generate an image's picture again
 	//
 	// Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-	// `medium`, `filter`, validated as on create; inputs not given keep their values). The answer
+	// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
 	// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-	// record shows its `generation` state either way. 409 while the record's generation is
-	// pending or running; 429 with `code: quota_exceeded` when the month's image quota no longer
-	// allows it, and then nothing changes.
+	// record shows its `generation` state either way. 409 while the record's generation is pending
+	// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
+	// it, and then nothing changes.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15463,10 +15436,10 @@ func (r TestWebhookResponse) ContentType() string {
 
 // ListDocumentsWithResponse List documents
 //
-// One page of the account's documents of one template (Freestyle unless `template_id` names
-// another), filtered, searched and sorted, in Laravel's paginator shape. A list that would
-// pass its read budget or the 5 MB bound says so in `meta` (see "Bounded cost"); a search by
-// `result` reads whole documents, so it meets the budget soonest.
+// One page of the account's documents of one `template_id` (1 unless the query names another),
+// filtered, searched and sorted, in Laravel's paginator shape. A list that would pass its read
+// budget or the 5 MB bound says so in `meta` (see "Bounded cost"); a search by `result` reads
+// whole documents, so it meets the budget soonest.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15499,10 +15472,10 @@ func (c *ClientWithResponses) HeadDocumentsWithResponse(ctx context.Context, par
 // CreateDocumentWithBodyWithResponse Create a document
 //
 // Creates a document record with the account's next id; `favorite` starts false. Where the
-// deployment generates text, the answer comes when the text is done or the wait is
-// over (`Prefer`), and shows the record's `generation` state then; until then `result` is
-// null and `words` 0. A create that the month's document or words quota no longer allows is
-// 429 with `code: quota_exceeded` and creates nothing.
+// deployment generates text, the answer comes when the text is done or the wait is over
+// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+// create that the month's limit of documents or words no longer allows is 429 with `code:
+// quota_exceeded` and creates nothing.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15518,10 +15491,10 @@ func (c *ClientWithResponses) CreateDocumentWithBodyWithResponse(ctx context.Con
 // CreateDocumentWithResponse Create a document
 //
 // Creates a document record with the account's next id; `favorite` starts false. Where the
-// deployment generates text, the answer comes when the text is done or the wait is
-// over (`Prefer`), and shows the record's `generation` state then; until then `result` is
-// null and `words` 0. A create that the month's document or words quota no longer allows is
-// 429 with `code: quota_exceeded` and creates nothing.
+// deployment generates text, the answer comes when the text is done or the wait is over
+// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+// create that the month's limit of documents or words no longer allows is 429 with `code:
+// quota_exceeded` and creates nothing.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15537,10 +15510,10 @@ func (c *ClientWithResponses) CreateDocumentWithResponse(ctx context.Context, pa
 // CreateDocumentWithFormdataBodyWithResponse Create a document
 //
 // Creates a document record with the account's next id; `favorite` starts false. Where the
-// deployment generates text, the answer comes when the text is done or the wait is
-// over (`Prefer`), and shows the record's `generation` state then; until then `result` is
-// null and `words` 0. A create that the month's document or words quota no longer allows is
-// 429 with `code: quota_exceeded` and creates nothing.
+// deployment generates text, the answer comes when the text is done or the wait is over
+// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+// create that the month's limit of documents or words no longer allows is 429 with `code:
+// quota_exceeded` and creates nothing.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15555,8 +15528,8 @@ func (c *ClientWithResponses) CreateDocumentWithFormdataBodyWithResponse(ctx con
 
 // DeleteDocumentWithResponse Delete a document
 //
-// Deletes the document. A retry with the same `Idempotency-Key` gets this answer again, not
-// a 404.
+// Deletes the document. A retry with the same `Idempotency-Key` gets this answer again, not a
+// 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15646,10 +15619,9 @@ func (c *ClientWithResponses) PatchDocumentWithFormdataBodyWithResponse(ctx cont
 
 // UpdateDocumentWithBodyWithResponse Update a document
 //
-// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
-// at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-// document's generation is pending or running is 409: a generation never
-// overwrites what a user wrote.
+// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and at
+// least one must be given. A `result` sent while the document's generation is pending or running
+// is 409: a generation never overwrites what a user wrote.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15664,10 +15636,9 @@ func (c *ClientWithResponses) UpdateDocumentWithBodyWithResponse(ctx context.Con
 
 // UpdateDocumentWithResponse Update a document
 //
-// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
-// at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-// document's generation is pending or running is 409: a generation never
-// overwrites what a user wrote.
+// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and at
+// least one must be given. A `result` sent while the document's generation is pending or running
+// is 409: a generation never overwrites what a user wrote.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15682,10 +15653,9 @@ func (c *ClientWithResponses) UpdateDocumentWithResponse(ctx context.Context, id
 
 // UpdateDocumentWithFormdataBodyWithResponse Update a document
 //
-// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and
-// at least one must be given. Setting `result` recounts `words`. A `result` sent while the
-// document's generation is pending or running is 409: a generation never
-// overwrites what a user wrote.
+// A partial update of `name`, `result` and `favorite`; fields not sent keep their values, and at
+// least one must be given. A `result` sent while the document's generation is pending or running
+// is 409: a generation never overwrites what a user wrote.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15700,15 +15670,12 @@ func (c *ClientWithResponses) UpdateDocumentWithFormdataBodyWithResponse(ctx con
 
 // RegenerateDocumentWithBodyWithResponse Generate a document's text again
 //
-// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). Another `template_id` moves
-// the document to that template: the text is written from that template's brief, the document
-// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
-// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
-// its `generation` state either way. 409 while the record's generation is pending or
-// running; 429 with `code: quota_exceeded` when the month's document or words quota no
-// longer allows it, and then nothing changes.
+// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
+// validated as on create; inputs not given keep their values). The answer is 200 when generation
+// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
+// `generation` state either way. 409 while the record's generation is pending or running; 429
+// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
+// and then nothing changes.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15723,15 +15690,12 @@ func (c *ClientWithResponses) RegenerateDocumentWithBodyWithResponse(ctx context
 
 // RegenerateDocumentWithResponse Generate a document's text again
 //
-// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). Another `template_id` moves
-// the document to that template: the text is written from that template's brief, the document
-// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
-// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
-// its `generation` state either way. 409 while the record's generation is pending or
-// running; 429 with `code: quota_exceeded` when the month's document or words quota no
-// longer allows it, and then nothing changes.
+// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
+// validated as on create; inputs not given keep their values). The answer is 200 when generation
+// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
+// `generation` state either way. 409 while the record's generation is pending or running; 429
+// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
+// and then nothing changes.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15746,15 +15710,12 @@ func (c *ClientWithResponses) RegenerateDocumentWithResponse(ctx context.Context
 
 // RegenerateDocumentWithFormdataBodyWithResponse Generate a document's text again
 //
-// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
-// validated as on create; inputs not given keep their values). Another `template_id` moves
-// the document to that template: the text is written from that template's brief, the document
-// is listed under it, and the `meta.total` of both templates counts the move (exactly, whatever
-// fails on the way: see docs/architecture.md, "How totals stay exact"). The answer is 200 when
-// generation ended within the wait, 202 when it answers before (`Prefer`); the record shows
-// its `generation` state either way. 409 while the record's generation is pending or
-// running; 429 with `code: quota_exceeded` when the month's document or words quota no
-// longer allows it, and then nothing changes.
+// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
+// validated as on create; inputs not given keep their values). The answer is 200 when generation
+// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
+// `generation` state either way. 409 while the record's generation is pending or running; 429
+// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
+// and then nothing changes.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15769,9 +15730,9 @@ func (c *ClientWithResponses) RegenerateDocumentWithFormdataBodyWithResponse(ctx
 
 // ListImagesWithResponse List images
 //
-// One page of the account's images, filtered, searched and sorted, in Laravel's paginator
-// shape. A list that would pass its read budget or the 5 MB bound says so in `meta` (see
-// "Bounded cost").
+// One page of the account's images, filtered, searched and sorted, in Laravel's paginator shape.
+// A list that would pass its read budget or the 5 MB bound says so in `meta` (see "Bounded
+// cost").
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15804,10 +15765,10 @@ func (c *ClientWithResponses) HeadImagesWithResponse(ctx context.Context, params
 // CreateImageWithBodyWithResponse Create an image
 //
 // Creates an image record with the account's next id; `favorite` starts false. Where the
-// deployment generates pictures, the answer comes when the picture is done or the
-// wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
-// stay null until a picture exists. A create that the month's image quota no longer allows
-// is 429 with `code: quota_exceeded` and creates nothing.
+// deployment generates pictures, the answer comes when the picture is done or the wait is over
+// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+// create that the month's limit of images no longer allows is 429 with `code: quota_exceeded`
+// and creates nothing.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15823,10 +15784,10 @@ func (c *ClientWithResponses) CreateImageWithBodyWithResponse(ctx context.Contex
 // CreateImageWithResponse Create an image
 //
 // Creates an image record with the account's next id; `favorite` starts false. Where the
-// deployment generates pictures, the answer comes when the picture is done or the
-// wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
-// stay null until a picture exists. A create that the month's image quota no longer allows
-// is 429 with `code: quota_exceeded` and creates nothing.
+// deployment generates pictures, the answer comes when the picture is done or the wait is over
+// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+// create that the month's limit of images no longer allows is 429 with `code: quota_exceeded`
+// and creates nothing.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15842,10 +15803,10 @@ func (c *ClientWithResponses) CreateImageWithResponse(ctx context.Context, param
 // CreateImageWithFormdataBodyWithResponse Create an image
 //
 // Creates an image record with the account's next id; `favorite` starts false. Where the
-// deployment generates pictures, the answer comes when the picture is done or the
-// wait is over (`Prefer`), and shows the record's `generation` state then; `result` and `url`
-// stay null until a picture exists. A create that the month's image quota no longer allows
-// is 429 with `code: quota_exceeded` and creates nothing.
+// deployment generates pictures, the answer comes when the picture is done or the wait is over
+// (`Prefer`), and shows the record's `generation` state then; `result` is null until then. A
+// create that the month's limit of images no longer allows is 429 with `code: quota_exceeded`
+// and creates nothing.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15860,8 +15821,8 @@ func (c *ClientWithResponses) CreateImageWithFormdataBodyWithResponse(ctx contex
 
 // DeleteImageWithResponse Delete an image
 //
-// Deletes the image and its picture. A retry with the same `Idempotency-Key` gets this
-// answer again, not a 404.
+// Deletes the image and its picture. A retry with the same `Idempotency-Key` gets this answer
+// again, not a 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15876,8 +15837,7 @@ func (c *ClientWithResponses) DeleteImageWithResponse(ctx context.Context, id Id
 
 // GetImageWithResponse Get an image
 //
-// The image, with its `ETag`. A picture's `url` is presigned afresh on every read
-// and valid for one hour.
+// The image, with its `ETag`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15952,7 +15912,8 @@ func (c *ClientWithResponses) PatchImageWithFormdataBodyWithResponse(ctx context
 
 // UpdateImageWithBodyWithResponse Update an image
 //
-// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one must be given.
+// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one
+// must be given.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15967,7 +15928,8 @@ func (c *ClientWithResponses) UpdateImageWithBodyWithResponse(ctx context.Contex
 
 // UpdateImageWithResponse Update an image
 //
-// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one must be given.
+// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one
+// must be given.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15982,7 +15944,8 @@ func (c *ClientWithResponses) UpdateImageWithResponse(ctx context.Context, id Id
 
 // UpdateImageWithFormdataBodyWithResponse Update an image
 //
-// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one must be given.
+// A partial update of `name` and `favorite`; fields not sent keep their values, and at least one
+// must be given.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15998,11 +15961,11 @@ func (c *ClientWithResponses) UpdateImageWithFormdataBodyWithResponse(ctx contex
 // RegenerateImageWithBodyWithResponse Generate an image's picture again
 //
 // Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-// `medium`, `filter`, validated as on create; inputs not given keep their values). The answer
+// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
 // is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-// record shows its `generation` state either way. 409 while the record's generation is
-// pending or running; 429 with `code: quota_exceeded` when the month's image quota no longer
-// allows it, and then nothing changes.
+// record shows its `generation` state either way. 409 while the record's generation is pending
+// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
+// it, and then nothing changes.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16018,11 +15981,11 @@ func (c *ClientWithResponses) RegenerateImageWithBodyWithResponse(ctx context.Co
 // RegenerateImageWithResponse Generate an image's picture again
 //
 // Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-// `medium`, `filter`, validated as on create; inputs not given keep their values). The answer
+// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
 // is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-// record shows its `generation` state either way. 409 while the record's generation is
-// pending or running; 429 with `code: quota_exceeded` when the month's image quota no longer
-// allows it, and then nothing changes.
+// record shows its `generation` state either way. 409 while the record's generation is pending
+// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
+// it, and then nothing changes.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16038,11 +16001,11 @@ func (c *ClientWithResponses) RegenerateImageWithResponse(ctx context.Context, i
 // RegenerateImageWithFormdataBodyWithResponse Generate an image's picture again
 //
 // Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-// `medium`, `filter`, validated as on create; inputs not given keep their values). The answer
+// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
 // is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-// record shows its `generation` state either way. 409 while the record's generation is
-// pending or running; 429 with `code: quota_exceeded` when the month's image quota no longer
-// allows it, and then nothing changes.
+// record shows its `generation` state either way. 409 while the record's generation is pending
+// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
+// it, and then nothing changes.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -42,18 +42,24 @@ func (res *Resource) render(item store.Item, view records.View) (any, error) {
 
 // Routes are the resource's operations. PATCH is the same update as PUT:
 // Laravel's apiResource routes both, so clients of the original may use it.
+// Regenerate is a resource's whose records are generated (Content), whether
+// or not the deployment generates (without, it answers 404); a resource
+// without Content has none.
 func (res *Resource) Routes() []httpapi.Route {
 	collection := res.collection
 	item := collection + "/{id}"
-	return []httpapi.Route{
+	routes := []httpapi.Route{
 		{Method: http.MethodGet, Pattern: collection, Handler: res.handle(res.list)},
 		{Method: http.MethodPost, Pattern: collection, Handler: res.handle(res.create)},
 		{Method: http.MethodGet, Pattern: item, Handler: res.handle(res.get)},
 		{Method: http.MethodPut, Pattern: item, Handler: res.handle(res.update)},
 		{Method: http.MethodPatch, Pattern: item, Handler: res.handle(res.update)},
 		{Method: http.MethodDelete, Pattern: item, Handler: res.handle(res.delete)},
-		{Method: http.MethodPost, Pattern: item + "/regenerate", Handler: res.handle(res.regenerate)},
 	}
+	if res.def.Content != nil {
+		routes = append(routes, httpapi.Route{Method: http.MethodPost, Pattern: item + "/regenerate", Handler: res.handle(res.regenerate)})
+	}
+	return routes
 }
 
 // handle answers the error an operation returns; storage failures become

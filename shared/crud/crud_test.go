@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"contentapi/shared/generation"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
@@ -239,5 +240,28 @@ func TestLinkHeader(t *testing.T) {
 				t.Errorf("Link: %s\nwant  %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// A resource whose records are generated has a regenerate operation; one
+// without Content (a plain stored resource) has none, so none is routed or
+// documented.
+func TestRoutesRegenerateOnlyWhatIsGenerated(t *testing.T) {
+	plain := &records.Resource{Name: "voices", Object: "voice"}
+	generated := *plain
+	generated.Content = &generation.Content{}
+	regenerates := func(def *records.Resource) bool {
+		for _, r := range New(def, nil).Routes() {
+			if r.Pattern == "/api/v1/voices/{id}/regenerate" {
+				return true
+			}
+		}
+		return false
+	}
+	if regenerates(plain) || !regenerates(&generated) {
+		t.Errorf("regenerate routed without Content %v, with %v", regenerates(plain), regenerates(&generated))
+	}
+	if n := len(New(plain, nil).Routes()); n != 6 {
+		t.Errorf("%d routes of a plain resource, want the five operations and PATCH", n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/documents"
 	"contentapi/shared/local/sam"
+	"contentapi/shared/records"
 
 	"gopkg.in/yaml.v3"
 )
@@ -119,6 +121,68 @@ a:
 	again, err := Rewrite(out, values(), used)
 	if err != nil || string(again) != string(out) {
 		t.Errorf("a second run changed the document (%v):\n%s", err, again)
+	}
+}
+
+// A run of keys is written whole, between its mark and its end, and a
+// loop's mark names its collection; the keys around them stay as written.
+func TestRewriteRunsAndLoops(t *testing.T) {
+	src := `paths:
+  # make generate: run
+  /old: {get: {}}
+  /older:
+    get: {}
+  # make generate: end of run
+
+  /kept: {get: {}} # as written
+Resources:
+  # make generate: letters
+  Fn::ForEach::Copies:
+    - Name
+    - [x]
+    - ${Name}Topic: {Type: AWS::SNS::Topic}
+`
+	vals := values()
+	vals["run"] = &yaml.Node{Kind: yaml.ScalarNode, Tag: runTag, Value: "/new:\n  get:\n    summary: New\n/newer: {}\n"}
+	used := map[string]bool{}
+	out, err := Rewrite([]byte(src), vals, used)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `paths:
+  # make generate: run
+  /new:
+    get:
+      summary: New
+  /newer: {}
+  # make generate: end of run
+
+  /kept: {get: {}} # as written
+Resources:
+  # make generate: letters
+  Fn::ForEach::Copies:
+    - Name
+    - [a, b, 'c, d', 'true', 'on']
+    - ${Name}Topic: {Type: AWS::SNS::Topic}
+`
+	if string(out) != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
+	}
+	if !used["run"] || !used["letters"] {
+		t.Errorf("used %v", used)
+	}
+	if again, err := Rewrite(out, vals, used); err != nil || string(again) != string(out) {
+		t.Errorf("a second run changed the document (%v):\n%s", err, again)
+	}
+	for _, tc := range []struct{ name, doc, err string }{
+		{"a run without its end", "k:\n  # make generate: run\n  /old: {}\n", "is a run of keys where it ends"},
+		{"an end where no run is declared", "k:\n  # make generate: max\n  m: 1\n  # make generate: end of max\n", "is a run of keys where it ends"},
+		{"an end without its mark", "k:\n  m: 1\n  # make generate: end of run\n", "marks no key"},
+		{"a loop that is not one", "R:\n  # make generate: letters\n  Fn::ForEach::X: [a, b]\n", "not [identifier, collection, fragment]"},
+	} {
+		if _, err := Rewrite([]byte(tc.doc), vals, map[string]bool{}); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.err)
+		}
 	}
 }
 
@@ -499,6 +563,78 @@ func TestHandNamedMetricsAreFound(t *testing.T) {
 		}
 		if err := HandNamedMetrics([]byte(edited)); err == nil || !strings.Contains(err.Error(), "by hand") {
 			t.Errorf("%q instead of %q: %v", edit[1], edit[0], err)
+		}
+	}
+}
+
+// What openapi.yaml says of a resource follows from its declaration: a
+// resource without generation has no regenerate operation and none of
+// its answers; one that counts no monthly limit is refused for its rate
+// alone; its operations, responses and schemas are named after it.
+func TestResourceOpenAPIFollowsTheDeclaration(t *testing.T) {
+	plain := &records.Resource{Name: "voices", Object: "voice",
+		Fields: []records.Field{
+			{Name: "name", Kind: records.Text{Min: 1, Max: 128}, Required: true, Create: true, Update: true},
+			{Name: "guide", Kind: records.Text{Min: 1, Max: 4000}, Required: true, Create: true, Update: true},
+		},
+		SearchBy: []string{"name"}}
+	v := map[string]*yaml.Node{}
+	if err := openAPIRuns(v, []app.Resource{app.Resources[0], {Def: plain}}); err != nil {
+		t.Fatal(err)
+	}
+	keys := func(run string) []string {
+		var m yaml.Node
+		if err := yaml.Unmarshal([]byte(v[run].Value), &m); err != nil {
+			t.Fatalf("%s: %v\n%s", run, err, v[run].Value)
+		}
+		var out []string
+		for i := 0; i < len(m.Content[0].Content); i += 2 {
+			out = append(out, m.Content[0].Content[i].Value)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		run        string
+		has, lacks []string
+	}{
+		{"paths of the resources", []string{"/api/v1/images/{id}/regenerate", "/api/v1/voices", "/api/v1/voices/{id}"},
+			[]string{"/api/v1/voices/{id}/regenerate"}},
+		{"responses of the resources", []string{"ImageRegenerated", "VoicePage", "VoiceOK", "VoiceCreated", "VoiceUpdated", "VoiceDeleted"},
+			[]string{"VoiceRegenerated", "VoiceRegenerating"}},
+		{"schemas of the resources", []string{"ImageAcceptedResponse", "VoiceResponse", "VoiceCreatedResponse", "VoiceList", "VoiceDeleted"},
+			[]string{"VoiceAcceptedResponse"}},
+	} {
+		got := keys(tc.run)
+		for _, k := range tc.has {
+			if !slices.Contains(got, k) {
+				t.Errorf("%s lack %s: %v", tc.run, k, got)
+			}
+		}
+		for _, k := range tc.lacks {
+			if slices.Contains(got, k) {
+				t.Errorf("%s have %s", tc.run, k)
+			}
+		}
+	}
+	paths := v["paths of the resources"].Value
+	voices := paths[strings.Index(paths, "/api/v1/voices:"):]
+	for _, want := range []string{"operationId: createVoice", "summary: Create a voice", "requestBody: {$ref: '#/components/requestBodies/VoiceCreate'}",
+		"'429': {$ref: '#/components/responses/TooManyRequests'}", "A partial update of `name` and `guide`"} {
+		if !strings.Contains(voices, want) {
+			t.Errorf("the voices' paths lack %q", want)
+		}
+	}
+	if strings.Contains(voices, "TooManyRequestsOrQuota") || strings.Contains(voices, "generat") {
+		t.Errorf("the voices' paths speak of a quota or a generation:\n%s", voices)
+	}
+	images := paths[:strings.Index(paths, "/api/v1/voices:")]
+	if !strings.Contains(images, "'429': {$ref: '#/components/responses/TooManyRequestsOrQuota'}") ||
+		!strings.Contains(images, "description: &preflightDescription") {
+		t.Error("the images' paths lack their quota's refusal or the preflight's anchors")
+	}
+	for _, line := range strings.Split(paths, "\n") {
+		if len(line) > width && !strings.Contains(line, "$ref") {
+			t.Errorf("a line of %d characters: %q", len(line), line)
 		}
 	}
 }

@@ -62,6 +62,9 @@ func declared(resources []app.Resource) (map[string]*yaml.Node, error) {
 	if err := perResource(v, resources); err != nil {
 		return nil, err
 	}
+	if err := openAPIRuns(v, resources); err != nil {
+		return nil, err
+	}
 	for _, r := range resources {
 		events, err := routeEvents(r, r.Def == resources[0].Def)
 		if err != nil {
@@ -69,7 +72,6 @@ func declared(resources []app.Resource) (map[string]*yaml.Node, error) {
 		}
 		v["routes of "+r.Function()] = events
 		name := r.Def.Name
-		v[name+".Resource.SearchBy"] = list(r.Def.SearchBy)
 		for _, f := range r.Def.Fields {
 			field := name + ".Resource " + f.Name
 			switch kind := f.Kind.(type) {

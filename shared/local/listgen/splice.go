@@ -58,6 +58,13 @@ func Rewrite(src []byte, values map[string]*yaml.Node, used map[string]bool) ([]
 			return nil, fmt.Errorf("line %d: %q names nothing listgen declares", m.key.Line, marker+m.name)
 		}
 		used[m.name] = true
+		if (m.end > 0) != (want.Tag == runTag) {
+			return nil, fmt.Errorf("line %d: %s is a run of keys where it ends with a line %q, and only then", m.key.Line, m.name, marker+endOf+m.name)
+		}
+		if m.end > 0 {
+			edits = append(edits, edit{lines[m.key.Line-1], lines[m.end-1], indentLines(want.Value, m.key.Column-1)})
+			continue
+		}
 		var from, to int
 		var text string
 		if block(m.value) || block(want) {
@@ -104,6 +111,12 @@ func Rewrite(src []byte, values map[string]*yaml.Node, used map[string]bool) ([]
 		return nil, fmt.Errorf("the rewritten document has %d marks, not %d", len(again), len(marks))
 	}
 	for i, m := range again {
+		if m.end > 0 {
+			if err := replaceRun(beforeMarks[i], values[m.name]); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if m.name == keysMark {
 			for _, k := range namedKeys(beforeMarks[i].value) {
 				k.key.Value = values[k.label].Value
@@ -133,6 +146,33 @@ func Rewrite(src []byte, values map[string]*yaml.Node, used map[string]bool) ([]
 		return nil, fmt.Errorf("the rewritten document reads otherwise than the declared values in the document as written")
 	}
 	return out, nil
+}
+
+// indentLines is text with every line but the empty ones indented by n.
+func indentLines(text string, n int) string {
+	pad := strings.Repeat(" ", n)
+	lines := strings.SplitAfter(text, "\n")
+	for i, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			lines[i] = pad + l
+		}
+	}
+	return strings.Join(lines, "")
+}
+
+// replaceRun puts in the document as written the keys of the run m marks
+// as want declares them, for the rewritten document to be compared with.
+func replaceRun(m mark, want *yaml.Node) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(want.Value), &doc); err != nil {
+		return fmt.Errorf("%s: %w", m.name, err)
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return fmt.Errorf("%s is no mapping of keys", m.name)
+	}
+	from, to := m.runPairs()
+	m.parent.Content = slices.Concat(m.parent.Content[:from], doc.Content[0].Content, m.parent.Content[to:])
+	return nil
 }
 
 // edit is the text to write at from, in place of what is up to to.
@@ -209,6 +249,9 @@ func Unmarked(src []byte, values map[string]*yaml.Node) error {
 	var found []string
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {
+		if marked[n] && n.Kind == yaml.MappingNode && n.Tag == runTag {
+			return // a run's value, written whole, copies nothing
+		}
 		for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
 			if k := n.Content[i]; names[k.Value] != "" && !marked[k] {
 				found = append(found, fmt.Sprintf("line %d: the key %s is %s: write %q after it, in a mapping marked %q",
@@ -253,6 +296,16 @@ func markedNodes(src []byte) (*yaml.Node, map[*yaml.Node]bool, error) {
 	}
 	marked := map[*yaml.Node]bool{}
 	for _, m := range marks {
+		if m.end > 0 {
+			from, to := m.runPairs()
+			for _, n := range m.parent.Content[from:to] {
+				marked[n] = true
+				if n.Kind == yaml.MappingNode {
+					n.Tag = runTag // for Unmarked: written whole
+				}
+			}
+			continue
+		}
 		marked[m.value] = true
 		if m.name == keysMark {
 			for _, k := range namedKeys(m.value) {
@@ -263,10 +316,28 @@ func markedNodes(src []byte) (*yaml.Node, map[*yaml.Node]bool, error) {
 	return doc, marked, nil
 }
 
-// mark is a marked key and its value.
+// mark is a marked key and its value. A run's mark (end > 0) marks the
+// keys of its mapping, parent, from its key to the line end, which says
+// "# make generate: end of <name>": listgen writes them all.
 type mark struct {
 	name       string
 	key, value *yaml.Node
+	parent     *yaml.Node
+	end        int
+}
+
+// endOf starts the line that ends a run of keys: "# make generate: end of
+// paths of the resources".
+const endOf = "end of "
+
+// runPairs are the key and value nodes of a run's keys in its parent.
+func (m mark) runPairs() (from, to int) {
+	from = slices.Index(m.parent.Content, m.key)
+	to = from
+	for to+1 < len(m.parent.Content) && m.parent.Content[to].Line < m.end {
+		to += 2
+	}
+	return from, to
 }
 
 // forEach starts the key of a CloudFormation loop, whose mark names the
@@ -295,7 +366,7 @@ func findMarks(src []byte) (*yaml.Node, []mark, error) {
 					comment = n.HeadComment
 				}
 				lines := strings.Split(comment, "\n")
-				if name, ok := strings.CutPrefix(lines[len(lines)-1], marker); ok {
+				if name, ok := strings.CutPrefix(lines[len(lines)-1], marker); ok && !strings.HasPrefix(name, endOf) {
 					if strings.HasPrefix(key.Value, forEach) {
 						// A loop's mark names its collection:
 						// [identifier, collection, fragment].
@@ -305,7 +376,7 @@ func findMarks(src []byte) (*yaml.Node, []mark, error) {
 						}
 						value = value.Content[1]
 					}
-					marks = append(marks, mark{strings.TrimSpace(name), key, value})
+					marks = append(marks, mark{name: strings.TrimSpace(name), key: key, value: value, parent: n})
 				}
 			}
 		}
@@ -316,6 +387,16 @@ func findMarks(src []byte) (*yaml.Node, []mark, error) {
 	walk(&doc)
 	if err := joined(loopErrs); err != nil {
 		return nil, nil, err
+	}
+	srcLines := strings.Split(string(src), "\n")
+	for i, m := range marks {
+		end := strings.Repeat(" ", m.key.Column-1) + marker + endOf + m.name
+		for l := m.key.Line; l < len(srcLines); l++ {
+			if srcLines[l] == end {
+				marks[i].end = l + 1
+				break
+			}
+		}
 	}
 	slices.SortFunc(marks, func(a, b mark) int {
 		return cmp.Or(a.value.Line-b.value.Line, a.value.Column-b.value.Column)
@@ -331,9 +412,12 @@ func findMarks(src []byte) (*yaml.Node, []mark, error) {
 // another comment line before its key, or one after a value, would
 // otherwise leave its value unwritten without a word.
 func strayMarkers(src []byte, marks []mark) error {
-	marking := map[int]bool{} // the lines, from 1, right above a marked key
+	marking := map[int]bool{} // the lines, from 1, right above a marked key, and the runs' ends
 	for _, m := range marks {
 		marking[m.key.Line-1] = true
+		if m.end > 0 {
+			marking[m.end] = true
+		}
 	}
 	var stray []string
 	for i, line := range strings.Split(string(src), "\n") {
