@@ -92,7 +92,8 @@ type scopeDoc struct {
 type filterDoc struct {
 	Param string
 	// Parameter names a whole parameter in components (FavoriteFilter);
-	// else Schema names the parameter's schema (StyleFilter).
+	// else Schema names the parameter's schema (StyleFilter), which
+	// openapi.yaml has by hand.
 	Parameter, Schema string
 }
 
@@ -198,15 +199,15 @@ func docOf(r app.Resource, first bool) (resourceDoc, error) {
 	if s := def.Scope; s != nil {
 		d.Scope = &scopeDoc{Param: s.Field, Default: int(s.Default), Component: camel(s.Field) + "Scope"}
 	}
+	// A flag's filter is a whole parameter every resource shares
+	// (FavoriteFilter); any other's schema is written by hand beside its
+	// input schema, with its values (StyleFilter: the style or empty).
 	for _, f := range def.Filters {
-		switch f.Kind.(type) {
-		case records.Bool:
+		if _, flag := f.Kind.(records.Bool); flag {
 			d.Filters = append(d.Filters, filterDoc{Param: f.Param, Parameter: camel(f.Param) + "Filter"})
-		case records.Enum:
-			d.Filters = append(d.Filters, filterDoc{Param: f.Param, Schema: camel(f.Param) + "Filter"})
-		default:
-			return d, fmt.Errorf("filter %s: listgen documents a filter of a %T", f.Param, f.Kind)
+			continue
 		}
+		d.Filters = append(d.Filters, filterDoc{Param: f.Param, Schema: camel(f.Param) + "Filter"})
 	}
 	return d, nil
 }
