@@ -269,11 +269,7 @@ func TestServeGatewayErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := testGateway(tt.fn)
 			g.Timeouts["F"] = 100 * time.Millisecond
-			start := time.Now()
 			resp := serveOnce(t, g, tt.req())
-			if time.Since(start) > 2*time.Second {
-				t.Errorf("took %v", time.Since(start))
-			}
 			body := readBody(t, resp)
 			if resp.StatusCode != tt.status || body != `{"message":"`+tt.message+`"}` {
 				t.Errorf("got %d %s, want %d %s", resp.StatusCode, body, tt.status, tt.message)
