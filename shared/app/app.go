@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"contentapi/shared/auth"
 	"contentapi/shared/awsenv"
@@ -105,8 +105,7 @@ func NewDynamoDB(ctx context.Context, cfg Config) (*dynamodb.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	var lambdaErr error
-	db := dynamodb.NewFromConfig(awscfg, func(o *dynamodb.Options) {
+	return dynamodb.NewFromConfig(awscfg, func(o *dynamodb.Options) {
 		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(3 * time.Second)
 		o.Retryer = retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = 3
@@ -115,12 +114,7 @@ func NewDynamoDB(ctx context.Context, cfg Config) (*dynamodb.Client, error) {
 		if cfg.DynamoDBEndpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.DynamoDBEndpoint)
 		}
-		lambdaErr = forLambda(o)
-	})
-	if lambdaErr != nil {
-		return nil, lambdaErr
-	}
-	return db, nil
+	}), nil
 }
 
 // ExtraRoutes are the template routes of a function beyond its resource's
@@ -283,19 +277,18 @@ func (a *App) withIdempotency(h http.Handler) http.Handler {
 	})
 }
 
-// lambdaFunction adapts an HTTP handler to the API Gateway v2 proxy event:
-// the event becomes the request the adapter's core would make of it
-// (eventRequest, request.go), with the gateway's request id where the
-// middleware finds it; the answer is written to response, which makes the
-// event the adapter's own writer would, for less. The adapter fails the
-// whole invocation on an event it cannot turn into a request (bad base64
-// body, unparsable path); those get a JSON 400 instead.
+// lambdaFunction adapts an HTTP handler to the API Gateway v2 proxy event
+// with aws-lambda-go-api-proxy's adapter, the gateway's request id where
+// the middleware finds it. The adapter fails the whole invocation on an
+// event it cannot turn into a request (bad base64 body, unparsable path,
+// no method), logging its URL, query and all: those get a JSON 400
+// instead, as does an answer without a status, which the adapter refuses.
 func lambdaFunction(h http.Handler) APIEntry {
+	adapter := httpadapter.NewV2(h)
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		if ev.IsBase64Encoded {
-			// Decoded here, once, so that bad base64 is a 400 rather than
-			// the adapter failing the invocation; the adapter then takes
-			// the body as it is.
+			// Decoded here, so that bad base64 is the handler's 400; the
+			// adapter then takes the body as it is.
 			body, err := base64.StdEncoding.DecodeString(ev.Body)
 			if err != nil {
 				body = nil
@@ -303,83 +296,29 @@ func lambdaFunction(h http.Handler) APIEntry {
 			}
 			ev.Body, ev.IsBase64Encoded = string(body), false
 		}
-		ctx = httpapi.WithGatewayRequestID(ctx, ev.RequestContext.RequestID)
-		r := eventRequest(ctx, ev)
-		if r == nil {
+		if !convertible(ev) {
 			return badEvent(ev), nil
 		}
-		w := newResponse()
-		h.ServeHTTP(w, r)
-		resp, ok := w.event()
-		if !ok {
-			// What the adapter answers for a handler that set no status.
+		resp, err := adapter.ProxyWithContext(httpapi.WithGatewayRequestID(ctx, ev.RequestContext.RequestID), ev)
+		if err != nil {
 			return badEvent(ev), nil
 		}
 		return resp, nil
 	}
 }
 
-// convertible reports whether the adapter can build a request from ev; it
-// would otherwise fail, and log the raw URL in plain text, on its own.
+// convertible reports whether the adapter can make a request of ev: its
+// method given, and the URL it builds one that parses.
 func convertible(ev events.APIGatewayV2HTTPRequest) bool {
-	p := ev.RawPath
-	if p == "" {
-		p = ev.RequestContext.HTTP.Path
+	path := ev.RawPath
+	if path == "" {
+		path = ev.RequestContext.HTTP.Path
 	}
-	if !validMethod(ev.RequestContext.HTTP.Method) {
-		return false
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
 	}
-	if plainURL(ev.RequestContext.DomainName, p, ev.RawQueryString) {
-		return true
-	}
-	_, err := url.Parse("https://" + ev.RequestContext.DomainName + "/" + strings.TrimPrefix(p, "/") + "?" + ev.RawQueryString)
-	return err == nil
-}
-
-// plainURL reports whether host, path and query hold only what url.Parse
-// takes as it is (FuzzPlainURL holds it to that): letters, digits and
-// the URL's own punctuation, and escapes of two hex digits. Nearly every
-// request is such, and is spared building and parsing the URL twice.
-func plainURL(host, path, query string) bool {
-	for i := range len(host) {
-		if c := host[i]; !isAlnum(c) && c != '.' && c != '-' {
-			return false
-		}
-	}
-	return host != "" && plainURLPart(path) && plainURLPart(query)
-}
-
-func plainURLPart(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case isAlnum(c) || strings.IndexByte("-._~!$&'()*+,;=:@/?", c) >= 0:
-		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
-			i += 2
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-func isAlnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}
-
-func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
-
-// validMethod is an HTTP token, as http.NewRequest requires.
-func validMethod(m string) bool {
-	if m == "" {
-		return false
-	}
-	for _, c := range m {
-		if c <= ' ' || c >= 0x7f || strings.ContainsRune("()<>@,;:\\\"/[]?={}", c) {
-			return false
-		}
-	}
-	return true
+	_, err := http.NewRequest(ev.RequestContext.HTTP.Method, "https://"+ev.RequestContext.DomainName+path+"?"+ev.RawQueryString, nil)
+	return ev.RequestContext.HTTP.Method != "" && err == nil
 }
 
 func badEvent(ev events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {

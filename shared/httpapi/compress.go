@@ -41,7 +41,7 @@ func compress(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		gw := &gzipWriter{ResponseWriter: w, r: r, text: true}
+		gw := &gzipWriter{ResponseWriter: w, r: r}
 		next.ServeHTTP(gw, r)
 		gw.finish()
 	})
@@ -108,8 +108,6 @@ type gzipWriter struct {
 	r      *http.Request
 	status int
 	body   *[]byte // from Buffer, once written to
-	// text is whether every write was vouched valid UTF-8.
-	text bool
 	// through is set once the answer went on unheld: one not worth
 	// compressing, whose status and headers are out.
 	through bool
@@ -124,12 +122,7 @@ func (g *gzipWriter) WriteHeader(status int) {
 	g.status = status
 }
 
-func (g *gzipWriter) Write(b []byte) (int, error) { return g.write(b, false) }
-
-// WriteText passes on that b is valid UTF-8, where it goes on as it is.
-func (g *gzipWriter) WriteText(b []byte) (int, error) { return g.write(b, true) }
-
-func (g *gzipWriter) write(b []byte, text bool) (int, error) {
+func (g *gzipWriter) Write(b []byte) (int, error) {
 	if g.status == 0 {
 		g.status = http.StatusOK
 	}
@@ -138,13 +131,12 @@ func (g *gzipWriter) write(b []byte, text bool) (int, error) {
 		g.ResponseWriter.WriteHeader(g.status)
 	}
 	if g.through {
-		return writeTo(g.ResponseWriter, b, text)
+		return g.ResponseWriter.Write(b)
 	}
 	if g.body == nil {
 		g.body = Buffer()
 	}
 	*g.body = append(*g.body, b...)
-	g.text = g.text && text
 	return len(b), nil
 }
 
@@ -195,7 +187,7 @@ func (g *gzipWriter) finish() {
 		}
 	}
 	g.ResponseWriter.WriteHeader(g.status)
-	_, _ = writeTo(g.ResponseWriter, body, g.text)
+	_, _ = g.ResponseWriter.Write(body)
 }
 
 // notModifiedTag answers a 304 with the tag the client holds when that is
@@ -209,14 +201,6 @@ func (g *gzipWriter) notModifiedTag() {
 	if ifNoneMatchHolds(g.r, func(t string) bool { return t == coded }) {
 		g.Header().Set("Etag", coded)
 	}
-}
-
-// writeTo writes b to w, as valid UTF-8 where text vouches for it.
-func writeTo(w http.ResponseWriter, b []byte, text bool) (int, error) {
-	if tw, ok := w.(TextWriter); ok && text {
-		return tw.WriteText(b)
-	}
-	return w.Write(b)
 }
 
 // gzipWriters are encoders kept for later answers: each holds its

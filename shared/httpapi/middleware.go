@@ -171,18 +171,6 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	return s.ResponseWriter.Write(b)
 }
 
-// WriteText passes a body vouched valid UTF-8 on as such, where the
-// writer beneath takes it.
-func (s *statusRecorder) WriteText(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	if tw, ok := s.ResponseWriter.(TextWriter); ok {
-		return tw.WriteText(b)
-	}
-	return s.ResponseWriter.Write(b)
-}
-
 func observe(cfg Config, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()

@@ -40,11 +40,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	// Every ResponseWriter copies what it is given, so the buffer serves
 	// the next answer; one grown by a rare huge answer is let go.
-	if tw, ok := w.(TextWriter); ok {
-		_, _ = tw.WriteText(buf) // JSON from codec is valid UTF-8
-	} else {
-		_, _ = w.Write(buf)
-	}
+	_, _ = w.Write(buf)
 	*bp = buf
 	Release(bp)
 }
@@ -63,13 +59,6 @@ func Release(bp *[]byte) {
 	if cap(*bp) <= maxPooledBody {
 		bodies.Put(bp)
 	}
-}
-
-// TextWriter is a ResponseWriter that can be told a body is valid UTF-8,
-// which spares it a scan: the Lambda function's writer must say whether
-// its body is text or goes base64-encoded.
-type TextWriter interface {
-	WriteText(b []byte) (int, error)
 }
 
 // bodies are buffers for answers, sized for a page of records.
