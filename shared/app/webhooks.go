@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"contentapi/shared/awsenv"
-	"contentapi/shared/codec"
 	"contentapi/shared/generation"
 	"contentapi/shared/generator"
 	"contentapi/shared/hookapi"
@@ -24,6 +23,7 @@ import (
 	"contentapi/shared/httpapi"
 	"contentapi/shared/picturebucket"
 	"contentapi/shared/records"
+	"contentapi/shared/store"
 	"contentapi/shared/webhook"
 )
 
@@ -198,7 +198,7 @@ func (a *App) publishEnds(w *Webhooks) func(context.Context, generator.End) erro
 		if !ok {
 			return fmt.Errorf("webhooks: no resource %q", e.Resource)
 		}
-		shown, err := res.Def.Render.Render(codec.Stored(e.Item), records.View{Now: time.Now(), Generation: true})
+		shown, err := res.Def.Render.Render(store.Stored(e.Item), records.View{Now: time.Now(), Generation: true})
 		if err != nil {
 			return err
 		}

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"contentapi/shared/codec"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
@@ -37,7 +36,7 @@ func New(def *records.Resource, table *store.Table) *Resource {
 
 // render shows a stored item as its resource declares (records.Render).
 func (res *Resource) render(item store.Item, view records.View) (any, error) {
-	return res.def.Render.Render(codec.Stored(item), view)
+	return res.def.Render.Render(store.Stored(item), view)
 }
 
 // Routes are the resource's operations. PATCH is the same update as PUT:

@@ -1,11 +1,12 @@
 package crud
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
 
-	"contentapi/shared/codec"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/records"
 )
@@ -80,27 +81,30 @@ func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 	// answer then copies its bytes.
 	encodedBuf := httpapi.Buffer()
 	defer httpapi.Release(encodedBuf)
-	encoded := *encodedBuf
+	encoded := bytes.NewBuffer(*encodedBuf)
+	enc := json.NewEncoder(encoded)
+	enc.SetEscapeHTML(false)
 	for i, item := range page.Items {
 		body, err := res.render(item, view)
 		if err != nil {
 			return err
 		}
-		start := len(encoded)
-		if encoded, err = codec.AppendJSON(encoded, body); err != nil {
+		start := encoded.Len()
+		if err := enc.Encode(body); err != nil {
 			return err
 		}
-		room -= len(encoded) - start + 1
-		eventRoom -= codec.QuotedLen(encoded[start:]) - 1 // its quotes, less a comma
+		record := encoded.Bytes()[start : encoded.Len()-1] // less Encode's newline
+		room -= len(record) + 1
+		eventRoom -= quotedLen(record) - 1 // its quotes, less a comma
 		if (room < 0 || eventRoom < 0) && i > 0 {
 			// The answer would pass its bound: the rest of the page comes
 			// in the next answer.
 			page.Partial, page.Next = true, &page.Before[i]
 			break
 		}
-		data = append(data, codec.JSON(encoded[start:len(encoded):len(encoded)]))
+		data = append(data, json.RawMessage(record))
 	}
-	*encodedBuf = encoded
+	*encodedBuf = encoded.Bytes()[:0]
 	path := baseURL(r) + r.URL.Path
 	meta := records.Paginate(q, page.Total, page.Start, len(data), path)
 	meta.TotalEstimated, meta.Partial = page.TotalEstimated, page.Partial
@@ -113,6 +117,25 @@ func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 		"data": data, "links": links, "meta": meta, "status": http.StatusOK,
 	})
 	return nil
+}
+
+// quotedLen is the length of b written as a JSON string, as the Lambda
+// runtime writes the response event's body: encoding/json, HTML left
+// unescaped.
+func quotedLen(b []byte) int {
+	var n byteCount
+	enc := json.NewEncoder(&n)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(string(b)) // a string always encodes
+	return int(n) - 1         // less Encode's newline
+}
+
+// byteCount is a writer that counts what it is given.
+type byteCount int
+
+func (n *byteCount) Write(p []byte) (int, error) {
+	*n += byteCount(len(p))
+	return len(p), nil
 }
 
 func (res *Resource) maxAnswerBytes() int {

@@ -1,12 +1,12 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
-
-	"contentapi/shared/codec"
 )
 
 // ContentType is the only type this API answers with.
@@ -22,26 +22,28 @@ var contentType = []string{ContentType}
 const MaxLambdaResponseBytes = 6 << 20
 
 // WriteJSON writes v as the response body with the given status, as
-// encoding/json would with HTML left unescaped. The Lambda adapter needs an
+// encoding/json does with HTML left unescaped. The Lambda adapter needs an
 // explicit Content-Type, so it is always set here.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
 	bp := Buffer()
-	buf, err := codec.AppendJSON((*bp)[:0], v)
-	if err != nil {
+	buf := bytes.NewBuffer(*bp)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		// Only our own types are encoded here; a failure is a bug, and the
 		// client still gets a well-formed 500.
 		slog.Error("encode response", "error", err.Error())
 		status = http.StatusInternalServerError
-		buf = append(buf[:0], `{"message":"Server error.","status":500}`...)
+		buf.Reset()
+		buf.WriteString(`{"message":"Server error.","status":500}` + "\n")
 	}
-	buf = append(buf, '\n')
 	// Shared, as nothing edits a header's values in place.
 	w.Header()["Content-Type"] = contentType
 	w.WriteHeader(status)
 	// Every ResponseWriter copies what it is given, so the buffer serves
 	// the next answer; one grown by a rare huge answer is let go.
-	_, _ = w.Write(buf)
-	*bp = buf
+	_, _ = w.Write(buf.Bytes())
+	*bp = buf.Bytes()[:0]
 	Release(bp)
 }
 

@@ -22,13 +22,12 @@
 package metrics
 
 import (
+	"encoding/json"
 	"io"
 	"math"
 	"net/http"
 	"strconv"
 	"time"
-
-	"contentapi/shared/codec"
 )
 
 // Namespace is the CloudWatch namespace of every metric the service
@@ -285,7 +284,7 @@ func (l *line) append(b []byte, now time.Time) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"Namespace":`...)
-		b = codec.AppendString(b, Namespace)
+		b = appendString(b, Namespace)
 		b = append(b, `,"Dimensions":[`...)
 		for j, set := range v.m.Dimensions {
 			if j > 0 {
@@ -296,26 +295,26 @@ func (l *line) append(b []byte, now time.Time) []byte {
 				if k > 0 {
 					b = append(b, ',')
 				}
-				b = codec.AppendString(b, name)
+				b = appendString(b, name)
 			}
 			b = append(b, ']')
 		}
 		b = append(b, `],"Metrics":[{"Name":`...)
-		b = codec.AppendString(b, v.m.Name)
+		b = appendString(b, v.m.Name)
 		b = append(b, `,"Unit":`...)
-		b = codec.AppendString(b, string(v.m.Unit))
+		b = appendString(b, string(v.m.Unit))
 		b = append(b, `}]}`...)
 	}
 	b = append(b, `]}`...)
 	for _, d := range l.dims {
 		b = append(b, ',')
-		b = codec.AppendString(b, d.name)
+		b = appendString(b, d.name)
 		b = append(b, ':')
-		b = codec.AppendString(b, d.value)
+		b = appendString(b, d.value)
 	}
 	for _, v := range l.values {
 		b = append(b, ',')
-		b = codec.AppendString(b, v.m.Name)
+		b = appendString(b, v.m.Name)
 		b = append(b, ':')
 		f := v.v
 		if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -324,4 +323,10 @@ func (l *line) append(b []byte, now time.Time) []byte {
 		b = strconv.AppendFloat(b, f, 'f', -1, 64)
 	}
 	return append(b, `,"level":"INFO","msg":"metrics"}`+"\n"...)
+}
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s) // a string always marshals
+	return append(b, q...)
 }

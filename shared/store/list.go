@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -591,17 +592,11 @@ func (t *Table) batchGet(ctx context.Context, account string, ids []int64, b *bu
 }
 
 // marshalValue stores a validated value: string, bool, int64, float64 or
-// nil (null); validation produces no other type.
+// nil (null), each of which attributevalue writes.
 func marshalValue(v any) types.AttributeValue {
-	switch x := v.(type) {
-	case string:
-		return str(x)
-	case bool:
-		return &types.AttributeValueMemberBOOL{Value: x}
-	case int64:
-		return num(x)
-	case float64:
-		return &types.AttributeValueMemberN{Value: strconv.FormatFloat(x, 'f', -1, 64)}
+	av, err := attributevalue.Marshal(v)
+	if err != nil {
+		panic("store: a validated value that does not marshal: " + err.Error())
 	}
-	return &types.AttributeValueMemberNULL{Value: true}
+	return av
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -86,6 +87,13 @@ type DB interface {
 
 // Item is a stored record.
 type Item = map[string]types.AttributeValue
+
+// Stored is a stored item as a resource's records.Render decodes it: by
+// attributevalue, into the resource's type by its `dynamodbav` names.
+type Stored Item
+
+// Decode decodes the item into out, a pointer to a struct.
+func (s Stored) Decode(out any) error { return attributevalue.UnmarshalMap(s, out) }
 
 // Table is one resource's table.
 type Table struct {
