@@ -132,14 +132,22 @@ func coldStarts(ctx context.Context, bootstrap string, env []string, id int64, k
 	if err != nil {
 		return nil, err
 	}
-	runs, err := lambdalocal.ColdStarts(ctx, bootstrap, env, event, coldStartRuns)
-	for _, r := range runs {
+	runs, failed, err := lambdalocal.ColdStarts(ctx, bootstrap, env, event, coldStartRuns, func(response []byte) error {
 		var resp events.APIGatewayV2HTTPResponse
-		if err := json.Unmarshal(r.Response, &resp); err != nil || resp.StatusCode != 200 || !strings.Contains(resp.Body, `"id":`+ev.PathParameters["id"]) {
-			return nil, fmt.Errorf("cold start: unexpected response: %.500s", r.Response)
+		if err := json.Unmarshal(response, &resp); err != nil || resp.StatusCode != 200 || !strings.Contains(resp.Body, `"id":`+ev.PathParameters["id"]) {
+			return fmt.Errorf("unexpected response: %.500s", response)
 		}
-	}
+		return nil
+	})
+	logFailedRuns("DocumentsFunction", failed)
 	return runs, err
+}
+
+// logFailedRuns says which cold starts were run again, and why.
+func logFailedRuns(function string, failed []string) {
+	for _, f := range failed {
+		logf("%s cold start, run again: %.300s", function, f)
+	}
 }
 
 // addSize adds the size of the binary built as name, as figure.

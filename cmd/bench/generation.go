@@ -145,18 +145,20 @@ func coldStartStream[E, R any](ctx context.Context, b *bench.Board, builds *arti
 		return err
 	}
 	env := lambdaEnv(tmpl, endpoint, tables, function, filepath.Dir(path))
-	runs, err := lambdalocal.ColdStarts(ctx, path, env, event, coldStartRuns)
+	runs, failed, err := lambdalocal.ColdStarts(ctx, path, env, event, coldStartRuns, func(response []byte) error {
+		var resp R
+		if err := json.Unmarshal(response, &resp); err != nil || failures(resp) != 0 {
+			return fmt.Errorf("unexpected response %.300s", response)
+		}
+		return nil
+	})
+	logFailedRuns(function, failed)
 	if err != nil {
 		b.Missing(err.Error(), figure)
 		return nil
 	}
 	var total []time.Duration
 	for _, r := range runs {
-		var resp R
-		if err := json.Unmarshal(r.Response, &resp); err != nil || failures(resp) != 0 {
-			b.Missing(fmt.Sprintf("unexpected response %.300s", r.Response), figure)
-			return nil
-		}
 		total = append(total, r.Total)
 	}
 	b.Add(bench.Figure{Name: figure, Value: ms(bench.Percentile(total, 50)), Unit: "ms"})
