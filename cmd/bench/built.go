@@ -240,7 +240,7 @@ func reportBenchmarks(b *bench.Board, allocs bench.BenchRound, ratioRounds []ben
 // frames rather than by the call into it; rendering goes first since it
 // may fall back to attributevalue, which is the SDK's too.
 var profileParts = []bench.ProfilePart{
-	{What: "item to record (Render, shared/codec)", Match: `records\.renderAs\[.*\]\.Render$`},
+	{What: "item to record (Render: attributevalue)", Match: `records\.renderAs\[.*\]\.Render$`},
 	{What: "AWS SDK (serialize, sign, retry, deserialize; the canned transport included)", Match: `^github\.com/aws/(aws-sdk-go-v2/(aws|service)/|smithy-go/)`},
 	{What: "garbage collector, in the background", Match: `^runtime\.gcBgMarkWorker$`},
 	{What: "JSON answer (httpapi.WriteJSON)", Match: `httpapi\.WriteJSON$`},

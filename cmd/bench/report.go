@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	_ "embed"
-	"fmt"
 	"runtime"
 	"strings"
 	"text/template"
@@ -50,35 +49,6 @@ type benchRatios struct {
 	Rounds []float64
 }
 
-// handlerFailure is what the report says of a handler benchmark over its
-// target, from its profile: the SDK's and the collector's shares, and our
-// own parts by size.
-type handlerFailure struct {
-	Calls, Handler, Floor string
-	Profiled              bool
-	SDK, GC               float64
-	Ours                  []string
-}
-
-func (r *report) handlerFailure(f judged) handlerFailure {
-	h := handlerFailure{Calls: "one GetItem of a 5.5 KB document", Handler: "ns_handler_get", Floor: "ns_sdk_getitem"}
-	bench := "BenchmarkDocumentsGet"
-	if f.Name == "ratio_handler_list" {
-		h = handlerFailure{Calls: "a Query and a BatchGetItem of ten 5.5 KB documents", Handler: "ns_handler_list", Floor: "ns_sdk_list_calls"}
-		bench = "BenchmarkDocumentsList"
-	}
-	sdk, gc := profileParts[1].What, profileParts[2].What
-	for _, p := range r.Profiles {
-		if p.Bench == bench {
-			h.Profiled, h.SDK, h.GC = true, p.Percent(sdk), p.Percent(gc)
-			for _, s := range p.Largest(1, sdk, gc) {
-				h.Ours = append(h.Ours, fmt.Sprintf("%s %.0f%%", s.What, s.Percent))
-			}
-		}
-	}
-	return h
-}
-
 func (r *report) write(path string) error {
 	for _, f := range r.board.All() {
 		f := judged{f}
@@ -116,7 +86,6 @@ func (r *report) write(path string) error {
 		"genImageRuns":        func() int { return imageRuns },
 		"lambdaBuildFlags":    func() []string { return stack.LambdaFlags },
 		"loadMix":             func() []bench.LoadShare { return bench.LoadMix },
-		"handlerFailure":      r.handlerFailure,
 		"firstLine":           firstLine,
 		"join":                strings.Join,
 		"code":                func(s string) string { return strings.ReplaceAll(s, "`", "'") },
