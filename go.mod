@@ -4,6 +4,7 @@ go 1.26.0
 
 toolchain go1.26.8
 
+// What the functions link (go list -deps ./functions/...).
 require (
 	github.com/aws/aws-lambda-go v1.55.1
 	github.com/aws/aws-sdk-go-v2 v1.47.7
@@ -11,25 +12,29 @@ require (
 	github.com/aws/aws-sdk-go-v2/credentials v1.20.15
 	github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue v1.21.19
 	github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression v1.10.7
-	github.com/aws/aws-sdk-go-v2/service/bedrock v1.63.0
 	github.com/aws/aws-sdk-go-v2/service/bedrockruntime v1.63.11
-	github.com/aws/aws-sdk-go-v2/service/cloudformation v1.82.5
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.73.1
 	github.com/aws/aws-sdk-go-v2/service/dynamodbstreams v1.46.6
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.8
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.52.10
 	github.com/aws/smithy-go v1.28.8
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
+	github.com/klauspost/compress v1.20.4
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
+	golang.org/x/image v0.47.0
+	golang.org/x/text v0.43.0
+)
+
+// What only the tests, the local stack and the tools use.
+require (
+	github.com/aws/aws-sdk-go-v2/service/bedrock v1.63.0
+	github.com/aws/aws-sdk-go-v2/service/cloudformation v1.82.5
 	github.com/expr-lang/expr v1.17.8
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
 	github.com/google/shlex v0.0.0-20191202100458-e7afc7fbc510
 	github.com/johannesboyne/gofakes3 v1.2.0
-	github.com/klauspost/compress v1.20.4
 	github.com/oapi-codegen/runtime v1.8.0
-	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
-	golang.org/x/image v0.47.0
-	golang.org/x/text v0.43.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 

@@ -209,3 +209,54 @@ func TestBenchInProportion(t *testing.T) {
 		t.Errorf("cmd/bench has %d non-blank lines, more than %d: move what is not particular to its figures into a shared/local package", lines, most)
 	}
 }
+
+// go.mod lists what the functions link apart from what only the tests, the
+// local stack and the tools use: its first require block, under its
+// comment, is exactly the modules the functions link that the code
+// imports itself, and the second the other direct requirements. A second
+// module for the local stack and the commands would not say it: the
+// shipping packages' own tests import the local stack, so go mod tidy
+// would list its requirements here all the same.
+func TestGoModListsWhatTheFunctionsLinkFirst(t *testing.T) {
+	b, err := os.ReadFile("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := map[string][]string{}
+	var comment, in string
+	for line := range strings.Lines(string(b)) {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "//") && in == "":
+			comment = line
+		case line == "require (":
+			in = comment
+		case line == ")":
+			in, comment = "", ""
+		case in != "" && !strings.HasSuffix(line, "// indirect"):
+			blocks[in] = append(blocks[in], strings.Fields(line)[0])
+		}
+	}
+	const linked, others = "// What the functions link (go list -deps ./functions/...).", "// What only the tests, the local stack and the tools use."
+	if len(blocks) != 2 || blocks[linked] == nil || blocks[others] == nil {
+		t.Fatalf("go.mod's direct requirements are not in two blocks under %q and %q: %q", linked, others, blocks)
+	}
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{with .Module}}{{.Path}}{{end}}", "./functions/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	links := map[string]bool{}
+	for _, m := range strings.Fields(string(out)) {
+		links[m] = true
+	}
+	for _, m := range blocks[linked] {
+		if !links[m] {
+			t.Errorf("go.mod lists %s as linked by the functions; none links it: move it to the second block", m)
+		}
+	}
+	for _, m := range blocks[others] {
+		if links[m] {
+			t.Errorf("the functions link %s: move it to go.mod's first block", m)
+		}
+	}
+}
