@@ -480,3 +480,54 @@ func TestDocsCitedExist(t *testing.T) {
 		t.Fatalf("only %d names of Markdown files found: the walk no longer reads the tree", cited)
 	}
 }
+
+// docs/architecture.md is read by a maintainer new to the code, in one
+// sitting: its sentences average at most 25 words and none runs past 40
+// (issue 40 found an average of 36.6, with 17 sentences over 60 words).
+func TestArchitectureReadsInShortSentences(t *testing.T) {
+	sentences := doccheck.Sentences(docPage(t, "docs/architecture.md").Text)
+	if len(sentences) < 100 {
+		t.Fatalf("only %d sentences in docs/architecture.md: the split no longer reads the page", len(sentences))
+	}
+	words := 0
+	for _, s := range sentences {
+		n := len(strings.Fields(s))
+		words += n
+		if n > 40 {
+			t.Errorf("a sentence of %d words: %.80s...", n, s)
+		}
+	}
+	avg := float64(words) / float64(len(sentences))
+	t.Logf("%d sentences, %.1f words a sentence on average", len(sentences), avg)
+	if avg > 25 {
+		t.Errorf("docs/architecture.md: %.1f words a sentence on average, over 25", avg)
+	}
+}
+
+// The commands docs/architecture.md gives are the project's own (make, the
+// go tool, a command under cmd/): a reader has what runs them.
+func TestArchitectureNamesOnlyOurCommands(t *testing.T) {
+	ours := []string{"make", "go"}
+	dirs, err := os.ReadDir(filepath.Join("..", "..", "cmd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		ours = append(ours, d.Name())
+	}
+	command := regexp.MustCompile(`^([a-z][a-z-]*) [^ ]`)
+	found := 0
+	for _, code := range doccheck.InlineCode(docPage(t, "docs/architecture.md").Text) {
+		m := command.FindStringSubmatch(code)
+		if m == nil {
+			continue
+		}
+		found++
+		if !slices.Contains(ours, m[1]) {
+			t.Errorf("docs/architecture.md runs %q, a tool the repository does not hold", code)
+		}
+	}
+	if found < 5 {
+		t.Fatalf("only %d commands found in docs/architecture.md: the pattern no longer finds them", found)
+	}
+}

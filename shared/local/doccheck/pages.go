@@ -77,3 +77,69 @@ func Commands(pages []Page, prefixes ...string) []string {
 	}
 	return out
 }
+
+var (
+	listItem    = regexp.MustCompile(`^([-*]|\d+\.)\s+`)
+	linkTarget  = regexp.MustCompile(`\]\([^)]*\)`)
+	sentenceEnd = regexp.MustCompile(`[.!?]\s+`)
+	inlineCode  = regexp.MustCompile("`[^`]+`")
+)
+
+// Sentences returns the sentences of a page's prose, as a reader meets
+// them: code blocks, headings and tables left out, a link read as its text,
+// and each paragraph and list item ending a sentence of its own whether or
+// not it ends in a full stop. A sentence ends at '.', '!' or '?' followed by
+// a space or a line's end (a file's name, go.mod, ends none), or at the end
+// of its paragraph or item.
+func Sentences(text string) []string {
+	text = anyBlock.ReplaceAllString(text, "")
+	var units []string
+	var cur []string
+	flush := func() {
+		if len(cur) > 0 {
+			units = append(units, strings.Join(cur, " "))
+			cur = nil
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "", strings.HasPrefix(line, "#"), strings.HasPrefix(line, "|"):
+			flush()
+		case listItem.MatchString(line):
+			flush()
+			cur = []string{listItem.ReplaceAllString(line, "")}
+		default:
+			cur = append(cur, line)
+		}
+	}
+	flush()
+	var out []string
+	for _, u := range units {
+		u = linkTarget.ReplaceAllString(u, "]")
+		// Inline code is a word or a few: its full stops end nothing.
+		u = inlineCode.ReplaceAllStringFunc(u, func(code string) string { return strings.ReplaceAll(code, ".", "\x00") })
+		start := 0
+		for _, end := range sentenceEnd.FindAllStringIndex(u, -1) {
+			out = append(out, u[start:end[0]+1])
+			start = end[1]
+		}
+		if rest := strings.TrimSpace(u[start:]); rest != "" {
+			out = append(out, rest)
+		}
+	}
+	for i := range out {
+		out[i] = strings.ReplaceAll(out[i], "\x00", ".")
+	}
+	return out
+}
+
+// InlineCode returns the text of every inline code span of a page's prose
+// (code blocks left out), a span broken over lines joined with a space.
+func InlineCode(text string) []string {
+	var out []string
+	for _, m := range inlineCode.FindAllString(anyBlock.ReplaceAllString(text, ""), -1) {
+		out = append(out, strings.Join(strings.Fields(strings.Trim(m, "`")), " "))
+	}
+	return out
+}
