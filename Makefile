@@ -147,7 +147,7 @@ chaos: dynamodb-local ## Fault-injection soak: writes with Idempotency-Keys whil
 # ordinary tests; make fuzz explores for FUZZ_TIME each.
 FUZZ_TARGETS ?= ./shared/httpapi:FuzzParseBody ./shared/httpapi:FuzzParseQuery \
 	./shared/records:FuzzValidate ./shared/records:FuzzParseList \
-	./shared/auth:FuzzParse ./shared/app:FuzzEntryPoint
+	./shared/auth:FuzzParse ./shared/app/integration:FuzzEntryPoint
 FUZZ_TIME ?= 60s
 fuzz: ## Run each of FUZZ_TARGETS for FUZZ_TIME.
 	@if [ -z "$(strip $(FUZZ_TARGETS))" ]; then echo "FUZZ_TARGETS is empty: nothing to fuzz"; exit 0; fi; \

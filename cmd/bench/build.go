@@ -33,14 +33,14 @@ func lambda(arch, pkg string) func(context.Context, string, string) error {
 
 // buildQueues run side by side, each one build after another: the
 // documents function's bootstrap for arm64 (its size) and amd64 (its cold
-// start on this machine), the shared/app test binary (the handler
+// start on this machine), the shared/app/integration test binary (the handler
 // benchmarks) and the local stack; and the other functions' bootstraps.
 var buildQueues = [][]build{
 	{
 		{"bootstrap-arm64", lambda("arm64", "./functions/documents")},
 		{"bootstrap-amd64", lambda("amd64", "./functions/documents")},
 		{"app.test", func(ctx context.Context, root, out string) error {
-			return stack.GoBuild(ctx, root, out, nil, "test", "-c", "./shared/app")
+			return stack.GoBuild(ctx, root, out, nil, "test", "-c", "./shared/app/integration")
 		}},
 		{"local", stack.BuildProcess},
 	},

@@ -1,0 +1,79 @@
+package integration_test
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"contentapi/shared/app"
+	"contentapi/shared/auth"
+	"contentapi/shared/documents"
+	"contentapi/shared/httpapi"
+	"contentapi/shared/images"
+	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/quota"
+	"contentapi/shared/records"
+	"contentapi/shared/store"
+)
+
+// The usage is the month's, by the clock: across the end of a month, the
+// period moves on and what the last one used no longer shows.
+func TestUsageByTheMonth(t *testing.T) {
+	env := ddblocal.NewTestEnv(t)
+	now := time.Date(2026, 11, 30, 23, 59, 59, 0, time.UTC)
+	clock := func() time.Time { return now }
+	img := store.New(env.Client, env.Tables["ImagesTable"], images.Resource)
+	doc := store.New(env.Client, env.Tables["DocumentsTable"], documents.Resource)
+	img.Quota = quota.Policy{Counts: quota.Images, Defaults: quota.Limits{quota.Images: quota.Max(100)}}
+	doc.Quota = quota.Policy{Counts: quota.Documents, Checks: []quota.Kind{quota.Words}}
+	img.Now, doc.Now = clock, clock
+	route := app.UsageRoute([]*store.Table{img, doc}, clock)
+
+	get := func() map[string]any {
+		t.Helper()
+		r := httptest.NewRequest("GET", app.UsagePath, nil)
+		r = r.WithContext(httpapi.WithPrincipal(r.Context(), auth.Principal{Account: "acme", Scopes: []auth.Scope{auth.ScopeRead}}))
+		w := httptest.NewRecorder()
+		route.Handler(w, r)
+		var body struct {
+			Data   map[string]any
+			Status int
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || w.Code != 200 || body.Status != 200 {
+			t.Fatalf("usage: %d %s", w.Code, w.Body)
+		}
+		return body.Data
+	}
+	ctx := t.Context()
+	if _, err := img.Create(ctx, "acme", records.Values{"name": "x", "description": "d", "resolution": "256x256"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.CountUsage(ctx, "acme", quota.Words, 1234); err != nil {
+		t.Fatal(err)
+	}
+	data := get()
+	want := map[string]any{"period": "2026-11",
+		"images":    map[string]any{"used": 1.0, "limit": 100.0},
+		"documents": map[string]any{"used": 0.0, "limit": nil},
+		"words":     map[string]any{"used": 1234.0, "limit": nil}}
+	if !equalJSON(data, want) {
+		t.Errorf("November: %v, want %v", data, want)
+	}
+
+	now = now.Add(time.Second)
+	data = get()
+	want = map[string]any{"period": "2026-12",
+		"images":    map[string]any{"used": 0.0, "limit": 100.0},
+		"documents": map[string]any{"used": 0.0, "limit": nil},
+		"words":     map[string]any{"used": 0.0, "limit": nil}}
+	if !equalJSON(data, want) {
+		t.Errorf("December: %v, want %v", data, want)
+	}
+}
+
+func equalJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}

@@ -1,0 +1,276 @@
+package integration_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"contentapi/shared/app"
+	"contentapi/shared/hookstore"
+	"contentapi/shared/local/lambdalocal"
+	"contentapi/shared/local/sqslocal"
+	"contentapi/shared/webhook"
+	"contentapi/shared/webhook/webhooktest"
+)
+
+// A document generated in the request reaches its account's endpoint,
+// through the generator's stream mapping, the queue and the sender, as one
+// signed document.generated holding the record as GET shows it, logged
+// as succeeded after one attempt.
+// webhooksQueue is a test stack's deliveries queue, in process (sqslocal).
+type webhooksQueue struct {
+	client *sqs.Client
+	cfg    app.WebhooksConfig
+}
+
+// withWebhooks gives a stack's configuration the webhooks: the template's
+// table, a queue of its own, and a client that resolves by publicResolver.
+func withWebhooks(t testing.TB) func(*app.Config) *webhooksQueue {
+	return func(cfg *app.Config) *webhooksQueue {
+		q, err := sqslocal.Start(sqslocal.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { q.Close() })
+		c := sqs.New(sqs.Options{Region: sqslocal.Region, BaseEndpoint: aws.String(q.URL()),
+			Credentials: credentials.NewStaticCredentialsProvider("l", "l", "")})
+		created, err := c.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("deliveries")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Webhooks = app.WebhooksConfig{Table: cfg.Tables["WebhooksTable"], QueueURL: *created.QueueUrl, SQSEndpoint: q.URL(),
+			Client: webhook.Options{Resolver: webhooktest.Resolver{}}}
+		return &webhooksQueue{client: c, cfg: cfg.Webhooks}
+	}
+}
+
+// deliveryStack is a generating stack with webhooks, its sender fed from
+// the queue as the mapping feeds it, and a receiver on 127.0.0.1
+// registered for every event of account acme.
+type deliveryStack struct {
+	*genStack
+	hooks    *webhooksQueue
+	store    *hookstore.Store
+	endpoint hookstore.Endpoint
+	mu       sync.Mutex
+	bodies   []map[string]any
+}
+
+// newDeliveryStack starts it; status answers the receiver's nth call
+// (from 1), on the schedule given (nil: the contract's).
+func newDeliveryStack(t *testing.T, schedule webhook.Schedule, status func(n int) int) *deliveryStack {
+	var hooks *webhooksQueue
+	g := newGenStack(t, genOptions{configure: func(cfg *app.Config) {
+		hooks = withWebhooks(t)(cfg)
+		cfg.Webhooks.Client = webhook.Options{AllowLoopback: true}
+		cfg.Webhooks.Schedule = schedule
+	}})
+	d := &deliveryStack{genStack: g, hooks: hooks}
+	var verifier *standardwebhooks.Webhook
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if err := verifier.Verify(body, r.Header); err != nil {
+			t.Errorf("delivery does not verify: %v", err)
+		}
+		var b map[string]any
+		_ = json.Unmarshal(body, &b)
+		d.bodies = append(d.bodies, b)
+		w.WriteHeader(status(len(d.bodies)))
+	}))
+	t.Cleanup(srv.Close)
+	sealer, _ := webhook.NewSealer(hooks.cfg.Seal)
+	d.store = &hookstore.Store{Client: g.env.Client, Table: hooks.cfg.Table, Sealer: sealer}
+	endpoint, secret, err := d.store.Create(t.Context(), "acme", hookstore.Endpoint{URL: srv.URL + "/hook", Events: app.EventTypes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.endpoint = endpoint
+	verifier, _ = standardwebhooks.NewWebhook(secret)
+	send, err := g.app.SenderEntry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapping := &lambdalocal.SQSMapping{Queue: hooks.client, QueueURL: hooks.cfg.QueueURL, Handler: lambdalocal.SQSHandler(send)}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go mapping.Run(ctx, 20*time.Millisecond, nil)
+	return d
+}
+
+// received waits for n deliveries and returns them.
+func (d *deliveryStack) received(t *testing.T, n int) []map[string]any {
+	eventually(t, fmt.Sprintf("%d deliveries", n), func() (bool, string) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return len(d.bodies) >= n, fmt.Sprint(d.bodies)
+	})
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.bodies)
+}
+
+func TestGeneratedDocumentIsDelivered(t *testing.T) {
+	d := newDeliveryStack(t, nil, func(int) int { return http.StatusNoContent })
+	r := d.form("POST", "/api/v1/documents", "name", "Launch", "prompt", "Our new espresso machine", "template_id", "33")
+	expect(t, r, 201)
+	b := d.received(t, 1)[0]
+	data, _ := b["data"].(map[string]any)
+	if b["type"] != "document.generated" || fmt.Sprint(data["id"]) != fmt.Sprint(r.data()["id"]) || data["result"] != r.data()["result"] {
+		t.Errorf("delivered %v", b)
+	}
+	log, err := d.store.Deliveries(t.Context(), "acme", d.endpoint.ID)
+	if err != nil || len(log) != 1 || log[0].Status != hookstore.Succeeded || log[0].Attempts != 1 {
+		t.Errorf("log %+v %v", log, err)
+	}
+}
+
+// An image event carries a url presigned for its attempt, as GET does for
+// each read: the stored delivery keeps none (one made at the event would
+// have expired by the later retries), and each attempt's opens the
+// picture.
+func TestImageEventsCarryAURLMadeForEachAttempt(t *testing.T) {
+	d := newDeliveryStack(t, webhook.Schedule{0, 0}, func(n int) int {
+		if n == 1 {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusNoContent
+	})
+	r := d.form("POST", "/api/v1/images", "name", "Cliff", "description", "A lighthouse", "resolution", "256x256")
+	expect(t, r, 201)
+	attempts := d.received(t, 2)
+	for i, b := range attempts {
+		data, _ := b["data"].(map[string]any)
+		u, _ := data["url"].(string)
+		if b["type"] != "image.generated" || data["result"] != r.data()["result"] || u == "" {
+			t.Fatalf("attempt %d delivered %v", i+1, b)
+		}
+		pic, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pic.Body.Close()
+		if pic.StatusCode != 200 || pic.Header.Get("Content-Type") != "image/png" {
+			t.Errorf("attempt %d's url: %d %s", i+1, pic.StatusCode, pic.Header.Get("Content-Type"))
+		}
+	}
+	out, err := d.env.Client.Scan(t.Context(), &dynamodb.ScanInput{TableName: aws.String(d.store.Table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The event travels in the queue's message, its url made at each
+	// attempt: the one delivery item keeps neither the body nor a url.
+	deliveries := 0
+	for _, item := range out.Items {
+		if sk, ok := item["sk"].(*types.AttributeValueMemberS); !ok || !strings.HasPrefix(sk.Value, "dl#") {
+			continue
+		}
+		deliveries++
+		if body, ok := item["body"].(*types.AttributeValueMemberB); ok {
+			t.Errorf("the delivery item keeps the event's body: %s", body.Value)
+		}
+		var kept map[string]any
+		if err := attributevalue.UnmarshalMap(item, &kept); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(fmt.Sprint(kept), "X-Amz-Signature") {
+			t.Errorf("the delivery item keeps a presigned url: %v", kept)
+		}
+	}
+	if deliveries != 1 {
+		t.Errorf("%d deliveries stored, want the image's", deliveries)
+	}
+}
+
+// A registration's secret is shown once and kept only sealed: the
+// webhooks' paths take no Idempotency-Key, so a retry with one registers
+// again (a second endpoint, another secret) and no answer holding a secret
+// is kept in the idempotency table to be replayed.
+func TestWebhookSecretsAreNeverReplayed(t *testing.T) {
+	s := newStackWith(t, func(cfg *app.Config) { withWebhooks(t)(cfg) })
+	register := request{method: "POST", path: "/api/v1/webhooks", key: s.writeKey, contentType: "application/x-www-form-urlencoded",
+		body: "url=https%3A%2F%2Fhooks.example.com%2Fa", header: map[string]string{"Idempotency-Key": "hook-1"}}
+	first, second := s.do(register), s.do(register)
+	expect(t, first, 201)
+	expect(t, second, 201)
+	if first.data()["id"] == second.data()["id"] || first.data()["secret"] == second.data()["secret"] || second.Header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("the retry was replayed: %v then %v", first.Raw, second.Raw)
+	}
+	out, err := s.env.Client.Scan(t.Context(), &dynamodb.ScanInput{TableName: aws.String(s.env.Tables["IdempotencyTable"])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Count != 0 {
+		t.Errorf("the idempotency table keeps %d answers", out.Count)
+	}
+}
+
+// A generation's end met again (the stream's record delivered twice, a
+// batch retried) makes no second event: its delivery is the same item,
+// already succeeded, and the receiver hears of it once.
+func TestAGenerationsEndMetAgainIsDeliveredOnce(t *testing.T) {
+	d := newDeliveryStack(t, nil, func(int) int { return http.StatusNoContent })
+	r := d.form("POST", "/api/v1/documents", "name", "Launch", "prompt", "Our new espresso machine")
+	expect(t, r, 201)
+	d.received(t, 1)
+	table := d.env.Tables["DocumentsTable"]
+	out, err := d.env.Client.GetItem(t.Context(), &dynamodb.GetItemInput{
+		TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"account": stringAV("acme"), "id": numberAV(num(r.data()["id"]))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The write that ended it, as the stream carries it: running to done.
+	after := lambdalocal.StreamImage(out.Item)
+	before := maps.Clone(after)
+	gen := maps.Clone(after["generation"].Map())
+	gen["status"] = events.NewStringAttribute("running")
+	before["generation"] = events.NewMapAttribute(gen)
+	ev := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{
+		EventName: "MODIFY", EventSourceArn: lambdalocal.StreamInsert(table, out.Item).Records[0].EventSourceArn,
+		Change: events.DynamoDBStreamRecord{OldImage: before, NewImage: after, SequenceNumber: "2"},
+	}}}
+	for range 2 {
+		if resp, err := d.stream(t.Context(), ev); err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("the generator: %v %+v", err, resp)
+		}
+	}
+	// The copies the generator queued again are taken and let go.
+	eventually(t, "the queue drained", func() (bool, string) {
+		a, err := d.hooks.client.GetQueueAttributes(t.Context(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(d.hooks.cfg.QueueURL),
+			AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+				sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+		if err != nil {
+			return false, err.Error()
+		}
+		return a.Attributes["ApproximateNumberOfMessages"] == "0" && a.Attributes["ApproximateNumberOfMessagesNotVisible"] == "0", fmt.Sprint(a.Attributes)
+	})
+	if got := d.received(t, 1); len(got) != 1 {
+		t.Errorf("%d deliveries of one generation's end: %v", len(got), got)
+	}
+	log, err := d.store.Deliveries(t.Context(), "acme", d.endpoint.ID)
+	if err != nil || len(log) != 1 || log[0].Attempts != 1 || log[0].Status != hookstore.Succeeded {
+		t.Errorf("log %+v %v", log, err)
+	}
+}
