@@ -37,14 +37,20 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 		buf.Reset()
 		buf.WriteString(`{"message":"Server error.","status":500}` + "\n")
 	}
+	WriteEncoded(w, status, buf.Bytes())
+	*bp = buf.Bytes()[:0]
+	Release(bp)
+}
+
+// WriteEncoded writes body, JSON as WriteJSON encodes it (its newline
+// included), as the response body with the given status.
+func WriteEncoded(w http.ResponseWriter, status int, body []byte) {
 	// Shared, as nothing edits a header's values in place.
 	w.Header()["Content-Type"] = contentType
 	w.WriteHeader(status)
-	// Every ResponseWriter copies what it is given, so the buffer serves
-	// the next answer; one grown by a rare huge answer is let go.
-	_, _ = w.Write(buf.Bytes())
-	*bp = buf.Bytes()[:0]
-	Release(bp)
+	// Every ResponseWriter copies what it is given, so the caller's buffer
+	// serves the next answer; one grown by a rare huge answer is let go.
+	_, _ = w.Write(body)
 }
 
 // Buffer is an empty buffer sized for a page of records, for a handler
