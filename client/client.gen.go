@@ -17,6 +17,120 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for DocumentLanguage.
+const (
+	DocumentLanguageAr          DocumentLanguage = "ar"
+	DocumentLanguageDe          DocumentLanguage = "de"
+	DocumentLanguageEn          DocumentLanguage = "en"
+	DocumentLanguageEs          DocumentLanguage = "es"
+	DocumentLanguageFr          DocumentLanguage = "fr"
+	DocumentLanguageHe          DocumentLanguage = "he"
+	DocumentLanguageHi          DocumentLanguage = "hi"
+	DocumentLanguageIt          DocumentLanguage = "it"
+	DocumentLanguageJa          DocumentLanguage = "ja"
+	DocumentLanguageKo          DocumentLanguage = "ko"
+	DocumentLanguageLessThannil DocumentLanguage = "<nil>"
+	DocumentLanguageNl          DocumentLanguage = "nl"
+	DocumentLanguagePtBR        DocumentLanguage = "pt-BR"
+	DocumentLanguagePtPT        DocumentLanguage = "pt-PT"
+	DocumentLanguageRu          DocumentLanguage = "ru"
+	DocumentLanguageTr          DocumentLanguage = "tr"
+	DocumentLanguageZh          DocumentLanguage = "zh"
+)
+
+// Valid indicates whether the value is a known member of the DocumentLanguage enum.
+func (e DocumentLanguage) Valid() bool {
+	switch e {
+	case DocumentLanguageAr:
+		return true
+	case DocumentLanguageDe:
+		return true
+	case DocumentLanguageEn:
+		return true
+	case DocumentLanguageEs:
+		return true
+	case DocumentLanguageFr:
+		return true
+	case DocumentLanguageHe:
+		return true
+	case DocumentLanguageHi:
+		return true
+	case DocumentLanguageIt:
+		return true
+	case DocumentLanguageJa:
+		return true
+	case DocumentLanguageKo:
+		return true
+	case DocumentLanguageLessThannil:
+		return true
+	case DocumentLanguageNl:
+		return true
+	case DocumentLanguagePtBR:
+		return true
+	case DocumentLanguagePtPT:
+		return true
+	case DocumentLanguageRu:
+		return true
+	case DocumentLanguageTr:
+		return true
+	case DocumentLanguageZh:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DocumentTone.
+const (
+	DocumentToneCasual        DocumentTone = "casual"
+	DocumentToneConfident     DocumentTone = "confident"
+	DocumentToneEmpathetic    DocumentTone = "empathetic"
+	DocumentToneEnthusiastic  DocumentTone = "enthusiastic"
+	DocumentToneFormal        DocumentTone = "formal"
+	DocumentToneFriendly      DocumentTone = "friendly"
+	DocumentToneHumorous      DocumentTone = "humorous"
+	DocumentToneInformative   DocumentTone = "informative"
+	DocumentToneInspirational DocumentTone = "inspirational"
+	DocumentToneLessThannil   DocumentTone = "<nil>"
+	DocumentTonePersuasive    DocumentTone = "persuasive"
+	DocumentToneProfessional  DocumentTone = "professional"
+	DocumentToneWitty         DocumentTone = "witty"
+)
+
+// Valid indicates whether the value is a known member of the DocumentTone enum.
+func (e DocumentTone) Valid() bool {
+	switch e {
+	case DocumentToneCasual:
+		return true
+	case DocumentToneConfident:
+		return true
+	case DocumentToneEmpathetic:
+		return true
+	case DocumentToneEnthusiastic:
+		return true
+	case DocumentToneFormal:
+		return true
+	case DocumentToneFriendly:
+		return true
+	case DocumentToneHumorous:
+		return true
+	case DocumentToneInformative:
+		return true
+	case DocumentToneInspirational:
+		return true
+	case DocumentToneLessThannil:
+		return true
+	case DocumentTonePersuasive:
+		return true
+	case DocumentToneProfessional:
+		return true
+	case DocumentToneWitty:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DocumentAcceptedResponseStatus.
 const (
 	DocumentAcceptedResponseStatusN202 DocumentAcceptedResponseStatus = 202
@@ -443,6 +557,66 @@ func (e ImageResponseStatus) Valid() bool {
 	}
 }
 
+// Defines values for Language.
+const (
+	LanguageAr   Language = "ar"
+	LanguageDe   Language = "de"
+	LanguageEn   Language = "en"
+	LanguageEs   Language = "es"
+	LanguageFr   Language = "fr"
+	LanguageHe   Language = "he"
+	LanguageHi   Language = "hi"
+	LanguageIt   Language = "it"
+	LanguageJa   Language = "ja"
+	LanguageKo   Language = "ko"
+	LanguageNl   Language = "nl"
+	LanguagePtBR Language = "pt-BR"
+	LanguagePtPT Language = "pt-PT"
+	LanguageRu   Language = "ru"
+	LanguageTr   Language = "tr"
+	LanguageZh   Language = "zh"
+)
+
+// Valid indicates whether the value is a known member of the Language enum.
+func (e Language) Valid() bool {
+	switch e {
+	case LanguageAr:
+		return true
+	case LanguageDe:
+		return true
+	case LanguageEn:
+		return true
+	case LanguageEs:
+		return true
+	case LanguageFr:
+		return true
+	case LanguageHe:
+		return true
+	case LanguageHi:
+		return true
+	case LanguageIt:
+		return true
+	case LanguageJa:
+		return true
+	case LanguageKo:
+		return true
+	case LanguageNl:
+		return true
+	case LanguagePtBR:
+		return true
+	case LanguagePtPT:
+		return true
+	case LanguageRu:
+		return true
+	case LanguageTr:
+		return true
+	case LanguageZh:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Medium.
 const (
 	MediumAcrylic    Medium = "acrylic"
@@ -809,6 +983,54 @@ func (e TemplateName) Valid() bool {
 	case VisionStatement:
 		return true
 	case WelcomeEmail:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Tone.
+const (
+	ToneCasual        Tone = "casual"
+	ToneConfident     Tone = "confident"
+	ToneEmpathetic    Tone = "empathetic"
+	ToneEnthusiastic  Tone = "enthusiastic"
+	ToneFormal        Tone = "formal"
+	ToneFriendly      Tone = "friendly"
+	ToneHumorous      Tone = "humorous"
+	ToneInformative   Tone = "informative"
+	ToneInspirational Tone = "inspirational"
+	TonePersuasive    Tone = "persuasive"
+	ToneProfessional  Tone = "professional"
+	ToneWitty         Tone = "witty"
+)
+
+// Valid indicates whether the value is a known member of the Tone enum.
+func (e Tone) Valid() bool {
+	switch e {
+	case ToneCasual:
+		return true
+	case ToneConfident:
+		return true
+	case ToneEmpathetic:
+		return true
+	case ToneEnthusiastic:
+		return true
+	case ToneFormal:
+		return true
+	case ToneFriendly:
+		return true
+	case ToneHumorous:
+		return true
+	case ToneInformative:
+		return true
+	case ToneInspirational:
+		return true
+	case TonePersuasive:
+		return true
+	case ToneProfessional:
+		return true
+	case ToneWitty:
 		return true
 	default:
 		return false
@@ -4851,7 +5073,7 @@ type CreativityInput = float64
 // Examples: A red sky over the sea
 type DescriptionInput = string
 
-// Document Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","template":{"id":9,"name":"Blog post"},"template_id":9,"updated_at":"2026-11-21T16:48:32.000000Z","words":6}
+// Document Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"words":6}
 type Document struct {
 	// CreatedAt ISO-8601 UTC with microseconds.
 	//
@@ -4866,12 +5088,23 @@ type Document struct {
 	Generation *Generation `json:"generation"`
 	Id         int64       `json:"id"`
 
+	// Language The language the text is asked to be written in (`Language`); null leaves it to the prompt.
+	Language *DocumentLanguage `json:"language"`
+
 	// Name A name.
 	Name   Name   `json:"name"`
 	Prompt string `json:"prompt"`
 
-	// Result The text, generated or written, as long as `ResultInput` allows; null until there is one.
+	// Result The text, generated or written, as long as `ResultInput` allows; null until there is
+	// one. The first of `results` until the client writes another.
 	Result *string `json:"result"`
+
+	// Results The texts of a document of several `variants`, as its last generation wrote them, in
+	// order: all of them when it is done, those written when it failed part way (they count
+	// against the month's words), none before the first. A client's edit of `result` leaves
+	// them as written. Null for a document of one text, which is `result`: repeating it here
+	// would double the size of every answer.
+	Results *[]Variant `json:"results"`
 
 	// Template Examples: {"id":1,"name":"Freestyle"}
 	Template Template `json:"template"`
@@ -4890,18 +5123,30 @@ type Document struct {
 	// 52 Feature section.
 	TemplateId TemplateId `json:"template_id"`
 
+	// Tone The tone the text is asked to have (`Tone`); null leaves it to the template.
+	Tone *DocumentTone `json:"tone"`
+
 	// UpdatedAt ISO-8601 UTC with microseconds.
 	//
 	// Examples: 2026-11-21T16:48:30.000000Z
 	UpdatedAt Timestamp `json:"updated_at"`
 
-	// Words Words in `result`: runs of non-space characters, each Chinese or Japanese character (Han, Hiragana, Katakana), as word processors count them, and a word for every three letters of Thai, Lao, Khmer or Burmese (a letter with its marks is one); 0 when there is none. A generation counts at most 4,096 of them against the month's words (its hold).
+	// Variants How many texts a generation writes, as given (1 unless given).
+	Variants Variants `json:"variants"`
+
+	// Words Words in `result`: runs of non-space characters, each Chinese or Japanese character (Han, Hiragana, Katakana), as word processors count them, and a word for every three letters of Thai, Lao, Khmer or Burmese (a letter with its marks is one); 0 when there is none. A generation counts at most 4,096 of them a text against the month's words (its hold).
 	Words int `json:"words"`
 }
 
+// DocumentLanguage The language the text is asked to be written in (`Language`); null leaves it to the prompt.
+type DocumentLanguage string
+
+// DocumentTone The tone the text is asked to have (`Tone`); null leaves it to the template.
+type DocumentTone string
+
 // DocumentAcceptedResponse defines model for DocumentAcceptedResponse.
 type DocumentAcceptedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","template":{"id":9,"name":"Blog post"},"template_id":9,"updated_at":"2026-11-21T16:48:32.000000Z","words":6}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"words":6}
 	Data   Document                       `json:"data"`
 	Status DocumentAcceptedResponseStatus `json:"status"`
 }
@@ -4913,6 +5158,10 @@ type DocumentAcceptedResponseStatus int
 type DocumentCreate struct {
 	// Creativity Optional, 0.5 unless given.
 	Creativity *float64 `json:"creativity,omitempty"`
+
+	// Language Optional: the language to write in, whatever the prompt's. Not given leaves it to the
+	// prompt, as the original app did.
+	Language *Language `json:"language,omitempty"`
 
 	// Name A name; its length counts after trimming.
 	//
@@ -4927,11 +5176,18 @@ type DocumentCreate struct {
 	// TemplateId Optional, 1 (Freestyle) unless given. An addition to the original app's fields; only a
 	// regenerate changes it later.
 	TemplateId *int `json:"template_id,omitempty"`
+
+	// Tone Optional; not given leaves the tone to the template.
+	Tone *Tone `json:"tone,omitempty"`
+
+	// Variants Optional, 1 unless given: how many texts to write, each a model call of its own.
+	// The document counts once against the month's documents; each text counts its words.
+	Variants *int `json:"variants,omitempty"`
 }
 
 // DocumentCreatedResponse defines model for DocumentCreatedResponse.
 type DocumentCreatedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","template":{"id":9,"name":"Blog post"},"template_id":9,"updated_at":"2026-11-21T16:48:32.000000Z","words":6}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"words":6}
 	Data   Document                      `json:"data"`
 	Status DocumentCreatedResponseStatus `json:"status"`
 }
@@ -4982,16 +5238,25 @@ type DocumentRegenerate struct {
 	// Creativity Optional; not given keeps the current creativity.
 	Creativity *float64 `json:"creativity,omitempty"`
 
+	// Language Optional; not given keeps the current language.
+	Language *Language `json:"language,omitempty"`
+
 	// Prompt Optional; not given keeps the current prompt.
 	Prompt *string `json:"prompt,omitempty"`
 
 	// TemplateId Optional; not given keeps the current template. Another template moves the document there.
 	TemplateId *int `json:"template_id,omitempty"`
+
+	// Tone Optional; not given keeps the current tone.
+	Tone *Tone `json:"tone,omitempty"`
+
+	// Variants Optional; not given keeps the current number of texts.
+	Variants *int `json:"variants,omitempty"`
 }
 
 // DocumentResponse defines model for DocumentResponse.
 type DocumentResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","template":{"id":9,"name":"Blog post"},"template_id":9,"updated_at":"2026-11-21T16:48:32.000000Z","words":6}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"words":6}
 	Data   Document               `json:"data"`
 	Status DocumentResponseStatus `json:"status"`
 }
@@ -5089,7 +5354,7 @@ type GenerationError struct {
 // `timeout`: generation took too long (15 minutes at most); `internal`: anything else.
 type GenerationErrorCode string
 
-// Image Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+// Image Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 type Image struct {
 	// CreatedAt ISO-8601 UTC with microseconds.
 	//
@@ -5109,8 +5374,11 @@ type Image struct {
 	Medium *ImageMedium `json:"medium"`
 
 	// Name A name.
-	Name       Name       `json:"name"`
-	Resolution Resolution `json:"resolution"`
+	Name Name `json:"name"`
+
+	// NegativePrompt What the picture must not show, as given; null for nothing.
+	NegativePrompt *string    `json:"negative_prompt"`
+	Resolution     Resolution `json:"resolution"`
 
 	// Result The stored file name of the generated picture (`<hex>.png`); null until one exists.
 	Result *string `json:"result"`
@@ -5139,7 +5407,7 @@ type ImageStyle string
 
 // ImageAcceptedResponse defines model for ImageAcceptedResponse.
 type ImageAcceptedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 	Data   Image                       `json:"data"`
 	Status ImageAcceptedResponseStatus `json:"status"`
 }
@@ -5165,6 +5433,11 @@ type ImageCreate struct {
 	// Examples: Sunset
 	Name NameInput `json:"name"`
 
+	// NegativePrompt Optional: what the picture must not show, passed to the image model as its negative
+	// prompt (before the service's own: blurry, distorted, watermark, ...). Not given means
+	// nothing more.
+	NegativePrompt *string `json:"negative_prompt,omitempty"`
+
 	// Resolution A resolution; white space around it is trimmed.
 	Resolution ResolutionInput `json:"resolution"`
 
@@ -5174,7 +5447,7 @@ type ImageCreate struct {
 
 // ImageCreatedResponse defines model for ImageCreatedResponse.
 type ImageCreatedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 	Data   Image                      `json:"data"`
 	Status ImageCreatedResponseStatus `json:"status"`
 }
@@ -5231,6 +5504,9 @@ type ImageRegenerate struct {
 	// Medium Optional; not given keeps the current medium.
 	Medium *Medium `json:"medium,omitempty"`
 
+	// NegativePrompt Optional; not given keeps the current negative prompt.
+	NegativePrompt *string `json:"negative_prompt,omitempty"`
+
 	// Resolution Optional; not given keeps the current resolution.
 	Resolution *Resolution `json:"resolution,omitempty"`
 
@@ -5240,7 +5516,7 @@ type ImageRegenerate struct {
 
 // ImageResponse defines model for ImageResponse.
 type ImageResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 	Data   Image               `json:"data"`
 	Status ImageResponseStatus `json:"status"`
 }
@@ -5253,6 +5529,17 @@ type ImageUpdate struct {
 	Favorite *bool   `json:"favorite,omitempty"`
 	Name     *string `json:"name,omitempty"`
 }
+
+// Language A language to write in, as a BCP 47 tag: those Amazon Nova, the default text model, is
+// documented to be optimised for (`zh` is Simplified Chinese; Portuguese is given with its
+// region). A request may give a tag in any letter case; a document shows it as listed here.
+type Language string
+
+// LanguageFilter A language, in any letter case, or empty for none.
+type LanguageFilter = string
+
+// LanguageInput A language's tag, in any letter case (`PT-br` is `pt-BR`); white space around it is trimmed.
+type LanguageInput = Language
 
 // Medium defines model for Medium.
 type Medium string
@@ -5279,6 +5566,11 @@ type Name = string
 //
 // Examples: Sunset
 type NameInput = string
+
+// NegativePromptInput What a picture must not show; its length counts after trimming.
+//
+// Examples: people, text, a cloudy sky
+type NegativePromptInput = string
 
 // NotGiven Empty, white space only, or JSON null; the same as not sending the field.
 type NotGiven = string
@@ -5433,6 +5725,12 @@ type TemplateIdInput = int
 // Examples: 2026-11-21T16:48:30.000000Z
 type Timestamp = time.Time
 
+// Tone How the text should sound.
+type Tone string
+
+// ToneInput A tone; white space around it is trimmed.
+type ToneInput = Tone
+
 // Usage This month's usage and limits.
 //
 // Examples: {"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200}},"words":{"limit":50000,"used":48211}}
@@ -5481,6 +5779,19 @@ type ValidationError struct {
 
 // ValidationErrorStatus defines model for ValidationError.Status.
 type ValidationErrorStatus int
+
+// Variant One text a generation wrote.
+type Variant struct {
+	Result string `json:"result"`
+	Words  int    `json:"words"`
+}
+
+// Variants How many texts a generation writes.
+type Variants = int
+
+// VariantsInput How many texts to write, as a JSON number of a whole value (`3`, `3.0`), or as text of
+// digits with leading zeros allowed (white space around it is trimmed).
+type VariantsInput = int
 
 // Webhook A webhook endpoint, without its secret.
 //
@@ -5878,6 +6189,9 @@ type ListDocumentsParams struct {
 	// empty is no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
 
+	// Language Only documents whose `language` is this, as they show it; empty is no filter. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
+	Language *LanguageFilter `form:"language,omitempty" json:"language,omitempty"`
+
 	// SortBy The order: `id` is creation order; `name` ignores letter case and accents and breaks ties
 	// by id in the direction of `sort`. Empty is the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
@@ -5937,6 +6251,9 @@ type HeadDocumentsParams struct {
 	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
 	// empty is no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
+
+	// Language Only documents whose `language` is this, as they show it; empty is no filter. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
+	Language *LanguageFilter `form:"language,omitempty" json:"language,omitempty"`
 
 	// SortBy The order: `id` is creation order; `name` ignores letter case and accents and breaks ties
 	// by id in the direction of `sort`. Empty is the default.
@@ -6294,16 +6611,16 @@ type ListImagesParams struct {
 	// SearchBy What `search` looks in; empty is the default.
 	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
 
-	// Resolution Only images whose `resolution` is this; empty is no filter.
+	// Resolution Only images whose `resolution` is this, as they show it; empty is no filter.
 	Resolution *ResolutionFilter `form:"resolution,omitempty" json:"resolution,omitempty"`
 
-	// Style Only images whose `style` is this; empty is no filter.
+	// Style Only images whose `style` is this, as they show it; empty is no filter.
 	Style *StyleFilter `form:"style,omitempty" json:"style,omitempty"`
 
-	// Medium Only images whose `medium` is this; empty is no filter.
+	// Medium Only images whose `medium` is this, as they show it; empty is no filter.
 	Medium *MediumFilter `form:"medium,omitempty" json:"medium,omitempty"`
 
-	// Filter Only images whose `filter` is this; empty is no filter.
+	// Filter Only images whose `filter` is this, as they show it; empty is no filter.
 	Filter *FilterFilter `form:"filter,omitempty" json:"filter,omitempty"`
 
 	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
@@ -6363,16 +6680,16 @@ type HeadImagesParams struct {
 	// SearchBy What `search` looks in; empty is the default.
 	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
 
-	// Resolution Only images whose `resolution` is this; empty is no filter.
+	// Resolution Only images whose `resolution` is this, as they show it; empty is no filter.
 	Resolution *ResolutionFilter `form:"resolution,omitempty" json:"resolution,omitempty"`
 
-	// Style Only images whose `style` is this; empty is no filter.
+	// Style Only images whose `style` is this, as they show it; empty is no filter.
 	Style *StyleFilter `form:"style,omitempty" json:"style,omitempty"`
 
-	// Medium Only images whose `medium` is this; empty is no filter.
+	// Medium Only images whose `medium` is this, as they show it; empty is no filter.
 	Medium *MediumFilter `form:"medium,omitempty" json:"medium,omitempty"`
 
-	// Filter Only images whose `filter` is this; empty is no filter.
+	// Filter Only images whose `filter` is this, as they show it; empty is no filter.
 	Filter *FilterFilter `form:"filter,omitempty" json:"filter,omitempty"`
 
 	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
@@ -7390,12 +7707,12 @@ type ClientInterface interface {
 
 	// RegenerateDocumentWithBody Generate a document's text again
 	//
-	// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when generation
-	// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-	// `generation` state either way. 409 while the record's generation is pending or running; 429
-	// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-	// and then nothing changes.
+	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+	// `language`, `tone` and `variants`, validated as on create; inputs not given keep their
+	// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+	// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// documents or words no longer allows it, and then nothing changes.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7404,12 +7721,12 @@ type ClientInterface interface {
 
 	// RegenerateDocument Generate a document's text again
 	//
-	// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when generation
-	// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-	// `generation` state either way. 409 while the record's generation is pending or running; 429
-	// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-	// and then nothing changes.
+	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+	// `language`, `tone` and `variants`, validated as on create; inputs not given keep their
+	// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+	// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// documents or words no longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7418,12 +7735,12 @@ type ClientInterface interface {
 
 	// RegenerateDocumentWithFormdataBody Generate a document's text again
 	//
-	// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when generation
-	// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-	// `generation` state either way. 409 while the record's generation is pending or running; 429
-	// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-	// and then nothing changes.
+	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+	// `language`, `tone` and `variants`, validated as on create; inputs not given keep their
+	// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+	// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// documents or words no longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -7569,11 +7886,11 @@ type ClientInterface interface {
 	// RegenerateImageWithBody Generate an image's picture again
 	//
 	// Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-	// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-	// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-	// record shows its `generation` state either way. 409 while the record's generation is pending
-	// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-	// it, and then nothing changes.
+	// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+	// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+	// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// images no longer allows it, and then nothing changes.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7583,11 +7900,11 @@ type ClientInterface interface {
 	// RegenerateImage Generate an image's picture again
 	//
 	// Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-	// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-	// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-	// record shows its `generation` state either way. 409 while the record's generation is pending
-	// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-	// it, and then nothing changes.
+	// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+	// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+	// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// images no longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7597,11 +7914,11 @@ type ClientInterface interface {
 	// RegenerateImageWithFormdataBody Generate an image's picture again
 	//
 	// Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-	// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-	// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-	// record shows its `generation` state either way. 409 while the record's generation is pending
-	// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-	// it, and then nothing changes.
+	// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+	// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+	// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// images no longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -8031,12 +8348,12 @@ func (c *Client) UpdateDocumentWithFormdataBody(ctx context.Context, id Id, para
 
 // RegenerateDocumentWithBody Generate a document's text again
 //
-// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when generation
-// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-// `generation` state either way. 409 while the record's generation is pending or running; 429
-// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-// and then nothing changes.
+// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+// `language`, `tone` and `variants`, validated as on create; inputs not given keep their
+// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// documents or words no longer allows it, and then nothing changes.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8055,12 +8372,12 @@ func (c *Client) RegenerateDocumentWithBody(ctx context.Context, id Id, params *
 
 // RegenerateDocument Generate a document's text again
 //
-// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when generation
-// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-// `generation` state either way. 409 while the record's generation is pending or running; 429
-// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-// and then nothing changes.
+// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+// `language`, `tone` and `variants`, validated as on create; inputs not given keep their
+// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// documents or words no longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8079,12 +8396,12 @@ func (c *Client) RegenerateDocument(ctx context.Context, id Id, params *Regenera
 
 // RegenerateDocumentWithFormdataBody Generate a document's text again
 //
-// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when generation
-// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-// `generation` state either way. 409 while the record's generation is pending or running; 429
-// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-// and then nothing changes.
+// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+// `language`, `tone` and `variants`, validated as on create; inputs not given keep their
+// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// documents or words no longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -8380,11 +8697,11 @@ func (c *Client) UpdateImageWithFormdataBody(ctx context.Context, id Id, params 
 // RegenerateImageWithBody Generate an image's picture again
 //
 // Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-// record shows its `generation` state either way. 409 while the record's generation is pending
-// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-// it, and then nothing changes.
+// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// images no longer allows it, and then nothing changes.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8404,11 +8721,11 @@ func (c *Client) RegenerateImageWithBody(ctx context.Context, id Id, params *Reg
 // RegenerateImage Generate an image's picture again
 //
 // Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-// record shows its `generation` state either way. 409 while the record's generation is pending
-// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-// it, and then nothing changes.
+// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// images no longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8428,11 +8745,11 @@ func (c *Client) RegenerateImage(ctx context.Context, id Id, params *RegenerateI
 // RegenerateImageWithFormdataBody Generate an image's picture again
 //
 // Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-// record shows its `generation` state either way. 409 while the record's generation is pending
-// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-// it, and then nothing changes.
+// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// images no longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -8815,6 +9132,18 @@ func NewListDocumentsRequest(server string, params *ListDocumentsParams) (*http.
 
 		}
 
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.SortBy != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort_by", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
@@ -8956,6 +9285,18 @@ func NewHeadDocumentsRequest(server string, params *HeadDocumentsParams) (*http.
 		if params.Favorite != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "favorite", *params.Favorite, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11028,12 +11369,12 @@ type ClientWithResponsesInterface interface {
 
 	// RegenerateDocumentWithBodyWithResponse Generate a document's text again
 	//
-	// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when generation
-	// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-	// `generation` state either way. 409 while the record's generation is pending or running; 429
-	// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-	// and then nothing changes.
+	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+	// `language`, `tone` and `variants`, validated as on create; inputs not given keep their
+	// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+	// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// documents or words no longer allows it, and then nothing changes.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11042,12 +11383,12 @@ type ClientWithResponsesInterface interface {
 
 	// RegenerateDocumentWithResponse Generate a document's text again
 	//
-	// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when generation
-	// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-	// `generation` state either way. 409 while the record's generation is pending or running; 429
-	// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-	// and then nothing changes.
+	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+	// `language`, `tone` and `variants`, validated as on create; inputs not given keep their
+	// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+	// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// documents or words no longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11056,12 +11397,12 @@ type ClientWithResponsesInterface interface {
 
 	// RegenerateDocumentWithFormdataBodyWithResponse Generate a document's text again
 	//
-	// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when generation
-	// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-	// `generation` state either way. 409 while the record's generation is pending or running; 429
-	// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-	// and then nothing changes.
+	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+	// `language`, `tone` and `variants`, validated as on create; inputs not given keep their
+	// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+	// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// documents or words no longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11217,11 +11558,11 @@ type ClientWithResponsesInterface interface {
 	// RegenerateImageWithBodyWithResponse Generate an image's picture again
 	//
 	// Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-	// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-	// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-	// record shows its `generation` state either way. 409 while the record's generation is pending
-	// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-	// it, and then nothing changes.
+	// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+	// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+	// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// images no longer allows it, and then nothing changes.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11231,11 +11572,11 @@ type ClientWithResponsesInterface interface {
 	// RegenerateImageWithResponse Generate an image's picture again
 	//
 	// Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-	// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-	// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-	// record shows its `generation` state either way. 409 while the record's generation is pending
-	// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-	// it, and then nothing changes.
+	// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+	// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+	// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// images no longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11245,11 +11586,11 @@ type ClientWithResponsesInterface interface {
 	// RegenerateImageWithFormdataBodyWithResponse Generate an image's picture again
 	//
 	// Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-	// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-	// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-	// record shows its `generation` state either way. 409 while the record's generation is pending
-	// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-	// it, and then nothing changes.
+	// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+	// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+	// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// images no longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15670,12 +16011,12 @@ func (c *ClientWithResponses) UpdateDocumentWithFormdataBodyWithResponse(ctx con
 
 // RegenerateDocumentWithBodyWithResponse Generate a document's text again
 //
-// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when generation
-// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-// `generation` state either way. 409 while the record's generation is pending or running; 429
-// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-// and then nothing changes.
+// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+// `language`, `tone` and `variants`, validated as on create; inputs not given keep their
+// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// documents or words no longer allows it, and then nothing changes.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15690,12 +16031,12 @@ func (c *ClientWithResponses) RegenerateDocumentWithBodyWithResponse(ctx context
 
 // RegenerateDocumentWithResponse Generate a document's text again
 //
-// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when generation
-// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-// `generation` state either way. 409 while the record's generation is pending or running; 429
-// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-// and then nothing changes.
+// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+// `language`, `tone` and `variants`, validated as on create; inputs not given keep their
+// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// documents or words no longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15710,12 +16051,12 @@ func (c *ClientWithResponses) RegenerateDocumentWithResponse(ctx context.Context
 
 // RegenerateDocumentWithFormdataBodyWithResponse Generate a document's text again
 //
-// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when generation
-// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-// `generation` state either way. 409 while the record's generation is pending or running; 429
-// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-// and then nothing changes.
+// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+// `language`, `tone` and `variants`, validated as on create; inputs not given keep their
+// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// documents or words no longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15961,11 +16302,11 @@ func (c *ClientWithResponses) UpdateImageWithFormdataBodyWithResponse(ctx contex
 // RegenerateImageWithBodyWithResponse Generate an image's picture again
 //
 // Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-// record shows its `generation` state either way. 409 while the record's generation is pending
-// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-// it, and then nothing changes.
+// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// images no longer allows it, and then nothing changes.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15981,11 +16322,11 @@ func (c *ClientWithResponses) RegenerateImageWithBodyWithResponse(ctx context.Co
 // RegenerateImageWithResponse Generate an image's picture again
 //
 // Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-// record shows its `generation` state either way. 409 while the record's generation is pending
-// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-// it, and then nothing changes.
+// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// images no longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16001,11 +16342,11 @@ func (c *ClientWithResponses) RegenerateImageWithResponse(ctx context.Context, i
 // RegenerateImageWithFormdataBodyWithResponse Generate an image's picture again
 //
 // Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-// record shows its `generation` state either way. 409 while the record's generation is pending
-// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-// it, and then nothing changes.
+// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// images no longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -64,7 +64,7 @@ func costs(b *bench.Board, ops []operationResult, memory int) *bench.CostModel {
 	// The content is written back with one UpdateItem, counted as
 	// update_result's (a ~5 KB result; a picture's file name costs less).
 	// A create that generates text answers with it, as large as a get's.
-	if req, err := prompts.Document(documents.FreestyleID, createPrompt, 0.75); err == nil {
+	if req, err := prompts.Document(documents.FreestyleID, createPrompt, 0.75, prompts.Controls{}); err == nil {
 		text := op("create, text generated", val("calls_create")+val("calls_update_result"), 0, val("wru_create")+val("wru_update_result"), bytes("get"), get+gzipNs("get"))
 		text.WaitSeconds, text.Rest = m.Text(len(req.System)+len(req.Prompt), bench.SeededResultBytes)
 		m.Add(text)

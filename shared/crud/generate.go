@@ -198,7 +198,7 @@ func (res *Resource) regenerate(w http.ResponseWriter, r *http.Request) (err err
 		// its own counter write, and gives it back with the count.
 		moves := res.table.Moves(old, v)
 		if charge == nil && !moves {
-			c, err := res.table.Spend(r.Context(), account(r))
+			c, err := res.table.Spend(r.Context(), account(r), res.table.Variants(old, v))
 			if err != nil {
 				return err
 			}

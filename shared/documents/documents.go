@@ -11,6 +11,24 @@ import (
 
 var templateKind = records.Int{Min: 1, Max: int64(len(Templates) - 1)}
 
+// Languages are the languages a document may be asked to be written in:
+// BCP 47 tags, matched in any letter case, of the languages Amazon Nova
+// (the default text model) is documented to be optimised for. Other
+// languages it writes less well, so a request for one is refused rather
+// than answered badly. Chinese is Simplified Chinese; Portuguese is given
+// with its region, whose conventions differ. Their names in briefs are in
+// shared/prompts/templates.yaml.
+var Languages = records.AnyCase{"ar", "de", "en", "es", "fr", "he", "hi", "it", "ja", "ko", "nl",
+	"pt-BR", "pt-PT", "ru", "tr", "zh"}
+
+// Tones are how a document may be asked to sound; what each asks of the
+// model is in shared/prompts/templates.yaml.
+var Tones = records.Enum{"professional", "casual", "friendly", "formal", "persuasive", "enthusiastic",
+	"informative", "humorous", "inspirational", "empathetic", "confident", "witty"}
+
+// MaxVariants is how many texts one generation of a document may write.
+const MaxVariants = 3
+
 // Resource is the document resource. Every list is limited to one template
 // (Freestyle unless template_id names another), as in the original app.
 var Resource = &records.Resource{
@@ -21,17 +39,26 @@ var Resource = &records.Resource{
 		{Name: "prompt", Kind: records.Text{Min: 1, Max: 2048}, Required: true, Create: true, Regenerate: true},
 		{Name: "creativity", Kind: records.Choice{0, 0.25, 0.5, 0.75, 1}, Default: 0.5, Create: true, Regenerate: true},
 		{Name: "template_id", Kind: templateKind, Default: int64(FreestyleID), Create: true, Regenerate: true},
+		{Name: "language", Kind: Languages, Create: true, Regenerate: true},
+		{Name: "tone", Kind: Tones, Create: true, Regenerate: true},
+		{Name: "variants", Kind: records.Int{Min: 1, Max: MaxVariants}, Default: int64(1), Create: true, Regenerate: true},
 		{Name: "result", Kind: records.Text{Min: 1, Max: maxResult}, Update: true},
 		{Name: "favorite", Kind: records.Bool{}, Update: true},
 	},
-	Scope:     &records.Scope{Field: "template_id", Default: FreestyleID, Kind: templateKind},
-	Filters:   []records.Filter{{Param: "favorite", Kind: records.Bool{}}},
+	Scope: &records.Scope{Field: "template_id", Default: FreestyleID, Kind: templateKind},
+	Filters: []records.Filter{
+		{Param: "favorite", Kind: records.Bool{}},
+		{Param: "language", Kind: Languages, OnRecord: true},
+	},
 	SearchBy:  []string{"name", "result"},
 	Derive:    deriveWords,
 	Generated: "result",
-	Stored:    []string{"words"},
-	Render:    records.RenderAs(finish),
-	Content:   content,
+	// A generation writes results (every variant) beside result (the
+	// first) and words.
+	Stored:   []string{"words", "results"},
+	Render:   records.RenderAs(finish),
+	Content:  content,
+	Variants: "variants",
 }
 
 // maxResult is the longest result a document holds, a generated one cut
@@ -101,23 +128,46 @@ type Template struct {
 
 // Document is a document as the API shows it.
 type Document struct {
-	ID         int64             `json:"id" dynamodbav:"id"`
-	Name       string            `json:"name" dynamodbav:"name"`
-	Prompt     string            `json:"prompt" dynamodbav:"prompt"`
-	Creativity float64           `json:"creativity" dynamodbav:"creativity"`
-	TemplateID int64             `json:"template_id" dynamodbav:"template_id"`
-	Template   Template          `json:"template" dynamodbav:"-"`
-	Result     *string           `json:"result" dynamodbav:"result"`
-	Words      int64             `json:"words" dynamodbav:"words"`
+	ID         int64    `json:"id" dynamodbav:"id"`
+	Name       string   `json:"name" dynamodbav:"name"`
+	Prompt     string   `json:"prompt" dynamodbav:"prompt"`
+	Creativity float64  `json:"creativity" dynamodbav:"creativity"`
+	TemplateID int64    `json:"template_id" dynamodbav:"template_id"`
+	Template   Template `json:"template" dynamodbav:"-"`
+	// Language and Tone are what the text is asked to be written in; nil
+	// leaves them to the prompt and the template, as before they existed.
+	Language *string `json:"language" dynamodbav:"language"`
+	Tone     *string `json:"tone" dynamodbav:"tone"`
+	// Variants is how many texts a generation writes, as given (1 for a
+	// document made before there were variants).
+	Variants int64   `json:"variants" dynamodbav:"variants"`
+	Result   *string `json:"result" dynamodbav:"result"`
+	Words    int64   `json:"words" dynamodbav:"words"`
+	// Results are the texts of a generation of several variants; nil for
+	// a document of one, whose text is result: repeating it would double
+	// every answer's size.
+	Results    []Variant         `json:"results" dynamodbav:"results"`
 	Favorite   bool              `json:"favorite" dynamodbav:"favorite"`
 	Generation *generation.State `json:"generation" dynamodbav:"generation"`
 	CreatedAt  string            `json:"created_at" dynamodbav:"created_at"`
 	UpdatedAt  string            `json:"updated_at" dynamodbav:"updated_at"`
 }
 
+// Variant is one text a generation wrote: result and words are the first
+// of them until the client edits result.
+type Variant struct {
+	Result string `json:"result" dynamodbav:"result"`
+	Words  int64  `json:"words" dynamodbav:"words"`
+	// Version is which of the variants its brief asked for, from 1: a try
+	// taken up again asks only for those not written yet.
+	Version int64 `json:"-" dynamodbav:"version"`
+}
+
 // finish completes a stored document as it reads in view: its
-// generation as it reads now, its template's name.
+// generation as it reads now, its template's name, and its variants (1
+// for a document made before there were any).
 func finish(d *Document, view records.View) error {
+	d.Variants = max(d.Variants, 1)
 	d.Generation = view.State(d.Generation)
 	d.Template = Template{ID: d.TemplateID}
 	if d.TemplateID > 0 && d.TemplateID < int64(len(Templates)) {

@@ -11,7 +11,10 @@ type Content struct {
 	// the image model makes it. Otherwise the text model does.
 	Picture bool
 	// Make makes one record's content. Its errors are *Error, as the
-	// models' are; any other error is Internal.
+	// models' are; any other error is Internal. Content made of parts (a
+	// document's variants) may return, with its error, the parts it did
+	// write (Output.Parts): they are kept, and a try taken up again
+	// makes only the rest (State.Parts).
 	Make func(context.Context, Models, Record) (Output, error)
 }
 
@@ -46,4 +49,8 @@ type Output struct {
 	// Usage is the tokens the models used and what the content counts
 	// against what the generation holds of the monthly quota (Counted).
 	Usage Usage
+	// Parts is how many parts of the content Fields hold, for content
+	// made of parts; 0 otherwise. Fields, Usage and Model then cover every
+	// part written, by this try and the earlier ones.
+	Parts int
 }

@@ -155,22 +155,28 @@ func (g *Generator) Run(ctx context.Context, job Job) (store.Item, error) {
 	case err == nil:
 		to = s.Finish(out.Model, out.Usage, g.now())
 	case outOfTime && job.HandOver:
-		to = s.Requeue(false)
+		to = s.Requeue(false).Keep(out)
 	default:
 		cause = generation.ErrorOf(err)
 		if outOfTime {
 			cause = generation.Wrap(generation.Timeout, err)
 		}
 		if cause.Code.Retryable() && s.Tries < g.maxTries() {
-			to = s.Requeue(true)
+			to = s.Requeue(true).Keep(out)
 		} else {
-			to = s.Fail(cause, g.now())
+			to = s.FailAfter(cause, out, g.now())
 		}
+	}
+	// What an unfinished try made is written only where it is part of its
+	// content, kept for the next try or the failure (a document's variants).
+	fields := out.Fields
+	if err != nil && out.Parts == 0 {
+		fields = nil
 	}
 	// A write that ends the generation settles its hold on the month's
 	// quota (Finish, Fail): the tally function gives back what it did not
 	// use when it reads that write from the table's stream, exactly once.
-	item, werr := job.Table.Transition(ctx, job.Account, job.ID, s.Attempt, generation.Running, to, out.Fields)
+	item, werr := job.Table.Transition(ctx, job.Account, job.ID, s.Attempt, generation.Running, to, fields)
 	log := g.logger().With("resource", job.Resource, "account", job.Account, "id", job.ID,
 		"attempt", s.Attempt, "outcome", string(to.Status))
 	tried := metrics.Generation{Kind: job.Resource, Outcome: outcome(to, cause, werr), Took: took,

@@ -24,6 +24,12 @@ type Field struct {
 type Filter struct {
 	Param string
 	Kind  Kind
+	// OnRecord matches the record itself, not its list index entry: an
+	// attribute the indexes do not project (adding one to a deployed
+	// index means rebuilding it). Like a search by result, such a list
+	// reads the candidates' records, within the read budget, and its
+	// total may be estimated.
+	OnRecord bool
 }
 
 // Resource describes one kind of record.
@@ -54,6 +60,20 @@ type Resource struct {
 	// Content is how a record gets its content where the deployment
 	// generates; nil for a resource whose records get none.
 	Content *generation.Content
+	// Variants names the Int field that says how many texts one
+	// generation writes (a document's variants); "" writes one. Each is a
+	// generation's worth of the models' work, so a generation holds that
+	// many times what one holds of the monthly quota (VariantsOf).
+	Variants string
+}
+
+// VariantsOf is how many variants a generation of a record with values v
+// writes: its Variants field, else 1.
+func (r *Resource) VariantsOf(v Values) int64 {
+	if n, ok := v[r.Variants].(int64); ok && r.Variants != "" && n > 1 {
+		return n
+	}
+	return 1
 }
 
 // Scope is the integer field that partitions a resource's lists.
@@ -64,7 +84,8 @@ type Scope struct {
 }
 
 // Values are validated field values ready to store: string, bool, int64,
-// float64, or nil for null.
+// float64, or nil for null; what a generation writes may also be lists
+// ([]any) and maps (map[string]any) of them (a document's results).
 type Values map[string]any
 
 // ValidateCreate checks a create body: every field the resource takes on

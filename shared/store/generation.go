@@ -238,6 +238,17 @@ func (t *Table) scopeOfItem(item Item) int64 {
 
 // merge is the scope field of v, or the stored one where v does not change
 // it, as values scopeOf reads.
+// Variants is how many variants a regenerate of the stored record old
+// with the new inputs v writes (records.Resource.VariantsOf): v's, else
+// the record's.
+func (t *Table) Variants(old Item, v records.Values) int64 {
+	if _, given := v[t.res.Variants]; given || t.res.Variants == "" {
+		return t.res.VariantsOf(v)
+	}
+	n, _ := IntAttr(old, t.res.Variants)
+	return t.res.VariantsOf(records.Values{t.res.Variants: n})
+}
+
 func merge(v records.Values, res *records.Resource, old Item) records.Values {
 	if res.Scope == nil {
 		return v

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -309,9 +310,57 @@ func (d *jsonDocument) checkKind(t *testing.T, where string, prop map[string]any
 		if !reflect.DeepEqual(schema, d.at("components", "schemas", "FavoriteInput")) {
 			t.Errorf("%s: not a FavoriteInput", where)
 		}
+	case records.AnyCase:
+		// Its listed values where the schema lists any, and patterns that
+		// take each in any letter case and nothing else.
+		enum, patterns := d.enumAndPatterns(schema)
+		if enum != nil && !reflect.DeepEqual(slices.DeleteFunc(enum, func(v any) bool { return v == nil }), toAny(k)) {
+			t.Errorf("%s: %v, the code's %v", where, enum, k)
+		}
+		takes := func(v string) bool {
+			for _, p := range patterns {
+				if regexp.MustCompile(p).MatchString(v) {
+					return true
+				}
+			}
+			return slices.Contains(enum, any(v))
+		}
+		if patterns == nil {
+			break // the schema given for a body's field is its listed values
+		}
+		for _, v := range k {
+			for _, spelling := range []string{v, strings.ToUpper(v), strings.ToLower(v)} {
+				if !takes(spelling) {
+					t.Errorf("%s: %q is refused", where, spelling)
+				}
+			}
+			if takes(v + "-x") {
+				t.Errorf("%s: %q is taken", where, v+"-x")
+			}
+		}
 	default:
 		t.Errorf("%s: a kind this test does not know, %T", where, kind)
 	}
+}
+
+// enumAndPatterns are the values a schema lists and the patterns it takes,
+// through its anyOf alternatives and references.
+func (d *jsonDocument) enumAndPatterns(schema map[string]any) (enum []any, patterns []string) {
+	schema = d.resolve(schema)
+	if e, ok := schema["enum"].([]any); ok {
+		enum = append(enum, e...)
+	}
+	if p, ok := schema["pattern"].(string); ok {
+		patterns = append(patterns, p)
+	}
+	alternatives, _ := schema["anyOf"].([]any)
+	for _, a := range alternatives {
+		if m, ok := a.(map[string]any); ok {
+			e, p := d.enumAndPatterns(m)
+			enum, patterns = append(enum, e...), append(patterns, p...)
+		}
+	}
+	return enum, patterns
 }
 
 // checkQueryKind compares a list filter's schema with its kind.
@@ -488,6 +537,8 @@ func sample(t *testing.T, kind records.Kind) string {
 		return strings.Repeat("x", max(k.Min, 1))
 	case records.Enum:
 		return k[0]
+	case records.AnyCase:
+		return strings.ToUpper(k[0])
 	case records.Bool:
 		return "1"
 	case records.Choice:
