@@ -5099,12 +5099,17 @@ type Document struct {
 	// one. The first of `results` until the client writes another.
 	Result *string `json:"result"`
 
-	// Results The texts of a document of several `variants`, as its last generation wrote them, in
-	// order: all of them when it is done, those written when it failed part way (they count
-	// against the month's words), none before the first. A client's edit of `result` leaves
-	// them as written. Null for a document of one text, which is `result`: repeating it here
-	// would double the size of every answer.
-	Results *[]Variant `json:"results"`
+	// Results Every text the document's last generation wrote, one per variant, in order: all of
+	// them when it is done, those written when it failed part way (they count against the
+	// month's words), none before the first is written. The first is `result` and `words`;
+	// on a document of several `variants`, until the client writes another `result`: then
+	// it stays the text generated, until the next generation. A document of one text shows
+	// its `result` here, edited or not. Shown by a document's own answers (create, read,
+	// update, regenerate) and its webhook events, also for one variant; left out of list
+	// items, whose `result` is the first text (read the document for the others), so a list
+	// weighs and costs what it did. No text is stored twice: a document of one text keeps
+	// only `result`, so it costs to write and read what it did.
+	Results *[]Variant `json:"results,omitempty"`
 
 	// Template Examples: {"id":1,"name":"Freestyle"}
 	Template Template `json:"template"`

@@ -73,6 +73,7 @@ func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 	}
 	data := make([]any, 0, len(page.Items))
 	view := res.view(r)
+	view.List = true
 	room := res.maxAnswerBytes() - envelopeBytes(r)
 	// The answer travels escaped inside Lambda's response event, whose
 	// limit binds before the body's when records are full of quotes.

@@ -53,12 +53,16 @@ var Resource = &records.Resource{
 	SearchBy:  []string{"name", "result"},
 	Derive:    deriveWords,
 	Generated: "result",
-	// A generation writes results (every variant) beside result (the
-	// first) and words.
-	Stored:   []string{"words", "results"},
+	// A generation writes the variants after the first beside result
+	// (the first) and words.
+	Stored:   []string{"words", "other_results"},
 	Render:   records.RenderAs(finish),
 	Content:  content,
 	Variants: "variants",
+	// A client's result on a document of several variants keeps the first
+	// text generated in results.
+	Originals: &records.Originals{Fields: map[string]string{"result": "generated_result", "words": "generated_words"},
+		When: "other_results"},
 }
 
 // maxResult is the longest result a document holds, a generated one cut
@@ -143,31 +147,55 @@ type Document struct {
 	Variants int64   `json:"variants" dynamodbav:"variants"`
 	Result   *string `json:"result" dynamodbav:"result"`
 	Words    int64   `json:"words" dynamodbav:"words"`
-	// Results are the texts of a generation of several variants; nil for
-	// a document of one, whose text is result: repeating it would double
-	// every answer's size.
-	Results    []Variant         `json:"results" dynamodbav:"results"`
-	Favorite   bool              `json:"favorite" dynamodbav:"favorite"`
-	Generation *generation.State `json:"generation" dynamodbav:"generation"`
-	CreatedAt  string            `json:"created_at" dynamodbav:"created_at"`
-	UpdatedAt  string            `json:"updated_at" dynamodbav:"updated_at"`
+	// Results are every text the last generation wrote, in its variants'
+	// order, the first of them result and words; on a document of several
+	// variants, until the client changes result (one of one text is its
+	// result). Lists leave them out (nil): a list shows each document's
+	// first text, and its size and cost stay what they were.
+	Results *[]Variant `json:"results,omitempty" dynamodbav:"-"`
+	// Others are the texts after the first, as stored; the first is
+	// result and words, or the originals kept once the client changed
+	// result, so no text is stored twice.
+	Others []Variant `json:"-" dynamodbav:"other_results"`
+	// GeneratedResult and GeneratedWords are the first text as generated,
+	// kept once the client changed result on a document of several
+	// variants (records.Originals).
+	GeneratedResult *string           `json:"-" dynamodbav:"generated_result"`
+	GeneratedWords  int64             `json:"-" dynamodbav:"generated_words"`
+	Favorite        bool              `json:"favorite" dynamodbav:"favorite"`
+	Generation      *generation.State `json:"generation" dynamodbav:"generation"`
+	CreatedAt       string            `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt       string            `json:"updated_at" dynamodbav:"updated_at"`
 }
 
-// Variant is one text a generation wrote: result and words are the first
-// of them until the client edits result.
+// Variant is one text a generation wrote.
 type Variant struct {
 	Result string `json:"result" dynamodbav:"result"`
 	Words  int64  `json:"words" dynamodbav:"words"`
-	// Version is which of the variants its brief asked for, from 1: a try
-	// taken up again asks only for those not written yet.
-	Version int64 `json:"-" dynamodbav:"version"`
+}
+
+// texts are the texts the last generation wrote, as stored: the first
+// (result and words, or their originals), then the others.
+func (d *Document) texts() []Variant {
+	out := make([]Variant, 0, 1+len(d.Others))
+	switch {
+	case d.GeneratedResult != nil:
+		out = append(out, Variant{Result: *d.GeneratedResult, Words: d.GeneratedWords})
+	case d.Result != nil:
+		out = append(out, Variant{Result: *d.Result, Words: d.Words})
+	}
+	return append(out, d.Others...)
 }
 
 // finish completes a stored document as it reads in view: its
-// generation as it reads now, its template's name, and its variants (1
-// for a document made before there were any).
+// generation as it reads now, its template's name, its variants (1 for a
+// document made before there were any) and, but in a list, its texts.
 func finish(d *Document, view records.View) error {
 	d.Variants = max(d.Variants, 1)
+	if !view.List {
+		texts := d.texts()
+		d.Results = &texts
+	}
 	d.Generation = view.State(d.Generation)
 	d.Template = Template{ID: d.TemplateID}
 	if d.TemplateID > 0 && d.TemplateID < int64(len(Templates)) {

@@ -23,11 +23,11 @@ type written struct {
 }
 
 // generate writes the variants an earlier try of the same request has not
-// written (their number is the generation's Parts), each a call of its
-// own, all at once: a generation of three takes about as long as one, and
-// each answer keeps its template's token bound. A variant that fails
-// leaves the others written; with the error, the output then holds those
-// written, which the generator keeps for the next try or the failure.
+// written (the generation's Parts), each a call of its own, all at once: a
+// generation of three takes about as long as one, and each answer keeps
+// its template's token bound. A variant that fails leaves the others
+// written; with the error, the output then holds those written, which the
+// generator keeps for the next try or the failure.
 func generate(ctx context.Context, m generation.Models, r generation.Record) (generation.Output, error) {
 	var d Document
 	if err := r.Decode(&d); err != nil {
@@ -39,15 +39,15 @@ func generate(ctx context.Context, m generation.Models, r generation.Record) (ge
 
 	var missing []int
 	for v := 1; v <= variants; v++ {
-		if !slices.ContainsFunc(kept, func(k Variant) bool { return k.Version == int64(v) }) {
+		if !slices.ContainsFunc(kept, func(k version) bool { return k.of == v }) {
 			missing = append(missing, v)
 		}
 	}
 	made := make([]written, len(missing))
 	var wg sync.WaitGroup
-	for i, version := range missing {
+	for i, v := range missing {
 		c := controls
-		c.Variant = version
+		c.Variant = v
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -65,29 +65,37 @@ func generate(ctx context.Context, m generation.Models, r generation.Record) (ge
 			}
 			continue
 		}
-		results = append(results, Variant{Result: w.text, Words: int64(Words(w.text)), Version: int64(missing[i])})
+		results = append(results, version{Variant{Result: w.text, Words: int64(Words(w.text))}, missing[i]})
 		model, in, out = w.model, in+w.input, out+w.output
 	}
-	slices.SortFunc(results, func(a, b Variant) int { return int(a.Version - b.Version) })
+	slices.SortFunc(results, func(a, b version) int { return a.of - b.of })
 	if len(results) == 0 {
 		return generation.Output{}, failure
 	}
 	if model == "" && d.Generation != nil {
 		model = d.Generation.Model
 	}
-	return output(results, variants, d.Results != nil, model, in, out), failure
+	return output(results, variants, model, in, out), failure
+}
+
+// version is a variant with which of them its brief asked for, from 1.
+type version struct {
+	Variant
+	of int
 }
 
 // keptVariants are the variants earlier tries of this request wrote, and
-// the tokens they took.
-func keptVariants(d Document, variants int) (kept []Variant, in, out int64) {
+// the tokens they took. (While a generation runs, no client's write
+// changes its texts.)
+func keptVariants(d Document, variants int) (kept []version, in, out int64) {
 	g := d.Generation
 	if g == nil || g.Parts == 0 {
 		return nil, 0, 0
 	}
-	for _, v := range d.Results[:min(g.Parts, len(d.Results))] {
-		if v.Version >= 1 && v.Version <= int64(variants) {
-			kept = append(kept, v)
+	texts := d.texts()
+	for v := 1; v <= variants && len(kept) < len(texts); v++ {
+		if g.Parts.Has(v) {
+			kept = append(kept, version{texts[len(kept)], v})
 		}
 	}
 	if g.InputTokens != nil && g.OutputTokens != nil {
@@ -114,28 +122,27 @@ func write(ctx context.Context, model generation.TextModel, d Document, c prompt
 }
 
 // output is the fields a generation writes: the first variant as result
-// and words, and where there are several, every one in results; what it
-// counts against the month's words is every variant's. A document of one
-// variant stores no copy of it in results: a copy would double what each
-// of its writes, reads and answers costs; so a regenerate down to one
-// variant takes away the results of before.
-func output(results []Variant, variants int, hadResults bool, model string, in, out int64) generation.Output {
-	fields := map[string]any{"result": results[0].Result, "words": results[0].Words}
-	var counted int64
-	list := make([]any, len(results))
-	for i, v := range results {
-		list[i] = map[string]any{"result": v.Result, "words": v.Words, "version": v.Version}
-		counted += v.Words
-	}
-	switch {
-	case variants > 1:
-		fields["results"] = list
-	case hadResults:
-		fields["results"] = nil
+// and words, the others beside them, as a list (maybe empty) wherever
+// several were asked for, which also marks the document as one whose
+// first text a client's result leaves in results (records.Originals); for
+// one variant, none (removed: a regenerate down to one leaves no texts of
+// before). What it counts against the month's words is every variant's.
+func output(results []version, variants int, model string, in, out int64) generation.Output {
+	fields := map[string]any{"result": results[0].Result, "words": results[0].Words, "other_results": nil}
+	counted := results[0].Words
+	parts := generation.Parts(0).With(results[0].of)
+	if variants > 1 {
+		others := make([]any, len(results)-1)
+		for i, v := range results[1:] {
+			others[i] = map[string]any{"result": v.Result, "words": v.Words}
+			counted += v.Words
+			parts = parts.With(v.of)
+		}
+		fields["other_results"] = others
 	}
 	usage := generation.Tokens(in, out)
 	usage.Counted = counted
-	return generation.Output{Fields: fields, Model: model, Usage: usage, Parts: len(results)}
+	return generation.Output{Fields: fields, Model: model, Usage: usage, Parts: parts}
 }
 
 func deref(s *string) string {

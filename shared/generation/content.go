@@ -49,8 +49,8 @@ type Output struct {
 	// Usage is the tokens the models used and what the content counts
 	// against what the generation holds of the monthly quota (Counted).
 	Usage Usage
-	// Parts is how many parts of the content Fields hold, for content
-	// made of parts; 0 otherwise. Fields, Usage and Model then cover every
-	// part written, by this try and the earlier ones.
-	Parts int
+	// Parts are the parts of the content Fields hold, for content made of
+	// parts; none otherwise. Fields, Usage and Model then cover every part
+	// written, by this try and the earlier ones.
+	Parts Parts
 }

@@ -79,13 +79,23 @@ type State struct {
 	Hold *Hold `json:"-" dynamodbav:"hold,omitempty"`
 	// Settled is the hold of a generation that ended, with what it counts.
 	Settled *Hold `json:"-" dynamodbav:"settled,omitempty"`
-	// Parts is how many parts of its content (a document's variants) the
+	// Parts are the parts of its content (a document's variants) the
 	// request's tries have written so far: a try that ran out of time or
 	// failed for a reason that may pass keeps what it wrote, and the next
 	// try makes only the rest. Their tokens are InputTokens and
 	// OutputTokens meanwhile.
-	Parts int `json:"-" dynamodbav:"parts,omitempty"`
+	Parts Parts `json:"-" dynamodbav:"parts,omitempty"`
 }
+
+// Parts is a set of the numbered parts of a generation's content (a
+// document's variants, from 1), one bit each: bit k-1 is part k.
+type Parts int64
+
+// With is the set with part k.
+func (p Parts) With(k int) Parts { return p | 1<<(k-1) }
+
+// Has reports whether part k is in the set.
+func (p Parts) Has(k int) bool { return k >= 1 && p&(1<<(k-1)) != 0 }
 
 // Hold is a part of the account's monthly quota held by a generation.
 type Hold struct {

@@ -63,8 +63,36 @@ type Resource struct {
 	// Variants names the Int field that says how many texts one
 	// generation writes (a document's variants); "" writes one. Each is a
 	// generation's worth of the models' work, so a generation holds that
-	// many times what one holds of the monthly quota (VariantsOf).
+	// many times what one holds of the monthly quota (VariantsOf), and
+	// stores up to that many times what Generated holds.
 	Variants string
+	// Originals, where set, keeps what a generation of several parts
+	// wrote of the fields a client may then change (a document of several
+	// variants: its result, and the words derived from it), so the record
+	// still shows every part as generated (a document's results).
+	Originals *Originals
+}
+
+// Originals are where a record keeps the generated values of fields a
+// client changes. A client's first update of one of Fields copies the
+// stored value to the attribute named beside it, once, on a record that
+// holds the attribute When (a document's other_results: a generation of
+// several parts wrote it); the next generation's write removes them. A
+// record without When keeps none: it costs to write and read what it did.
+type Originals struct {
+	Fields map[string]string
+	When   string
+}
+
+// MaxVariants is the most variants one generation writes: the Variants
+// field's bound, else 1.
+func (r *Resource) MaxVariants() int64 {
+	for _, f := range r.Fields {
+		if k, ok := f.Kind.(Int); ok && f.Name == r.Variants && r.Variants != "" {
+			return max(k.Max, 1)
+		}
+	}
+	return 1
 }
 
 // VariantsOf is how many variants a generation of a record with values v

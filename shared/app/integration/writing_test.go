@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -104,7 +105,8 @@ func TestNoControlsIsAsBefore(t *testing.T) {
 	if len(calls) != 1 || calls[0].System != tweet.System() {
 		t.Fatalf("asked %+v", calls)
 	}
-	if d["language"] != nil || d["tone"] != nil || num(d["variants"]) != 1 || d["results"] != nil || d["result"] == nil {
+	if d["language"] != nil || d["tone"] != nil || num(d["variants"]) != 1 || d["result"] == nil ||
+		!slices.Equal(texts(t, d), []string{d["result"].(string)}) {
 		t.Fatalf("document = %v", d)
 	}
 }
@@ -209,7 +211,8 @@ func TestRegenerateChangesTheControls(t *testing.T) {
 	r := g.form("POST", path+"/regenerate", "tone", "formal", "variants", "1")
 	expect(t, r, 200)
 	re := r.data()
-	if re["language"] != "fr" || re["tone"] != "formal" || num(re["variants"]) != 1 || re["results"] != nil || re["result"] == d["result"] {
+	if re["language"] != "fr" || re["tone"] != "formal" || num(re["variants"]) != 1 || re["result"] == d["result"] ||
+		!slices.Equal(texts(t, re), []string{re["result"].(string)}) {
 		t.Fatalf("regenerated %v", re)
 	}
 	expect422(t, g.form("POST", path+"/regenerate", "language", "xx"), "language")
@@ -259,5 +262,79 @@ func TestNegativePromptReachesTheModel(t *testing.T) {
 	plain := g.form("POST", "/api/v1/images", "name", "Plain", "description", "A lighthouse", "resolution", "256x256")
 	if plain.data()["negative_prompt"] != nil || g.parts.Bedrock.Requests()[1].Negative != prompts.Negative("") {
 		t.Fatalf("without one: %v", plain.data())
+	}
+}
+
+// A document's own answers show every text as results, the first of them
+// result and words until the client changes result, after which results
+// still show what was generated (on a document of several variants); a
+// regenerate's texts replace them all. Lists leave results out.
+func TestResultsKeepWhatWasGenerated(t *testing.T) {
+	g := newGenStack(t, genOptions{})
+	d := g.form("POST", "/api/v1/documents", "name", "Two", "prompt", "Coffee", "variants", "2").data()
+	path := fmt.Sprintf("/api/v1/documents/%v", d["id"])
+	generated := texts(t, d)
+	if len(generated) != 2 || d["result"] != generated[0] {
+		t.Fatalf("created %v", d)
+	}
+	for _, e := range g.get("/api/v1/documents").list() {
+		if _, shown := e.(map[string]any)["results"]; shown {
+			t.Fatalf("a list item shows results: %v", e)
+		}
+	}
+	for _, mine := range []string{"My own words here", "Changed again"} {
+		r := g.form("PUT", path, "result", mine)
+		expect(t, r, 200)
+		if u := r.data(); u["result"] != mine || num(u["words"]) != int64(len(strings.Fields(mine))) ||
+			!slices.Equal(texts(t, u), generated) {
+			t.Fatalf("after PUT %q: %v", mine, u)
+		}
+	}
+	first := g.get(path).data()["results"].([]any)[0].(map[string]any)
+	if num(first["words"]) != num(d["words"]) {
+		t.Fatalf("the first text's words after the PUTs: %v, generated %v", first, d["words"])
+	}
+	re := g.form("POST", path+"/regenerate", "variants", "1")
+	expect(t, re, 200)
+	if got := texts(t, re.data()); len(got) != 1 || got[0] != re.data()["result"] || slices.Contains(generated, got[0]) {
+		t.Fatalf("regenerated %v", re.data())
+	}
+	// A document of one text shows its result as its one text, edited or
+	// not: it keeps no second copy.
+	one := g.form("POST", "/api/v1/documents", "name", "One", "prompt", "Coffee").data()
+	r := g.form("PUT", fmt.Sprintf("/api/v1/documents/%v", one["id"]), "result", "Written by hand")
+	expect(t, r, 200)
+	if got := texts(t, r.data()); !slices.Equal(got, []string{"Written by hand"}) {
+		t.Fatalf("after PUT: %v", r.data())
+	}
+}
+
+// A generation of several variants is one event, sent when the last is
+// written, whatever the tries it took: here the request hands over two
+// variants written and the queue writes the third. The event shows every
+// text, as the record does.
+func TestVariantsAreOneEvent(t *testing.T) {
+	d := newDeliveryStack(t, nil, func(int) int { return http.StatusNoContent })
+	d.parts.Bedrock.InjectWhere(func(r bedrockstandin.Request) bool {
+		return strings.Contains(r.System, "version 3 of 3")
+	}, bedrockstandin.Slow)
+	r := d.do(request{method: "POST", path: "/api/v1/documents", key: d.writeKey, contentType: formType,
+		body: "name=Three&prompt=Our+new+espresso+machine&variants=3", header: map[string]string{"Prefer": "wait=1"}})
+	expect(t, r, 201)
+	if genStatus(r.data()) != "pending" || len(texts(t, r.data())) != 2 {
+		t.Fatalf("answer: %v", r.data())
+	}
+	doc := d.settled(t, fmt.Sprintf("/api/v1/documents/%v", r.data()["id"]))
+	b := d.received(t, 1)[0]
+	data, _ := b["data"].(map[string]any)
+	if b["type"] != "document.generated" || genStatus(doc) != "done" || !slices.Equal(texts(t, data), texts(t, doc)) ||
+		len(texts(t, doc)) != 3 {
+		t.Fatalf("delivered %v for %v", b, doc)
+	}
+	// The hand-over's write, before the end in the record's stream, made
+	// no event of its own.
+	log, err := d.store.Deliveries(t.Context(), "acme", d.endpoint.ID)
+	if err != nil || len(log) != 1 {
+		t.Fatalf("deliveries %+v %v", log, err)
 	}
 }
