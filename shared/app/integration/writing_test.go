@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,15 +160,23 @@ func TestAVariantThatFailsKeepsTheOthers(t *testing.T) {
 	g.wantWords(t, "the written variants' words counted", words)
 }
 
+// createOfThreeHandedOver creates a document of three variants whose third
+// the stand-in holds past the request's wait of a second (genOptions.slow
+// is longer), so that the request hands the generation to the queue with
+// two written.
+func (g *genStack) createOfThreeHandedOver() response {
+	g.parts.Bedrock.InjectWhere(func(r bedrockstandin.Request) bool {
+		return strings.Contains(r.System, "version 3 of 3")
+	}, bedrockstandin.Slow)
+	return g.do(request{method: "POST", path: "/api/v1/documents", key: g.writeKey, contentType: formType,
+		body: "name=Slow&prompt=Our+new+espresso+machine&variants=3", header: map[string]string{"Prefer": "wait=1"}})
+}
+
 // A request whose wait runs out hands over what it wrote: the answer shows
 // the variants done, and the queue writes only the rest.
 func TestHandOverKeepsTheVariantsWritten(t *testing.T) {
 	g := newGenStack(t, genOptions{slow: 3 * time.Second})
-	g.parts.Bedrock.InjectWhere(func(r bedrockstandin.Request) bool {
-		return strings.Contains(r.System, "version 3 of 3")
-	}, bedrockstandin.Slow)
-	r := g.do(request{method: "POST", path: "/api/v1/documents", key: g.writeKey, contentType: formType,
-		body: "name=Slow&prompt=Our+new+espresso+machine&variants=3", header: map[string]string{"Prefer": "wait=1"}})
+	r := g.createOfThreeHandedOver()
 	expect(t, r, 201)
 	early := texts(t, r.data())
 	if genStatus(r.data()) != "pending" || len(early) != 2 {
@@ -315,11 +324,7 @@ func TestResultsKeepWhatWasGenerated(t *testing.T) {
 // text, as the record does.
 func TestVariantsAreOneEvent(t *testing.T) {
 	d := newDeliveryStack(t, nil, func(int) int { return http.StatusNoContent })
-	d.parts.Bedrock.InjectWhere(func(r bedrockstandin.Request) bool {
-		return strings.Contains(r.System, "version 3 of 3")
-	}, bedrockstandin.Slow)
-	r := d.do(request{method: "POST", path: "/api/v1/documents", key: d.writeKey, contentType: formType,
-		body: "name=Three&prompt=Our+new+espresso+machine&variants=3", header: map[string]string{"Prefer": "wait=1"}})
+	r := d.createOfThreeHandedOver()
 	expect(t, r, 201)
 	if genStatus(r.data()) != "pending" || len(texts(t, r.data())) != 2 {
 		t.Fatalf("answer: %v", r.data())
@@ -337,4 +342,62 @@ func TestVariantsAreOneEvent(t *testing.T) {
 	if err != nil || len(log) != 1 {
 		t.Fatalf("deliveries %+v %v", log, err)
 	}
+}
+
+// Regenerates of one document at once, asking for different variants:
+// one generates and the other is refused while it runs (409), or runs
+// after it; the record ends with the texts of the last that ran, as many
+// as it asked for, and each generation that ran counts its texts' words
+// once.
+func TestConcurrentRegeneratesWithVariants(t *testing.T) {
+	g := newGenStack(t, genOptions{})
+	d := g.form("POST", "/api/v1/documents", "name", "Raced", "prompt", "Coffee").data()
+	path := fmt.Sprintf("/api/v1/documents/%v", d["id"])
+	words := map[int64]int64{1: num(d["words"])} // of a generation of n variants
+	runs := map[int64]int64{1: 1}
+	for round := range 3 {
+		asks := []string{"2", "3"}
+		answers := make([]response, len(asks))
+		var wg sync.WaitGroup
+		for i, n := range asks {
+			wg.Go(func() { answers[i] = g.form("POST", path+"/regenerate", "variants", n) })
+		}
+		wg.Wait()
+		var ran []map[string]any
+		for _, a := range answers {
+			switch a.Status {
+			case 200:
+				ran = append(ran, a.data())
+			case 409:
+			default:
+				t.Fatalf("round %d: %d %s", round, a.Status, a.Raw)
+			}
+		}
+		if len(ran) == 0 {
+			t.Fatalf("round %d: none ran", round)
+		}
+		for _, r := range ran {
+			n := num(r["variants"])
+			runs[n]++
+			var w int64
+			for _, v := range r["results"].([]any) {
+				w += num(v.(map[string]any)["words"])
+			}
+			if int64(len(texts(t, r))) != n || (words[n] != 0 && words[n] != w) {
+				t.Fatalf("round %d: a regenerate of %d answered %v", round, n, r)
+			}
+			words[n] = w
+		}
+		now := g.get(path).data()
+		got := texts(t, now)
+		if genStatus(now) != "done" || int64(len(got)) != num(now["variants"]) || now["result"] != got[0] ||
+			!slices.ContainsFunc(ran, func(r map[string]any) bool { return slices.Equal(texts(t, r), got) }) {
+			t.Fatalf("round %d: stored %v", round, now)
+		}
+	}
+	var want int64
+	for n, k := range runs {
+		want += k * words[n]
+	}
+	g.wantWords(t, "each generation's words counted once", want)
 }
