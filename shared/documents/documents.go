@@ -3,6 +3,7 @@
 package documents
 
 import (
+	"cmp"
 	"unicode"
 
 	"contentapi/shared/generation"
@@ -42,13 +43,17 @@ var Resource = &records.Resource{
 		{Name: "language", Kind: Languages, Create: true, Regenerate: true},
 		{Name: "tone", Kind: Tones, Create: true, Regenerate: true},
 		{Name: "variants", Kind: records.Int{Min: 1, Max: MaxVariants}, Default: int64(1), Create: true, Regenerate: true},
+		{Name: "voice_id", Kind: voiceRef, Create: true, Regenerate: true},
 		{Name: "result", Kind: records.Text{Min: 1, Max: maxResult}, Update: true},
 		{Name: "favorite", Kind: records.Bool{}, Update: true},
 	},
 	Scope: &records.Scope{Field: "template_id", Default: FreestyleID, Kind: templateKind},
 	Filters: []records.Filter{
 		{Param: "favorite", Kind: records.Bool{}},
-		{Param: "language", Kind: Languages, OnRecord: true},
+		// A document's language and voice are matched as it shows them:
+		// its own language, else its voice's.
+		{Param: "language", Kind: Languages, OnRecord: true, Else: "voice_language"},
+		{Param: "voice_id", Kind: voiceRef, OnRecord: true},
 	},
 	SearchBy:  []string{"name", "result"},
 	Derive:    deriveWords,
@@ -64,6 +69,12 @@ var Resource = &records.Resource{
 	Originals: &records.Originals{Fields: map[string]string{"result": "generated_result", "words": "generated_words"},
 		When: "other_results"},
 }
+
+// voiceRef names one of the account's voices (shared/voices): the document
+// keeps its name, language and tone as they read when it was last written
+// or generated, so that it shows them after the voice is deleted.
+var voiceRef = records.Ref{Resource: "voices",
+	Keep: map[string]string{"name": "voice_name", "language": "voice_language", "tone": "voice_tone"}}
 
 // maxResult is the longest result a document holds, a generated one cut
 // to fit.
@@ -138,10 +149,20 @@ type Document struct {
 	Creativity float64  `json:"creativity" dynamodbav:"creativity"`
 	TemplateID int64    `json:"template_id" dynamodbav:"template_id"`
 	Template   Template `json:"template" dynamodbav:"-"`
-	// Language and Tone are what the text is asked to be written in; nil
-	// leaves them to the prompt and the template, as before they existed.
+	// Language and Tone are what the text is asked to be written in: the
+	// document's own, else its voice's; nil leaves them to the prompt and
+	// the template, as before they existed.
 	Language *string `json:"language" dynamodbav:"language"`
 	Tone     *string `json:"tone" dynamodbav:"tone"`
+	// VoiceID names the account's voice the document is written in; Voice
+	// is its id and name as the document last read them, kept after the
+	// voice is deleted.
+	VoiceID *int64    `json:"voice_id" dynamodbav:"voice_id"`
+	Voice   *VoiceRef `json:"voice" dynamodbav:"-"`
+	// The voice as the document last read it (voiceRef's Keep).
+	VoiceName     *string `json:"-" dynamodbav:"voice_name"`
+	VoiceLanguage *string `json:"-" dynamodbav:"voice_language"`
+	VoiceTone     *string `json:"-" dynamodbav:"voice_tone"`
 	// Variants is how many texts a generation writes, as given (1 for a
 	// document made before there were variants).
 	Variants int64   `json:"variants" dynamodbav:"variants"`
@@ -168,6 +189,12 @@ type Document struct {
 	UpdatedAt       string            `json:"updated_at" dynamodbav:"updated_at"`
 }
 
+// VoiceRef is the {id, name} object of a document's voice.
+type VoiceRef struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
 // Variant is one text a generation wrote.
 type Variant struct {
 	Result string `json:"result" dynamodbav:"result"`
@@ -189,7 +216,8 @@ func (d *Document) texts() []Variant {
 
 // finish completes a stored document as it reads in view: its
 // generation as it reads now, its template's name, its variants (1 for a
-// document made before there were any) and, but in a list, its texts.
+// document made before there were any), its voice, its language and tone
+// (its own, else its voice's) and, but in a list, its texts.
 func finish(d *Document, view records.View) error {
 	d.Variants = max(d.Variants, 1)
 	if !view.List {
@@ -197,6 +225,11 @@ func finish(d *Document, view records.View) error {
 		d.Results = &texts
 	}
 	d.Generation = view.State(d.Generation)
+	if d.VoiceID != nil && d.VoiceName != nil {
+		d.Voice = &VoiceRef{ID: *d.VoiceID, Name: *d.VoiceName}
+	}
+	d.Language = cmp.Or(d.Language, d.VoiceLanguage)
+	d.Tone = cmp.Or(d.Tone, d.VoiceTone)
 	d.Template = Template{ID: d.TemplateID}
 	if d.TemplateID > 0 && d.TemplateID < int64(len(Templates)) {
 		d.Template.Name = Templates[d.TemplateID]

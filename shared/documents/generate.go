@@ -1,6 +1,7 @@
 package documents
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -13,6 +14,15 @@ import (
 // brief with what its writing controls ask, its prompt, at temperature =
 // creativity, one call per variant.
 var content = &generation.Content{Make: generate}
+
+// voice is what a generation reads of the document's voice, as it is when
+// the generation starts: its guide, and the language and tone the
+// document takes where it says none (shared/voices stores them so).
+type voice struct {
+	Guide    string  `dynamodbav:"guide"`
+	Language *string `dynamodbav:"language"`
+	Tone     *string `dynamodbav:"tone"`
+}
 
 // written is one variant's text and what writing it took.
 type written struct {
@@ -33,9 +43,16 @@ func generate(ctx context.Context, m generation.Models, r generation.Record) (ge
 	if err := r.Decode(&d); err != nil {
 		return generation.Output{}, err
 	}
+	var v voice
+	if decode := r.Refs["voice_id"]; decode != nil {
+		if err := decode(&v); err != nil {
+			return generation.Output{}, err
+		}
+	}
 	variants := int(max(d.Variants, 1))
 	kept, in, out := keptVariants(d, variants)
-	controls := prompts.Controls{Language: deref(d.Language), Tone: deref(d.Tone), Variants: variants}
+	controls := prompts.Controls{Language: deref(cmp.Or(d.Language, v.Language)), Tone: deref(cmp.Or(d.Tone, v.Tone)),
+		Guide: v.Guide, Variants: variants}
 
 	var missing []int
 	for v := 1; v <= variants; v++ {

@@ -37,6 +37,11 @@ type Record struct {
 	// into out, a pointer to the resource's own type, by its `dynamodbav`
 	// names.
 	Decode func(out any) error
+	// Refs decode, by the field that names them (records.Ref), the
+	// records of other resources the record names, as they read when the
+	// generation started (a document's voice). A field naming none, or a
+	// record no longer there, has none: the generation goes without it.
+	Refs map[string]func(out any) error
 }
 
 // Output is what a generation made.

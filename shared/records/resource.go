@@ -30,6 +30,10 @@ type Filter struct {
 	// reads the candidates' records, within the read budget, and its
 	// total may be estimated.
 	OnRecord bool
+	// Else, for a filter on the records, names the attribute matched where
+	// the record holds no value of its own (a document's language from its
+	// voice).
+	Else string
 }
 
 // Resource describes one kind of record.
@@ -71,6 +75,8 @@ type Resource struct {
 	// variants: its result, and the words derived from it), so the record
 	// still shows every part as generated (a document's results).
 	Originals *Originals
+	// Cap, when set, bounds how many records an account may hold at once.
+	Cap *Cap
 }
 
 // Originals are where a record keeps the generated values of fields a

@@ -281,6 +281,11 @@ func (t *Table) allocate(ctx context.Context, account string, in intent) (int64,
 	zero, one := u.value(num(0)), u.value(num(1))
 	u.set(fmt.Sprintf("%s = if_not_exists(%s, %s) + %s", next, next, zero, one))
 	u.set(fmt.Sprintf("%s = if_not_exists(%s, %s) + %s", mark, next, zero, one))
+	if c := t.res.Cap; c != nil {
+		// At most c.Records at once, those being created included.
+		count := u.name(countAttr(in.scope))
+		u.cond(fmt.Sprintf("(attribute_not_exists(%s) OR %s < %s)", count, count, u.value(num(c.Records))))
+	}
 	counter, err := t.writeCharged(ctx, account, in, u)
 	if err != nil {
 		return 0, nil, err
@@ -327,6 +332,11 @@ func (t *Table) writeCharged(ctx context.Context, account string, in intent, u *
 		// The limits refused it: a *records.QuotaError naming the kind.
 		if err := t.quotaCharge(in).Exceeded(old, t.Now()); err != nil {
 			return nil, err
+		}
+		if c := t.res.Cap; c != nil && in.kind == kindCreate {
+			if n, _ := IntAttr(old, countAttr(in.scope)); n >= c.Records {
+				return nil, c.Error(t.res.Object)
+			}
 		}
 		return nil, ErrRefused
 	}

@@ -497,13 +497,16 @@ func (t *Table) scopeAndFilters(e *expression, q records.ListQuery, scopeInKey b
 
 // onRecord reports whether the filter on attr matches the records, which
 // the indexes do not project it into (records.Filter.OnRecord).
-func (t *Table) onRecord(attr string) bool {
+func (t *Table) onRecord(attr string) bool { return t.filter(attr).OnRecord }
+
+// filter is the resource's filter on attr.
+func (t *Table) filter(attr string) records.Filter {
 	for _, f := range t.res.Filters {
 		if f.Param == attr {
-			return f.OnRecord
+			return f
 		}
 	}
-	return false
+	return records.Filter{}
 }
 
 // recordFilters are the list's filters that match the records, as a test
@@ -520,7 +523,11 @@ func (t *Table) recordFilters(q records.ListQuery) func(Item) bool {
 	}
 	return func(item Item) bool {
 		for _, f := range on {
-			if !equalAttr(item[f.Attr], marshalValue(f.Value)) {
+			v := item[f.Attr]
+			if _, null := v.(*types.AttributeValueMemberNULL); v == nil || null {
+				v = item[t.filter(f.Attr).Else]
+			}
+			if !equalAttr(v, marshalValue(f.Value)) {
 				return false
 			}
 		}
