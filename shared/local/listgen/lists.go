@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -65,6 +67,10 @@ func declared(resources []app.Resource) (map[string]*yaml.Node, error) {
 	if err := openAPIRuns(v, resources); err != nil {
 		return nil, err
 	}
+	// A list two resources' fields share (a voice's language is the one a
+	// document takes: documents.Languages) is one declaration: the first
+	// field's keys write it, and the documents mark those.
+	var lists []records.Kind
 	for _, r := range resources {
 		events, err := routeEvents(r, r.Def == resources[0].Def)
 		if err != nil {
@@ -74,6 +80,13 @@ func declared(resources []app.Resource) (map[string]*yaml.Node, error) {
 		name := r.Def.Name
 		for _, f := range r.Def.Fields {
 			field := name + ".Resource " + f.Name
+			switch f.Kind.(type) {
+			case records.Enum, records.AnyCase, records.Choice:
+				if slices.ContainsFunc(lists, func(k records.Kind) bool { return reflect.DeepEqual(k, f.Kind) }) {
+					continue
+				}
+				lists = append(lists, f.Kind)
+			}
 			switch kind := f.Kind.(type) {
 			case records.Text:
 				v[field+" minLength"] = integer(kind.Min)
