@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"contentapi/shared/local/bedrockstandin"
@@ -98,6 +99,40 @@ func TestVoicesAreCapped(t *testing.T) {
 	expect(t, s.do(request{method: "DELETE", path: fmt.Sprintf("/api/v1/voices/%v", first["id"]), key: s.writeKey}), 200)
 	s.tally.Drain()
 	s.voice(t, "name", "In its place", "guide", "Plain words.")
+}
+
+// Creates racing for the last places of the cap: exactly as many succeed
+// as there are places, the rest are 422 naming name, and the account ends
+// with 50 voices, never more.
+func TestVoicesCapHoldsUnderRacingCreates(t *testing.T) {
+	s := newStack(t)
+	const places, racing = 2, 6
+	for i := range voices.MaxPerAccount - places {
+		s.voice(t, "name", fmt.Sprintf("Voice %d", i), "guide", "Plain words.")
+	}
+	answers := make([]response, racing)
+	var wg sync.WaitGroup
+	for i := range racing {
+		wg.Go(func() {
+			answers[i] = s.form("POST", "/api/v1/voices", "name", fmt.Sprintf("Racer %d", i), "guide", "Plain words.")
+		})
+	}
+	wg.Wait()
+	created := 0
+	for _, a := range answers {
+		switch a.Status {
+		case 201:
+			created++
+		default:
+			expect422(t, a, "name")
+		}
+	}
+	if created != places {
+		t.Fatalf("%d of %d racing creates made a voice, with %d places left", created, racing, places)
+	}
+	if l := s.get("/api/v1/voices?per_page=100"); num(l.meta()["total"]) != voices.MaxPerAccount || len(l.list()) != voices.MaxPerAccount {
+		t.Fatalf("after the race: total %v, %d listed", l.meta()["total"], len(l.list()))
+	}
 }
 
 // guideAsked reports whether a text call's brief quotes guide as its style
