@@ -47,10 +47,12 @@ type Reserve struct {
 func (p Policy) Counting() bool { return p.Counts != "" }
 
 // Kinds are the kinds whose usage and limits live on the resource's
-// counter item: the one it counts, then the ones it checks.
+// counter item: the one it counts, then the ones it checks, then reads
+// where it meters them (a resource that counts nothing, as voices, may
+// still meter its reads).
 func (p Policy) Kinds() []Kind {
 	kinds := p.generationKinds()
-	if kinds != nil && p.MetersReads {
+	if p.MetersReads {
 		kinds = append(kinds, Reads)
 	}
 	return kinds
