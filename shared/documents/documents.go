@@ -182,7 +182,7 @@ type Document struct {
 	// kept once the client changed result on a document of several
 	// variants (records.Originals).
 	GeneratedResult *string           `json:"-" dynamodbav:"generated_result"`
-	GeneratedWords  int64             `json:"-" dynamodbav:"generated_words"`
+	GeneratedWords  int64             `json:"-" dynamodbav:"generated_words,omitempty"`
 	Favorite        bool              `json:"favorite" dynamodbav:"favorite"`
 	Generation      *generation.State `json:"generation" dynamodbav:"generation"`
 	CreatedAt       string            `json:"created_at" dynamodbav:"created_at"`
