@@ -17,6 +17,120 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for DocumentLanguage.
+const (
+	DocumentLanguageAr          DocumentLanguage = "ar"
+	DocumentLanguageDe          DocumentLanguage = "de"
+	DocumentLanguageEn          DocumentLanguage = "en"
+	DocumentLanguageEs          DocumentLanguage = "es"
+	DocumentLanguageFr          DocumentLanguage = "fr"
+	DocumentLanguageHe          DocumentLanguage = "he"
+	DocumentLanguageHi          DocumentLanguage = "hi"
+	DocumentLanguageIt          DocumentLanguage = "it"
+	DocumentLanguageJa          DocumentLanguage = "ja"
+	DocumentLanguageKo          DocumentLanguage = "ko"
+	DocumentLanguageLessThannil DocumentLanguage = "<nil>"
+	DocumentLanguageNl          DocumentLanguage = "nl"
+	DocumentLanguagePtBR        DocumentLanguage = "pt-BR"
+	DocumentLanguagePtPT        DocumentLanguage = "pt-PT"
+	DocumentLanguageRu          DocumentLanguage = "ru"
+	DocumentLanguageTr          DocumentLanguage = "tr"
+	DocumentLanguageZh          DocumentLanguage = "zh"
+)
+
+// Valid indicates whether the value is a known member of the DocumentLanguage enum.
+func (e DocumentLanguage) Valid() bool {
+	switch e {
+	case DocumentLanguageAr:
+		return true
+	case DocumentLanguageDe:
+		return true
+	case DocumentLanguageEn:
+		return true
+	case DocumentLanguageEs:
+		return true
+	case DocumentLanguageFr:
+		return true
+	case DocumentLanguageHe:
+		return true
+	case DocumentLanguageHi:
+		return true
+	case DocumentLanguageIt:
+		return true
+	case DocumentLanguageJa:
+		return true
+	case DocumentLanguageKo:
+		return true
+	case DocumentLanguageLessThannil:
+		return true
+	case DocumentLanguageNl:
+		return true
+	case DocumentLanguagePtBR:
+		return true
+	case DocumentLanguagePtPT:
+		return true
+	case DocumentLanguageRu:
+		return true
+	case DocumentLanguageTr:
+		return true
+	case DocumentLanguageZh:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DocumentTone.
+const (
+	DocumentToneCasual        DocumentTone = "casual"
+	DocumentToneConfident     DocumentTone = "confident"
+	DocumentToneEmpathetic    DocumentTone = "empathetic"
+	DocumentToneEnthusiastic  DocumentTone = "enthusiastic"
+	DocumentToneFormal        DocumentTone = "formal"
+	DocumentToneFriendly      DocumentTone = "friendly"
+	DocumentToneHumorous      DocumentTone = "humorous"
+	DocumentToneInformative   DocumentTone = "informative"
+	DocumentToneInspirational DocumentTone = "inspirational"
+	DocumentToneLessThannil   DocumentTone = "<nil>"
+	DocumentTonePersuasive    DocumentTone = "persuasive"
+	DocumentToneProfessional  DocumentTone = "professional"
+	DocumentToneWitty         DocumentTone = "witty"
+)
+
+// Valid indicates whether the value is a known member of the DocumentTone enum.
+func (e DocumentTone) Valid() bool {
+	switch e {
+	case DocumentToneCasual:
+		return true
+	case DocumentToneConfident:
+		return true
+	case DocumentToneEmpathetic:
+		return true
+	case DocumentToneEnthusiastic:
+		return true
+	case DocumentToneFormal:
+		return true
+	case DocumentToneFriendly:
+		return true
+	case DocumentToneHumorous:
+		return true
+	case DocumentToneInformative:
+		return true
+	case DocumentToneInspirational:
+		return true
+	case DocumentToneLessThannil:
+		return true
+	case DocumentTonePersuasive:
+		return true
+	case DocumentToneProfessional:
+		return true
+	case DocumentToneWitty:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DocumentAcceptedResponseStatus.
 const (
 	DocumentAcceptedResponseStatusN202 DocumentAcceptedResponseStatus = 202
@@ -443,6 +557,66 @@ func (e ImageResponseStatus) Valid() bool {
 	}
 }
 
+// Defines values for Language.
+const (
+	LanguageAr   Language = "ar"
+	LanguageDe   Language = "de"
+	LanguageEn   Language = "en"
+	LanguageEs   Language = "es"
+	LanguageFr   Language = "fr"
+	LanguageHe   Language = "he"
+	LanguageHi   Language = "hi"
+	LanguageIt   Language = "it"
+	LanguageJa   Language = "ja"
+	LanguageKo   Language = "ko"
+	LanguageNl   Language = "nl"
+	LanguagePtBR Language = "pt-BR"
+	LanguagePtPT Language = "pt-PT"
+	LanguageRu   Language = "ru"
+	LanguageTr   Language = "tr"
+	LanguageZh   Language = "zh"
+)
+
+// Valid indicates whether the value is a known member of the Language enum.
+func (e Language) Valid() bool {
+	switch e {
+	case LanguageAr:
+		return true
+	case LanguageDe:
+		return true
+	case LanguageEn:
+		return true
+	case LanguageEs:
+		return true
+	case LanguageFr:
+		return true
+	case LanguageHe:
+		return true
+	case LanguageHi:
+		return true
+	case LanguageIt:
+		return true
+	case LanguageJa:
+		return true
+	case LanguageKo:
+		return true
+	case LanguageNl:
+		return true
+	case LanguagePtBR:
+		return true
+	case LanguagePtPT:
+		return true
+	case LanguageRu:
+		return true
+	case LanguageTr:
+		return true
+	case LanguageZh:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Medium.
 const (
 	MediumAcrylic    Medium = "acrylic"
@@ -815,6 +989,54 @@ func (e TemplateName) Valid() bool {
 	}
 }
 
+// Defines values for Tone.
+const (
+	ToneCasual        Tone = "casual"
+	ToneConfident     Tone = "confident"
+	ToneEmpathetic    Tone = "empathetic"
+	ToneEnthusiastic  Tone = "enthusiastic"
+	ToneFormal        Tone = "formal"
+	ToneFriendly      Tone = "friendly"
+	ToneHumorous      Tone = "humorous"
+	ToneInformative   Tone = "informative"
+	ToneInspirational Tone = "inspirational"
+	TonePersuasive    Tone = "persuasive"
+	ToneProfessional  Tone = "professional"
+	ToneWitty         Tone = "witty"
+)
+
+// Valid indicates whether the value is a known member of the Tone enum.
+func (e Tone) Valid() bool {
+	switch e {
+	case ToneCasual:
+		return true
+	case ToneConfident:
+		return true
+	case ToneEmpathetic:
+		return true
+	case ToneEnthusiastic:
+		return true
+	case ToneFormal:
+		return true
+	case ToneFriendly:
+		return true
+	case ToneHumorous:
+		return true
+	case ToneInformative:
+		return true
+	case ToneInspirational:
+		return true
+	case TonePersuasive:
+		return true
+	case ToneProfessional:
+		return true
+	case ToneWitty:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UsageResponseStatus.
 const (
 	UsageResponseStatusN200 UsageResponseStatus = 200
@@ -839,6 +1061,210 @@ const (
 func (e ValidationErrorStatus) Valid() bool {
 	switch e {
 	case N422:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VoiceLanguage.
+const (
+	VoiceLanguageAr          VoiceLanguage = "ar"
+	VoiceLanguageDe          VoiceLanguage = "de"
+	VoiceLanguageEn          VoiceLanguage = "en"
+	VoiceLanguageEs          VoiceLanguage = "es"
+	VoiceLanguageFr          VoiceLanguage = "fr"
+	VoiceLanguageHe          VoiceLanguage = "he"
+	VoiceLanguageHi          VoiceLanguage = "hi"
+	VoiceLanguageIt          VoiceLanguage = "it"
+	VoiceLanguageJa          VoiceLanguage = "ja"
+	VoiceLanguageKo          VoiceLanguage = "ko"
+	VoiceLanguageLessThannil VoiceLanguage = "<nil>"
+	VoiceLanguageNl          VoiceLanguage = "nl"
+	VoiceLanguagePtBR        VoiceLanguage = "pt-BR"
+	VoiceLanguagePtPT        VoiceLanguage = "pt-PT"
+	VoiceLanguageRu          VoiceLanguage = "ru"
+	VoiceLanguageTr          VoiceLanguage = "tr"
+	VoiceLanguageZh          VoiceLanguage = "zh"
+)
+
+// Valid indicates whether the value is a known member of the VoiceLanguage enum.
+func (e VoiceLanguage) Valid() bool {
+	switch e {
+	case VoiceLanguageAr:
+		return true
+	case VoiceLanguageDe:
+		return true
+	case VoiceLanguageEn:
+		return true
+	case VoiceLanguageEs:
+		return true
+	case VoiceLanguageFr:
+		return true
+	case VoiceLanguageHe:
+		return true
+	case VoiceLanguageHi:
+		return true
+	case VoiceLanguageIt:
+		return true
+	case VoiceLanguageJa:
+		return true
+	case VoiceLanguageKo:
+		return true
+	case VoiceLanguageLessThannil:
+		return true
+	case VoiceLanguageNl:
+		return true
+	case VoiceLanguagePtBR:
+		return true
+	case VoiceLanguagePtPT:
+		return true
+	case VoiceLanguageRu:
+		return true
+	case VoiceLanguageTr:
+		return true
+	case VoiceLanguageZh:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VoiceTone.
+const (
+	VoiceToneCasual        VoiceTone = "casual"
+	VoiceToneConfident     VoiceTone = "confident"
+	VoiceToneEmpathetic    VoiceTone = "empathetic"
+	VoiceToneEnthusiastic  VoiceTone = "enthusiastic"
+	VoiceToneFormal        VoiceTone = "formal"
+	VoiceToneFriendly      VoiceTone = "friendly"
+	VoiceToneHumorous      VoiceTone = "humorous"
+	VoiceToneInformative   VoiceTone = "informative"
+	VoiceToneInspirational VoiceTone = "inspirational"
+	VoiceToneLessThannil   VoiceTone = "<nil>"
+	VoiceTonePersuasive    VoiceTone = "persuasive"
+	VoiceToneProfessional  VoiceTone = "professional"
+	VoiceToneWitty         VoiceTone = "witty"
+)
+
+// Valid indicates whether the value is a known member of the VoiceTone enum.
+func (e VoiceTone) Valid() bool {
+	switch e {
+	case VoiceToneCasual:
+		return true
+	case VoiceToneConfident:
+		return true
+	case VoiceToneEmpathetic:
+		return true
+	case VoiceToneEnthusiastic:
+		return true
+	case VoiceToneFormal:
+		return true
+	case VoiceToneFriendly:
+		return true
+	case VoiceToneHumorous:
+		return true
+	case VoiceToneInformative:
+		return true
+	case VoiceToneInspirational:
+		return true
+	case VoiceToneLessThannil:
+		return true
+	case VoiceTonePersuasive:
+		return true
+	case VoiceToneProfessional:
+		return true
+	case VoiceToneWitty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VoiceCreatedResponseStatus.
+const (
+	VoiceCreatedResponseStatusN201 VoiceCreatedResponseStatus = 201
+)
+
+// Valid indicates whether the value is a known member of the VoiceCreatedResponseStatus enum.
+func (e VoiceCreatedResponseStatus) Valid() bool {
+	switch e {
+	case VoiceCreatedResponseStatusN201:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VoiceDeletedDeleted.
+const (
+	VoiceDeletedDeletedTrue VoiceDeletedDeleted = true
+)
+
+// Valid indicates whether the value is a known member of the VoiceDeletedDeleted enum.
+func (e VoiceDeletedDeleted) Valid() bool {
+	switch e {
+	case VoiceDeletedDeletedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VoiceDeletedObject.
+const (
+	VoiceDeletedObjectVoice VoiceDeletedObject = "voice"
+)
+
+// Valid indicates whether the value is a known member of the VoiceDeletedObject enum.
+func (e VoiceDeletedObject) Valid() bool {
+	switch e {
+	case VoiceDeletedObjectVoice:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VoiceDeletedStatus.
+const (
+	VoiceDeletedStatusN200 VoiceDeletedStatus = 200
+)
+
+// Valid indicates whether the value is a known member of the VoiceDeletedStatus enum.
+func (e VoiceDeletedStatus) Valid() bool {
+	switch e {
+	case VoiceDeletedStatusN200:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VoiceListStatus.
+const (
+	VoiceListStatusN200 VoiceListStatus = 200
+)
+
+// Valid indicates whether the value is a known member of the VoiceListStatus enum.
+func (e VoiceListStatus) Valid() bool {
+	switch e {
+	case VoiceListStatusN200:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VoiceResponseStatus.
+const (
+	VoiceResponseStatusN200 VoiceResponseStatus = 200
+)
+
+// Valid indicates whether the value is a known member of the VoiceResponseStatus enum.
+func (e VoiceResponseStatus) Valid() bool {
+	switch e {
+	case VoiceResponseStatusN200:
 		return true
 	default:
 		return false
@@ -3998,6 +4424,1086 @@ func (e GetUsage503JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for ListVoices400JSONResponseBodyStatus.
+const (
+	ListVoices400JSONResponseBodyStatusN400 ListVoices400JSONResponseBodyStatus = 400
+)
+
+// Valid indicates whether the value is a known member of the ListVoices400JSONResponseBodyStatus enum.
+func (e ListVoices400JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case ListVoices400JSONResponseBodyStatusN400:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListVoices401JSONResponseBodyMessage.
+const (
+	ListVoices401JSONResponseBodyMessageUnauthenticated ListVoices401JSONResponseBodyMessage = "Unauthenticated."
+)
+
+// Valid indicates whether the value is a known member of the ListVoices401JSONResponseBodyMessage enum.
+func (e ListVoices401JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case ListVoices401JSONResponseBodyMessageUnauthenticated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListVoices401JSONResponseBodyStatus.
+const (
+	ListVoices401JSONResponseBodyStatusN401 ListVoices401JSONResponseBodyStatus = 401
+)
+
+// Valid indicates whether the value is a known member of the ListVoices401JSONResponseBodyStatus enum.
+func (e ListVoices401JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case ListVoices401JSONResponseBodyStatusN401:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListVoices405JSONResponseBodyMessage.
+const (
+	ListVoices405JSONResponseBodyMessageMethodNotAllowed ListVoices405JSONResponseBodyMessage = "Method not allowed."
+)
+
+// Valid indicates whether the value is a known member of the ListVoices405JSONResponseBodyMessage enum.
+func (e ListVoices405JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case ListVoices405JSONResponseBodyMessageMethodNotAllowed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListVoices405JSONResponseBodyStatus.
+const (
+	ListVoices405JSONResponseBodyStatusN405 ListVoices405JSONResponseBodyStatus = 405
+)
+
+// Valid indicates whether the value is a known member of the ListVoices405JSONResponseBodyStatus enum.
+func (e ListVoices405JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case ListVoices405JSONResponseBodyStatusN405:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListVoices500JSONResponseBodyMessage.
+const (
+	ListVoices500JSONResponseBodyMessageServerError ListVoices500JSONResponseBodyMessage = "Server error."
+)
+
+// Valid indicates whether the value is a known member of the ListVoices500JSONResponseBodyMessage enum.
+func (e ListVoices500JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case ListVoices500JSONResponseBodyMessageServerError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListVoices500JSONResponseBodyStatus.
+const (
+	ListVoices500JSONResponseBodyStatusN500 ListVoices500JSONResponseBodyStatus = 500
+)
+
+// Valid indicates whether the value is a known member of the ListVoices500JSONResponseBodyStatus enum.
+func (e ListVoices500JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case ListVoices500JSONResponseBodyStatusN500:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListVoices503JSONResponseBodyStatus.
+const (
+	ListVoices503JSONResponseBodyStatusN503 ListVoices503JSONResponseBodyStatus = 503
+)
+
+// Valid indicates whether the value is a known member of the ListVoices503JSONResponseBodyStatus enum.
+func (e ListVoices503JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case ListVoices503JSONResponseBodyStatusN503:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateVoice400JSONResponseBodyStatus.
+const (
+	CreateVoice400JSONResponseBodyStatusN400 CreateVoice400JSONResponseBodyStatus = 400
+)
+
+// Valid indicates whether the value is a known member of the CreateVoice400JSONResponseBodyStatus enum.
+func (e CreateVoice400JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case CreateVoice400JSONResponseBodyStatusN400:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateVoice401JSONResponseBodyMessage.
+const (
+	CreateVoice401JSONResponseBodyMessageUnauthenticated CreateVoice401JSONResponseBodyMessage = "Unauthenticated."
+)
+
+// Valid indicates whether the value is a known member of the CreateVoice401JSONResponseBodyMessage enum.
+func (e CreateVoice401JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case CreateVoice401JSONResponseBodyMessageUnauthenticated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateVoice401JSONResponseBodyStatus.
+const (
+	CreateVoice401JSONResponseBodyStatusN401 CreateVoice401JSONResponseBodyStatus = 401
+)
+
+// Valid indicates whether the value is a known member of the CreateVoice401JSONResponseBodyStatus enum.
+func (e CreateVoice401JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case CreateVoice401JSONResponseBodyStatusN401:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateVoice403JSONResponseBodyStatus.
+const (
+	CreateVoice403JSONResponseBodyStatusN403 CreateVoice403JSONResponseBodyStatus = 403
+)
+
+// Valid indicates whether the value is a known member of the CreateVoice403JSONResponseBodyStatus enum.
+func (e CreateVoice403JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case CreateVoice403JSONResponseBodyStatusN403:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateVoice405JSONResponseBodyMessage.
+const (
+	CreateVoice405JSONResponseBodyMessageMethodNotAllowed CreateVoice405JSONResponseBodyMessage = "Method not allowed."
+)
+
+// Valid indicates whether the value is a known member of the CreateVoice405JSONResponseBodyMessage enum.
+func (e CreateVoice405JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case CreateVoice405JSONResponseBodyMessageMethodNotAllowed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateVoice405JSONResponseBodyStatus.
+const (
+	CreateVoice405JSONResponseBodyStatusN405 CreateVoice405JSONResponseBodyStatus = 405
+)
+
+// Valid indicates whether the value is a known member of the CreateVoice405JSONResponseBodyStatus enum.
+func (e CreateVoice405JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case CreateVoice405JSONResponseBodyStatusN405:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateVoice409JSONResponseBodyStatus.
+const (
+	CreateVoice409JSONResponseBodyStatusN409 CreateVoice409JSONResponseBodyStatus = 409
+)
+
+// Valid indicates whether the value is a known member of the CreateVoice409JSONResponseBodyStatus enum.
+func (e CreateVoice409JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case CreateVoice409JSONResponseBodyStatusN409:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateVoice413JSONResponseBodyStatus.
+const (
+	CreateVoice413JSONResponseBodyStatusN413 CreateVoice413JSONResponseBodyStatus = 413
+)
+
+// Valid indicates whether the value is a known member of the CreateVoice413JSONResponseBodyStatus enum.
+func (e CreateVoice413JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case CreateVoice413JSONResponseBodyStatusN413:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateVoice415JSONResponseBodyStatus.
+const (
+	CreateVoice415JSONResponseBodyStatusN415 CreateVoice415JSONResponseBodyStatus = 415
+)
+
+// Valid indicates whether the value is a known member of the CreateVoice415JSONResponseBodyStatus enum.
+func (e CreateVoice415JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case CreateVoice415JSONResponseBodyStatusN415:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateVoice500JSONResponseBodyMessage.
+const (
+	CreateVoice500JSONResponseBodyMessageServerError CreateVoice500JSONResponseBodyMessage = "Server error."
+)
+
+// Valid indicates whether the value is a known member of the CreateVoice500JSONResponseBodyMessage enum.
+func (e CreateVoice500JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case CreateVoice500JSONResponseBodyMessageServerError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateVoice500JSONResponseBodyStatus.
+const (
+	CreateVoice500JSONResponseBodyStatusN500 CreateVoice500JSONResponseBodyStatus = 500
+)
+
+// Valid indicates whether the value is a known member of the CreateVoice500JSONResponseBodyStatus enum.
+func (e CreateVoice500JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case CreateVoice500JSONResponseBodyStatusN500:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateVoice503JSONResponseBodyStatus.
+const (
+	CreateVoice503JSONResponseBodyStatusN503 CreateVoice503JSONResponseBodyStatus = 503
+)
+
+// Valid indicates whether the value is a known member of the CreateVoice503JSONResponseBodyStatus enum.
+func (e CreateVoice503JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case CreateVoice503JSONResponseBodyStatusN503:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteVoice400JSONResponseBodyStatus.
+const (
+	DeleteVoice400JSONResponseBodyStatusN400 DeleteVoice400JSONResponseBodyStatus = 400
+)
+
+// Valid indicates whether the value is a known member of the DeleteVoice400JSONResponseBodyStatus enum.
+func (e DeleteVoice400JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case DeleteVoice400JSONResponseBodyStatusN400:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteVoice401JSONResponseBodyMessage.
+const (
+	DeleteVoice401JSONResponseBodyMessageUnauthenticated DeleteVoice401JSONResponseBodyMessage = "Unauthenticated."
+)
+
+// Valid indicates whether the value is a known member of the DeleteVoice401JSONResponseBodyMessage enum.
+func (e DeleteVoice401JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case DeleteVoice401JSONResponseBodyMessageUnauthenticated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteVoice401JSONResponseBodyStatus.
+const (
+	DeleteVoice401JSONResponseBodyStatusN401 DeleteVoice401JSONResponseBodyStatus = 401
+)
+
+// Valid indicates whether the value is a known member of the DeleteVoice401JSONResponseBodyStatus enum.
+func (e DeleteVoice401JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case DeleteVoice401JSONResponseBodyStatusN401:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteVoice403JSONResponseBodyStatus.
+const (
+	DeleteVoice403JSONResponseBodyStatusN403 DeleteVoice403JSONResponseBodyStatus = 403
+)
+
+// Valid indicates whether the value is a known member of the DeleteVoice403JSONResponseBodyStatus enum.
+func (e DeleteVoice403JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case DeleteVoice403JSONResponseBodyStatusN403:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteVoice404JSONResponseBodyMessage.
+const (
+	DeleteVoice404JSONResponseBodyMessageResourceNotFound DeleteVoice404JSONResponseBodyMessage = "Resource not found."
+)
+
+// Valid indicates whether the value is a known member of the DeleteVoice404JSONResponseBodyMessage enum.
+func (e DeleteVoice404JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case DeleteVoice404JSONResponseBodyMessageResourceNotFound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteVoice404JSONResponseBodyStatus.
+const (
+	DeleteVoice404JSONResponseBodyStatusN404 DeleteVoice404JSONResponseBodyStatus = 404
+)
+
+// Valid indicates whether the value is a known member of the DeleteVoice404JSONResponseBodyStatus enum.
+func (e DeleteVoice404JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case DeleteVoice404JSONResponseBodyStatusN404:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteVoice405JSONResponseBodyMessage.
+const (
+	DeleteVoice405JSONResponseBodyMessageMethodNotAllowed DeleteVoice405JSONResponseBodyMessage = "Method not allowed."
+)
+
+// Valid indicates whether the value is a known member of the DeleteVoice405JSONResponseBodyMessage enum.
+func (e DeleteVoice405JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case DeleteVoice405JSONResponseBodyMessageMethodNotAllowed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteVoice405JSONResponseBodyStatus.
+const (
+	DeleteVoice405JSONResponseBodyStatusN405 DeleteVoice405JSONResponseBodyStatus = 405
+)
+
+// Valid indicates whether the value is a known member of the DeleteVoice405JSONResponseBodyStatus enum.
+func (e DeleteVoice405JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case DeleteVoice405JSONResponseBodyStatusN405:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteVoice409JSONResponseBodyStatus.
+const (
+	DeleteVoice409JSONResponseBodyStatusN409 DeleteVoice409JSONResponseBodyStatus = 409
+)
+
+// Valid indicates whether the value is a known member of the DeleteVoice409JSONResponseBodyStatus enum.
+func (e DeleteVoice409JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case DeleteVoice409JSONResponseBodyStatusN409:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteVoice412JSONResponseBodyStatus.
+const (
+	DeleteVoice412JSONResponseBodyStatusN412 DeleteVoice412JSONResponseBodyStatus = 412
+)
+
+// Valid indicates whether the value is a known member of the DeleteVoice412JSONResponseBodyStatus enum.
+func (e DeleteVoice412JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case DeleteVoice412JSONResponseBodyStatusN412:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteVoice500JSONResponseBodyMessage.
+const (
+	DeleteVoice500JSONResponseBodyMessageServerError DeleteVoice500JSONResponseBodyMessage = "Server error."
+)
+
+// Valid indicates whether the value is a known member of the DeleteVoice500JSONResponseBodyMessage enum.
+func (e DeleteVoice500JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case DeleteVoice500JSONResponseBodyMessageServerError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteVoice500JSONResponseBodyStatus.
+const (
+	DeleteVoice500JSONResponseBodyStatusN500 DeleteVoice500JSONResponseBodyStatus = 500
+)
+
+// Valid indicates whether the value is a known member of the DeleteVoice500JSONResponseBodyStatus enum.
+func (e DeleteVoice500JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case DeleteVoice500JSONResponseBodyStatusN500:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteVoice503JSONResponseBodyStatus.
+const (
+	DeleteVoice503JSONResponseBodyStatusN503 DeleteVoice503JSONResponseBodyStatus = 503
+)
+
+// Valid indicates whether the value is a known member of the DeleteVoice503JSONResponseBodyStatus enum.
+func (e DeleteVoice503JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case DeleteVoice503JSONResponseBodyStatusN503:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetVoice401JSONResponseBodyMessage.
+const (
+	GetVoice401JSONResponseBodyMessageUnauthenticated GetVoice401JSONResponseBodyMessage = "Unauthenticated."
+)
+
+// Valid indicates whether the value is a known member of the GetVoice401JSONResponseBodyMessage enum.
+func (e GetVoice401JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case GetVoice401JSONResponseBodyMessageUnauthenticated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetVoice401JSONResponseBodyStatus.
+const (
+	GetVoice401JSONResponseBodyStatusN401 GetVoice401JSONResponseBodyStatus = 401
+)
+
+// Valid indicates whether the value is a known member of the GetVoice401JSONResponseBodyStatus enum.
+func (e GetVoice401JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetVoice401JSONResponseBodyStatusN401:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetVoice404JSONResponseBodyMessage.
+const (
+	GetVoice404JSONResponseBodyMessageResourceNotFound GetVoice404JSONResponseBodyMessage = "Resource not found."
+)
+
+// Valid indicates whether the value is a known member of the GetVoice404JSONResponseBodyMessage enum.
+func (e GetVoice404JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case GetVoice404JSONResponseBodyMessageResourceNotFound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetVoice404JSONResponseBodyStatus.
+const (
+	GetVoice404JSONResponseBodyStatusN404 GetVoice404JSONResponseBodyStatus = 404
+)
+
+// Valid indicates whether the value is a known member of the GetVoice404JSONResponseBodyStatus enum.
+func (e GetVoice404JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetVoice404JSONResponseBodyStatusN404:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetVoice405JSONResponseBodyMessage.
+const (
+	GetVoice405JSONResponseBodyMessageMethodNotAllowed GetVoice405JSONResponseBodyMessage = "Method not allowed."
+)
+
+// Valid indicates whether the value is a known member of the GetVoice405JSONResponseBodyMessage enum.
+func (e GetVoice405JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case GetVoice405JSONResponseBodyMessageMethodNotAllowed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetVoice405JSONResponseBodyStatus.
+const (
+	GetVoice405JSONResponseBodyStatusN405 GetVoice405JSONResponseBodyStatus = 405
+)
+
+// Valid indicates whether the value is a known member of the GetVoice405JSONResponseBodyStatus enum.
+func (e GetVoice405JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetVoice405JSONResponseBodyStatusN405:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetVoice500JSONResponseBodyMessage.
+const (
+	GetVoice500JSONResponseBodyMessageServerError GetVoice500JSONResponseBodyMessage = "Server error."
+)
+
+// Valid indicates whether the value is a known member of the GetVoice500JSONResponseBodyMessage enum.
+func (e GetVoice500JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case GetVoice500JSONResponseBodyMessageServerError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetVoice500JSONResponseBodyStatus.
+const (
+	GetVoice500JSONResponseBodyStatusN500 GetVoice500JSONResponseBodyStatus = 500
+)
+
+// Valid indicates whether the value is a known member of the GetVoice500JSONResponseBodyStatus enum.
+func (e GetVoice500JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetVoice500JSONResponseBodyStatusN500:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetVoice503JSONResponseBodyStatus.
+const (
+	GetVoice503JSONResponseBodyStatusN503 GetVoice503JSONResponseBodyStatus = 503
+)
+
+// Valid indicates whether the value is a known member of the GetVoice503JSONResponseBodyStatus enum.
+func (e GetVoice503JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetVoice503JSONResponseBodyStatusN503:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchVoice400JSONResponseBodyStatus.
+const (
+	PatchVoice400JSONResponseBodyStatusN400 PatchVoice400JSONResponseBodyStatus = 400
+)
+
+// Valid indicates whether the value is a known member of the PatchVoice400JSONResponseBodyStatus enum.
+func (e PatchVoice400JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PatchVoice400JSONResponseBodyStatusN400:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchVoice401JSONResponseBodyMessage.
+const (
+	PatchVoice401JSONResponseBodyMessageUnauthenticated PatchVoice401JSONResponseBodyMessage = "Unauthenticated."
+)
+
+// Valid indicates whether the value is a known member of the PatchVoice401JSONResponseBodyMessage enum.
+func (e PatchVoice401JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case PatchVoice401JSONResponseBodyMessageUnauthenticated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchVoice401JSONResponseBodyStatus.
+const (
+	PatchVoice401JSONResponseBodyStatusN401 PatchVoice401JSONResponseBodyStatus = 401
+)
+
+// Valid indicates whether the value is a known member of the PatchVoice401JSONResponseBodyStatus enum.
+func (e PatchVoice401JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PatchVoice401JSONResponseBodyStatusN401:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchVoice403JSONResponseBodyStatus.
+const (
+	PatchVoice403JSONResponseBodyStatusN403 PatchVoice403JSONResponseBodyStatus = 403
+)
+
+// Valid indicates whether the value is a known member of the PatchVoice403JSONResponseBodyStatus enum.
+func (e PatchVoice403JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PatchVoice403JSONResponseBodyStatusN403:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchVoice404JSONResponseBodyMessage.
+const (
+	PatchVoice404JSONResponseBodyMessageResourceNotFound PatchVoice404JSONResponseBodyMessage = "Resource not found."
+)
+
+// Valid indicates whether the value is a known member of the PatchVoice404JSONResponseBodyMessage enum.
+func (e PatchVoice404JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case PatchVoice404JSONResponseBodyMessageResourceNotFound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchVoice404JSONResponseBodyStatus.
+const (
+	PatchVoice404JSONResponseBodyStatusN404 PatchVoice404JSONResponseBodyStatus = 404
+)
+
+// Valid indicates whether the value is a known member of the PatchVoice404JSONResponseBodyStatus enum.
+func (e PatchVoice404JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PatchVoice404JSONResponseBodyStatusN404:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchVoice405JSONResponseBodyMessage.
+const (
+	PatchVoice405JSONResponseBodyMessageMethodNotAllowed PatchVoice405JSONResponseBodyMessage = "Method not allowed."
+)
+
+// Valid indicates whether the value is a known member of the PatchVoice405JSONResponseBodyMessage enum.
+func (e PatchVoice405JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case PatchVoice405JSONResponseBodyMessageMethodNotAllowed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchVoice405JSONResponseBodyStatus.
+const (
+	PatchVoice405JSONResponseBodyStatusN405 PatchVoice405JSONResponseBodyStatus = 405
+)
+
+// Valid indicates whether the value is a known member of the PatchVoice405JSONResponseBodyStatus enum.
+func (e PatchVoice405JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PatchVoice405JSONResponseBodyStatusN405:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchVoice409JSONResponseBodyStatus.
+const (
+	PatchVoice409JSONResponseBodyStatusN409 PatchVoice409JSONResponseBodyStatus = 409
+)
+
+// Valid indicates whether the value is a known member of the PatchVoice409JSONResponseBodyStatus enum.
+func (e PatchVoice409JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PatchVoice409JSONResponseBodyStatusN409:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchVoice412JSONResponseBodyStatus.
+const (
+	PatchVoice412JSONResponseBodyStatusN412 PatchVoice412JSONResponseBodyStatus = 412
+)
+
+// Valid indicates whether the value is a known member of the PatchVoice412JSONResponseBodyStatus enum.
+func (e PatchVoice412JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PatchVoice412JSONResponseBodyStatusN412:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchVoice413JSONResponseBodyStatus.
+const (
+	PatchVoice413JSONResponseBodyStatusN413 PatchVoice413JSONResponseBodyStatus = 413
+)
+
+// Valid indicates whether the value is a known member of the PatchVoice413JSONResponseBodyStatus enum.
+func (e PatchVoice413JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PatchVoice413JSONResponseBodyStatusN413:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchVoice415JSONResponseBodyStatus.
+const (
+	PatchVoice415JSONResponseBodyStatusN415 PatchVoice415JSONResponseBodyStatus = 415
+)
+
+// Valid indicates whether the value is a known member of the PatchVoice415JSONResponseBodyStatus enum.
+func (e PatchVoice415JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PatchVoice415JSONResponseBodyStatusN415:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchVoice500JSONResponseBodyMessage.
+const (
+	PatchVoice500JSONResponseBodyMessageServerError PatchVoice500JSONResponseBodyMessage = "Server error."
+)
+
+// Valid indicates whether the value is a known member of the PatchVoice500JSONResponseBodyMessage enum.
+func (e PatchVoice500JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case PatchVoice500JSONResponseBodyMessageServerError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchVoice500JSONResponseBodyStatus.
+const (
+	PatchVoice500JSONResponseBodyStatusN500 PatchVoice500JSONResponseBodyStatus = 500
+)
+
+// Valid indicates whether the value is a known member of the PatchVoice500JSONResponseBodyStatus enum.
+func (e PatchVoice500JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PatchVoice500JSONResponseBodyStatusN500:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchVoice503JSONResponseBodyStatus.
+const (
+	PatchVoice503JSONResponseBodyStatusN503 PatchVoice503JSONResponseBodyStatus = 503
+)
+
+// Valid indicates whether the value is a known member of the PatchVoice503JSONResponseBodyStatus enum.
+func (e PatchVoice503JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PatchVoice503JSONResponseBodyStatusN503:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateVoice400JSONResponseBodyStatus.
+const (
+	UpdateVoice400JSONResponseBodyStatusN400 UpdateVoice400JSONResponseBodyStatus = 400
+)
+
+// Valid indicates whether the value is a known member of the UpdateVoice400JSONResponseBodyStatus enum.
+func (e UpdateVoice400JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateVoice400JSONResponseBodyStatusN400:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateVoice401JSONResponseBodyMessage.
+const (
+	UpdateVoice401JSONResponseBodyMessageUnauthenticated UpdateVoice401JSONResponseBodyMessage = "Unauthenticated."
+)
+
+// Valid indicates whether the value is a known member of the UpdateVoice401JSONResponseBodyMessage enum.
+func (e UpdateVoice401JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case UpdateVoice401JSONResponseBodyMessageUnauthenticated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateVoice401JSONResponseBodyStatus.
+const (
+	UpdateVoice401JSONResponseBodyStatusN401 UpdateVoice401JSONResponseBodyStatus = 401
+)
+
+// Valid indicates whether the value is a known member of the UpdateVoice401JSONResponseBodyStatus enum.
+func (e UpdateVoice401JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateVoice401JSONResponseBodyStatusN401:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateVoice403JSONResponseBodyStatus.
+const (
+	UpdateVoice403JSONResponseBodyStatusN403 UpdateVoice403JSONResponseBodyStatus = 403
+)
+
+// Valid indicates whether the value is a known member of the UpdateVoice403JSONResponseBodyStatus enum.
+func (e UpdateVoice403JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateVoice403JSONResponseBodyStatusN403:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateVoice404JSONResponseBodyMessage.
+const (
+	UpdateVoice404JSONResponseBodyMessageResourceNotFound UpdateVoice404JSONResponseBodyMessage = "Resource not found."
+)
+
+// Valid indicates whether the value is a known member of the UpdateVoice404JSONResponseBodyMessage enum.
+func (e UpdateVoice404JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case UpdateVoice404JSONResponseBodyMessageResourceNotFound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateVoice404JSONResponseBodyStatus.
+const (
+	UpdateVoice404JSONResponseBodyStatusN404 UpdateVoice404JSONResponseBodyStatus = 404
+)
+
+// Valid indicates whether the value is a known member of the UpdateVoice404JSONResponseBodyStatus enum.
+func (e UpdateVoice404JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateVoice404JSONResponseBodyStatusN404:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateVoice405JSONResponseBodyMessage.
+const (
+	UpdateVoice405JSONResponseBodyMessageMethodNotAllowed UpdateVoice405JSONResponseBodyMessage = "Method not allowed."
+)
+
+// Valid indicates whether the value is a known member of the UpdateVoice405JSONResponseBodyMessage enum.
+func (e UpdateVoice405JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case UpdateVoice405JSONResponseBodyMessageMethodNotAllowed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateVoice405JSONResponseBodyStatus.
+const (
+	UpdateVoice405JSONResponseBodyStatusN405 UpdateVoice405JSONResponseBodyStatus = 405
+)
+
+// Valid indicates whether the value is a known member of the UpdateVoice405JSONResponseBodyStatus enum.
+func (e UpdateVoice405JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateVoice405JSONResponseBodyStatusN405:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateVoice409JSONResponseBodyStatus.
+const (
+	UpdateVoice409JSONResponseBodyStatusN409 UpdateVoice409JSONResponseBodyStatus = 409
+)
+
+// Valid indicates whether the value is a known member of the UpdateVoice409JSONResponseBodyStatus enum.
+func (e UpdateVoice409JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateVoice409JSONResponseBodyStatusN409:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateVoice412JSONResponseBodyStatus.
+const (
+	UpdateVoice412JSONResponseBodyStatusN412 UpdateVoice412JSONResponseBodyStatus = 412
+)
+
+// Valid indicates whether the value is a known member of the UpdateVoice412JSONResponseBodyStatus enum.
+func (e UpdateVoice412JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateVoice412JSONResponseBodyStatusN412:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateVoice413JSONResponseBodyStatus.
+const (
+	UpdateVoice413JSONResponseBodyStatusN413 UpdateVoice413JSONResponseBodyStatus = 413
+)
+
+// Valid indicates whether the value is a known member of the UpdateVoice413JSONResponseBodyStatus enum.
+func (e UpdateVoice413JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateVoice413JSONResponseBodyStatusN413:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateVoice415JSONResponseBodyStatus.
+const (
+	UpdateVoice415JSONResponseBodyStatusN415 UpdateVoice415JSONResponseBodyStatus = 415
+)
+
+// Valid indicates whether the value is a known member of the UpdateVoice415JSONResponseBodyStatus enum.
+func (e UpdateVoice415JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateVoice415JSONResponseBodyStatusN415:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateVoice500JSONResponseBodyMessage.
+const (
+	UpdateVoice500JSONResponseBodyMessageServerError UpdateVoice500JSONResponseBodyMessage = "Server error."
+)
+
+// Valid indicates whether the value is a known member of the UpdateVoice500JSONResponseBodyMessage enum.
+func (e UpdateVoice500JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case UpdateVoice500JSONResponseBodyMessageServerError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateVoice500JSONResponseBodyStatus.
+const (
+	UpdateVoice500JSONResponseBodyStatusN500 UpdateVoice500JSONResponseBodyStatus = 500
+)
+
+// Valid indicates whether the value is a known member of the UpdateVoice500JSONResponseBodyStatus enum.
+func (e UpdateVoice500JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateVoice500JSONResponseBodyStatusN500:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateVoice503JSONResponseBodyStatus.
+const (
+	UpdateVoice503JSONResponseBodyStatusN503 UpdateVoice503JSONResponseBodyStatus = 503
+)
+
+// Valid indicates whether the value is a known member of the UpdateVoice503JSONResponseBodyStatus enum.
+func (e UpdateVoice503JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateVoice503JSONResponseBodyStatusN503:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListWebhooks401JSONResponseBodyMessage.
 const (
 	ListWebhooks401JSONResponseBodyMessageUnauthenticated ListWebhooks401JSONResponseBodyMessage = "Unauthenticated."
@@ -4851,7 +6357,7 @@ type CreativityInput = float64
 // Examples: A red sky over the sea
 type DescriptionInput = string
 
-// Document Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","template":{"id":9,"name":"Blog post"},"template_id":9,"updated_at":"2026-11-21T16:48:32.000000Z","words":6}
+// Document Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
 type Document struct {
 	// CreatedAt ISO-8601 UTC with microseconds.
 	//
@@ -4866,12 +6372,28 @@ type Document struct {
 	Generation *Generation `json:"generation"`
 	Id         int64       `json:"id"`
 
+	// Language The language the text is asked to be written in (`Language`), the document's own, else its voice's; null leaves it to the prompt.
+	Language *DocumentLanguage `json:"language"`
+
 	// Name A name.
 	Name   Name   `json:"name"`
 	Prompt string `json:"prompt"`
 
-	// Result The text, generated or written, as long as `ResultInput` allows; null until there is one.
+	// Result The text, generated or written, as long as `ResultInput` allows; null until there is
+	// one. The first of `results` until the client writes another.
 	Result *string `json:"result"`
+
+	// Results Every text the document's last generation wrote, one per variant, in order: all of
+	// them when it is done, those written when it failed part way (they count against the
+	// month's words), none before the first is written. The first is `result` and `words`;
+	// on a document of several `variants`, until the client writes another `result`: then
+	// it stays the text generated, until the next generation. A document of one text shows
+	// its `result` here, edited or not. Shown by a document's own answers (create, read,
+	// update, regenerate) and its webhook events, also for one variant; left out of list
+	// items, whose `result` is the first text (read the document for the others), so a list
+	// weighs and costs what it did. No text is stored twice: a document of one text keeps
+	// only `result`, so it costs to write and read what it did.
+	Results *[]Variant `json:"results,omitempty"`
 
 	// Template Examples: {"id":1,"name":"Freestyle"}
 	Template Template `json:"template"`
@@ -4890,18 +6412,37 @@ type Document struct {
 	// 52 Feature section.
 	TemplateId TemplateId `json:"template_id"`
 
+	// Tone The tone the text is asked to have (`Tone`), the document's own, else its voice's; null leaves it to the template.
+	Tone *DocumentTone `json:"tone"`
+
 	// UpdatedAt ISO-8601 UTC with microseconds.
 	//
 	// Examples: 2026-11-21T16:48:30.000000Z
 	UpdatedAt Timestamp `json:"updated_at"`
 
-	// Words Words in `result`: runs of non-space characters, each Chinese or Japanese character (Han, Hiragana, Katakana), as word processors count them, and a word for every three letters of Thai, Lao, Khmer or Burmese (a letter with its marks is one); 0 when there is none. A generation counts at most 4,096 of them against the month's words (its hold).
+	// Variants How many texts a generation writes, as given (1 unless given).
+	Variants Variants `json:"variants"`
+
+	// Voice The document's voice as it last read it (its name kept after the voice is deleted);
+	// null for none.
+	Voice *VoiceRef `json:"voice"`
+
+	// VoiceId The voice the document is written in, as given; null for none.
+	VoiceId *int64 `json:"voice_id"`
+
+	// Words Words in `result`: runs of non-space characters, each Chinese or Japanese character (Han, Hiragana, Katakana), as word processors count them, and a word for every three letters of Thai, Lao, Khmer or Burmese (a letter with its marks is one); 0 when there is none. A generation counts at most 4,096 of them a text against the month's words (its hold).
 	Words int `json:"words"`
 }
 
+// DocumentLanguage The language the text is asked to be written in (`Language`), the document's own, else its voice's; null leaves it to the prompt.
+type DocumentLanguage string
+
+// DocumentTone The tone the text is asked to have (`Tone`), the document's own, else its voice's; null leaves it to the template.
+type DocumentTone string
+
 // DocumentAcceptedResponse defines model for DocumentAcceptedResponse.
 type DocumentAcceptedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","template":{"id":9,"name":"Blog post"},"template_id":9,"updated_at":"2026-11-21T16:48:32.000000Z","words":6}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
 	Data   Document                       `json:"data"`
 	Status DocumentAcceptedResponseStatus `json:"status"`
 }
@@ -4913,6 +6454,10 @@ type DocumentAcceptedResponseStatus int
 type DocumentCreate struct {
 	// Creativity Optional, 0.5 unless given.
 	Creativity *float64 `json:"creativity,omitempty"`
+
+	// Language Optional: the language to write in, whatever the prompt's. Not given leaves it to the
+	// prompt, as the original app did.
+	Language *Language `json:"language,omitempty"`
 
 	// Name A name; its length counts after trimming.
 	//
@@ -4927,11 +6472,23 @@ type DocumentCreate struct {
 	// TemplateId Optional, 1 (Freestyle) unless given. An addition to the original app's fields; only a
 	// regenerate changes it later.
 	TemplateId *int `json:"template_id,omitempty"`
+
+	// Tone Optional; not given leaves the tone to the template.
+	Tone *Tone `json:"tone,omitempty"`
+
+	// Variants Optional, 1 unless given: how many texts to write, each a model call of its own.
+	// The document counts once against the month's documents; each text counts its words.
+	Variants *int `json:"variants,omitempty"`
+
+	// VoiceId Optional: one of the account's voices, whose guide the text follows and whose language
+	// and tone apply where these are not given. Another account's, a deleted or an unknown
+	// voice is 422.
+	VoiceId *int64 `json:"voice_id,omitempty"`
 }
 
 // DocumentCreatedResponse defines model for DocumentCreatedResponse.
 type DocumentCreatedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","template":{"id":9,"name":"Blog post"},"template_id":9,"updated_at":"2026-11-21T16:48:32.000000Z","words":6}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
 	Data   Document                      `json:"data"`
 	Status DocumentCreatedResponseStatus `json:"status"`
 }
@@ -4982,16 +6539,28 @@ type DocumentRegenerate struct {
 	// Creativity Optional; not given keeps the current creativity.
 	Creativity *float64 `json:"creativity,omitempty"`
 
+	// Language Optional; not given keeps the current language.
+	Language *Language `json:"language,omitempty"`
+
 	// Prompt Optional; not given keeps the current prompt.
 	Prompt *string `json:"prompt,omitempty"`
 
 	// TemplateId Optional; not given keeps the current template. Another template moves the document there.
 	TemplateId *int `json:"template_id,omitempty"`
+
+	// Tone Optional; not given keeps the current tone.
+	Tone *Tone `json:"tone,omitempty"`
+
+	// Variants Optional; not given keeps the current number of texts.
+	Variants *int `json:"variants,omitempty"`
+
+	// VoiceId Optional; not given keeps the current voice, or none if it has been deleted meanwhile.
+	VoiceId *int64 `json:"voice_id,omitempty"`
 }
 
 // DocumentResponse defines model for DocumentResponse.
 type DocumentResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","template":{"id":9,"name":"Blog post"},"template_id":9,"updated_at":"2026-11-21T16:48:32.000000Z","words":6}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
 	Data   Document               `json:"data"`
 	Status DocumentResponseStatus `json:"status"`
 }
@@ -5089,7 +6658,17 @@ type GenerationError struct {
 // `timeout`: generation took too long (15 minutes at most); `internal`: anything else.
 type GenerationErrorCode string
 
-// Image Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+// GuideInput A brand's house style in its own words; its length counts after trimming. Given to the
+// model as a style guide for how the text sounds, never as instructions.
+//
+// Examples: Warm, short sentences. Say brew, never make. No exclamation marks.
+type GuideInput = string
+
+// IdInput A record's id as a JSON number of a whole value (`7`, `7.0`), or as text of digits with
+// leading zeros allowed (white space around it is trimmed).
+type IdInput = int64
+
+// Image Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 type Image struct {
 	// CreatedAt ISO-8601 UTC with microseconds.
 	//
@@ -5109,8 +6688,11 @@ type Image struct {
 	Medium *ImageMedium `json:"medium"`
 
 	// Name A name.
-	Name       Name       `json:"name"`
-	Resolution Resolution `json:"resolution"`
+	Name Name `json:"name"`
+
+	// NegativePrompt What the picture must not show, as given; null for nothing.
+	NegativePrompt *string    `json:"negative_prompt"`
+	Resolution     Resolution `json:"resolution"`
 
 	// Result The stored file name of the generated picture (`<hex>.png`); null until one exists.
 	Result *string `json:"result"`
@@ -5139,7 +6721,7 @@ type ImageStyle string
 
 // ImageAcceptedResponse defines model for ImageAcceptedResponse.
 type ImageAcceptedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 	Data   Image                       `json:"data"`
 	Status ImageAcceptedResponseStatus `json:"status"`
 }
@@ -5165,6 +6747,11 @@ type ImageCreate struct {
 	// Examples: Sunset
 	Name NameInput `json:"name"`
 
+	// NegativePrompt Optional: what the picture must not show, passed to the image model as its negative
+	// prompt (before the service's own: blurry, distorted, watermark, ...). Not given means
+	// nothing more.
+	NegativePrompt *string `json:"negative_prompt,omitempty"`
+
 	// Resolution A resolution; white space around it is trimmed.
 	Resolution ResolutionInput `json:"resolution"`
 
@@ -5174,7 +6761,7 @@ type ImageCreate struct {
 
 // ImageCreatedResponse defines model for ImageCreatedResponse.
 type ImageCreatedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 	Data   Image                      `json:"data"`
 	Status ImageCreatedResponseStatus `json:"status"`
 }
@@ -5231,6 +6818,9 @@ type ImageRegenerate struct {
 	// Medium Optional; not given keeps the current medium.
 	Medium *Medium `json:"medium,omitempty"`
 
+	// NegativePrompt Optional; not given keeps the current negative prompt.
+	NegativePrompt *string `json:"negative_prompt,omitempty"`
+
 	// Resolution Optional; not given keeps the current resolution.
 	Resolution *Resolution `json:"resolution,omitempty"`
 
@@ -5240,7 +6830,7 @@ type ImageRegenerate struct {
 
 // ImageResponse defines model for ImageResponse.
 type ImageResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 	Data   Image               `json:"data"`
 	Status ImageResponseStatus `json:"status"`
 }
@@ -5253,6 +6843,17 @@ type ImageUpdate struct {
 	Favorite *bool   `json:"favorite,omitempty"`
 	Name     *string `json:"name,omitempty"`
 }
+
+// Language A language to write in, as a BCP 47 tag: those Amazon Nova, the default text model, is
+// documented to be optimised for (`zh` is Simplified Chinese; Portuguese is given with its
+// region). A request may give a tag in any letter case; a document shows it as listed here.
+type Language string
+
+// LanguageFilter A language, in any letter case, or empty for none.
+type LanguageFilter = string
+
+// LanguageInput A language's tag, in any letter case (`PT-br` is `pt-BR`); white space around it is trimmed.
+type LanguageInput = Language
 
 // Medium defines model for Medium.
 type Medium string
@@ -5279,6 +6880,11 @@ type Name = string
 //
 // Examples: Sunset
 type NameInput = string
+
+// NegativePromptInput What a picture must not show; its length counts after trimming.
+//
+// Examples: people, text, a cloudy sky
+type NegativePromptInput = string
 
 // NotGiven Empty, white space only, or JSON null; the same as not sending the field.
 type NotGiven = string
@@ -5433,9 +7039,15 @@ type TemplateIdInput = int
 // Examples: 2026-11-21T16:48:30.000000Z
 type Timestamp = time.Time
 
+// Tone How the text should sound.
+type Tone string
+
+// ToneInput A tone; white space around it is trimmed.
+type ToneInput = Tone
+
 // Usage This month's usage and limits.
 //
-// Examples: {"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200}},"words":{"limit":50000,"used":48211}}
+// Examples: {"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200},"voices":{"limit":1000000,"used":120}},"words":{"limit":50000,"used":48211}}
 type Usage struct {
 	Documents Meter `json:"documents"`
 	Images    Meter `json:"images"`
@@ -5447,6 +7059,7 @@ type Usage struct {
 	Reads struct {
 		Documents Meter `json:"documents"`
 		Images    Meter `json:"images"`
+		Voices    Meter `json:"voices"`
 	} `json:"reads"`
 	Words Meter `json:"words"`
 }
@@ -5455,7 +7068,7 @@ type Usage struct {
 type UsageResponse struct {
 	// Data This month's usage and limits.
 	//
-	// Examples: {"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200}},"words":{"limit":50000,"used":48211}}
+	// Examples: {"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200},"voices":{"limit":1000000,"used":120}},"words":{"limit":50000,"used":48211}}
 	Data   Usage               `json:"data"`
 	Status UsageResponseStatus `json:"status"`
 }
@@ -5481,6 +7094,161 @@ type ValidationError struct {
 
 // ValidationErrorStatus defines model for ValidationError.Status.
 type ValidationErrorStatus int
+
+// Variant One text a generation wrote.
+type Variant struct {
+	Result string `json:"result"`
+	Words  int    `json:"words"`
+}
+
+// Variants How many texts a generation writes.
+type Variants = int
+
+// VariantsInput How many texts to write, as a JSON number of a whole value (`3`, `3.0`), or as text of
+// digits with leading zeros allowed (white space around it is trimmed).
+type VariantsInput = int
+
+// Voice A brand voice: the house style its documents are written in (the guide, given to the model
+// as a style guide), and the language and tone they default to.
+//
+// Examples: {"created_at":"2026-11-21T16:48:30.000000Z","guide":"Warm, short sentences. Say brew, never make. No exclamation marks.","id":1,"language":"fr","name":"Barista","tone":"friendly","updated_at":"2026-11-21T16:48:30.000000Z"}
+type Voice struct {
+	// CreatedAt ISO-8601 UTC with microseconds.
+	//
+	// Examples: 2026-11-21T16:48:30.000000Z
+	CreatedAt Timestamp `json:"created_at"`
+	Guide     string    `json:"guide"`
+	Id        int64     `json:"id"`
+
+	// Language The language its documents are written in where they give none; null for none.
+	Language *VoiceLanguage `json:"language"`
+	Name     string         `json:"name"`
+
+	// Tone The tone its documents have where they give none; null for none.
+	Tone *VoiceTone `json:"tone"`
+
+	// UpdatedAt ISO-8601 UTC with microseconds.
+	//
+	// Examples: 2026-11-21T16:48:30.000000Z
+	UpdatedAt Timestamp `json:"updated_at"`
+}
+
+// VoiceLanguage The language its documents are written in where they give none; null for none.
+type VoiceLanguage string
+
+// VoiceTone The tone its documents have where they give none; null for none.
+type VoiceTone string
+
+// VoiceCreate defines model for VoiceCreate.
+type VoiceCreate struct {
+	// Guide A brand's house style in its own words; its length counts after trimming. Given to the
+	// model as a style guide for how the text sounds, never as instructions.
+	//
+	//
+	// Examples: Warm, short sentences. Say brew, never make. No exclamation marks.
+	Guide GuideInput `json:"guide"`
+
+	// Language Optional; the language the voice's documents are written in where they give none.
+	Language *Language `json:"language,omitempty"`
+
+	// Name A name; its length counts after trimming.
+	//
+	// Examples: Sunset
+	Name NameInput `json:"name"`
+
+	// Tone Optional; the tone the voice's documents have where they give none.
+	Tone *Tone `json:"tone,omitempty"`
+}
+
+// VoiceCreatedResponse defines model for VoiceCreatedResponse.
+type VoiceCreatedResponse struct {
+	// Data A brand voice: the house style its documents are written in (the guide, given to the model
+	// as a style guide), and the language and tone they default to.
+	//
+	//
+	// Examples: {"created_at":"2026-11-21T16:48:30.000000Z","guide":"Warm, short sentences. Say brew, never make. No exclamation marks.","id":1,"language":"fr","name":"Barista","tone":"friendly","updated_at":"2026-11-21T16:48:30.000000Z"}
+	Data   Voice                      `json:"data"`
+	Status VoiceCreatedResponseStatus `json:"status"`
+}
+
+// VoiceCreatedResponseStatus defines model for VoiceCreatedResponse.Status.
+type VoiceCreatedResponseStatus int
+
+// VoiceDeleted Examples: {"deleted":true,"id":7,"object":"voice","status":200}
+type VoiceDeleted struct {
+	Deleted VoiceDeletedDeleted `json:"deleted"`
+	Id      int64               `json:"id"`
+	Object  VoiceDeletedObject  `json:"object"`
+	Status  VoiceDeletedStatus  `json:"status"`
+}
+
+// VoiceDeletedDeleted defines model for VoiceDeleted.Deleted.
+type VoiceDeletedDeleted bool
+
+// VoiceDeletedObject defines model for VoiceDeleted.Object.
+type VoiceDeletedObject string
+
+// VoiceDeletedStatus defines model for VoiceDeleted.Status.
+type VoiceDeletedStatus int
+
+// VoiceIdFilter A voice's id (leading zeros allowed), or empty for none.
+type VoiceIdFilter = string
+
+// VoiceList defines model for VoiceList.
+type VoiceList struct {
+	Data []Voice `json:"data"`
+
+	// Links Absolute URLs of the first, last, previous and next pages: the request's query with
+	// `page` set. `prev` is null on page 1 (and set on any later page, even past the end);
+	// `next` is null on the last page and past it. When the answer hit a bound (see "Bounded
+	// cost"), `next` also carries a `cursor` and is null only when the list is known to end.
+	//
+	//
+	// Examples: {"first":"https://api.example/api/v1/images?style=anime\u0026page=1","last":"https://api.example/api/v1/images?style=anime\u0026page=4","next":"https://api.example/api/v1/images?style=anime\u0026page=3","prev":"https://api.example/api/v1/images?style=anime\u0026page=1"}
+	Links PageLinks `json:"links"`
+
+	// Meta Examples: {"current_page":2,"from":11,"last_page":4,"partial":false,"path":"https://api.example/api/v1/images","per_page":10,"to":20,"total":37,"total_estimated":false}
+	Meta   PageMeta        `json:"meta"`
+	Status VoiceListStatus `json:"status"`
+}
+
+// VoiceListStatus defines model for VoiceList.Status.
+type VoiceListStatus int
+
+// VoiceRef A document's voice.
+type VoiceRef struct {
+	Id int64 `json:"id"`
+
+	// Name A name.
+	Name Name `json:"name"`
+}
+
+// VoiceResponse defines model for VoiceResponse.
+type VoiceResponse struct {
+	// Data A brand voice: the house style its documents are written in (the guide, given to the model
+	// as a style guide), and the language and tone they default to.
+	//
+	//
+	// Examples: {"created_at":"2026-11-21T16:48:30.000000Z","guide":"Warm, short sentences. Say brew, never make. No exclamation marks.","id":1,"language":"fr","name":"Barista","tone":"friendly","updated_at":"2026-11-21T16:48:30.000000Z"}
+	Data   Voice               `json:"data"`
+	Status VoiceResponseStatus `json:"status"`
+}
+
+// VoiceResponseStatus defines model for VoiceResponse.Status.
+type VoiceResponseStatus int
+
+// VoiceUpdate defines model for VoiceUpdate.
+type VoiceUpdate struct {
+	// Guide The house style; a document reads it when its generation starts.
+	Guide *string `json:"guide,omitempty"`
+
+	// Language Optional; the language the voice's documents are written in where they give none.
+	Language *Language `json:"language,omitempty"`
+	Name     *string   `json:"name,omitempty"`
+
+	// Tone Optional; the tone the voice's documents have where they give none.
+	Tone *Tone `json:"tone,omitempty"`
+}
 
 // Webhook A webhook endpoint, without its secret.
 //
@@ -5856,6 +7624,18 @@ type UsageOK = UsageResponse
 // Examples: {"errors":{"style":["The selected style is invalid."]},"message":{"style":["The selected style is invalid."]},"status":422}
 type ValidationFailed = ValidationError
 
+// VoiceCreated defines model for VoiceCreated.
+type VoiceCreated = VoiceCreatedResponse
+
+// VoiceOK defines model for VoiceOK.
+type VoiceOK = VoiceResponse
+
+// VoicePage defines model for VoicePage.
+type VoicePage = VoiceList
+
+// VoiceUpdated defines model for VoiceUpdated.
+type VoiceUpdated = VoiceResponse
+
 // WebhookCreated defines model for WebhookCreated.
 type WebhookCreated = WebhookCreatedResponse
 
@@ -5877,6 +7657,12 @@ type ListDocumentsParams struct {
 	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
 	// empty is no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
+
+	// Language Only documents whose `language` is this, as they show it; empty is no filter. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
+	Language *LanguageFilter `form:"language,omitempty" json:"language,omitempty"`
+
+	// VoiceId Only documents whose `voice_id` is this, as they show it; empty is no filter. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
+	VoiceId *VoiceIdFilter `form:"voice_id,omitempty" json:"voice_id,omitempty"`
 
 	// SortBy The order: `id` is creation order; `name` ignores letter case and accents and breaks ties
 	// by id in the direction of `sort`. Empty is the default.
@@ -5937,6 +7723,12 @@ type HeadDocumentsParams struct {
 	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
 	// empty is no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
+
+	// Language Only documents whose `language` is this, as they show it; empty is no filter. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
+	Language *LanguageFilter `form:"language,omitempty" json:"language,omitempty"`
+
+	// VoiceId Only documents whose `voice_id` is this, as they show it; empty is no filter. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
+	VoiceId *VoiceIdFilter `form:"voice_id,omitempty" json:"voice_id,omitempty"`
 
 	// SortBy The order: `id` is creation order; `name` ignores letter case and accents and breaks ties
 	// by id in the direction of `sort`. Empty is the default.
@@ -6294,16 +8086,16 @@ type ListImagesParams struct {
 	// SearchBy What `search` looks in; empty is the default.
 	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
 
-	// Resolution Only images whose `resolution` is this; empty is no filter.
+	// Resolution Only images whose `resolution` is this, as they show it; empty is no filter.
 	Resolution *ResolutionFilter `form:"resolution,omitempty" json:"resolution,omitempty"`
 
-	// Style Only images whose `style` is this; empty is no filter.
+	// Style Only images whose `style` is this, as they show it; empty is no filter.
 	Style *StyleFilter `form:"style,omitempty" json:"style,omitempty"`
 
-	// Medium Only images whose `medium` is this; empty is no filter.
+	// Medium Only images whose `medium` is this, as they show it; empty is no filter.
 	Medium *MediumFilter `form:"medium,omitempty" json:"medium,omitempty"`
 
-	// Filter Only images whose `filter` is this; empty is no filter.
+	// Filter Only images whose `filter` is this, as they show it; empty is no filter.
 	Filter *FilterFilter `form:"filter,omitempty" json:"filter,omitempty"`
 
 	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
@@ -6363,16 +8155,16 @@ type HeadImagesParams struct {
 	// SearchBy What `search` looks in; empty is the default.
 	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
 
-	// Resolution Only images whose `resolution` is this; empty is no filter.
+	// Resolution Only images whose `resolution` is this, as they show it; empty is no filter.
 	Resolution *ResolutionFilter `form:"resolution,omitempty" json:"resolution,omitempty"`
 
-	// Style Only images whose `style` is this; empty is no filter.
+	// Style Only images whose `style` is this, as they show it; empty is no filter.
 	Style *StyleFilter `form:"style,omitempty" json:"style,omitempty"`
 
-	// Medium Only images whose `medium` is this; empty is no filter.
+	// Medium Only images whose `medium` is this, as they show it; empty is no filter.
 	Medium *MediumFilter `form:"medium,omitempty" json:"medium,omitempty"`
 
-	// Filter Only images whose `filter` is this; empty is no filter.
+	// Filter Only images whose `filter` is this, as they show it; empty is no filter.
 	Filter *FilterFilter `form:"filter,omitempty" json:"filter,omitempty"`
 
 	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
@@ -6775,6 +8567,357 @@ type GetUsage500JSONResponseBodyStatus int
 // GetUsage503JSONResponseBodyStatus defines parameters for GetUsage.
 type GetUsage503JSONResponseBodyStatus int
 
+// ListVoicesParams defines parameters for ListVoices.
+type ListVoicesParams struct {
+	// Search Only records whose `search_by` field contains this text, ignoring letter case and
+	// accents. Empty means no search.
+	Search *Search `form:"search,omitempty" json:"search,omitempty"`
+
+	// SearchBy What `search` looks in; empty is the default.
+	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
+
+	// SortBy The order: `id` is creation order; `name` ignores letter case and accents and breaks ties
+	// by id in the direction of `sort`. Empty is the default.
+	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
+
+	// Sort The direction of `sort_by`; empty is the default.
+	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
+
+	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
+	PerPage *PerPage `form:"per_page,omitempty" json:"per_page,omitempty"`
+
+	// Page The page, from 1 to 10^12 (leading zeros allowed); empty is the default. A page past the
+	// end answers an empty `data` with correct `meta`.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// Cursor Where a list cut short by its bounds resumes: set only by the service, in `links.next`;
+	// never build one (see "Bounded cost"). Valid only in the query of the link it came in,
+	// for the account it was given to; else 422.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// ListVoices400JSONResponseBodyStatus defines parameters for ListVoices.
+type ListVoices400JSONResponseBodyStatus int
+
+// ListVoices401JSONResponseBodyMessage defines parameters for ListVoices.
+type ListVoices401JSONResponseBodyMessage string
+
+// ListVoices401JSONResponseBodyStatus defines parameters for ListVoices.
+type ListVoices401JSONResponseBodyStatus int
+
+// ListVoices405JSONResponseBodyMessage defines parameters for ListVoices.
+type ListVoices405JSONResponseBodyMessage string
+
+// ListVoices405JSONResponseBodyStatus defines parameters for ListVoices.
+type ListVoices405JSONResponseBodyStatus int
+
+// ListVoices500JSONResponseBodyMessage defines parameters for ListVoices.
+type ListVoices500JSONResponseBodyMessage string
+
+// ListVoices500JSONResponseBodyStatus defines parameters for ListVoices.
+type ListVoices500JSONResponseBodyStatus int
+
+// ListVoices503JSONResponseBodyStatus defines parameters for ListVoices.
+type ListVoices503JSONResponseBodyStatus int
+
+// HeadVoicesParams defines parameters for HeadVoices.
+type HeadVoicesParams struct {
+	// Search Only records whose `search_by` field contains this text, ignoring letter case and
+	// accents. Empty means no search.
+	Search *Search `form:"search,omitempty" json:"search,omitempty"`
+
+	// SearchBy What `search` looks in; empty is the default.
+	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
+
+	// SortBy The order: `id` is creation order; `name` ignores letter case and accents and breaks ties
+	// by id in the direction of `sort`. Empty is the default.
+	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
+
+	// Sort The direction of `sort_by`; empty is the default.
+	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
+
+	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
+	PerPage *PerPage `form:"per_page,omitempty" json:"per_page,omitempty"`
+
+	// Page The page, from 1 to 10^12 (leading zeros allowed); empty is the default. A page past the
+	// end answers an empty `data` with correct `meta`.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// Cursor Where a list cut short by its bounds resumes: set only by the service, in `links.next`;
+	// never build one (see "Bounded cost"). Valid only in the query of the link it came in,
+	// for the account it was given to; else 422.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// CreateVoiceParams defines parameters for CreateVoice.
+type CreateVoiceParams struct {
+	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
+	// same request within 24 hours gets the first answer again (`Idempotent-Replayed: true`)
+	// instead of acting twice. The same key with another request is 422; a retry while the
+	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters
+	// but a comma, given once; an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// Prefer How long the request may wait for generation (RFC 7240): `respond-async`
+	// answers at once, `wait=N` waits at most N seconds (1 to 25; more counts as 25). Other
+	// preferences, and values that do not parse, are ignored. The answer names what it applied
+	// in `Preference-Applied`.
+	Prefer *Prefer `json:"Prefer,omitempty"`
+}
+
+// CreateVoice400JSONResponseBodyStatus defines parameters for CreateVoice.
+type CreateVoice400JSONResponseBodyStatus int
+
+// CreateVoice401JSONResponseBodyMessage defines parameters for CreateVoice.
+type CreateVoice401JSONResponseBodyMessage string
+
+// CreateVoice401JSONResponseBodyStatus defines parameters for CreateVoice.
+type CreateVoice401JSONResponseBodyStatus int
+
+// CreateVoice403JSONResponseBodyStatus defines parameters for CreateVoice.
+type CreateVoice403JSONResponseBodyStatus int
+
+// CreateVoice405JSONResponseBodyMessage defines parameters for CreateVoice.
+type CreateVoice405JSONResponseBodyMessage string
+
+// CreateVoice405JSONResponseBodyStatus defines parameters for CreateVoice.
+type CreateVoice405JSONResponseBodyStatus int
+
+// CreateVoice409JSONResponseBodyStatus defines parameters for CreateVoice.
+type CreateVoice409JSONResponseBodyStatus int
+
+// CreateVoice413JSONResponseBodyStatus defines parameters for CreateVoice.
+type CreateVoice413JSONResponseBodyStatus int
+
+// CreateVoice415JSONResponseBodyStatus defines parameters for CreateVoice.
+type CreateVoice415JSONResponseBodyStatus int
+
+// CreateVoice500JSONResponseBodyMessage defines parameters for CreateVoice.
+type CreateVoice500JSONResponseBodyMessage string
+
+// CreateVoice500JSONResponseBodyStatus defines parameters for CreateVoice.
+type CreateVoice500JSONResponseBodyStatus int
+
+// CreateVoice503JSONResponseBodyStatus defines parameters for CreateVoice.
+type CreateVoice503JSONResponseBodyStatus int
+
+// DeleteVoiceParams defines parameters for DeleteVoice.
+type DeleteVoiceParams struct {
+	// IfMatch The write happens only if the record is still at one of these versions (`ETag`s from
+	// earlier answers, a comma-separated list, compared strongly); else 412, as for a header
+	// that is present but empty or lists no tag. `*` only requires that the record exists.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
+	// same request within 24 hours gets the first answer again (`Idempotent-Replayed: true`)
+	// instead of acting twice. The same key with another request is 422; a retry while the
+	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters
+	// but a comma, given once; an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// DeleteVoice400JSONResponseBodyStatus defines parameters for DeleteVoice.
+type DeleteVoice400JSONResponseBodyStatus int
+
+// DeleteVoice401JSONResponseBodyMessage defines parameters for DeleteVoice.
+type DeleteVoice401JSONResponseBodyMessage string
+
+// DeleteVoice401JSONResponseBodyStatus defines parameters for DeleteVoice.
+type DeleteVoice401JSONResponseBodyStatus int
+
+// DeleteVoice403JSONResponseBodyStatus defines parameters for DeleteVoice.
+type DeleteVoice403JSONResponseBodyStatus int
+
+// DeleteVoice404JSONResponseBodyMessage defines parameters for DeleteVoice.
+type DeleteVoice404JSONResponseBodyMessage string
+
+// DeleteVoice404JSONResponseBodyStatus defines parameters for DeleteVoice.
+type DeleteVoice404JSONResponseBodyStatus int
+
+// DeleteVoice405JSONResponseBodyMessage defines parameters for DeleteVoice.
+type DeleteVoice405JSONResponseBodyMessage string
+
+// DeleteVoice405JSONResponseBodyStatus defines parameters for DeleteVoice.
+type DeleteVoice405JSONResponseBodyStatus int
+
+// DeleteVoice409JSONResponseBodyStatus defines parameters for DeleteVoice.
+type DeleteVoice409JSONResponseBodyStatus int
+
+// DeleteVoice412JSONResponseBodyStatus defines parameters for DeleteVoice.
+type DeleteVoice412JSONResponseBodyStatus int
+
+// DeleteVoice500JSONResponseBodyMessage defines parameters for DeleteVoice.
+type DeleteVoice500JSONResponseBodyMessage string
+
+// DeleteVoice500JSONResponseBodyStatus defines parameters for DeleteVoice.
+type DeleteVoice500JSONResponseBodyStatus int
+
+// DeleteVoice503JSONResponseBodyStatus defines parameters for DeleteVoice.
+type DeleteVoice503JSONResponseBodyStatus int
+
+// GetVoiceParams defines parameters for GetVoice.
+type GetVoiceParams struct {
+	// IfNoneMatch A list of `ETag`s the client holds; when one matches (weak comparison; `*` matches any)
+	// a `GET` is answered 304 without a body, and a `PUT`, `PATCH` or `DELETE` 412 with
+	// nothing changed.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// GetVoice401JSONResponseBodyMessage defines parameters for GetVoice.
+type GetVoice401JSONResponseBodyMessage string
+
+// GetVoice401JSONResponseBodyStatus defines parameters for GetVoice.
+type GetVoice401JSONResponseBodyStatus int
+
+// GetVoice404JSONResponseBodyMessage defines parameters for GetVoice.
+type GetVoice404JSONResponseBodyMessage string
+
+// GetVoice404JSONResponseBodyStatus defines parameters for GetVoice.
+type GetVoice404JSONResponseBodyStatus int
+
+// GetVoice405JSONResponseBodyMessage defines parameters for GetVoice.
+type GetVoice405JSONResponseBodyMessage string
+
+// GetVoice405JSONResponseBodyStatus defines parameters for GetVoice.
+type GetVoice405JSONResponseBodyStatus int
+
+// GetVoice500JSONResponseBodyMessage defines parameters for GetVoice.
+type GetVoice500JSONResponseBodyMessage string
+
+// GetVoice500JSONResponseBodyStatus defines parameters for GetVoice.
+type GetVoice500JSONResponseBodyStatus int
+
+// GetVoice503JSONResponseBodyStatus defines parameters for GetVoice.
+type GetVoice503JSONResponseBodyStatus int
+
+// HeadVoiceParams defines parameters for HeadVoice.
+type HeadVoiceParams struct {
+	// IfNoneMatch A list of `ETag`s the client holds; when one matches (weak comparison; `*` matches any)
+	// a `GET` is answered 304 without a body, and a `PUT`, `PATCH` or `DELETE` 412 with
+	// nothing changed.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// PatchVoiceParams defines parameters for PatchVoice.
+type PatchVoiceParams struct {
+	// IfMatch The write happens only if the record is still at one of these versions (`ETag`s from
+	// earlier answers, a comma-separated list, compared strongly); else 412, as for a header
+	// that is present but empty or lists no tag. `*` only requires that the record exists.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
+	// same request within 24 hours gets the first answer again (`Idempotent-Replayed: true`)
+	// instead of acting twice. The same key with another request is 422; a retry while the
+	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters
+	// but a comma, given once; an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// PatchVoice400JSONResponseBodyStatus defines parameters for PatchVoice.
+type PatchVoice400JSONResponseBodyStatus int
+
+// PatchVoice401JSONResponseBodyMessage defines parameters for PatchVoice.
+type PatchVoice401JSONResponseBodyMessage string
+
+// PatchVoice401JSONResponseBodyStatus defines parameters for PatchVoice.
+type PatchVoice401JSONResponseBodyStatus int
+
+// PatchVoice403JSONResponseBodyStatus defines parameters for PatchVoice.
+type PatchVoice403JSONResponseBodyStatus int
+
+// PatchVoice404JSONResponseBodyMessage defines parameters for PatchVoice.
+type PatchVoice404JSONResponseBodyMessage string
+
+// PatchVoice404JSONResponseBodyStatus defines parameters for PatchVoice.
+type PatchVoice404JSONResponseBodyStatus int
+
+// PatchVoice405JSONResponseBodyMessage defines parameters for PatchVoice.
+type PatchVoice405JSONResponseBodyMessage string
+
+// PatchVoice405JSONResponseBodyStatus defines parameters for PatchVoice.
+type PatchVoice405JSONResponseBodyStatus int
+
+// PatchVoice409JSONResponseBodyStatus defines parameters for PatchVoice.
+type PatchVoice409JSONResponseBodyStatus int
+
+// PatchVoice412JSONResponseBodyStatus defines parameters for PatchVoice.
+type PatchVoice412JSONResponseBodyStatus int
+
+// PatchVoice413JSONResponseBodyStatus defines parameters for PatchVoice.
+type PatchVoice413JSONResponseBodyStatus int
+
+// PatchVoice415JSONResponseBodyStatus defines parameters for PatchVoice.
+type PatchVoice415JSONResponseBodyStatus int
+
+// PatchVoice500JSONResponseBodyMessage defines parameters for PatchVoice.
+type PatchVoice500JSONResponseBodyMessage string
+
+// PatchVoice500JSONResponseBodyStatus defines parameters for PatchVoice.
+type PatchVoice500JSONResponseBodyStatus int
+
+// PatchVoice503JSONResponseBodyStatus defines parameters for PatchVoice.
+type PatchVoice503JSONResponseBodyStatus int
+
+// UpdateVoiceParams defines parameters for UpdateVoice.
+type UpdateVoiceParams struct {
+	// IfMatch The write happens only if the record is still at one of these versions (`ETag`s from
+	// earlier answers, a comma-separated list, compared strongly); else 412, as for a header
+	// that is present but empty or lists no tag. `*` only requires that the record exists.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
+	// same request within 24 hours gets the first answer again (`Idempotent-Replayed: true`)
+	// instead of acting twice. The same key with another request is 422; a retry while the
+	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters
+	// but a comma, given once; an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// UpdateVoice400JSONResponseBodyStatus defines parameters for UpdateVoice.
+type UpdateVoice400JSONResponseBodyStatus int
+
+// UpdateVoice401JSONResponseBodyMessage defines parameters for UpdateVoice.
+type UpdateVoice401JSONResponseBodyMessage string
+
+// UpdateVoice401JSONResponseBodyStatus defines parameters for UpdateVoice.
+type UpdateVoice401JSONResponseBodyStatus int
+
+// UpdateVoice403JSONResponseBodyStatus defines parameters for UpdateVoice.
+type UpdateVoice403JSONResponseBodyStatus int
+
+// UpdateVoice404JSONResponseBodyMessage defines parameters for UpdateVoice.
+type UpdateVoice404JSONResponseBodyMessage string
+
+// UpdateVoice404JSONResponseBodyStatus defines parameters for UpdateVoice.
+type UpdateVoice404JSONResponseBodyStatus int
+
+// UpdateVoice405JSONResponseBodyMessage defines parameters for UpdateVoice.
+type UpdateVoice405JSONResponseBodyMessage string
+
+// UpdateVoice405JSONResponseBodyStatus defines parameters for UpdateVoice.
+type UpdateVoice405JSONResponseBodyStatus int
+
+// UpdateVoice409JSONResponseBodyStatus defines parameters for UpdateVoice.
+type UpdateVoice409JSONResponseBodyStatus int
+
+// UpdateVoice412JSONResponseBodyStatus defines parameters for UpdateVoice.
+type UpdateVoice412JSONResponseBodyStatus int
+
+// UpdateVoice413JSONResponseBodyStatus defines parameters for UpdateVoice.
+type UpdateVoice413JSONResponseBodyStatus int
+
+// UpdateVoice415JSONResponseBodyStatus defines parameters for UpdateVoice.
+type UpdateVoice415JSONResponseBodyStatus int
+
+// UpdateVoice500JSONResponseBodyMessage defines parameters for UpdateVoice.
+type UpdateVoice500JSONResponseBodyMessage string
+
+// UpdateVoice500JSONResponseBodyStatus defines parameters for UpdateVoice.
+type UpdateVoice500JSONResponseBodyStatus int
+
+// UpdateVoice503JSONResponseBodyStatus defines parameters for UpdateVoice.
+type UpdateVoice503JSONResponseBodyStatus int
+
 // ListWebhooks401JSONResponseBodyMessage defines parameters for ListWebhooks.
 type ListWebhooks401JSONResponseBodyMessage string
 
@@ -7014,6 +9157,33 @@ type RegenerateImageFormdataRequestBody = ImageRegenerate
 
 // RegenerateImageMultipartRequestBody defines body for RegenerateImage for multipart/form-data ContentType.
 type RegenerateImageMultipartRequestBody = ImageRegenerate
+
+// CreateVoiceJSONRequestBody defines body for CreateVoice for application/json ContentType.
+type CreateVoiceJSONRequestBody = VoiceCreate
+
+// CreateVoiceFormdataRequestBody defines body for CreateVoice for application/x-www-form-urlencoded ContentType.
+type CreateVoiceFormdataRequestBody = VoiceCreate
+
+// CreateVoiceMultipartRequestBody defines body for CreateVoice for multipart/form-data ContentType.
+type CreateVoiceMultipartRequestBody = VoiceCreate
+
+// PatchVoiceJSONRequestBody defines body for PatchVoice for application/json ContentType.
+type PatchVoiceJSONRequestBody = VoiceUpdate
+
+// PatchVoiceFormdataRequestBody defines body for PatchVoice for application/x-www-form-urlencoded ContentType.
+type PatchVoiceFormdataRequestBody = VoiceUpdate
+
+// PatchVoiceMultipartRequestBody defines body for PatchVoice for multipart/form-data ContentType.
+type PatchVoiceMultipartRequestBody = VoiceUpdate
+
+// UpdateVoiceJSONRequestBody defines body for UpdateVoice for application/json ContentType.
+type UpdateVoiceJSONRequestBody = VoiceUpdate
+
+// UpdateVoiceFormdataRequestBody defines body for UpdateVoice for application/x-www-form-urlencoded ContentType.
+type UpdateVoiceFormdataRequestBody = VoiceUpdate
+
+// UpdateVoiceMultipartRequestBody defines body for UpdateVoice for multipart/form-data ContentType.
+type UpdateVoiceMultipartRequestBody = VoiceUpdate
 
 // CreateWebhookJSONRequestBody defines body for CreateWebhook for application/json ContentType.
 type CreateWebhookJSONRequestBody = WebhookCreate
@@ -7390,12 +9560,12 @@ type ClientInterface interface {
 
 	// RegenerateDocumentWithBody Generate a document's text again
 	//
-	// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when generation
-	// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-	// `generation` state either way. 409 while the record's generation is pending or running; 429
-	// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-	// and then nothing changes.
+	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+	// `language`, `tone`, `variants` and `voice_id`, validated as on create; inputs not given keep
+	// their values). The answer is 200 when generation ended within the wait, 202 when it answers
+	// before (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// documents or words no longer allows it, and then nothing changes.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7404,12 +9574,12 @@ type ClientInterface interface {
 
 	// RegenerateDocument Generate a document's text again
 	//
-	// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when generation
-	// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-	// `generation` state either way. 409 while the record's generation is pending or running; 429
-	// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-	// and then nothing changes.
+	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+	// `language`, `tone`, `variants` and `voice_id`, validated as on create; inputs not given keep
+	// their values). The answer is 200 when generation ended within the wait, 202 when it answers
+	// before (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// documents or words no longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7418,12 +9588,12 @@ type ClientInterface interface {
 
 	// RegenerateDocumentWithFormdataBody Generate a document's text again
 	//
-	// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when generation
-	// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-	// `generation` state either way. 409 while the record's generation is pending or running; 429
-	// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-	// and then nothing changes.
+	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+	// `language`, `tone`, `variants` and `voice_id`, validated as on create; inputs not given keep
+	// their values). The answer is 200 when generation ended within the wait, 202 when it answers
+	// before (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// documents or words no longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -7569,11 +9739,11 @@ type ClientInterface interface {
 	// RegenerateImageWithBody Generate an image's picture again
 	//
 	// Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-	// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-	// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-	// record shows its `generation` state either way. 409 while the record's generation is pending
-	// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-	// it, and then nothing changes.
+	// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+	// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+	// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// images no longer allows it, and then nothing changes.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7583,11 +9753,11 @@ type ClientInterface interface {
 	// RegenerateImage Generate an image's picture again
 	//
 	// Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-	// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-	// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-	// record shows its `generation` state either way. 409 while the record's generation is pending
-	// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-	// it, and then nothing changes.
+	// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+	// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+	// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// images no longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7597,11 +9767,11 @@ type ClientInterface interface {
 	// RegenerateImageWithFormdataBody Generate an image's picture again
 	//
 	// Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-	// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-	// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-	// record shows its `generation` state either way. 409 while the record's generation is pending
-	// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-	// it, and then nothing changes.
+	// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+	// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+	// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// images no longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -7638,6 +9808,129 @@ type ClientInterface interface {
 	//
 	// Corresponds with HEAD /api/v1/usage (the `HeadUsage` operationId).
 	HeadUsage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListVoices List voices
+	//
+	// One page of the account's voices, filtered, searched and sorted, in Laravel's paginator shape.
+	// A list that would pass its read budget or the 5 MB bound says so in `meta` (see "Bounded
+	// cost").
+	//
+	// Corresponds with GET /api/v1/voices (the `ListVoices` operationId).
+	ListVoices(ctx context.Context, params *ListVoicesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadVoices List voices, headers only
+	//
+	// The status `GET` would answer, without the body. It reads nothing from the store, so it
+	// checks the key and the query (400, 401, 403, 422, 429 as `GET`) but sends no `Link`:
+	// the last page and the next one need the list's count.
+	//
+	// Corresponds with HEAD /api/v1/voices (the `HeadVoices` operationId).
+	HeadVoices(ctx context.Context, params *HeadVoicesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateVoiceWithBody Create a voice
+	//
+	// Creates a voice record with the account's next id.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/voices (the `CreateVoice` operationId).
+	CreateVoiceWithBody(ctx context.Context, params *CreateVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateVoice Create a voice
+	//
+	// Creates a voice record with the account's next id.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/voices (the `CreateVoice` operationId).
+	CreateVoice(ctx context.Context, params *CreateVoiceParams, body CreateVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateVoiceWithFormdataBody Create a voice
+	//
+	// Creates a voice record with the account's next id.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /api/v1/voices (the `CreateVoice` operationId).
+	CreateVoiceWithFormdataBody(ctx context.Context, params *CreateVoiceParams, body CreateVoiceFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteVoice Delete a voice
+	//
+	// Deletes the voice. A retry with the same `Idempotency-Key` gets this answer again, not a 404.
+	//
+	// Corresponds with DELETE /api/v1/voices/{id} (the `DeleteVoice` operationId).
+	DeleteVoice(ctx context.Context, id Id, params *DeleteVoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetVoice Get a voice
+	//
+	// The voice, with its `ETag`.
+	//
+	// Corresponds with GET /api/v1/voices/{id} (the `GetVoice` operationId).
+	GetVoice(ctx context.Context, id Id, params *GetVoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadVoice Get a voice, headers only
+	//
+	// The status and headers `GET` would answer (its `ETag` above all), without the body.
+	//
+	// Corresponds with HEAD /api/v1/voices/{id} (the `HeadVoice` operationId).
+	HeadVoice(ctx context.Context, id Id, params *HeadVoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchVoiceWithBody Update a voice (alias of PUT)
+	//
+	// The same partial update as `PUT`, which Laravel also routes as `PATCH`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/v1/voices/{id} (the `PatchVoice` operationId).
+	PatchVoiceWithBody(ctx context.Context, id Id, params *PatchVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchVoice Update a voice (alias of PUT)
+	//
+	// The same partial update as `PUT`, which Laravel also routes as `PATCH`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/v1/voices/{id} (the `PatchVoice` operationId).
+	PatchVoice(ctx context.Context, id Id, params *PatchVoiceParams, body PatchVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchVoiceWithFormdataBody Update a voice (alias of PUT)
+	//
+	// The same partial update as `PUT`, which Laravel also routes as `PATCH`.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with PATCH /api/v1/voices/{id} (the `PatchVoice` operationId).
+	PatchVoiceWithFormdataBody(ctx context.Context, id Id, params *PatchVoiceParams, body PatchVoiceFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateVoiceWithBody Update a voice
+	//
+	// A partial update of `name`, `guide`, `language` and `tone`; fields not sent keep their values,
+	// and at least one must be given.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/voices/{id} (the `UpdateVoice` operationId).
+	UpdateVoiceWithBody(ctx context.Context, id Id, params *UpdateVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateVoice Update a voice
+	//
+	// A partial update of `name`, `guide`, `language` and `tone`; fields not sent keep their values,
+	// and at least one must be given.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/voices/{id} (the `UpdateVoice` operationId).
+	UpdateVoice(ctx context.Context, id Id, params *UpdateVoiceParams, body UpdateVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateVoiceWithFormdataBody Update a voice
+	//
+	// A partial update of `name`, `guide`, `language` and `tone`; fields not sent keep their values,
+	// and at least one must be given.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with PUT /api/v1/voices/{id} (the `UpdateVoice` operationId).
+	UpdateVoiceWithFormdataBody(ctx context.Context, id Id, params *UpdateVoiceParams, body UpdateVoiceFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWebhooks List webhook endpoints
 	//
@@ -8031,12 +10324,12 @@ func (c *Client) UpdateDocumentWithFormdataBody(ctx context.Context, id Id, para
 
 // RegenerateDocumentWithBody Generate a document's text again
 //
-// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when generation
-// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-// `generation` state either way. 409 while the record's generation is pending or running; 429
-// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-// and then nothing changes.
+// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+// `language`, `tone`, `variants` and `voice_id`, validated as on create; inputs not given keep
+// their values). The answer is 200 when generation ended within the wait, 202 when it answers
+// before (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// documents or words no longer allows it, and then nothing changes.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8055,12 +10348,12 @@ func (c *Client) RegenerateDocumentWithBody(ctx context.Context, id Id, params *
 
 // RegenerateDocument Generate a document's text again
 //
-// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when generation
-// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-// `generation` state either way. 409 while the record's generation is pending or running; 429
-// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-// and then nothing changes.
+// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+// `language`, `tone`, `variants` and `voice_id`, validated as on create; inputs not given keep
+// their values). The answer is 200 when generation ended within the wait, 202 when it answers
+// before (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// documents or words no longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8079,12 +10372,12 @@ func (c *Client) RegenerateDocument(ctx context.Context, id Id, params *Regenera
 
 // RegenerateDocumentWithFormdataBody Generate a document's text again
 //
-// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when generation
-// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-// `generation` state either way. 409 while the record's generation is pending or running; 429
-// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-// and then nothing changes.
+// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+// `language`, `tone`, `variants` and `voice_id`, validated as on create; inputs not given keep
+// their values). The answer is 200 when generation ended within the wait, 202 when it answers
+// before (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// documents or words no longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -8380,11 +10673,11 @@ func (c *Client) UpdateImageWithFormdataBody(ctx context.Context, id Id, params 
 // RegenerateImageWithBody Generate an image's picture again
 //
 // Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-// record shows its `generation` state either way. 409 while the record's generation is pending
-// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-// it, and then nothing changes.
+// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// images no longer allows it, and then nothing changes.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8404,11 +10697,11 @@ func (c *Client) RegenerateImageWithBody(ctx context.Context, id Id, params *Reg
 // RegenerateImage Generate an image's picture again
 //
 // Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-// record shows its `generation` state either way. 409 while the record's generation is pending
-// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-// it, and then nothing changes.
+// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// images no longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8428,11 +10721,11 @@ func (c *Client) RegenerateImage(ctx context.Context, id Id, params *RegenerateI
 // RegenerateImageWithFormdataBody Generate an image's picture again
 //
 // Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-// record shows its `generation` state either way. 409 while the record's generation is pending
-// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-// it, and then nothing changes.
+// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// images no longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -8510,6 +10803,269 @@ func (c *Client) GetUsage(ctx context.Context, reqEditors ...RequestEditorFn) (*
 // Corresponds with HEAD /api/v1/usage (the `HeadUsage` operationId).
 func (c *Client) HeadUsage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeadUsageRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListVoices List voices
+//
+// One page of the account's voices, filtered, searched and sorted, in Laravel's paginator shape.
+// A list that would pass its read budget or the 5 MB bound says so in `meta` (see "Bounded
+// cost").
+//
+// Corresponds with GET /api/v1/voices (the `ListVoices` operationId).
+func (c *Client) ListVoices(ctx context.Context, params *ListVoicesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListVoicesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadVoices List voices, headers only
+//
+// The status `GET` would answer, without the body. It reads nothing from the store, so it
+// checks the key and the query (400, 401, 403, 422, 429 as `GET`) but sends no `Link`:
+// the last page and the next one need the list's count.
+//
+// Corresponds with HEAD /api/v1/voices (the `HeadVoices` operationId).
+func (c *Client) HeadVoices(ctx context.Context, params *HeadVoicesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadVoicesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateVoiceWithBody Create a voice
+//
+// Creates a voice record with the account's next id.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/voices (the `CreateVoice` operationId).
+func (c *Client) CreateVoiceWithBody(ctx context.Context, params *CreateVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateVoiceRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateVoice Create a voice
+//
+// Creates a voice record with the account's next id.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/voices (the `CreateVoice` operationId).
+func (c *Client) CreateVoice(ctx context.Context, params *CreateVoiceParams, body CreateVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateVoiceRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateVoiceWithFormdataBody Create a voice
+//
+// Creates a voice record with the account's next id.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /api/v1/voices (the `CreateVoice` operationId).
+func (c *Client) CreateVoiceWithFormdataBody(ctx context.Context, params *CreateVoiceParams, body CreateVoiceFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateVoiceRequestWithFormdataBody(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteVoice Delete a voice
+//
+// Deletes the voice. A retry with the same `Idempotency-Key` gets this answer again, not a 404.
+//
+// Corresponds with DELETE /api/v1/voices/{id} (the `DeleteVoice` operationId).
+func (c *Client) DeleteVoice(ctx context.Context, id Id, params *DeleteVoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteVoiceRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetVoice Get a voice
+//
+// The voice, with its `ETag`.
+//
+// Corresponds with GET /api/v1/voices/{id} (the `GetVoice` operationId).
+func (c *Client) GetVoice(ctx context.Context, id Id, params *GetVoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetVoiceRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadVoice Get a voice, headers only
+//
+// The status and headers `GET` would answer (its `ETag` above all), without the body.
+//
+// Corresponds with HEAD /api/v1/voices/{id} (the `HeadVoice` operationId).
+func (c *Client) HeadVoice(ctx context.Context, id Id, params *HeadVoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadVoiceRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchVoiceWithBody Update a voice (alias of PUT)
+//
+// The same partial update as `PUT`, which Laravel also routes as `PATCH`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/v1/voices/{id} (the `PatchVoice` operationId).
+func (c *Client) PatchVoiceWithBody(ctx context.Context, id Id, params *PatchVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchVoiceRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchVoice Update a voice (alias of PUT)
+//
+// The same partial update as `PUT`, which Laravel also routes as `PATCH`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/v1/voices/{id} (the `PatchVoice` operationId).
+func (c *Client) PatchVoice(ctx context.Context, id Id, params *PatchVoiceParams, body PatchVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchVoiceRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchVoiceWithFormdataBody Update a voice (alias of PUT)
+//
+// The same partial update as `PUT`, which Laravel also routes as `PATCH`.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with PATCH /api/v1/voices/{id} (the `PatchVoice` operationId).
+func (c *Client) PatchVoiceWithFormdataBody(ctx context.Context, id Id, params *PatchVoiceParams, body PatchVoiceFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchVoiceRequestWithFormdataBody(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateVoiceWithBody Update a voice
+//
+// A partial update of `name`, `guide`, `language` and `tone`; fields not sent keep their values,
+// and at least one must be given.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/voices/{id} (the `UpdateVoice` operationId).
+func (c *Client) UpdateVoiceWithBody(ctx context.Context, id Id, params *UpdateVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateVoiceRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateVoice Update a voice
+//
+// A partial update of `name`, `guide`, `language` and `tone`; fields not sent keep their values,
+// and at least one must be given.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/voices/{id} (the `UpdateVoice` operationId).
+func (c *Client) UpdateVoice(ctx context.Context, id Id, params *UpdateVoiceParams, body UpdateVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateVoiceRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateVoiceWithFormdataBody Update a voice
+//
+// A partial update of `name`, `guide`, `language` and `tone`; fields not sent keep their values,
+// and at least one must be given.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with PUT /api/v1/voices/{id} (the `UpdateVoice` operationId).
+func (c *Client) UpdateVoiceWithFormdataBody(ctx context.Context, id Id, params *UpdateVoiceParams, body UpdateVoiceFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateVoiceRequestWithFormdataBody(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8815,6 +11371,30 @@ func NewListDocumentsRequest(server string, params *ListDocumentsParams) (*http.
 
 		}
 
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.VoiceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "voice_id", *params.VoiceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.SortBy != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort_by", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
@@ -8956,6 +11536,30 @@ func NewHeadDocumentsRequest(server string, params *HeadDocumentsParams) (*http.
 		if params.Favorite != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "favorite", *params.Favorite, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.VoiceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "voice_id", *params.VoiceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -10523,6 +13127,661 @@ func NewHeadUsageRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListVoicesRequest constructs an http.Request for the ListVoices method
+func NewListVoicesRequest(server string, params *ListVoicesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/voices")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Search != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search", *params.Search, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SearchBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search_by", *params.SearchBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SortBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort_by", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Sort != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PerPage != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewHeadVoicesRequest constructs an http.Request for the HeadVoices method
+func NewHeadVoicesRequest(server string, params *HeadVoicesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/voices")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Search != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search", *params.Search, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SearchBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search_by", *params.SearchBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SortBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort_by", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Sort != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PerPage != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateVoiceRequest calls the generic CreateVoice builder with application/json body
+func NewCreateVoiceRequest(server string, params *CreateVoiceParams, body CreateVoiceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateVoiceRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateVoiceRequestWithFormdataBody calls the generic CreateVoice builder with application/x-www-form-urlencoded body
+func NewCreateVoiceRequestWithFormdataBody(server string, params *CreateVoiceParams, body CreateVoiceFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewCreateVoiceRequestWithBody(server, params, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewCreateVoiceRequestWithBody constructs an http.Request for the CreateVoice method, with any body, and a specified content type
+func NewCreateVoiceRequestWithBody(server string, params *CreateVoiceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/voices")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.Prefer != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Prefer", *params.Prefer, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Prefer", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteVoiceRequest constructs an http.Request for the DeleteVoice method
+func NewDeleteVoiceRequest(server string, id Id, params *DeleteVoiceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/voices/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetVoiceRequest constructs an http.Request for the GetVoice method
+func NewGetVoiceRequest(server string, id Id, params *GetVoiceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/voices/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadVoiceRequest constructs an http.Request for the HeadVoice method
+func NewHeadVoiceRequest(server string, id Id, params *HeadVoiceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/voices/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPatchVoiceRequest calls the generic PatchVoice builder with application/json body
+func NewPatchVoiceRequest(server string, id Id, params *PatchVoiceParams, body PatchVoiceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchVoiceRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPatchVoiceRequestWithFormdataBody calls the generic PatchVoice builder with application/x-www-form-urlencoded body
+func NewPatchVoiceRequestWithFormdataBody(server string, id Id, params *PatchVoiceParams, body PatchVoiceFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewPatchVoiceRequestWithBody(server, id, params, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewPatchVoiceRequestWithBody constructs an http.Request for the PatchVoice method, with any body, and a specified content type
+func NewPatchVoiceRequestWithBody(server string, id Id, params *PatchVoiceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/voices/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewUpdateVoiceRequest calls the generic UpdateVoice builder with application/json body
+func NewUpdateVoiceRequest(server string, id Id, params *UpdateVoiceParams, body UpdateVoiceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateVoiceRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewUpdateVoiceRequestWithFormdataBody calls the generic UpdateVoice builder with application/x-www-form-urlencoded body
+func NewUpdateVoiceRequestWithFormdataBody(server string, id Id, params *UpdateVoiceParams, body UpdateVoiceFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewUpdateVoiceRequestWithBody(server, id, params, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewUpdateVoiceRequestWithBody constructs an http.Request for the UpdateVoice method, with any body, and a specified content type
+func NewUpdateVoiceRequestWithBody(server string, id Id, params *UpdateVoiceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/voices/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListWebhooksRequest constructs an http.Request for the ListWebhooks method
 func NewListWebhooksRequest(server string) (*http.Request, error) {
 	var err error
@@ -11028,12 +14287,12 @@ type ClientWithResponsesInterface interface {
 
 	// RegenerateDocumentWithBodyWithResponse Generate a document's text again
 	//
-	// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when generation
-	// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-	// `generation` state either way. 409 while the record's generation is pending or running; 429
-	// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-	// and then nothing changes.
+	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+	// `language`, `tone`, `variants` and `voice_id`, validated as on create; inputs not given keep
+	// their values). The answer is 200 when generation ended within the wait, 202 when it answers
+	// before (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// documents or words no longer allows it, and then nothing changes.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11042,12 +14301,12 @@ type ClientWithResponsesInterface interface {
 
 	// RegenerateDocumentWithResponse Generate a document's text again
 	//
-	// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when generation
-	// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-	// `generation` state either way. 409 while the record's generation is pending or running; 429
-	// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-	// and then nothing changes.
+	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+	// `language`, `tone`, `variants` and `voice_id`, validated as on create; inputs not given keep
+	// their values). The answer is 200 when generation ended within the wait, 202 when it answers
+	// before (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// documents or words no longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11056,12 +14315,12 @@ type ClientWithResponsesInterface interface {
 
 	// RegenerateDocumentWithFormdataBodyWithResponse Generate a document's text again
 	//
-	// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-	// validated as on create; inputs not given keep their values). The answer is 200 when generation
-	// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-	// `generation` state either way. 409 while the record's generation is pending or running; 429
-	// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-	// and then nothing changes.
+	// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+	// `language`, `tone`, `variants` and `voice_id`, validated as on create; inputs not given keep
+	// their values). The answer is 200 when generation ended within the wait, 202 when it answers
+	// before (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// documents or words no longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11217,11 +14476,11 @@ type ClientWithResponsesInterface interface {
 	// RegenerateImageWithBodyWithResponse Generate an image's picture again
 	//
 	// Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-	// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-	// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-	// record shows its `generation` state either way. 409 while the record's generation is pending
-	// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-	// it, and then nothing changes.
+	// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+	// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+	// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// images no longer allows it, and then nothing changes.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11231,11 +14490,11 @@ type ClientWithResponsesInterface interface {
 	// RegenerateImageWithResponse Generate an image's picture again
 	//
 	// Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-	// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-	// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-	// record shows its `generation` state either way. 409 while the record's generation is pending
-	// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-	// it, and then nothing changes.
+	// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+	// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+	// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// images no longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11245,11 +14504,11 @@ type ClientWithResponsesInterface interface {
 	// RegenerateImageWithFormdataBodyWithResponse Generate an image's picture again
 	//
 	// Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-	// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-	// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-	// record shows its `generation` state either way. 409 while the record's generation is pending
-	// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-	// it, and then nothing changes.
+	// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+	// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+	// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+	// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+	// images no longer allows it, and then nothing changes.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11294,6 +14553,139 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with HEAD /api/v1/usage (the `HeadUsage` operationId).
 	HeadUsageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadUsageResponse, error)
+
+	// ListVoicesWithResponse List voices
+	//
+	// One page of the account's voices, filtered, searched and sorted, in Laravel's paginator shape.
+	// A list that would pass its read budget or the 5 MB bound says so in `meta` (see "Bounded
+	// cost").
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/voices (the `ListVoices` operationId).
+	ListVoicesWithResponse(ctx context.Context, params *ListVoicesParams, reqEditors ...RequestEditorFn) (*ListVoicesResponse, error)
+
+	// HeadVoicesWithResponse List voices, headers only
+	//
+	// The status `GET` would answer, without the body. It reads nothing from the store, so it
+	// checks the key and the query (400, 401, 403, 422, 429 as `GET`) but sends no `Link`:
+	// the last page and the next one need the list's count.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /api/v1/voices (the `HeadVoices` operationId).
+	HeadVoicesWithResponse(ctx context.Context, params *HeadVoicesParams, reqEditors ...RequestEditorFn) (*HeadVoicesResponse, error)
+
+	// CreateVoiceWithBodyWithResponse Create a voice
+	//
+	// Creates a voice record with the account's next id.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/voices (the `CreateVoice` operationId).
+	CreateVoiceWithBodyWithResponse(ctx context.Context, params *CreateVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateVoiceResponse, error)
+
+	// CreateVoiceWithResponse Create a voice
+	//
+	// Creates a voice record with the account's next id.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/voices (the `CreateVoice` operationId).
+	CreateVoiceWithResponse(ctx context.Context, params *CreateVoiceParams, body CreateVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateVoiceResponse, error)
+
+	// CreateVoiceWithFormdataBodyWithResponse Create a voice
+	//
+	// Creates a voice record with the account's next id.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/voices (the `CreateVoice` operationId).
+	CreateVoiceWithFormdataBodyWithResponse(ctx context.Context, params *CreateVoiceParams, body CreateVoiceFormdataRequestBody, reqEditors ...RequestEditorFn) (*CreateVoiceResponse, error)
+
+	// DeleteVoiceWithResponse Delete a voice
+	//
+	// Deletes the voice. A retry with the same `Idempotency-Key` gets this answer again, not a 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/voices/{id} (the `DeleteVoice` operationId).
+	DeleteVoiceWithResponse(ctx context.Context, id Id, params *DeleteVoiceParams, reqEditors ...RequestEditorFn) (*DeleteVoiceResponse, error)
+
+	// GetVoiceWithResponse Get a voice
+	//
+	// The voice, with its `ETag`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/voices/{id} (the `GetVoice` operationId).
+	GetVoiceWithResponse(ctx context.Context, id Id, params *GetVoiceParams, reqEditors ...RequestEditorFn) (*GetVoiceResponse, error)
+
+	// HeadVoiceWithResponse Get a voice, headers only
+	//
+	// The status and headers `GET` would answer (its `ETag` above all), without the body.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /api/v1/voices/{id} (the `HeadVoice` operationId).
+	HeadVoiceWithResponse(ctx context.Context, id Id, params *HeadVoiceParams, reqEditors ...RequestEditorFn) (*HeadVoiceResponse, error)
+
+	// PatchVoiceWithBodyWithResponse Update a voice (alias of PUT)
+	//
+	// The same partial update as `PUT`, which Laravel also routes as `PATCH`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/voices/{id} (the `PatchVoice` operationId).
+	PatchVoiceWithBodyWithResponse(ctx context.Context, id Id, params *PatchVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchVoiceResponse, error)
+
+	// PatchVoiceWithResponse Update a voice (alias of PUT)
+	//
+	// The same partial update as `PUT`, which Laravel also routes as `PATCH`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/voices/{id} (the `PatchVoice` operationId).
+	PatchVoiceWithResponse(ctx context.Context, id Id, params *PatchVoiceParams, body PatchVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchVoiceResponse, error)
+
+	// PatchVoiceWithFormdataBodyWithResponse Update a voice (alias of PUT)
+	//
+	// The same partial update as `PUT`, which Laravel also routes as `PATCH`.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/voices/{id} (the `PatchVoice` operationId).
+	PatchVoiceWithFormdataBodyWithResponse(ctx context.Context, id Id, params *PatchVoiceParams, body PatchVoiceFormdataRequestBody, reqEditors ...RequestEditorFn) (*PatchVoiceResponse, error)
+
+	// UpdateVoiceWithBodyWithResponse Update a voice
+	//
+	// A partial update of `name`, `guide`, `language` and `tone`; fields not sent keep their values,
+	// and at least one must be given.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/voices/{id} (the `UpdateVoice` operationId).
+	UpdateVoiceWithBodyWithResponse(ctx context.Context, id Id, params *UpdateVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateVoiceResponse, error)
+
+	// UpdateVoiceWithResponse Update a voice
+	//
+	// A partial update of `name`, `guide`, `language` and `tone`; fields not sent keep their values,
+	// and at least one must be given.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/voices/{id} (the `UpdateVoice` operationId).
+	UpdateVoiceWithResponse(ctx context.Context, id Id, params *UpdateVoiceParams, body UpdateVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateVoiceResponse, error)
+
+	// UpdateVoiceWithFormdataBodyWithResponse Update a voice
+	//
+	// A partial update of `name`, `guide`, `language` and `tone`; fields not sent keep their values,
+	// and at least one must be given.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/voices/{id} (the `UpdateVoice` operationId).
+	UpdateVoiceWithFormdataBodyWithResponse(ctx context.Context, id Id, params *UpdateVoiceParams, body UpdateVoiceFormdataRequestBody, reqEditors ...RequestEditorFn) (*UpdateVoiceResponse, error)
 
 	// ListWebhooksWithResponse List webhook endpoints
 	//
@@ -14483,6 +17875,1170 @@ func (r HeadUsageResponse) ContentType() string {
 	return ""
 }
 
+// ListVoicesResponse200Headers the declared response headers of an HTTP 200 response for ListVoices
+type ListVoicesResponse200Headers struct {
+	Link                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// ListVoicesResponse400Headers the declared response headers of an HTTP 400 response for ListVoices
+type ListVoicesResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// ListVoicesResponse401Headers the declared response headers of an HTTP 401 response for ListVoices
+type ListVoicesResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ListVoicesResponse405Headers the declared response headers of an HTTP 405 response for ListVoices
+type ListVoicesResponse405Headers struct {
+	Allow               string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// ListVoicesResponse422Headers the declared response headers of an HTTP 422 response for ListVoices
+type ListVoicesResponse422Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// ListVoicesResponse429Headers the declared response headers of an HTTP 429 response for ListVoices
+type ListVoicesResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// ListVoicesResponse500Headers the declared response headers of an HTTP 500 response for ListVoices
+type ListVoicesResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// ListVoicesResponse503Headers the declared response headers of an HTTP 503 response for ListVoices
+type ListVoicesResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+type ListVoicesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VoicePage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequestsOrQuota
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListVoicesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListVoicesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListVoicesResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListVoicesResponse405Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ListVoicesResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListVoicesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListVoicesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListVoicesResponse503Headers
+}
+
+// Status returns HTTPResponse.Status
+func (r ListVoicesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListVoicesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListVoicesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeadVoicesResponse200Headers the declared response headers of an HTTP 200 response for HeadVoices
+type HeadVoicesResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// HeadVoicesResponse4XXHeaders the declared response headers of an HTTP 4XX response for HeadVoices
+type HeadVoicesResponse4XXHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	WWWAuthenticate     *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// HeadVoicesResponse5XXHeaders the declared response headers of an HTTP 5XX response for HeadVoices
+type HeadVoicesResponse5XXHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	WWWAuthenticate     *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+type HeadVoicesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *HeadVoicesResponse200Headers
+	// Headers4XX the parsed response headers for an HTTP 4XX response
+	Headers4XX *HeadVoicesResponse4XXHeaders
+	// Headers5XX the parsed response headers for an HTTP 5XX response
+	Headers5XX *HeadVoicesResponse5XXHeaders
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadVoicesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadVoicesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadVoicesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateVoiceResponse201Headers the declared response headers of an HTTP 201 response for CreateVoice
+type CreateVoiceResponse201Headers struct {
+	ETag                string
+	IdempotentReplayed  *string
+	Location            string
+	PreferenceApplied   *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// CreateVoiceResponse400Headers the declared response headers of an HTTP 400 response for CreateVoice
+type CreateVoiceResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// CreateVoiceResponse401Headers the declared response headers of an HTTP 401 response for CreateVoice
+type CreateVoiceResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// CreateVoiceResponse403Headers the declared response headers of an HTTP 403 response for CreateVoice
+type CreateVoiceResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// CreateVoiceResponse405Headers the declared response headers of an HTTP 405 response for CreateVoice
+type CreateVoiceResponse405Headers struct {
+	Allow               string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// CreateVoiceResponse409Headers the declared response headers of an HTTP 409 response for CreateVoice
+type CreateVoiceResponse409Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// CreateVoiceResponse413Headers the declared response headers of an HTTP 413 response for CreateVoice
+type CreateVoiceResponse413Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// CreateVoiceResponse415Headers the declared response headers of an HTTP 415 response for CreateVoice
+type CreateVoiceResponse415Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// CreateVoiceResponse422Headers the declared response headers of an HTTP 422 response for CreateVoice
+type CreateVoiceResponse422Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// CreateVoiceResponse429Headers the declared response headers of an HTTP 429 response for CreateVoice
+type CreateVoiceResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// CreateVoiceResponse500Headers the declared response headers of an HTTP 500 response for CreateVoice
+type CreateVoiceResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// CreateVoiceResponse503Headers the declared response headers of an HTTP 503 response for CreateVoice
+type CreateVoiceResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+type CreateVoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *VoiceCreated
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateVoiceResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateVoiceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateVoiceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateVoiceResponse403Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *CreateVoiceResponse405Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateVoiceResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateVoiceResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateVoiceResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateVoiceResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateVoiceResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateVoiceResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateVoiceResponse503Headers
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateVoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateVoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateVoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteVoiceResponse200Headers the declared response headers of an HTTP 200 response for DeleteVoice
+type DeleteVoiceResponse200Headers struct {
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// DeleteVoiceResponse400Headers the declared response headers of an HTTP 400 response for DeleteVoice
+type DeleteVoiceResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// DeleteVoiceResponse401Headers the declared response headers of an HTTP 401 response for DeleteVoice
+type DeleteVoiceResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// DeleteVoiceResponse403Headers the declared response headers of an HTTP 403 response for DeleteVoice
+type DeleteVoiceResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// DeleteVoiceResponse404Headers the declared response headers of an HTTP 404 response for DeleteVoice
+type DeleteVoiceResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// DeleteVoiceResponse405Headers the declared response headers of an HTTP 405 response for DeleteVoice
+type DeleteVoiceResponse405Headers struct {
+	Allow               string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// DeleteVoiceResponse409Headers the declared response headers of an HTTP 409 response for DeleteVoice
+type DeleteVoiceResponse409Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// DeleteVoiceResponse412Headers the declared response headers of an HTTP 412 response for DeleteVoice
+type DeleteVoiceResponse412Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// DeleteVoiceResponse422Headers the declared response headers of an HTTP 422 response for DeleteVoice
+type DeleteVoiceResponse422Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// DeleteVoiceResponse429Headers the declared response headers of an HTTP 429 response for DeleteVoice
+type DeleteVoiceResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// DeleteVoiceResponse500Headers the declared response headers of an HTTP 500 response for DeleteVoice
+type DeleteVoiceResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// DeleteVoiceResponse503Headers the declared response headers of an HTTP 503 response for DeleteVoice
+type DeleteVoiceResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+type DeleteVoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VoiceDeleted
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteVoiceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteVoiceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteVoiceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteVoiceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteVoiceResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *DeleteVoiceResponse405Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeleteVoiceResponse409Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *DeleteVoiceResponse412Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *DeleteVoiceResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteVoiceResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteVoiceResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteVoiceResponse503Headers
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteVoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteVoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteVoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetVoiceResponse200Headers the declared response headers of an HTTP 200 response for GetVoice
+type GetVoiceResponse200Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// GetVoiceResponse304Headers the declared response headers of an HTTP 304 response for GetVoice
+type GetVoiceResponse304Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// GetVoiceResponse401Headers the declared response headers of an HTTP 401 response for GetVoice
+type GetVoiceResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetVoiceResponse404Headers the declared response headers of an HTTP 404 response for GetVoice
+type GetVoiceResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// GetVoiceResponse405Headers the declared response headers of an HTTP 405 response for GetVoice
+type GetVoiceResponse405Headers struct {
+	Allow               string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// GetVoiceResponse429Headers the declared response headers of an HTTP 429 response for GetVoice
+type GetVoiceResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// GetVoiceResponse500Headers the declared response headers of an HTTP 500 response for GetVoice
+type GetVoiceResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// GetVoiceResponse503Headers the declared response headers of an HTTP 503 response for GetVoice
+type GetVoiceResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+type GetVoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VoiceOK
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequestsOrQuota
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetVoiceResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetVoiceResponse304Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetVoiceResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetVoiceResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetVoiceResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetVoiceResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetVoiceResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetVoiceResponse503Headers
+}
+
+// Status returns HTTPResponse.Status
+func (r GetVoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetVoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetVoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeadVoiceResponse200Headers the declared response headers of an HTTP 200 response for HeadVoice
+type HeadVoiceResponse200Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// HeadVoiceResponse304Headers the declared response headers of an HTTP 304 response for HeadVoice
+type HeadVoiceResponse304Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// HeadVoiceResponse4XXHeaders the declared response headers of an HTTP 4XX response for HeadVoice
+type HeadVoiceResponse4XXHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	WWWAuthenticate     *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// HeadVoiceResponse5XXHeaders the declared response headers of an HTTP 5XX response for HeadVoice
+type HeadVoiceResponse5XXHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	WWWAuthenticate     *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+type HeadVoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *HeadVoiceResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *HeadVoiceResponse304Headers
+	// Headers4XX the parsed response headers for an HTTP 4XX response
+	Headers4XX *HeadVoiceResponse4XXHeaders
+	// Headers5XX the parsed response headers for an HTTP 5XX response
+	Headers5XX *HeadVoiceResponse5XXHeaders
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadVoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadVoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadVoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PatchVoiceResponse200Headers the declared response headers of an HTTP 200 response for PatchVoice
+type PatchVoiceResponse200Headers struct {
+	ETag                string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// PatchVoiceResponse400Headers the declared response headers of an HTTP 400 response for PatchVoice
+type PatchVoiceResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// PatchVoiceResponse401Headers the declared response headers of an HTTP 401 response for PatchVoice
+type PatchVoiceResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// PatchVoiceResponse403Headers the declared response headers of an HTTP 403 response for PatchVoice
+type PatchVoiceResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// PatchVoiceResponse404Headers the declared response headers of an HTTP 404 response for PatchVoice
+type PatchVoiceResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// PatchVoiceResponse405Headers the declared response headers of an HTTP 405 response for PatchVoice
+type PatchVoiceResponse405Headers struct {
+	Allow               string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// PatchVoiceResponse409Headers the declared response headers of an HTTP 409 response for PatchVoice
+type PatchVoiceResponse409Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// PatchVoiceResponse412Headers the declared response headers of an HTTP 412 response for PatchVoice
+type PatchVoiceResponse412Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// PatchVoiceResponse413Headers the declared response headers of an HTTP 413 response for PatchVoice
+type PatchVoiceResponse413Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// PatchVoiceResponse415Headers the declared response headers of an HTTP 415 response for PatchVoice
+type PatchVoiceResponse415Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// PatchVoiceResponse422Headers the declared response headers of an HTTP 422 response for PatchVoice
+type PatchVoiceResponse422Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// PatchVoiceResponse429Headers the declared response headers of an HTTP 429 response for PatchVoice
+type PatchVoiceResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// PatchVoiceResponse500Headers the declared response headers of an HTTP 500 response for PatchVoice
+type PatchVoiceResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// PatchVoiceResponse503Headers the declared response headers of an HTTP 503 response for PatchVoice
+type PatchVoiceResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+type PatchVoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VoiceUpdated
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PatchVoiceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PatchVoiceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchVoiceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PatchVoiceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PatchVoiceResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *PatchVoiceResponse405Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PatchVoiceResponse409Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *PatchVoiceResponse412Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PatchVoiceResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *PatchVoiceResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PatchVoiceResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PatchVoiceResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PatchVoiceResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PatchVoiceResponse503Headers
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchVoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchVoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchVoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateVoiceResponse200Headers the declared response headers of an HTTP 200 response for UpdateVoice
+type UpdateVoiceResponse200Headers struct {
+	ETag                string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateVoiceResponse400Headers the declared response headers of an HTTP 400 response for UpdateVoice
+type UpdateVoiceResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateVoiceResponse401Headers the declared response headers of an HTTP 401 response for UpdateVoice
+type UpdateVoiceResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// UpdateVoiceResponse403Headers the declared response headers of an HTTP 403 response for UpdateVoice
+type UpdateVoiceResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateVoiceResponse404Headers the declared response headers of an HTTP 404 response for UpdateVoice
+type UpdateVoiceResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateVoiceResponse405Headers the declared response headers of an HTTP 405 response for UpdateVoice
+type UpdateVoiceResponse405Headers struct {
+	Allow               string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateVoiceResponse409Headers the declared response headers of an HTTP 409 response for UpdateVoice
+type UpdateVoiceResponse409Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateVoiceResponse412Headers the declared response headers of an HTTP 412 response for UpdateVoice
+type UpdateVoiceResponse412Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateVoiceResponse413Headers the declared response headers of an HTTP 413 response for UpdateVoice
+type UpdateVoiceResponse413Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateVoiceResponse415Headers the declared response headers of an HTTP 415 response for UpdateVoice
+type UpdateVoiceResponse415Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateVoiceResponse422Headers the declared response headers of an HTTP 422 response for UpdateVoice
+type UpdateVoiceResponse422Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateVoiceResponse429Headers the declared response headers of an HTTP 429 response for UpdateVoice
+type UpdateVoiceResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateVoiceResponse500Headers the declared response headers of an HTTP 500 response for UpdateVoice
+type UpdateVoiceResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateVoiceResponse503Headers the declared response headers of an HTTP 503 response for UpdateVoice
+type UpdateVoiceResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+type UpdateVoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VoiceUpdated
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateVoiceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateVoiceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateVoiceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateVoiceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateVoiceResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *UpdateVoiceResponse405Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdateVoiceResponse409Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *UpdateVoiceResponse412Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UpdateVoiceResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *UpdateVoiceResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *UpdateVoiceResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateVoiceResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *UpdateVoiceResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateVoiceResponse503Headers
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateVoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateVoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateVoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListWebhooksResponse200Headers the declared response headers of an HTTP 200 response for ListWebhooks
 type ListWebhooksResponse200Headers struct {
 	XRateLimitLimit     *int
@@ -15670,12 +20226,12 @@ func (c *ClientWithResponses) UpdateDocumentWithFormdataBodyWithResponse(ctx con
 
 // RegenerateDocumentWithBodyWithResponse Generate a document's text again
 //
-// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when generation
-// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-// `generation` state either way. 409 while the record's generation is pending or running; 429
-// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-// and then nothing changes.
+// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+// `language`, `tone`, `variants` and `voice_id`, validated as on create; inputs not given keep
+// their values). The answer is 200 when generation ended within the wait, 202 when it answers
+// before (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// documents or words no longer allows it, and then nothing changes.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15690,12 +20246,12 @@ func (c *ClientWithResponses) RegenerateDocumentWithBodyWithResponse(ctx context
 
 // RegenerateDocumentWithResponse Generate a document's text again
 //
-// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when generation
-// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-// `generation` state either way. 409 while the record's generation is pending or running; 429
-// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-// and then nothing changes.
+// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+// `language`, `tone`, `variants` and `voice_id`, validated as on create; inputs not given keep
+// their values). The answer is 200 when generation ended within the wait, 202 when it answers
+// before (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// documents or words no longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15710,12 +20266,12 @@ func (c *ClientWithResponses) RegenerateDocumentWithResponse(ctx context.Context
 
 // RegenerateDocumentWithFormdataBodyWithResponse Generate a document's text again
 //
-// Writes the text again, optionally from new inputs (`prompt`, `creativity` and `template_id`,
-// validated as on create; inputs not given keep their values). The answer is 200 when generation
-// ended within the wait, 202 when it answers before (`Prefer`); the record shows its
-// `generation` state either way. 409 while the record's generation is pending or running; 429
-// with `code: quota_exceeded` when the month's limit of documents or words no longer allows it,
-// and then nothing changes.
+// Writes the text again, optionally from new inputs (`prompt`, `creativity`, `template_id`,
+// `language`, `tone`, `variants` and `voice_id`, validated as on create; inputs not given keep
+// their values). The answer is 200 when generation ended within the wait, 202 when it answers
+// before (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// documents or words no longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15961,11 +20517,11 @@ func (c *ClientWithResponses) UpdateImageWithFormdataBodyWithResponse(ctx contex
 // RegenerateImageWithBodyWithResponse Generate an image's picture again
 //
 // Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-// record shows its `generation` state either way. 409 while the record's generation is pending
-// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-// it, and then nothing changes.
+// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// images no longer allows it, and then nothing changes.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15981,11 +20537,11 @@ func (c *ClientWithResponses) RegenerateImageWithBodyWithResponse(ctx context.Co
 // RegenerateImageWithResponse Generate an image's picture again
 //
 // Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-// record shows its `generation` state either way. 409 while the record's generation is pending
-// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-// it, and then nothing changes.
+// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// images no longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16001,11 +20557,11 @@ func (c *ClientWithResponses) RegenerateImageWithResponse(ctx context.Context, i
 // RegenerateImageWithFormdataBodyWithResponse Generate an image's picture again
 //
 // Draws the picture again, optionally from new inputs (`description`, `resolution`, `style`,
-// `medium` and `filter`, validated as on create; inputs not given keep their values). The answer
-// is 200 when generation ended within the wait, 202 when it answers before (`Prefer`); the
-// record shows its `generation` state either way. 409 while the record's generation is pending
-// or running; 429 with `code: quota_exceeded` when the month's limit of images no longer allows
-// it, and then nothing changes.
+// `medium`, `filter` and `negative_prompt`, validated as on create; inputs not given keep their
+// values). The answer is 200 when generation ended within the wait, 202 when it answers before
+// (`Prefer`); the record shows its `generation` state either way. 409 while the record's
+// generation is pending or running; 429 with `code: quota_exceeded` when the month's limit of
+// images no longer allows it, and then nothing changes.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16079,6 +20635,223 @@ func (c *ClientWithResponses) HeadUsageWithResponse(ctx context.Context, reqEdit
 		return nil, err
 	}
 	return ParseHeadUsageResponse(rsp)
+}
+
+// ListVoicesWithResponse List voices
+//
+// One page of the account's voices, filtered, searched and sorted, in Laravel's paginator shape.
+// A list that would pass its read budget or the 5 MB bound says so in `meta` (see "Bounded
+// cost").
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/voices (the `ListVoices` operationId).
+func (c *ClientWithResponses) ListVoicesWithResponse(ctx context.Context, params *ListVoicesParams, reqEditors ...RequestEditorFn) (*ListVoicesResponse, error) {
+	rsp, err := c.ListVoices(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListVoicesResponse(rsp)
+}
+
+// HeadVoicesWithResponse List voices, headers only
+//
+// The status `GET` would answer, without the body. It reads nothing from the store, so it
+// checks the key and the query (400, 401, 403, 422, 429 as `GET`) but sends no `Link`:
+// the last page and the next one need the list's count.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /api/v1/voices (the `HeadVoices` operationId).
+func (c *ClientWithResponses) HeadVoicesWithResponse(ctx context.Context, params *HeadVoicesParams, reqEditors ...RequestEditorFn) (*HeadVoicesResponse, error) {
+	rsp, err := c.HeadVoices(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadVoicesResponse(rsp)
+}
+
+// CreateVoiceWithBodyWithResponse Create a voice
+//
+// Creates a voice record with the account's next id.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/voices (the `CreateVoice` operationId).
+func (c *ClientWithResponses) CreateVoiceWithBodyWithResponse(ctx context.Context, params *CreateVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateVoiceResponse, error) {
+	rsp, err := c.CreateVoiceWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateVoiceResponse(rsp)
+}
+
+// CreateVoiceWithResponse Create a voice
+//
+// Creates a voice record with the account's next id.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/voices (the `CreateVoice` operationId).
+func (c *ClientWithResponses) CreateVoiceWithResponse(ctx context.Context, params *CreateVoiceParams, body CreateVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateVoiceResponse, error) {
+	rsp, err := c.CreateVoice(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateVoiceResponse(rsp)
+}
+
+// CreateVoiceWithFormdataBodyWithResponse Create a voice
+//
+// Creates a voice record with the account's next id.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/voices (the `CreateVoice` operationId).
+func (c *ClientWithResponses) CreateVoiceWithFormdataBodyWithResponse(ctx context.Context, params *CreateVoiceParams, body CreateVoiceFormdataRequestBody, reqEditors ...RequestEditorFn) (*CreateVoiceResponse, error) {
+	rsp, err := c.CreateVoiceWithFormdataBody(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateVoiceResponse(rsp)
+}
+
+// DeleteVoiceWithResponse Delete a voice
+//
+// Deletes the voice. A retry with the same `Idempotency-Key` gets this answer again, not a 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/voices/{id} (the `DeleteVoice` operationId).
+func (c *ClientWithResponses) DeleteVoiceWithResponse(ctx context.Context, id Id, params *DeleteVoiceParams, reqEditors ...RequestEditorFn) (*DeleteVoiceResponse, error) {
+	rsp, err := c.DeleteVoice(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteVoiceResponse(rsp)
+}
+
+// GetVoiceWithResponse Get a voice
+//
+// The voice, with its `ETag`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/voices/{id} (the `GetVoice` operationId).
+func (c *ClientWithResponses) GetVoiceWithResponse(ctx context.Context, id Id, params *GetVoiceParams, reqEditors ...RequestEditorFn) (*GetVoiceResponse, error) {
+	rsp, err := c.GetVoice(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetVoiceResponse(rsp)
+}
+
+// HeadVoiceWithResponse Get a voice, headers only
+//
+// The status and headers `GET` would answer (its `ETag` above all), without the body.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /api/v1/voices/{id} (the `HeadVoice` operationId).
+func (c *ClientWithResponses) HeadVoiceWithResponse(ctx context.Context, id Id, params *HeadVoiceParams, reqEditors ...RequestEditorFn) (*HeadVoiceResponse, error) {
+	rsp, err := c.HeadVoice(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadVoiceResponse(rsp)
+}
+
+// PatchVoiceWithBodyWithResponse Update a voice (alias of PUT)
+//
+// The same partial update as `PUT`, which Laravel also routes as `PATCH`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/voices/{id} (the `PatchVoice` operationId).
+func (c *ClientWithResponses) PatchVoiceWithBodyWithResponse(ctx context.Context, id Id, params *PatchVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchVoiceResponse, error) {
+	rsp, err := c.PatchVoiceWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchVoiceResponse(rsp)
+}
+
+// PatchVoiceWithResponse Update a voice (alias of PUT)
+//
+// The same partial update as `PUT`, which Laravel also routes as `PATCH`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/voices/{id} (the `PatchVoice` operationId).
+func (c *ClientWithResponses) PatchVoiceWithResponse(ctx context.Context, id Id, params *PatchVoiceParams, body PatchVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchVoiceResponse, error) {
+	rsp, err := c.PatchVoice(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchVoiceResponse(rsp)
+}
+
+// PatchVoiceWithFormdataBodyWithResponse Update a voice (alias of PUT)
+//
+// The same partial update as `PUT`, which Laravel also routes as `PATCH`.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/voices/{id} (the `PatchVoice` operationId).
+func (c *ClientWithResponses) PatchVoiceWithFormdataBodyWithResponse(ctx context.Context, id Id, params *PatchVoiceParams, body PatchVoiceFormdataRequestBody, reqEditors ...RequestEditorFn) (*PatchVoiceResponse, error) {
+	rsp, err := c.PatchVoiceWithFormdataBody(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchVoiceResponse(rsp)
+}
+
+// UpdateVoiceWithBodyWithResponse Update a voice
+//
+// A partial update of `name`, `guide`, `language` and `tone`; fields not sent keep their values,
+// and at least one must be given.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/voices/{id} (the `UpdateVoice` operationId).
+func (c *ClientWithResponses) UpdateVoiceWithBodyWithResponse(ctx context.Context, id Id, params *UpdateVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateVoiceResponse, error) {
+	rsp, err := c.UpdateVoiceWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateVoiceResponse(rsp)
+}
+
+// UpdateVoiceWithResponse Update a voice
+//
+// A partial update of `name`, `guide`, `language` and `tone`; fields not sent keep their values,
+// and at least one must be given.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/voices/{id} (the `UpdateVoice` operationId).
+func (c *ClientWithResponses) UpdateVoiceWithResponse(ctx context.Context, id Id, params *UpdateVoiceParams, body UpdateVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateVoiceResponse, error) {
+	rsp, err := c.UpdateVoice(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateVoiceResponse(rsp)
+}
+
+// UpdateVoiceWithFormdataBodyWithResponse Update a voice
+//
+// A partial update of `name`, `guide`, `language` and `tone`; fields not sent keep their values,
+// and at least one must be given.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/voices/{id} (the `UpdateVoice` operationId).
+func (c *ClientWithResponses) UpdateVoiceWithFormdataBodyWithResponse(ctx context.Context, id Id, params *UpdateVoiceParams, body UpdateVoiceFormdataRequestBody, reqEditors ...RequestEditorFn) (*UpdateVoiceResponse, error) {
+	rsp, err := c.UpdateVoiceWithFormdataBody(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateVoiceResponse(rsp)
 }
 
 // ListWebhooksWithResponse List webhook endpoints
@@ -24789,6 +29562,3267 @@ func ParseHeadUsageResponse(rsp *http.Response) (*HeadUsageResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers5XX = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListVoicesResponse parses an HTTP response from a ListVoicesWithResponse call
+func ParseListVoicesResponse(rsp *http.Response) (*ListVoicesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListVoicesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VoicePage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequestsOrQuota
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListVoicesResponse200Headers
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListVoicesResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListVoicesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListVoicesResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 422:
+		var headers ListVoicesResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListVoicesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListVoicesResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListVoicesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadVoicesResponse parses an HTTP response from a HeadVoicesWithResponse call
+func ParseHeadVoicesResponse(rsp *http.Response) (*HeadVoicesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadVoicesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers HeadVoicesResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode/100 == 4:
+		var headers HeadVoicesResponse4XXHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers4XX = &headers
+	case rsp.StatusCode/100 == 5:
+		var headers HeadVoicesResponse5XXHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers5XX = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateVoiceResponse parses an HTTP response from a CreateVoiceWithResponse call
+func ParseCreateVoiceResponse(rsp *http.Response) (*CreateVoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateVoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest VoiceCreated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateVoiceResponse201Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uri"}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		if values := rsp.Header.Values("Preference-Applied"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Preference-Applied", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.PreferenceApplied = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateVoiceResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateVoiceResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateVoiceResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 405:
+		var headers CreateVoiceResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateVoiceResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateVoiceResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateVoiceResponse415Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateVoiceResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateVoiceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateVoiceResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateVoiceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteVoiceResponse parses an HTTP response from a DeleteVoiceWithResponse call
+func ParseDeleteVoiceResponse(rsp *http.Response) (*DeleteVoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteVoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VoiceDeleted
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteVoiceResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteVoiceResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteVoiceResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteVoiceResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteVoiceResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers DeleteVoiceResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeleteVoiceResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 412:
+		var headers DeleteVoiceResponse412Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 422:
+		var headers DeleteVoiceResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteVoiceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteVoiceResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteVoiceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetVoiceResponse parses an HTTP response from a GetVoiceWithResponse call
+func ParseGetVoiceResponse(rsp *http.Response) (*GetVoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetVoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VoiceOK
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequestsOrQuota
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetVoiceResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetVoiceResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetVoiceResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetVoiceResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetVoiceResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetVoiceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetVoiceResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetVoiceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadVoiceResponse parses an HTTP response from a HeadVoiceWithResponse call
+func ParseHeadVoiceResponse(rsp *http.Response) (*HeadVoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadVoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers HeadVoiceResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers HeadVoiceResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode/100 == 4:
+		var headers HeadVoiceResponse4XXHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers4XX = &headers
+	case rsp.StatusCode/100 == 5:
+		var headers HeadVoiceResponse5XXHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers5XX = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePatchVoiceResponse parses an HTTP response from a PatchVoiceWithResponse call
+func ParsePatchVoiceResponse(rsp *http.Response) (*PatchVoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchVoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VoiceUpdated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PatchVoiceResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PatchVoiceResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PatchVoiceResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PatchVoiceResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PatchVoiceResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers PatchVoiceResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 409:
+		var headers PatchVoiceResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 412:
+		var headers PatchVoiceResponse412Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 413:
+		var headers PatchVoiceResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers PatchVoiceResponse415Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers PatchVoiceResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PatchVoiceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PatchVoiceResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PatchVoiceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateVoiceResponse parses an HTTP response from a UpdateVoiceWithResponse call
+func ParseUpdateVoiceResponse(rsp *http.Response) (*UpdateVoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateVoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VoiceUpdated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateVoiceResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdateVoiceResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateVoiceResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateVoiceResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateVoiceResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers UpdateVoiceResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdateVoiceResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 412:
+		var headers UpdateVoiceResponse412Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 413:
+		var headers UpdateVoiceResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers UpdateVoiceResponse415Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers UpdateVoiceResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateVoiceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers UpdateVoiceResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateVoiceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

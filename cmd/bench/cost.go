@@ -64,10 +64,19 @@ func costs(b *bench.Board, ops []operationResult, memory int) *bench.CostModel {
 	// The content is written back with one UpdateItem, counted as
 	// update_result's (a ~5 KB result; a picture's file name costs less).
 	// A create that generates text answers with it, as large as a get's.
-	if req, err := prompts.Document(documents.FreestyleID, createPrompt, 0.75); err == nil {
+	if req, err := prompts.Document(documents.FreestyleID, createPrompt, 0.75, prompts.Controls{}); err == nil {
 		text := op("create, text generated", val("calls_create")+val("calls_update_result"), 0, val("wru_create")+val("wru_update_result"), bytes("get"), get+gzipNs("get"))
 		text.WaitSeconds, text.Rest = m.Text(len(req.System)+len(req.Prompt), bench.SeededResultBytes)
 		m.Add(text)
+		// Three variants: three model calls at once (the wait of one), the
+		// create's calls as measured, and a write-back two ~5 KB texts
+		// larger than one text's (a WRU per KB); the answer shows the
+		// three texts besides result.
+		variants := op("create, 3 variants generated", val("calls_generate_doc_variants3"), 0,
+			val("wru_create")+val("wru_update_result")+2*math.Ceil(bench.SeededResultBytes/1024.0), 4*bytes("get"), get+gzipNs("get"))
+		variants.WaitSeconds = text.WaitSeconds
+		variants.Rest = val("calls_model_doc_variants3") * text.Rest
+		m.Add(variants)
 	} else if m.Missing == "" {
 		m.Missing = "the Freestyle template's prompt: " + err.Error()
 	}

@@ -21,6 +21,7 @@ func fakeBoard() *bench.Board {
 		"calls_auth_warm": 0, "ns_handler_get": 70000, "ns_handler_list": 250000, "ns_sdk_getitem": 50000,
 		"ns_sdk_list_calls": 170000, "ratio_handler_get": 1.4, "ratio_handler_list": 1.47,
 		"calls_webhook_delivery": 7, "rru_webhook_delivery": 2, "wru_webhook_delivery": 6,
+		"calls_generate_doc_variants3": 3, "calls_model_doc_variants3": 3,
 	} {
 		b.Add(bench.Figure{Name: name, Value: v, Unit: strings.SplitN(name, "_", 2)[0]})
 	}
@@ -51,6 +52,12 @@ func TestReportCosts(t *testing.T) {
 	text := rep.Costs.Rows[5]
 	if text.Rest < 100 || text.Total < text.Rest || text.Ms < 1000 {
 		t.Errorf("create with text: %+v", text)
+	}
+	// Three variants: three times the model, waited for once, and two
+	// ~5 KB texts more written back.
+	if v := rep.Costs.Rows[6]; v.Op != "create, 3 variants generated" || v.Rest != 3*text.Rest || v.Ms != text.Ms ||
+		v.WRU != text.WRU+10 || v.Calls != text.Calls {
+		t.Errorf("create with 3 variants: %+v, one text's %+v", v, text)
 	}
 	// A webhook delivery: no gateway, two invocations at most, 7 calls at
 	// 4 ms and the receiver's 250 ms, three SQS requests.

@@ -182,6 +182,9 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 	served := crud.New(res.Def, table)
 	served.MaxAnswerBytes = a.cfg.MaxAnswerBytes
 	served.Cursors = a.cfg.Cursors
+	if served.Lookup, err = a.named(res); err != nil {
+		return nil, err
+	}
 	if a.cfg.Generation.On && res.Def.Content != nil {
 		m, err := a.generating(res)
 		if err != nil {

@@ -188,7 +188,7 @@ func DeployedEnv(resources []Resource, function string) (common, own []string) {
 				own = append(own, r.TableEnv())
 			}
 		}
-		own = slices.Concat(own, webhooks[:2], pictures(generated...))
+		own = slices.Concat(own, tableEnvs(NamedBy(generated...)), webhooks[:2], pictures(generated...))
 	case TallyFunction:
 		for _, r := range resources {
 			own = append(own, r.TableEnv())
@@ -202,6 +202,11 @@ func DeployedEnv(resources []Resource, function string) (common, own []string) {
 			continue
 		}
 		own = append(own, r.TableEnv())
+		if len(ExtraRoutes(function)) == 0 {
+			// The records its records name (the first function has
+			// every table already).
+			own = append(own, tableEnvs(NamedBy(r))...)
+		}
 		if len(ExtraRoutes(function)) > 0 {
 			// The usage reads every resource's counter; the webhook
 			// endpoints are served here.
@@ -215,6 +220,17 @@ func DeployedEnv(resources []Resource, function string) (common, own []string) {
 		own = append(own, pictures(r)...)
 	}
 	return common, own
+}
+
+// tableEnvs are the table variables of the named resources.
+func tableEnvs(names []string) []string {
+	var envs []string
+	for _, r := range Resources {
+		if slices.Contains(names, r.Def.Name) {
+			envs = append(envs, r.TableEnv())
+		}
+	}
+	return envs
 }
 
 // Ranges and defaults of the numeric settings; template.yaml's parameters

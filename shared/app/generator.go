@@ -90,10 +90,12 @@ func (a *App) GeneratorEntry() (GeneratorEntry, error) {
 		return nil, errors.New(EnvGeneration + " is off: the generator function has nothing to do")
 	}
 	s := &generator.Stream{Targets: map[string]generator.Target{}, WriteBudget: streamWriteBudget}
+	var generated []Resource
 	for _, r := range a.resources() {
 		if r.Def.Content == nil {
 			continue // its records get no content
 		}
+		generated = append(generated, r)
 		m, err := a.generating(r)
 		if err != nil {
 			return nil, err
@@ -104,6 +106,16 @@ func (a *App) GeneratorEntry() (GeneratorEntry, error) {
 			return nil, err
 		}
 		s.Targets[table.Name()] = generator.Target{Resource: r.Def.Name, Object: r.Def.Object, Table: table, Content: r.Def.Content}
+	}
+	// What a generation reads of the records its record names (a
+	// document's voice). A request that generates reads them itself
+	// (crud.Resource.Lookup) and hands them over.
+	lookup, err := a.named(generated...)
+	if err != nil {
+		return nil, err
+	}
+	if s.Generator != nil {
+		s.Generator.Lookup = lookup
 	}
 	hooks, err := a.optionalWebhooks()
 	if err != nil {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -10,6 +11,8 @@ import (
 	"contentapi/shared/prompts"
 	"contentapi/shared/quota"
 	"contentapi/shared/records"
+	"contentapi/shared/store"
+	"contentapi/shared/voices"
 	"contentapi/shared/webhook"
 )
 
@@ -28,6 +31,10 @@ var Resources = []Resource{
 	{Def: documents.Resource,
 		Quota:   quota.Policy{Counts: quota.Documents, Checks: []quota.Kind{quota.Words}, MetersReads: true},
 		Reserve: quota.Reserve{Kind: quota.Words, N: prompts.MaxAnswerTokens}},
+	// A voice costs no model call and counts against no monthly limit
+	// (an account holds at most voices.MaxPerAccount); reading voices
+	// counts against the reads, as reading any resource does.
+	{Def: voices.Resource, Quota: quota.Policy{MetersReads: true}},
 }
 
 // Kinds are the kinds of the accounts' monthly limits: each that a
@@ -128,6 +135,42 @@ func (a *App) resources() []Resource {
 }
 
 // lookupResource finds a served resource by its name ("images").
+// named is the lookup of the records that rs's records name by their Ref
+// fields (records.Ref: a document's voice), in the tables of the
+// resources named; nil where they name none.
+func (a *App) named(rs ...Resource) (store.Lookup, error) {
+	var tables []*store.Table
+	for _, name := range NamedBy(rs...) {
+		r, ok := a.lookupResource(name)
+		if !ok {
+			return nil, fmt.Errorf("no resource %q, which a Ref names", name)
+		}
+		t, err := a.table(r)
+		if err != nil {
+			return nil, err
+		}
+		tables = append(tables, t)
+	}
+	if len(tables) == 0 {
+		return nil, nil
+	}
+	return store.LookupIn(tables...), nil
+}
+
+// NamedBy are the resources rs's records name by their Ref fields, each
+// once, in the order met.
+func NamedBy(rs ...Resource) []string {
+	var names []string
+	for _, r := range rs {
+		for _, f := range r.Def.Refs() {
+			if name := f.Kind.(records.Ref).Resource; !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	return names
+}
+
 func (a *App) lookupResource(name string) (Resource, bool) {
 	for _, r := range a.resources() {
 		if r.Def.Name == name {

@@ -54,7 +54,7 @@ func client(t *testing.T, endpoint, imageModel string) *bedrock.Client {
 
 func tweetRequest(t *testing.T, prompt string) generation.TextRequest {
 	t.Helper()
-	req, err := prompts.Document(33, prompt, 0.75)
+	req, err := prompts.Document(33, prompt, 0.75, prompts.Controls{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,9 @@ type Resource struct {
 	// Cursors sign the list cursors this resource hands out and check
 	// those it is given (the zero value: the local stack's public key).
 	Cursors records.Cursors
+	// Lookup reads the records of other resources the resource's records
+	// name (records.Ref); nil where they name none.
+	Lookup store.Lookup
 }
 
 // New serves def, stored in table.
@@ -174,7 +177,12 @@ func (res *Resource) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	named, err := res.named(r.Context(), account(r), v, nil)
+	if err != nil {
+		return err
+	}
 	plan := res.plan(r)
+	plan.named = named
 	item, err := res.table.Create(r.Context(), account(r), v, plan.state)
 	if err != nil {
 		return err

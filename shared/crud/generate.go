@@ -86,6 +86,9 @@ type plan struct {
 	wait    time.Duration
 	applied string
 	start   time.Time
+	// named are the records the record names, as the request read them
+	// (Resource.named), which its generation takes as they are.
+	named map[string]store.Item
 }
 
 // plan requests a generation: running, when the request will generate it
@@ -132,6 +135,7 @@ func (res *Resource) await(w http.ResponseWriter, r *http.Request, p plan, item 
 		},
 		Deadline: deadline,
 		HandOver: true,
+		Named:    p.named,
 	})
 	switch {
 	case err != nil:
@@ -191,6 +195,10 @@ func (res *Resource) regenerate(w http.ResponseWriter, r *http.Request) (err err
 		if err := res.table.InFlight(old); err != nil {
 			return err
 		}
+		named, err := res.named(r.Context(), account(r), v, old)
+		if err != nil {
+			return err
+		}
 		// The account's monthly quota is checked and counted here, once,
 		// before the record is written: a regenerate it no longer allows
 		// changes nothing, and one that fails from here on is given back
@@ -198,7 +206,7 @@ func (res *Resource) regenerate(w http.ResponseWriter, r *http.Request) (err err
 		// its own counter write, and gives it back with the count.
 		moves := res.table.Moves(old, v)
 		if charge == nil && !moves {
-			c, err := res.table.Spend(r.Context(), account(r))
+			c, err := res.table.Spend(r.Context(), account(r), res.table.Variants(old, v))
 			if err != nil {
 				return err
 			}
@@ -217,6 +225,7 @@ func (res *Resource) regenerate(w http.ResponseWriter, r *http.Request) (err err
 		// Each try plans a new attempt: only the try that is written
 		// names its attempt on the record, and that is the one p keeps.
 		p = res.plan(r)
+		p.named = named
 		if charge != nil {
 			// The record holds what the charge held, until its generation
 			// ends (a move's own counter write holds it itself).

@@ -72,6 +72,7 @@ func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	view := res.view(r)
+	view.List = true
 	room := res.maxAnswerBytes() - envelopeBytes(r)
 	// The answer travels escaped inside Lambda's response event, whose
 	// limit binds before the body's when records are full of quotes.

@@ -11,7 +11,10 @@ type Content struct {
 	// the image model makes it. Otherwise the text model does.
 	Picture bool
 	// Make makes one record's content. Its errors are *Error, as the
-	// models' are; any other error is Internal.
+	// models' are; any other error is Internal. Content made of parts (a
+	// document's variants) may return, with its error, the parts it did
+	// write (Output.Parts): they are kept, and a try taken up again
+	// makes only the rest (State.Parts).
 	Make func(context.Context, Models, Record) (Output, error)
 }
 
@@ -34,6 +37,11 @@ type Record struct {
 	// into out, a pointer to the resource's own type, by its `dynamodbav`
 	// names.
 	Decode func(out any) error
+	// Refs decode, by the field that names them (records.Ref), the
+	// records of other resources the record names, as they read when the
+	// generation started (a document's voice). A field naming none, or a
+	// record no longer there, has none: the generation goes without it.
+	Refs map[string]func(out any) error
 }
 
 // Output is what a generation made.
@@ -46,4 +54,8 @@ type Output struct {
 	// Usage is the tokens the models used and what the content counts
 	// against what the generation holds of the monthly quota (Counted).
 	Usage Usage
+	// Parts are the parts of the content Fields hold, for content made of
+	// parts; none otherwise. Fields, Usage and Model then cover every part
+	// written, by this try and the earlier ones.
+	Parts Parts
 }

@@ -79,7 +79,23 @@ type State struct {
 	Hold *Hold `json:"-" dynamodbav:"hold,omitempty"`
 	// Settled is the hold of a generation that ended, with what it counts.
 	Settled *Hold `json:"-" dynamodbav:"settled,omitempty"`
+	// Parts are the parts of its content (a document's variants) the
+	// request's tries have written so far: a try that ran out of time or
+	// failed for a reason that may pass keeps what it wrote, and the next
+	// try makes only the rest. Their tokens are InputTokens and
+	// OutputTokens meanwhile.
+	Parts Parts `json:"-" dynamodbav:"parts,omitempty"`
 }
+
+// Parts is a set of the numbered parts of a generation's content (a
+// document's variants, from 1), one bit each: bit k-1 is part k.
+type Parts int64
+
+// With is the set with part k.
+func (p Parts) With(k int) Parts { return p | 1<<(k-1) }
+
+// Has reports whether part k is in the set.
+func (p Parts) Has(k int) bool { return k >= 1 && p&(1<<(k-1)) != 0 }
 
 // Hold is a part of the account's monthly quota held by a generation.
 type Hold struct {
@@ -161,13 +177,34 @@ func (s State) Finish(model string, u Usage, now time.Time) State {
 }
 
 // Fail is the state of an attempt that ended without content.
-func (s State) Fail(e *Error, now time.Time) State {
+func (s State) Fail(e *Error, now time.Time) State { return s.FailAfter(e, Output{}, now) }
+
+// FailAfter is the state of an attempt that ended without all of its
+// content, having written made of it (some of a document's variants):
+// that part stays written, and counts.
+func (s State) FailAfter(e *Error, made Output, now time.Time) State {
 	if e == nil {
 		e = NewError(Internal)
 	}
 	s.Status, s.Error = Failed, e.Public()
 	s.FinishedAt = ptr(FormatTime(now))
+	if made.Parts > 0 {
+		s.Model, s.Parts = made.Model, made.Parts
+		s.InputTokens, s.OutputTokens = made.Usage.InputTokens, made.Usage.OutputTokens
+		return s.settle(made.Usage.Counted)
+	}
 	return s.settle(0)
+}
+
+// Keep is the state of a generation handed back to the queue holding
+// made, the part of its content written so far: the next try makes the
+// rest.
+func (s State) Keep(made Output) State {
+	if made.Parts > 0 {
+		s.Parts = made.Parts
+		s.InputTokens, s.OutputTokens = made.Usage.InputTokens, made.Usage.OutputTokens
+	}
+	return s
 }
 
 // Deadline is when a pending or running state turns into a timeout; the

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"contentapi/shared/generation"
 	"contentapi/shared/metrics"
 	"contentapi/shared/picturebucket"
+	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
 
@@ -54,6 +56,9 @@ type Generator struct {
 	// records none.
 	Metrics *metrics.Emitter
 	Now     func() time.Time
+	// Lookup reads the records a record names (records.Ref: a document's
+	// voice), as they are when its generation starts.
+	Lookup store.Lookup
 }
 
 // DefaultMaxTries is MaxTries unless set.
@@ -131,6 +136,10 @@ type Job struct {
 	// it is (a request that waited as long as it would). Otherwise it
 	// counts as a try that timed out.
 	HandOver bool
+	// Named are the records the record names (records.Ref), by field, as
+	// the caller read them just before (nil: the record named is gone);
+	// the generator reads those not given.
+	Named map[string]store.Item
 }
 
 // Run generates the job's content and writes the outcome back: the
@@ -143,7 +152,14 @@ type Job struct {
 func (g *Generator) Run(ctx context.Context, job Job) (store.Item, error) {
 	genCtx, cancel := context.WithDeadline(ctx, job.Deadline)
 	started := time.Now()
-	out, picture, err := g.make(genCtx, job)
+	named, err := g.named(genCtx, job)
+	var (
+		out     generation.Output
+		picture string
+	)
+	if err == nil {
+		out, picture, err = g.make(genCtx, job, named)
+	}
 	took := time.Since(started)
 	outOfTime := genCtx.Err() == context.DeadlineExceeded && ctx.Err() == nil
 	cancel()
@@ -155,22 +171,37 @@ func (g *Generator) Run(ctx context.Context, job Job) (store.Item, error) {
 	case err == nil:
 		to = s.Finish(out.Model, out.Usage, g.now())
 	case outOfTime && job.HandOver:
-		to = s.Requeue(false)
+		to = s.Requeue(false).Keep(out)
 	default:
 		cause = generation.ErrorOf(err)
 		if outOfTime {
 			cause = generation.Wrap(generation.Timeout, err)
 		}
 		if cause.Code.Retryable() && s.Tries < g.maxTries() {
-			to = s.Requeue(true)
+			to = s.Requeue(true).Keep(out)
 		} else {
-			to = s.Fail(cause, g.now())
+			to = s.FailAfter(cause, out, g.now())
+		}
+	}
+	// What an unfinished try made is written only where it is part of its
+	// content, kept for the next try or the failure (a document's variants).
+	fields := out.Fields
+	if err != nil && out.Parts == 0 {
+		fields = nil
+	}
+	if fields != nil {
+		// The content keeps what it was made with of the records named.
+		fields = maps.Clone(fields)
+		for _, f := range job.Table.Refs() {
+			if n, ok := named[f.Name]; ok {
+				maps.Copy(fields, store.Kept(f, n))
+			}
 		}
 	}
 	// A write that ends the generation settles its hold on the month's
 	// quota (Finish, Fail): the tally function gives back what it did not
 	// use when it reads that write from the table's stream, exactly once.
-	item, werr := job.Table.Transition(ctx, job.Account, job.ID, s.Attempt, generation.Running, to, out.Fields)
+	item, werr := job.Table.Transition(ctx, job.Account, job.ID, s.Attempt, generation.Running, to, fields)
 	log := g.logger().With("resource", job.Resource, "account", job.Account, "id", job.ID,
 		"attempt", s.Attempt, "outcome", string(to.Status))
 	tried := metrics.Generation{Kind: job.Resource, Outcome: outcome(to, cause, werr), Took: took,
@@ -232,7 +263,7 @@ func (g *Generator) discard(ctx context.Context, name string) {
 
 // make runs the job's content with the models, on the record as stored,
 // and names the picture it stored ("" for none).
-func (g *Generator) make(ctx context.Context, job Job) (out generation.Output, picture string, err error) {
+func (g *Generator) make(ctx context.Context, job Job, named map[string]store.Item) (out generation.Output, picture string, err error) {
 	models := generation.Models{Text: g.Text, Image: g.Image,
 		PutPicture: func(ctx context.Context, png []byte) (string, error) {
 			// Named after the attempt: a repeated delivery of it rewrites
@@ -244,12 +275,50 @@ func (g *Generator) make(ctx context.Context, job Job) (out generation.Output, p
 			picture = name
 			return name, nil
 		}}
-	record := generation.Record{Attempt: job.State.Attempt, Decode: func(out any) error {
-		if err := attributevalue.UnmarshalMap(job.Item, out); err != nil {
+	record := generation.Record{Attempt: job.State.Attempt, Decode: decoder(job.Item), Refs: map[string]func(any) error{}}
+	for field, item := range named {
+		if item != nil {
+			record.Refs[field] = decoder(item)
+		}
+	}
+	out, err = job.Content.Make(ctx, models, record)
+	return out, picture, err
+}
+
+// decoder decodes item into a resource's own type.
+func decoder(item store.Item) func(out any) error {
+	return func(out any) error {
+		if err := attributevalue.UnmarshalMap(item, out); err != nil {
 			return generation.Wrap(generation.Internal, err)
 		}
 		return nil
-	}}
-	out, err = job.Content.Make(ctx, models, record)
-	return out, picture, err
+	}
+}
+
+// named are the records the job's record names (records.Ref), as they are
+// now: the job's own where given, else read. A field naming none is
+// missing; one naming a record gone is nil. A read that fails fails the
+// try as a throttled one, which the queue tries again.
+func (g *Generator) named(ctx context.Context, job Job) (map[string]store.Item, error) {
+	named := map[string]store.Item{}
+	for _, f := range job.Table.Refs() {
+		if item, given := job.Named[f.Name]; given {
+			named[f.Name] = item
+			continue
+		}
+		id, ok := store.IntAttr(job.Item, f.Name)
+		if !ok {
+			continue
+		}
+		if g.Lookup == nil {
+			return nil, generation.Wrap(generation.Internal, errors.New("generator: no Lookup for the records "+f.Name+" names"))
+		}
+		ref, _ := f.Kind.(records.Ref)
+		item, err := g.Lookup(ctx, job.Account, ref.Resource, id)
+		if err != nil {
+			return nil, generation.Wrap(generation.Throttled, err)
+		}
+		named[f.Name] = item
+	}
+	return named, nil
 }

@@ -22,6 +22,7 @@ func generate(ctx context.Context, m generation.Models, r generation.Record) (ge
 	if err != nil {
 		return generation.Output{}, generation.Wrap(generation.Internal, err)
 	}
+	req.Negative = prompts.Negative(deref(img.NegativePrompt))
 	res, err := m.Image.Image(ctx, req)
 	if err != nil {
 		return generation.Output{}, err

@@ -16,6 +16,11 @@ var (
 	Filters = records.Enum{"grayscale", "sepia", "invert"}
 )
 
+// MaxNegativePrompt is the longest negative_prompt an image takes: what
+// the image models take, less room for the service's own list after it
+// (prompts.Negative).
+const MaxNegativePrompt = 1000
+
 // Resource is the image resource.
 var Resource = &records.Resource{
 	Name:   "images",
@@ -27,6 +32,7 @@ var Resource = &records.Resource{
 		{Name: "style", Kind: Styles, Create: true, Regenerate: true},
 		{Name: "medium", Kind: Media, Create: true, Regenerate: true},
 		{Name: "filter", Kind: Filters, Create: true, Regenerate: true},
+		{Name: "negative_prompt", Kind: records.Text{Min: 1, Max: MaxNegativePrompt}, Create: true, Regenerate: true},
 		{Name: "favorite", Kind: records.Bool{}, Update: true},
 	},
 	Filters: []records.Filter{
@@ -53,7 +59,10 @@ type Image struct {
 	Style       *string `json:"style" dynamodbav:"style"`
 	Medium      *string `json:"medium" dynamodbav:"medium"`
 	Filter      *string `json:"filter" dynamodbav:"filter"`
-	Favorite    bool    `json:"favorite" dynamodbav:"favorite"`
+	// NegativePrompt is what the picture must not show, as the client
+	// wrote it; null for nothing.
+	NegativePrompt *string `json:"negative_prompt" dynamodbav:"negative_prompt"`
+	Favorite       bool    `json:"favorite" dynamodbav:"favorite"`
 	// Result is the stored file name of the generated picture, null until
 	// one exists; URL links it, presigned afresh on every read.
 	Result     *string           `json:"result" dynamodbav:"result"`

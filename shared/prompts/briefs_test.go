@@ -76,7 +76,15 @@ func generate(t *testing.T, d data) []byte {
 	s := d.System
 	p("Head: %q,\nParts: %q,\nPart: %q,\nPartLimit: %q,\nItems: ", s.Head, s.Parts, s.Part, s.PartLimit)
 	strMap(s.Items)
-	p(",\nWords: %q,\nMaxChars: %q,\nTail: %q,\n},\nDocuments: []Template{\n", s.Words, s.MaxChars, s.Tail)
+	p(",\nWords: %q,\nMaxChars: %q,\nTail: %q,\n},\n", s.Words, s.MaxChars, s.Tail)
+	c := d.Controls
+	p("Controls: controls{\nLanguage: %q,\nTone: %q,\nVariant: %q,\nGuide: %q,\nGuideOpen: %q,\nGuideClose: %q,\n},\n",
+		c.Language, c.Tone, c.Variant, c.Guide, c.GuideOpen, c.GuideClose)
+	p("Languages: ")
+	strMap(d.Languages)
+	p(",\nTones: ")
+	strMap(d.Tones)
+	p(",\nDocuments: []Template{\n")
 	for _, tmpl := range d.Documents {
 		p("{ID: %d, Shape: %q, Instruction: %q", tmpl.ID, tmpl.Shape, tmpl.Instruction)
 		if tmpl.Words != nil {

@@ -46,9 +46,23 @@ var shapes = map[string]bool{"prose": true, "line": true, "list": true, "numbere
 
 // data is all of templates.yaml.
 type data struct {
-	System    system     `yaml:"system"`
-	Documents []Template `yaml:"documents"`
-	Images    images     `yaml:"images"`
+	System    system            `yaml:"system"`
+	Controls  controls          `yaml:"controls"`
+	Languages map[string]string `yaml:"languages"`
+	Tones     map[string]string `yaml:"tones"`
+	Documents []Template        `yaml:"documents"`
+	Images    images            `yaml:"images"`
+}
+
+// controls is the wording of a document's writing controls, added after
+// the system prompt; its lines take their values as fmt verbs.
+type controls struct {
+	Language   string `yaml:"language"`
+	Tone       string `yaml:"tone"`
+	Variant    string `yaml:"variant"`
+	Guide      string `yaml:"guide"`
+	GuideOpen  string `yaml:"guide_open"`
+	GuideClose string `yaml:"guide_close"`
 }
 
 // images is the wording of image prompts: the style and medium values in
@@ -122,6 +136,9 @@ func prepare(d data) (data, error) {
 	if err := d.System.check(); err != nil {
 		return data{}, err
 	}
+	if err := d.Controls.check(); err != nil {
+		return data{}, err
+	}
 	for i := range d.Documents {
 		t := &d.Documents[i]
 		switch {
@@ -159,12 +176,30 @@ func (s system) check() error {
 			verbs []string
 		}{line, []string{"%d"}}
 	}
+	return checkLines("system", lines)
+}
+
+func (c controls) check() error {
+	return checkLines("controls", map[string]struct {
+		text  string
+		verbs []string
+	}{
+		"language": {c.Language, []string{"%s"}}, "tone": {c.Tone, []string{"%s"}},
+		"variant": {c.Variant, []string{"%d", "%d"}}, "guide": {c.Guide, nil},
+		"guide_open": {c.GuideOpen, nil}, "guide_close": {c.GuideClose, nil},
+	})
+}
+
+func checkLines(section string, lines map[string]struct {
+	text  string
+	verbs []string
+}) error {
 	for name, l := range lines {
 		if strings.TrimSpace(l.text) == "" {
-			return fmt.Errorf("prompts: templates.yaml: system.%s is missing", name)
+			return fmt.Errorf("prompts: templates.yaml: %s.%s is missing", section, name)
 		}
 		if got := verbs.FindAllString(l.text, -1); strings.Join(got, " ") != strings.Join(l.verbs, " ") {
-			return fmt.Errorf("prompts: templates.yaml: system.%s has the verbs %v, not %v", name, got, l.verbs)
+			return fmt.Errorf("prompts: templates.yaml: %s.%s has the verbs %v, not %v", section, name, got, l.verbs)
 		}
 	}
 	return nil
@@ -224,19 +259,86 @@ func (t Template) maxChars() int {
 	return sum
 }
 
-// Document is the request for a document's text.
-func Document(templateID int64, prompt string, creativity float64) (generation.TextRequest, error) {
+// Controls are how a document asks its text to be written, each optional.
+type Controls struct {
+	// Language is a tag of documents.Languages; "" leaves the language to
+	// the brief.
+	Language string
+	// Tone is one of documents.Tones; "" leaves it to the template.
+	Tone string
+	// Guide is the house style of the document's brand voice, as the
+	// account wrote it; "" for none.
+	Guide string
+	// Variant is which of Variants texts this request writes, from 1.
+	Variant, Variants int
+}
+
+// Document is the request for one of a document's texts: the template's
+// brief, then what the controls ask, each as one paragraph of the system
+// prompt; without controls, exactly the template's system prompt.
+func Document(templateID int64, prompt string, creativity float64, c Controls) (generation.TextRequest, error) {
 	t, ok := Lookup(templateID)
 	if !ok {
 		return generation.TextRequest{}, fmt.Errorf("prompts: no template %d", templateID)
 	}
+	system, err := c.render(t.System())
+	if err != nil {
+		return generation.TextRequest{}, err
+	}
 	return generation.TextRequest{
-		System:      t.System(),
+		System:      system,
 		Prompt:      prompt,
 		Temperature: float32(min(max(creativity, 0), 1)),
 		MaxTokens:   t.MaxTokens(),
 	}, nil
 }
+
+// render is the system prompt with the controls after it.
+func (c Controls) render(system string) (string, error) {
+	w := loaded().Controls
+	parts := []string{system}
+	if c.Language != "" {
+		name, ok := loaded().Languages[c.Language]
+		if !ok {
+			return "", fmt.Errorf("prompts: no name for the language %q", c.Language)
+		}
+		parts = append(parts, fmt.Sprintf(w.Language, name))
+	}
+	if c.Tone != "" {
+		line, ok := loaded().Tones[c.Tone]
+		if !ok {
+			return "", fmt.Errorf("prompts: no words for the tone %q", c.Tone)
+		}
+		parts = append(parts, fmt.Sprintf(w.Tone, line))
+	}
+	if c.Variants > 1 {
+		parts = append(parts, fmt.Sprintf(w.Variant, c.Variant, c.Variants))
+	}
+	if guide := quotable(c.Guide, w.GuideOpen, w.GuideClose); guide != "" {
+		parts = append(parts, w.Guide+"\n"+w.GuideOpen+"\n"+guide+"\n"+w.GuideClose)
+	}
+	return strings.Join(parts, "\n\n"), nil
+}
+
+// quotable is the account's guide as it can stand between the markers:
+// trimmed, with any marker in it taken out (in any letter case), so that
+// no text of the account's can end the quotation and speak as the
+// service.
+func quotable(guide, open, close string) string {
+	for _, marker := range []string{open, close} {
+		re := regexp.MustCompile(`(?i)` + regexp.QuoteMeta(marker))
+		for re.MatchString(guide) {
+			guide = re.ReplaceAllString(guide, "")
+		}
+	}
+	return strings.TrimSpace(guide)
+}
+
+// Languages are the names briefs give languages, by tag.
+func Languages() map[string]string { return loaded().Languages }
+
+// Tones are what briefs ask of each tone.
+func Tones() map[string]string { return loaded().Tones }
 
 // Result is the document's result from a model's answer: trimmed,
 // unwrapped from quotation marks around the whole of it, and cut at a word
@@ -289,8 +391,9 @@ func Cut(s string, n int) string {
 	return strings.TrimRightFunc(string(runes[:end]), func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) && r != '.' && r != '!' && r != '?' })
 }
 
-// MaxImagePrompt is the longest prompt an image request carries: Nova
-// Canvas's limit, the strictest of the image models this service calls.
+// MaxImagePrompt is the longest prompt an image request carries, and the
+// longest negative prompt: Nova Canvas's limits, the strictest of the
+// image models this service calls.
 const MaxImagePrompt = 1024
 
 // Image is what an image model is asked to draw for a record: the
@@ -317,11 +420,22 @@ func Image(description, style, medium, resolution, attempt string) (generation.I
 	mw, mh := picture.ModelSize(w, h)
 	return generation.ImageRequest{
 		Prompt:   desc + extra,
-		Negative: loaded().Images.Negative,
+		Negative: Negative(""),
 		Width:    mw,
 		Height:   mh,
 		Seed:     seed(attempt),
 	}, nil
+}
+
+// Negative is what a picture must not show: what the record asks (its
+// negative_prompt; "" for nothing), then the service's own list, cut to
+// the longest negative prompt the strictest image model takes.
+func Negative(asked string) string {
+	own := loaded().Images.Negative
+	if asked = strings.TrimSpace(asked); asked == "" {
+		return own
+	}
+	return Cut(asked+", "+own, MaxImagePrompt)
 }
 
 // maxSeed is Nova Canvas's largest seed; other models take larger ones.

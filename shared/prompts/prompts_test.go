@@ -87,7 +87,7 @@ func TestBriefsKeepTheirFormats(t *testing.T) {
 
 func TestDocument(t *testing.T) {
 	for _, creativity := range []float64{0, 0.25, 0.5, 0.75, 1} {
-		req, err := prompts.Document(33, "Our new espresso machine", creativity)
+		req, err := prompts.Document(33, "Our new espresso machine", creativity, prompts.Controls{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func TestDocument(t *testing.T) {
 			t.Errorf("request = %+v", req)
 		}
 	}
-	if _, err := prompts.Document(53, "x", 0.5); err == nil {
+	if _, err := prompts.Document(53, "x", 0.5, prompts.Controls{}); err == nil {
 		t.Error("template 53 accepted")
 	}
 	// A tweet's answer is bounded near its limit; a blog post's is not.

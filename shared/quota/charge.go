@@ -47,10 +47,12 @@ type Reserve struct {
 func (p Policy) Counting() bool { return p.Counts != "" }
 
 // Kinds are the kinds whose usage and limits live on the resource's
-// counter item: the one it counts, then the ones it checks.
+// counter item: the one it counts, then the ones it checks, then reads
+// where it meters them (a resource that counts nothing, as voices, may
+// still meter its reads).
 func (p Policy) Kinds() []Kind {
 	kinds := p.generationKinds()
-	if kinds != nil && p.MetersReads {
+	if p.MetersReads {
 		kinds = append(kinds, Reads)
 	}
 	return kinds
@@ -91,9 +93,21 @@ type Charge struct {
 	n       int64
 	checked bool
 	// reserve is held beside n of kind (Policy.Reserve), for each of the
-	// n generations (a refund's n is -1).
+	// n generations (a refund's n is -1), times (Holding) over.
 	reserve Reserve
+	times   int64
 }
+
+// Holding is the charge of a generation that holds n times what one holds
+// of Policy.Reserve: a document of n variants, each a generation's worth
+// of the models' work.
+func (c Charge) Holding(n int64) Charge {
+	c.times = max(n, 1)
+	return c
+}
+
+// held is what each of the charge's generations holds.
+func (c Charge) held() int64 { return c.reserve.N * max(c.times, 1) }
 
 // Period is the month the charge counts in.
 func (c Charge) Period() Period { return c.period }
@@ -143,7 +157,7 @@ func (c Charge) Adds() map[string]int64 {
 	}
 	adds := map[string]int64{UsedAttr(c.kind, c.period): c.n}
 	if c.reserve.N != 0 {
-		adds[UsedAttr(c.reserve.Kind, c.period)] += c.n * c.reserve.N
+		adds[UsedAttr(c.reserve.Kind, c.period)] += c.n * c.held()
 	}
 	return adds
 }
@@ -155,7 +169,7 @@ func (c Charge) Hold() (attr string, n int64) {
 	if !c.policy.Counting() || c.reserve.N == 0 {
 		return "", 0
 	}
-	return UsedAttr(c.reserve.Kind, c.period), c.reserve.N
+	return UsedAttr(c.reserve.Kind, c.period), c.held()
 }
 
 // Part is a charge as the parts of a counter write that its writer puts

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -184,5 +185,24 @@ func TestReserveAndSettle(t *testing.T) {
 	}
 	if attr, n := (Policy{Counts: Images}).Generation(now).Hold(); attr != "" || n != 0 {
 		t.Errorf("a policy without a reserve holds %s %d", attr, n)
+	}
+}
+
+// A policy's kinds are those on its counter item: what it counts and
+// checks, then reads where it meters them, also for a policy that counts
+// nothing (voices), so that the usage shows those reads and their limit.
+func TestPolicyKinds(t *testing.T) {
+	for _, tc := range []struct {
+		p    Policy
+		want []Kind
+	}{
+		{Policy{}, nil},
+		{Policy{MetersReads: true}, []Kind{Reads}},
+		{Policy{Counts: Images}, []Kind{Images}},
+		{Policy{Counts: Documents, Checks: []Kind{Words}, MetersReads: true}, []Kind{Documents, Words, Reads}},
+	} {
+		if got := tc.p.Kinds(); !slices.Equal(got, tc.want) {
+			t.Errorf("%+v: kinds %v, want %v", tc.p, got, tc.want)
+		}
 	}
 }

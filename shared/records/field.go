@@ -69,6 +69,21 @@ func (k Enum) parse(field string, v InputValue) (any, string) {
 	return v.Text, ""
 }
 
+// AnyCase is one of a fixed set of strings, matched in any letter case and
+// given back as listed: BCP 47 language tags, where "PT-br" is "pt-BR".
+type AnyCase []string
+
+func (k AnyCase) parse(field string, v InputValue) (any, string) {
+	if v.Type == InputString {
+		for _, s := range k {
+			if strings.EqualFold(s, v.Text) {
+				return s, ""
+			}
+		}
+	}
+	return nil, fmt.Sprintf("The selected %s is invalid.", label(field))
+}
+
 // Bool is a flag sent as 1, 0, true or false (or a JSON boolean).
 type Bool struct{}
 

@@ -24,6 +24,16 @@ type Field struct {
 type Filter struct {
 	Param string
 	Kind  Kind
+	// OnRecord matches the record itself, not its list index entry: an
+	// attribute the indexes do not project (adding one to a deployed
+	// index means rebuilding it). Like a search by result, such a list
+	// reads the candidates' records, within the read budget, and its
+	// total may be estimated.
+	OnRecord bool
+	// Else, for a filter on the records, names the attribute matched where
+	// the record holds no value of its own (a document's language from its
+	// voice).
+	Else string
 }
 
 // Resource describes one kind of record.
@@ -54,6 +64,50 @@ type Resource struct {
 	// Content is how a record gets its content where the deployment
 	// generates; nil for a resource whose records get none.
 	Content *generation.Content
+	// Variants names the Int field that says how many texts one
+	// generation writes (a document's variants); "" writes one. Each is a
+	// generation's worth of the models' work, so a generation holds that
+	// many times what one holds of the monthly quota (VariantsOf), and
+	// stores up to that many times what Generated holds.
+	Variants string
+	// Originals, where set, keeps what a generation of several parts
+	// wrote of the fields a client may then change (a document of several
+	// variants: its result, and the words derived from it), so the record
+	// still shows every part as generated (a document's results).
+	Originals *Originals
+	// Cap, when set, bounds how many records an account may hold at once.
+	Cap *Cap
+}
+
+// Originals are where a record keeps the generated values of fields a
+// client changes. A client's first update of one of Fields copies the
+// stored value to the attribute named beside it, once, on a record that
+// holds the attribute When (a document's other_results: a generation of
+// several parts wrote it); the next generation's write removes them. A
+// record without When keeps none: it costs to write and read what it did.
+type Originals struct {
+	Fields map[string]string
+	When   string
+}
+
+// MaxVariants is the most variants one generation writes: the Variants
+// field's bound, else 1.
+func (r *Resource) MaxVariants() int64 {
+	for _, f := range r.Fields {
+		if k, ok := f.Kind.(Int); ok && f.Name == r.Variants && r.Variants != "" {
+			return max(k.Max, 1)
+		}
+	}
+	return 1
+}
+
+// VariantsOf is how many variants a generation of a record with values v
+// writes: its Variants field, else 1.
+func (r *Resource) VariantsOf(v Values) int64 {
+	if n, ok := v[r.Variants].(int64); ok && r.Variants != "" && n > 1 {
+		return n
+	}
+	return 1
 }
 
 // Scope is the integer field that partitions a resource's lists.
@@ -64,7 +118,8 @@ type Scope struct {
 }
 
 // Values are validated field values ready to store: string, bool, int64,
-// float64, or nil for null.
+// float64, or nil for null; what a generation writes may also be lists
+// ([]any) and maps (map[string]any) of them (a document's results).
 type Values map[string]any
 
 // ValidateCreate checks a create body: every field the resource takes on

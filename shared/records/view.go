@@ -17,6 +17,9 @@ type View struct {
 	// PictureURL links a stored picture by its file name; nil where there
 	// is no bucket.
 	PictureURL func(name string) (string, error)
+	// List is on for the items of a list, which leave out what only a
+	// record's own answer shows (a document's results).
+	List bool
 }
 
 // State is a record's stored generation state as it reads now, or nil

@@ -63,9 +63,19 @@ func units(n int, consistent bool) float64 {
 func maxItemBytes(res *records.Resource) int {
 	n := systemAttrBytes + maxNameKeyBytes + 32
 	for _, f := range res.Fields {
+		copies := 1 // the field, and where it is kept as generated
+		if o := res.Originals; o != nil && o.Fields[f.Name] != "" {
+			original := o.Fields[f.Name]
+			copies++
+			n += len(original) + 16
+		}
+		if f.Name == res.Generated {
+			// The variants after the first, beside it.
+			copies += int(res.MaxVariants()) - 1
+		}
 		n += len(f.Name) + 16
 		if k, ok := f.Kind.(records.Text); ok {
-			n += utf8.UTFMax * k.Max
+			n += copies * utf8.UTFMax * k.Max
 			if f.Name == "name" {
 				n += maxFoldGrowth * utf8.UTFMax * k.Max
 			}

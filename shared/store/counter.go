@@ -101,6 +101,11 @@ type intent struct {
 	to    int64  // a move's destination
 	token string // the execution's
 	id    int64
+	// holds is how many generations' worth of the quota's reserve the
+	// change holds (a document's variants; 0 and 1 are one): written in
+	// the name as x<holds> after the scopes when more than one, so that
+	// reversing it gives back what it held.
+	holds int64
 }
 
 func (in intent) attr() string {
@@ -108,8 +113,14 @@ func (in intent) attr() string {
 	if in.kind == kindMove {
 		scopes += "-" + strconv.FormatInt(in.to, 10)
 	}
+	if in.holds > 1 {
+		scopes += holdsMark + strconv.FormatInt(in.holds, 10)
+	}
 	return intentPrefix + string(in.kind) + scopes + "_" + in.token
 }
+
+// holdsMark precedes an intent's holds in its name.
+const holdsMark = "x"
 
 func parseIntent(name string, value types.AttributeValue) (intent, bool) {
 	rest, ok := strings.CutPrefix(name, intentPrefix)
@@ -122,6 +133,12 @@ func parseIntent(name string, value types.AttributeValue) (intent, bool) {
 		return intent{}, false
 	}
 	var err error
+	if scopes, holds, ok := strings.Cut(scope, holdsMark); ok {
+		if in.holds, err = strconv.ParseInt(holds, 10, 64); err != nil || in.holds < 2 {
+			return intent{}, false
+		}
+		scope = scopes
+	}
 	if in.kind == kindMove {
 		from, to, ok := strings.Cut(scope, "-")
 		if !ok {
@@ -253,7 +270,7 @@ func (t *Table) chargeAdds(in intent) map[string]int64 {
 // monthly limits.
 func (t *Table) quotaCharge(in intent) quota.Charge {
 	at, _ := TokenTime(in.token)
-	return t.Quota.Generation(at)
+	return t.Quota.Generation(at).Holding(in.holds)
 }
 
 // allocate is a create's counter write: the next id, the count, the intent.
@@ -264,6 +281,11 @@ func (t *Table) allocate(ctx context.Context, account string, in intent) (int64,
 	zero, one := u.value(num(0)), u.value(num(1))
 	u.set(fmt.Sprintf("%s = if_not_exists(%s, %s) + %s", next, next, zero, one))
 	u.set(fmt.Sprintf("%s = if_not_exists(%s, %s) + %s", mark, next, zero, one))
+	if c := t.res.Cap; c != nil {
+		// At most c.Records at once, those being created included.
+		count := u.name(countAttr(in.scope))
+		u.cond(fmt.Sprintf("(attribute_not_exists(%s) OR %s < %s)", count, count, u.value(num(c.Records))))
+	}
 	counter, err := t.writeCharged(ctx, account, in, u)
 	if err != nil {
 		return 0, nil, err
@@ -310,6 +332,11 @@ func (t *Table) writeCharged(ctx context.Context, account string, in intent, u *
 		// The limits refused it: a *records.QuotaError naming the kind.
 		if err := t.quotaCharge(in).Exceeded(old, t.Now()); err != nil {
 			return nil, err
+		}
+		if c := t.res.Cap; c != nil && in.kind == kindCreate {
+			if n, _ := IntAttr(old, countAttr(in.scope)); n >= c.Records {
+				return nil, c.Error(t.res.Object)
+			}
 		}
 		return nil, ErrRefused
 	}
@@ -371,7 +398,7 @@ func (t *Table) Create(ctx context.Context, account string, v records.Values, ge
 	var counter Item
 	defer func() { t.settleStale(ctx, account, counter) }()
 	for try := 0; ; try++ {
-		in := intent{kind: kindCreate, scope: t.scopeOf(v), token: exec}
+		in := intent{kind: kindCreate, scope: t.scopeOf(v), token: exec, holds: t.res.VariantsOf(v)}
 		id, c, err := t.allocate(ctx, account, in)
 		if err != nil {
 			return nil, err

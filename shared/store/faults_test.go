@@ -599,3 +599,49 @@ func TestLandedDeleteIsCounted(t *testing.T) {
 		t.Fatalf("total %d", p.Total)
 	}
 }
+
+// An update of a document's result keeps the text generated first beside
+// it, once, on a document of several variants (its other texts stored),
+// whatever happens to the write: its answer lost (the SDK's retry is
+// recognised), on the first call (which finds the document keeps texts) or
+// on the second (which copies). A document of one text keeps no copy, in
+// one call.
+func TestUpdateKeepsTheGeneratedTextOnce(t *testing.T) {
+	r := newRig(t)
+	several := document("Several", 1)
+	several["result"], several["words"] = "As generated", int64(2)
+	several["other_results"] = []any{map[string]any{"result": "Another text", "words": int64(2)}}
+	one := document("One", 1)
+	one["result"], one["words"] = "As generated", int64(2)
+	for _, v := range []records.Values{several, one} {
+		if _, err := r.docs.Create(request(t), "acme", v, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copying := ddblocal.MatchOp("UpdateItem", `"generated_result"`)
+	for _, c := range []struct {
+		id   int64
+		kept bool
+	}{{1, true}, {2, false}} {
+		for i, mine := range []string{"Mine", "Mine again"} {
+			if i == 0 {
+				r.proxy.Inject(recordUpdate, ddblocal.LoseAnswer, 1)
+			} else {
+				r.proxy.Inject(copying, ddblocal.LoseAnswer, 1)
+			}
+			if _, err := r.docs.Update(request(t), "acme", c.id, records.Values{"result": mine, "words": int64(len(strings.Fields(mine)))}, store.Precondition{}); err != nil {
+				t.Fatalf("record %d, update %d: %v", c.id, i+1, err)
+			}
+			r.endStep(nil)
+			item := r.raw(r.docs, "acme", c.id)
+			version, _ := store.IntAttr(item, store.AttrVersion)
+			words, _ := store.IntAttr(item, "generated_words")
+			if store.StrAttr(item, "result") != mine || version != int64(i+2) {
+				t.Fatalf("record %d after update %d: %v", c.id, i+1, item)
+			}
+			if kept := store.StrAttr(item, "generated_result") == "As generated" && words == 2; kept != c.kept {
+				t.Fatalf("record %d after update %d keeps %v, %v", c.id, i+1, item["generated_result"], item["generated_words"])
+			}
+		}
+	}
+}

@@ -62,16 +62,29 @@ func marshalState(s generation.State) types.AttributeValue {
 // A write that the attempt no longer may make is generation.ErrSuperseded
 // (wrapping ErrNotFound when the record is gone). A retried write whose
 // first try landed is recognised by its attempt and status, and succeeds.
+//
+// A field of fields whose value is nil is removed. Writing content also
+// removes what the record kept of the content before it (the
+// resource's Originals): what was generated is now this.
 func (t *Table) Transition(ctx context.Context, account string, id int64, from string, status generation.Status,
 	to generation.State, fields records.Values) (Item, error) {
 	u := newUpdate()
 	g := u.name(AttrGeneration)
 	u.set(u.name(AttrUpdated) + " = " + u.value(str(t.timestamp())))
 	u.set(g + " = " + u.value(marshalState(to)))
-	vals := Item{}
-	marshalValues(fields, vals)
-	for attr, av := range vals {
-		u.set(u.name(attr) + " = " + u.value(av))
+	for attr, val := range fields {
+		if val == nil {
+			u.remove(attr)
+		} else {
+			u.set(u.name(attr) + " = " + u.value(marshalValue(val)))
+		}
+	}
+	if len(fields) > 0 {
+		if o := t.res.Originals; o != nil {
+			for _, original := range o.Fields {
+				u.remove(original)
+			}
+		}
 	}
 	u.add(AttrVersion, 1)
 	u.cond(g + "." + u.name(attrGenAttempt) + " = " + u.value(str(from)))
@@ -238,6 +251,17 @@ func (t *Table) scopeOfItem(item Item) int64 {
 
 // merge is the scope field of v, or the stored one where v does not change
 // it, as values scopeOf reads.
+// Variants is how many variants a regenerate of the stored record old
+// with the new inputs v writes (records.Resource.VariantsOf): v's, else
+// the record's.
+func (t *Table) Variants(old Item, v records.Values) int64 {
+	if _, given := v[t.res.Variants]; given || t.res.Variants == "" {
+		return t.res.VariantsOf(v)
+	}
+	n, _ := IntAttr(old, t.res.Variants)
+	return t.res.VariantsOf(records.Values{t.res.Variants: n})
+}
+
 func merge(v records.Values, res *records.Resource, old Item) records.Values {
 	if res.Scope == nil {
 		return v

@@ -132,14 +132,20 @@ func (t *Table) newWalk(account string, q records.ListQuery) *walk {
 	w := &walk{t: t, account: account, q: q, in: t.indexQuery(account, q), budget: t.readBudget(),
 		offset: q.Offset(), end: q.Offset() + int64(q.PerPage), counted: len(q.Filters) == 0 && q.Search == "",
 		page: make([]pageEntry, 0, min(max(q.PerPage, 0), maxQueryLimit))}
+	onRecord := t.recordFilters(q)
 	if q.Search != "" && q.SearchBy == "result" {
 		// The index filters the scope and the equality filters; the text
 		// is only in the records.
 		w.in = t.indexQuery(account, records.ListQuery{Scope: q.Scope, Filters: q.Filters, SortBy: q.SortBy, Desc: q.Desc})
 		w.verify = func(item Item) bool {
 			text, _ := item["result"].(*types.AttributeValueMemberS)
-			return text != nil && strings.Contains(fold.String(text.Value), q.Search)
+			return text != nil && strings.Contains(fold.String(text.Value), q.Search) &&
+				(onRecord == nil || onRecord(item))
 		}
+	} else if onRecord != nil {
+		// The index filters what it projects (and searches the name); the
+		// rest only the records hold.
+		w.verify = onRecord
 	}
 	if c := q.Cursor; c != nil {
 		w.matches, w.read = c.Matches, c.Read
@@ -483,8 +489,71 @@ func (t *Table) scopeAndFilters(e *expression, q records.ListQuery, scopeInKey b
 		e.equal(t.res.Scope.Field, q.Scope)
 	}
 	for _, f := range q.Filters {
-		e.equal(f.Attr, f.Value)
+		if !t.onRecord(f.Attr) {
+			e.equal(f.Attr, f.Value)
+		}
 	}
+}
+
+// onRecord reports whether the filter on attr matches the records, which
+// the indexes do not project it into (records.Filter.OnRecord).
+func (t *Table) onRecord(attr string) bool { return t.filter(attr).OnRecord }
+
+// filter is the resource's filter on attr.
+func (t *Table) filter(attr string) records.Filter {
+	for _, f := range t.res.Filters {
+		if f.Param == attr {
+			return f
+		}
+	}
+	return records.Filter{}
+}
+
+// recordFilters are the list's filters that match the records, as a test
+// of a fetched record; nil when there are none.
+func (t *Table) recordFilters(q records.ListQuery) func(Item) bool {
+	var on []records.Equal
+	for _, f := range q.Filters {
+		if t.onRecord(f.Attr) {
+			on = append(on, f)
+		}
+	}
+	if len(on) == 0 {
+		return nil
+	}
+	return func(item Item) bool {
+		for _, f := range on {
+			v := item[f.Attr]
+			if _, null := v.(*types.AttributeValueMemberNULL); v == nil || null {
+				v = item[t.filter(f.Attr).Else]
+			}
+			if !equalAttr(v, marshalValue(f.Value)) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// equalAttr compares two scalar attribute values as DynamoDB's = does.
+func equalAttr(a, b types.AttributeValue) bool {
+	switch a := a.(type) {
+	case *types.AttributeValueMemberS:
+		b, ok := b.(*types.AttributeValueMemberS)
+		return ok && a.Value == b.Value
+	case *types.AttributeValueMemberN:
+		b, ok := b.(*types.AttributeValueMemberN)
+		if !ok {
+			return false
+		}
+		x, errA := strconv.ParseFloat(a.Value, 64)
+		y, errB := strconv.ParseFloat(b.Value, 64)
+		return errA == nil && errB == nil && x == y
+	case *types.AttributeValueMemberBOOL:
+		b, ok := b.(*types.AttributeValueMemberBOOL)
+		return ok && a.Value == b.Value
+	}
+	return false
 }
 
 // IndexAttributes are the attributes res's list indexes (IndexByID and
@@ -495,7 +564,7 @@ func (t *Table) scopeAndFilters(e *expression, q records.ListQuery, scopeInKey b
 func IndexAttributes(res *records.Resource) []string {
 	attrs := []string{AttrNameFold, AttrFavorite}
 	for _, f := range res.Filters {
-		if !slices.Contains(attrs, f.Param) {
+		if !f.OnRecord && !slices.Contains(attrs, f.Param) {
 			attrs = append(attrs, f.Param)
 		}
 	}
@@ -592,7 +661,8 @@ func (t *Table) batchGet(ctx context.Context, account string, ids []int64, b *bu
 }
 
 // marshalValue stores a validated value: string, bool, int64, float64 or
-// nil (null), each of which attributevalue writes.
+// nil (null), or the lists and maps of them a generation writes (a
+// document's texts), each of which attributevalue writes.
 func marshalValue(v any) types.AttributeValue {
 	av, err := attributevalue.Marshal(v)
 	if err != nil {

@@ -43,7 +43,8 @@ func (t *Table) Moves(old Item, v records.Values) bool {
 // move is a regenerate that moves the record to the scope v names.
 func (t *Table) move(ctx context.Context, account string, old Item, v records.Values, gen generation.State) (Item, error) {
 	id, _ := IntAttr(old, AttrID)
-	in := intent{kind: kindMove, scope: t.scopeOfItem(old), to: t.scopeOf(v), token: NewToken(t.Now()), id: id}
+	in := intent{kind: kindMove, scope: t.scopeOfItem(old), to: t.scopeOf(v), token: NewToken(t.Now()), id: id,
+		holds: t.Variants(old, v)}
 	counter, err := t.shift(ctx, account, in, StrAttr(old, AttrMovedBy))
 	if err != nil {
 		return nil, err

@@ -100,8 +100,11 @@ func refused(err error) bool {
 // The regenerate operation calls it after its checks that read (the record
 // exists, no generation is under way) and before it writes the record, and
 // RefundRegenerate when that write fails.
-func (t *Table) Spend(ctx context.Context, account string) (quota.Charge, error) {
-	charge := t.Quota.Generation(t.Now())
+//
+// holds is how many generations' worth the regenerate holds of the
+// quota's reserve (Variants).
+func (t *Table) Spend(ctx context.Context, account string, holds int64) (quota.Charge, error) {
+	charge := t.Quota.Generation(t.Now()).Holding(holds)
 	if !t.Quota.Counting() {
 		return charge, nil
 	}

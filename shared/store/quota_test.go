@@ -363,11 +363,11 @@ func TestQuotaSpendAndRefund(t *testing.T) {
 	if _, err := e.img.Create(ctx, "acme", image("one"), nil); err != nil {
 		t.Fatal(err)
 	}
-	charge, err := e.img.Spend(ctx, "acme")
+	charge, err := e.img.Spend(ctx, "acme", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.img.Spend(ctx, "acme")
+	_, err = e.img.Spend(ctx, "acme", 1)
 	quotaError(t, err, "images", 2)
 	// Given back in the month it was spent, even once the next has begun.
 	e.set(time.Date(2026, 12, 1, 0, 0, 1, 0, time.UTC))
@@ -378,7 +378,7 @@ func TestQuotaSpendAndRefund(t *testing.T) {
 	if used := e.usage(t, e.img, "acme")[quota.Images].Used; used != 1 {
 		t.Errorf("%d used after the refund, want 1", used)
 	}
-	if _, err := e.img.Spend(ctx, "acme"); err != nil {
+	if _, err := e.img.Spend(ctx, "acme", 1); err != nil {
 		t.Errorf("spend after the refund: %v", err)
 	}
 	if n := total(t, e.img, "acme", 0); n != 1 {
@@ -408,7 +408,7 @@ func TestQuotaRefundRegenerate(t *testing.T) {
 		{"lost, and written", created.Attempt, errLost, false},
 		{"lost, not written", "other", errLost, true},
 	} {
-		charge, err := e.img.Spend(ctx, "acme")
+		charge, err := e.img.Spend(ctx, "acme", 1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -353,8 +354,59 @@ func (p Precondition) add(u *update) {
 // among the record's last writers (wroteBy), the update it is retrying
 // landed, and the record as it is is the answer (not a second application,
 // nor a 412 for the version it bumped itself).
+//
+// An update of a field whose generated value the resource keeps
+// (records.Resource.Originals) is made on the condition that the record
+// keeps none; on a record that does (a document of several variants), it
+// is made again, copying the generated value first: two calls there, one
+// everywhere else.
 func (t *Table) Update(ctx context.Context, account string, id int64, v records.Values, pre Precondition) (Item, error) {
 	att, _ := operation(ctx, NewToken(t.Now()))
+	keep := t.keepsOriginals(v)
+	mode := keepNothing
+	if keep {
+		mode = keepNoneHeld
+	}
+	item, err := t.update(ctx, account, id, v, pre, att, mode)
+	old, failed := conditionFailed(err)
+	if failed && keep && isLive(old) && !wroteBy(old, att.Op) && old[t.res.Originals.When] != nil {
+		item, err = t.update(ctx, account, id, v, pre, att, keepCopy)
+		old, failed = conditionFailed(err)
+	}
+	if failed {
+		return t.refusal(old, wroteBy(old, att.Op))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return item, nil
+}
+
+// keeping is what an update does of the originals (records.Originals).
+type keeping int
+
+const (
+	keepNothing  keeping = iota // it writes none of their fields
+	keepNoneHeld                // only where the record keeps none
+	keepCopy                    // copy the stored values, once
+)
+
+// keepsOriginals reports whether an update of v writes a field whose
+// generated value the resource keeps.
+func (t *Table) keepsOriginals(v records.Values) bool {
+	if t.res.Originals == nil {
+		return false
+	}
+	for field := range t.res.Originals.Fields {
+		if _, writes := v[field]; writes {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *Table) update(ctx context.Context, account string, id int64, v records.Values, pre Precondition,
+	att Attempt, keep keeping) (Item, error) {
 	u := newUpdate()
 	u.set(u.name(AttrUpdated) + " = " + u.value(str(t.timestamp())))
 	u.set(u.name(AttrAttempt) + " = " + u.value(str(att.Op)))
@@ -371,6 +423,14 @@ func (t *Table) Update(ctx context.Context, account string, id int64, v records.
 		fields[AttrNameFold] = str(fold.String(name))
 		fields[AttrNameKey] = str(nameKey(name, id))
 	}
+	switch keep {
+	case keepNoneHeld:
+		u.cond("attribute_not_exists(" + u.name(t.res.Originals.When) + ")")
+	case keepCopy:
+		for field, original := range t.res.Originals.Fields {
+			u.set(u.name(original) + " = if_not_exists(" + u.name(original) + ", " + u.name(field) + ")")
+		}
+	}
 	for attr, av := range fields {
 		u.set(u.name(attr) + " = " + u.value(av))
 	}
@@ -382,14 +442,7 @@ func (t *Table) Update(ctx context.Context, account string, id int64, v records.
 	}
 	pre.add(u)
 	t.guardGenerated(v, u)
-	item, err := t.writeRecord(ctx, account, id, u)
-	if old, failed := conditionFailed(err); failed {
-		return t.refusal(old, wroteBy(old, att.Op))
-	}
-	if err != nil {
-		return nil, err
-	}
-	return item, nil
+	return t.writeRecord(ctx, account, id, u)
 }
 
 // contentAttrs are the attributes a delete clears: everything a record
@@ -413,6 +466,9 @@ func (t *Table) contentAttrs() []string {
 		add(f.Name)
 	}
 	add(t.res.Stored...)
+	if o := t.res.Originals; o != nil {
+		add(slices.Sorted(maps.Values(o.Fields))...)
+	}
 	add(AttrIDKey, AttrNameKey, AttrNameFold, AttrFavorite, AttrVersion, AttrCreated, AttrUpdated, attrFences)
 	add(earlierAttempts...)
 	// Generation's state is the store's own attribute, on every resource

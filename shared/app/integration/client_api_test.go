@@ -181,6 +181,40 @@ func TestGeneratedClient(t *testing.T) {
 		t.Errorf("404: %s", gone.Body)
 	}
 
+	// Voices: created in JSON and as a form, listed, read, updated,
+	// patched, one deleted.
+	voice, err := c.CreateVoiceWithResponse(ctx, &client.CreateVoiceParams{IdempotencyKey: ptr("voice-1")}, client.VoiceCreate{
+		Name: "Barista", Guide: "Warm and short.", Language: ptr(client.Language("PT-br")), Tone: ptr(client.Tone("witty"))})
+	status(t, "create voice", voice.HTTPResponse, err, 201)
+	if v := voice.JSON201.Data; v.Id != 1 || v.Guide != "Warm and short." || v.Language == nil || *v.Language != "pt-BR" || v.Tone == nil || *v.Tone != "witty" {
+		t.Errorf("created voice: %+v", v)
+	}
+	formVoice, err := c.CreateVoiceWithFormdataBodyWithResponse(ctx, nil, client.VoiceCreate{Name: "Plain", Guide: "Say it once."})
+	status(t, "create voice from a form", formVoice.HTTPResponse, err, 201)
+	voices, err := c.ListVoicesWithResponse(ctx, &client.ListVoicesParams{Search: ptr("barista"), PerPage: ptr(10)})
+	status(t, "list voices", voices.HTTPResponse, err, 200)
+	if len(voices.JSON200.Data) != 1 || voices.JSON200.Data[0].Id != 1 {
+		t.Errorf("voice list: %+v", voices.JSON200)
+	}
+	headVoices, err := c.HeadVoicesWithResponse(ctx, nil)
+	status(t, "HEAD voices", headVoices.HTTPResponse, err, 200)
+	gotVoice, err := c.GetVoiceWithResponse(ctx, 1, nil)
+	status(t, "get voice", gotVoice.HTTPResponse, err, 200)
+	headVoice, err := c.HeadVoiceWithResponse(ctx, 1, nil)
+	status(t, "HEAD voice", headVoice.HTTPResponse, err, 200)
+	retoned, err := c.UpdateVoiceWithResponse(ctx, 1, nil, client.VoiceUpdate{Tone: ptr(client.Tone("friendly"))})
+	status(t, "update voice", retoned.HTTPResponse, err, 200)
+	if v := retoned.JSON200.Data; v.Tone == nil || *v.Tone != "friendly" || v.Name != "Barista" {
+		t.Errorf("voice update: %+v", v)
+	}
+	reguided, err := c.PatchVoiceWithResponse(ctx, 1, nil, client.VoiceUpdate{Guide: ptr("Warm, short, never pushy.")})
+	status(t, "patch voice", reguided.HTTPResponse, err, 200)
+	droppedVoice, err := c.DeleteVoiceWithResponse(ctx, 2, nil)
+	status(t, "delete voice", droppedVoice.HTTPResponse, err, 200)
+	if d := droppedVoice.JSON200; d.Id != 2 || d.Object != client.VoiceDeletedObjectVoice {
+		t.Errorf("delete voice: %+v", d)
+	}
+
 	// Documents.
 	doc, err := c.CreateDocumentWithResponse(ctx, nil, client.DocumentCreate{
 		Name: "Launch post", Prompt: "Announce it", Creativity: ptr(0.75), TemplateId: ptr(9)})
@@ -235,6 +269,16 @@ func TestGeneratedClient(t *testing.T) {
 	}
 	headUsage, err := c.HeadUsageWithResponse(ctx)
 	status(t, "HEAD usage", headUsage.HTTPResponse, err, 200)
+
+	// A document written in the voice, in another language and three
+	// variants: its tone is the voice's.
+	inVoice, err := c.CreateDocumentWithResponse(ctx, nil, client.DocumentCreate{
+		Name: "In a voice", Prompt: "Announce it", VoiceId: ptr(int64(1)), Language: ptr(client.Language("fr")), Variants: ptr(3)})
+	status(t, "create document in a voice", inVoice.HTTPResponse, err, 201)
+	if d := inVoice.JSON201.Data; d.Voice == nil || d.Voice.Name != "Barista" || d.VoiceId == nil || *d.VoiceId != 1 ||
+		d.Language == nil || *d.Language != "fr" || d.Tone == nil || *d.Tone != "friendly" || d.Variants != 3 {
+		t.Errorf("document in a voice: %+v", d)
+	}
 
 	// Webhooks: registered as JSON and as a form (the secret shown
 	// then only), listed, read, tested, its log read, deleted.

@@ -740,7 +740,7 @@ func maxResult(t *testing.T) int {
 // template's brief, as the service stores it.
 func underTemplate(t *testing.T, template int64, prompt string, creativity float64) string {
 	t.Helper()
-	req, err := prompts.Document(template, prompt, creativity)
+	req, err := prompts.Document(template, prompt, creativity, prompts.Controls{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -410,7 +410,9 @@ var randomTokens = []struct {
 	{regexp.MustCompile(`whsec_[A-Za-z0-9+/=]+`), "whsec_"},
 	{regexp.MustCompile(`wh_[A-Za-z0-9]+`), "wh_"},
 	{regexp.MustCompile(`msg_[A-Za-z0-9_-]{22}`), "msg_"},
-	{regexp.MustCompile(`sq_[A-Za-z0-9_-]{8}\b`), "sq_"},
+	// Exactly 8 characters of base64url: a mark ending in "-" has no
+	// word boundary before the ":" after it.
+	{regexp.MustCompile(`sq_[A-Za-z0-9_-]{8}`), "sq_"},
 }
 
 // machineTime is a time written from the machine's clock, not the

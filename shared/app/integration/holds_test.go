@@ -52,8 +52,15 @@ func (g *genStack) wantWords(t *testing.T, what string, want int64) {
 // generator (which this stack does not run) and returns its path and id.
 func (g *genStack) pendingDocument(t *testing.T, name string) (string, int64) {
 	t.Helper()
+	return g.pendingDocumentWith(t, "name="+name)
+}
+
+// pendingDocumentWith is pendingDocument with the form fields given
+// (name included).
+func (g *genStack) pendingDocumentWith(t *testing.T, fields string) (string, int64) {
+	t.Helper()
 	r := g.do(request{method: "POST", path: "/api/v1/documents", key: g.writeKey, contentType: formType,
-		body: "name=" + name + "&prompt=Our+new+espresso+machine", header: map[string]string{"Prefer": "respond-async"}})
+		body: fields + "&prompt=Our+new+espresso+machine", header: map[string]string{"Prefer": "respond-async"}})
 	expect(t, r, 201)
 	id := num(r.data()["id"])
 	return fmt.Sprintf("/api/v1/documents/%d", id), id

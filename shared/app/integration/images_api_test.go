@@ -24,7 +24,8 @@ func TestImageCreateShape(t *testing.T) {
 	expect(t, r, 201)
 	d := r.data()
 	want := map[string]any{"id": 1.0, "name": "Sunset", "description": "Red sky", "resolution": "1024x1024",
-		"style": "anime", "medium": "ink", "filter": "sepia", "favorite": false, "result": nil, "url": nil, "generation": nil}
+		"style": "anime", "medium": "ink", "filter": "sepia", "negative_prompt": nil, "favorite": false, "result": nil, "url": nil,
+		"generation": nil}
 	for k, v := range want {
 		if d[k] != v {
 			t.Errorf("%s = %#v, want %#v", k, d[k], v)

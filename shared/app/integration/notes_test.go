@@ -87,7 +87,7 @@ var notesByHand = []struct {
 `},
 	{doc: "template.yaml", after: "        DEFAULT_MONTHLY_READS: !Ref DefaultMonthlyReads  # app.EnvDefaultMonthly(reads)\n",
 		text: "        DEFAULT_MONTHLY_NOTES: !Ref DefaultMonthlyNotes  # app.EnvDefaultMonthly(notes)\n"},
-	{doc: "template.yaml", before: "          # GET /api/v1/usage reads the documents' counter item too.\n",
+	{doc: "template.yaml", before: "          # GET /api/v1/usage reads the other resources' counter items too.\n",
 		text: "          NOTES_TABLE: !Ref NotesTable  # notes.Resource TableEnv\n"},
 	{doc: "template.yaml", before: "          # The keys' secret is the API's business, not the tally's.\n",
 		text: "          NOTES_TABLE: !Ref NotesTable  # notes.Resource TableEnv\n"},

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -309,9 +310,78 @@ func (d *jsonDocument) checkKind(t *testing.T, where string, prop map[string]any
 		if !reflect.DeepEqual(schema, d.at("components", "schemas", "FavoriteInput")) {
 			t.Errorf("%s: not a FavoriteInput", where)
 		}
+	case records.AnyCase:
+		// Its listed values where the schema lists any, and patterns that
+		// take each in any letter case and nothing else.
+		enum, patterns := d.enumAndPatterns(schema)
+		if enum != nil && !reflect.DeepEqual(slices.DeleteFunc(enum, func(v any) bool { return v == nil }), toAny(k)) {
+			t.Errorf("%s: %v, the code's %v", where, enum, k)
+		}
+		takes := func(v string) bool {
+			for _, p := range patterns {
+				if regexp.MustCompile(p).MatchString(v) {
+					return true
+				}
+			}
+			return slices.Contains(enum, any(v))
+		}
+		if patterns == nil {
+			break // the schema given for a body's field is its listed values
+		}
+		for _, v := range k {
+			for _, spelling := range []string{v, strings.ToUpper(v), strings.ToLower(v)} {
+				if !takes(spelling) {
+					t.Errorf("%s: %q is refused", where, spelling)
+				}
+			}
+			if takes(v + "-x") {
+				t.Errorf("%s: %q is taken", where, v+"-x")
+			}
+		}
+	case records.Ref:
+		// An id of the named resource: digits, leading zeros allowed,
+		// from 1 to the ids' bound, and nothing else.
+		_, patterns := d.enumAndPatterns(schema)
+		if patterns == nil {
+			t.Errorf("%s: no pattern of an id", where)
+			break
+		}
+		takes := func(v string) bool {
+			return slices.ContainsFunc(patterns, func(p string) bool { return regexp.MustCompile(p).MatchString(v) })
+		}
+		for _, v := range []string{"1", "007", "999999999999"} {
+			if !takes(v) {
+				t.Errorf("%s: %q is refused", where, v)
+			}
+		}
+		for _, v := range []string{"0", "-1", "1000000000000", "1.5", "x"} {
+			if takes(v) {
+				t.Errorf("%s: %q is taken", where, v)
+			}
+		}
 	default:
 		t.Errorf("%s: a kind this test does not know, %T", where, kind)
 	}
+}
+
+// enumAndPatterns are the values a schema lists and the patterns it takes,
+// through its anyOf alternatives and references.
+func (d *jsonDocument) enumAndPatterns(schema map[string]any) (enum []any, patterns []string) {
+	schema = d.resolve(schema)
+	if e, ok := schema["enum"].([]any); ok {
+		enum = append(enum, e...)
+	}
+	if p, ok := schema["pattern"].(string); ok {
+		patterns = append(patterns, p)
+	}
+	alternatives, _ := schema["anyOf"].([]any)
+	for _, a := range alternatives {
+		if m, ok := a.(map[string]any); ok {
+			e, p := d.enumAndPatterns(m)
+			enum, patterns = append(enum, e...), append(patterns, p...)
+		}
+	}
+	return enum, patterns
 }
 
 // checkQueryKind compares a list filter's schema with its kind.
@@ -458,13 +528,20 @@ func (c *conformance) statuses(op string) []int {
 	return out
 }
 
-// roundTrip creates a record of res, lists, reads, updates and deletes it,
-// with values built from res's definition alone.
+// roundTrip creates a record of res, lists, reads (HEAD too, and the
+// paths' preflights), updates and deletes it, with values built from res's
+// definition alone.
 func (c *conformance) roundTrip(res *records.Resource, key string) {
 	c.t.Helper()
 	collection := "/api/v1/" + res.Name
 	var create, update []string
 	for _, f := range res.Fields {
+		if _, ref := f.Kind.(records.Ref); ref {
+			// Optional, and valid only naming a record of another
+			// resource: TestDocumentsInAVoice and TestAVoiceOfNoneIsRefused
+			// drive it.
+			continue
+		}
 		if f.Create {
 			create = append(create, f.Name, sample(c.t, f.Kind))
 		}
@@ -476,6 +553,11 @@ func (c *conformance) roundTrip(res *records.Resource, key string) {
 	item := collection + "/" + fmt.Sprint(created.data()["id"])
 	c.get(200, collection, key)
 	c.get(200, item, key)
+	for _, path := range []string{collection, item} {
+		c.call(200, request{method: "HEAD", path: path, key: key})
+		c.call(204, request{method: "OPTIONS", path: path,
+			header: map[string]string{"Origin": "https://app.example", "Access-Control-Request-Method": "PUT"}})
+	}
 	c.form(200, "PUT", item, key, update...)
 	c.form(200, "PATCH", item, key, update...)
 	c.call(200, request{method: "DELETE", path: item, key: key})
@@ -488,6 +570,8 @@ func sample(t *testing.T, kind records.Kind) string {
 		return strings.Repeat("x", max(k.Min, 1))
 	case records.Enum:
 		return k[0]
+	case records.AnyCase:
+		return strings.ToUpper(k[0])
 	case records.Bool:
 		return "1"
 	case records.Choice:

@@ -110,6 +110,10 @@ func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 				want[other.Table()] = []string{"GetItem"}
 			}
 		}
+		// The records its records name (a document's voice) it only reads.
+		for _, name := range app.NamedBy(res) {
+			want[upperFirst(name)+"Table"] = []string{"GetItem"}
+		}
 		// The function that serves the usage serves the webhook endpoints
 		// too: registration and delete are transactions of a Put or
 		// Delete with the count's Update; a test event is queued.

@@ -24,7 +24,7 @@ type converseRequest struct {
 	} `json:"inferenceConfig"`
 }
 
-func (s *Server) converse(ctx context.Context, w http.ResponseWriter, body []byte) {
+func (s *Server) converse(ctx context.Context, w http.ResponseWriter, model string, body []byte) {
 	var req converseRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		sendError(w, http.StatusBadRequest, "ValidationException", "Malformed input request: "+err.Error())
@@ -59,7 +59,7 @@ func (s *Server) converse(ctx context.Context, w http.ResponseWriter, body []byt
 		sendError(w, http.StatusBadRequest, "ValidationException", "temperature must be between 0 and 1.")
 		return
 	}
-	f := s.next(prompt.String())
+	f := s.next(Request{Model: model, System: system.String(), Prompt: prompt.String(), Temperature: temperature, MaxTokens: maxTokens})
 	if s.fault(ctx, w, f) {
 		return
 	}

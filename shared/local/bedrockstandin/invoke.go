@@ -20,7 +20,7 @@ import (
 
 // invoke answers InvokeModel for the image shapes: Amazon's (taskType
 // TEXT_IMAGE) and Stability AI's (a prompt and an aspect ratio).
-func (s *Server) invoke(ctx context.Context, w http.ResponseWriter, body []byte) {
+func (s *Server) invoke(ctx context.Context, w http.ResponseWriter, model string, body []byte) {
 	var probe struct {
 		TaskType *string `json:"taskType"`
 	}
@@ -29,13 +29,13 @@ func (s *Server) invoke(ctx context.Context, w http.ResponseWriter, body []byte)
 		return
 	}
 	if probe.TaskType != nil {
-		s.canvas(ctx, w, body)
+		s.canvas(ctx, w, model, body)
 		return
 	}
-	s.stability(ctx, w, body)
+	s.stability(ctx, w, model, body)
 }
 
-func (s *Server) canvas(ctx context.Context, w http.ResponseWriter, body []byte) {
+func (s *Server) canvas(ctx context.Context, w http.ResponseWriter, model string, body []byte) {
 	var req struct {
 		TaskType          string `json:"taskType"`
 		TextToImageParams struct {
@@ -64,6 +64,9 @@ func (s *Server) canvas(ctx context.Context, w http.ResponseWriter, body []byte)
 	case chars < 1 || chars > 1024:
 		sendError(w, http.StatusBadRequest, "ValidationException", "textToImageParams.text must be 1 to 1024 characters.")
 		return
+	case utf8.RuneCountInString(req.TextToImageParams.NegativeText) > 1024:
+		sendError(w, http.StatusBadRequest, "ValidationException", "textToImageParams.negativeText must be 1 to 1024 characters.")
+		return
 	case !side(cfg.Width) || !side(cfg.Height) || cfg.Width*cfg.Height > 4_194_304:
 		sendError(w, http.StatusBadRequest, "ValidationException",
 			fmt.Sprintf("%dx%d is not a supported size: sides are 320 to 4096 pixels in steps of 16.", cfg.Width, cfg.Height))
@@ -72,7 +75,7 @@ func (s *Server) canvas(ctx context.Context, w http.ResponseWriter, body []byte)
 		sendError(w, http.StatusBadRequest, "ValidationException", "numberOfImages must be 1 to 5 and seed 0 to 858993459.")
 		return
 	}
-	f := s.next(text)
+	f := s.next(Request{Model: model, Image: text, Negative: req.TextToImageParams.NegativeText})
 	if s.fault(ctx, w, f) {
 		return
 	}
@@ -91,12 +94,13 @@ func (s *Server) canvas(ctx context.Context, w http.ResponseWriter, body []byte)
 var ratios = map[string][2]int{"1:1": {1024, 1024}, "16:9": {1344, 768}, "21:9": {1536, 640}, "2:3": {832, 1216},
 	"3:2": {1216, 832}, "4:5": {896, 1088}, "5:4": {1088, 896}, "9:16": {768, 1344}, "9:21": {640, 1536}}
 
-func (s *Server) stability(ctx context.Context, w http.ResponseWriter, body []byte) {
+func (s *Server) stability(ctx context.Context, w http.ResponseWriter, model string, body []byte) {
 	var req struct {
-		Prompt       string `json:"prompt"`
-		AspectRatio  string `json:"aspect_ratio"`
-		OutputFormat string `json:"output_format"`
-		Seed         uint32 `json:"seed"`
+		Prompt         string `json:"prompt"`
+		NegativePrompt string `json:"negative_prompt"`
+		AspectRatio    string `json:"aspect_ratio"`
+		OutputFormat   string `json:"output_format"`
+		Seed           uint32 `json:"seed"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		sendError(w, http.StatusBadRequest, "ValidationException", "Malformed input request: "+err.Error())
@@ -118,7 +122,11 @@ func (s *Server) stability(ctx context.Context, w http.ResponseWriter, body []by
 		sendError(w, http.StatusBadRequest, "ValidationException", "The stand-in answers output_format png only.")
 		return
 	}
-	f := s.next(req.Prompt)
+	if utf8.RuneCountInString(req.NegativePrompt) > 10000 {
+		sendError(w, http.StatusBadRequest, "ValidationException", "negative_prompt must be at most 10000 characters.")
+		return
+	}
+	f := s.next(Request{Model: model, Image: req.Prompt, Negative: req.NegativePrompt})
 	if s.fault(ctx, w, f) {
 		return
 	}

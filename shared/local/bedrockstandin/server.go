@@ -21,6 +21,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -94,6 +95,29 @@ type Server struct {
 	catalog map[string]string // model id -> lifecycle status
 	denied  map[string]bool   // model ids in access-denied mode
 	calls   atomic.Int64
+	asked   []Request
+	rules   []rule
+}
+
+// Request is what a call asked of a model, as the stand-in read it: for a
+// test to see what the service really tells the model.
+type Request struct {
+	Model string
+	// System and Prompt are a Converse call's system prompt and user
+	// message; Temperature and MaxTokens its inference settings.
+	System, Prompt string
+	Temperature    float64
+	MaxTokens      int
+	// Image is an image call's prompt, and Negative what it must not show.
+	Image, Negative string
+}
+
+// Requests are the calls the stand-in has read, in the order they came
+// (faults included, requests it refused as malformed not).
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.asked)
 }
 
 // Start serves a stand-in until Close.
@@ -151,9 +175,32 @@ func (s *Server) Inject(faults ...Fault) {
 // Calls is how many calls the stand-in has answered, faults included.
 func (s *Server) Calls() int { return int(s.calls.Load()) }
 
-func (s *Server) next(prompt string) Fault {
+// InjectWhere makes every later call whose request matches answer with
+// fault f instead of its content (a test's way to fail one of a
+// document's variants, whose calls come at once).
+func (s *Server) InjectWhere(match func(Request) bool, f Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.rules = append(s.rules, rule{match, f})
+}
+
+type rule struct {
+	match func(Request) bool
+	fault Fault
+}
+
+// next records the request and picks its fault: a queued one, a rule's,
+// or its prompt's marker.
+func (s *Server) next(r Request) Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asked = append(s.asked, r)
+	prompt := r.Prompt + r.Image
+	for _, rl := range s.rules {
+		if rl.match(r) {
+			return rl.fault
+		}
+	}
 	if len(s.faults) > 0 {
 		f := s.faults[0]
 		s.faults = s.faults[1:]
@@ -197,10 +244,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if op == "converse" {
-		s.converse(r.Context(), w, body)
+		s.converse(r.Context(), w, model, body)
 		return
 	}
-	s.invoke(r.Context(), w, body)
+	s.invoke(r.Context(), w, model, body)
 }
 
 // fault answers a fault; it reports false when the call should go on

@@ -5,8 +5,10 @@ import (
 	_ "embed"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,23 +28,51 @@ type phraseBook struct {
 	Titles, Openers, Sentences, Closers, CTAs, Questions []*template.Template
 }
 
-var book = sync.OnceValue(func() phraseBook {
-	var raw map[string][]string
+// phraseLists is one language's lists in phrases.yaml.
+type phraseLists struct {
+	Titles    []string `yaml:"titles"`
+	Openers   []string `yaml:"openers"`
+	Sentences []string `yaml:"sentences"`
+	Closers   []string `yaml:"closers"`
+	CTAs      []string `yaml:"ctas"`
+	Questions []string `yaml:"questions"`
+}
+
+// books are the phrase books by language tag: English, and the others
+// phrases.yaml has.
+var books = sync.OnceValue(func() map[string]phraseBook {
+	var raw struct {
+		phraseLists `yaml:",inline"`
+		Languages   map[string]phraseLists `yaml:"languages"`
+	}
 	if err := yaml.Unmarshal(phrasesYAML, &raw); err != nil {
 		panic("bedrockstandin: phrases.yaml: " + err.Error())
 	}
-	parse := func(key string) []*template.Template {
+	out := map[string]phraseBook{"en": raw.phraseLists.book("en")}
+	for lang, lists := range raw.Languages {
+		out[lang] = lists.book(lang)
+	}
+	return out
+})
+
+func (l phraseLists) book(lang string) phraseBook {
+	parse := func(key string, phrases []string) []*template.Template {
 		var out []*template.Template
-		for i, p := range raw[key] {
-			out = append(out, template.Must(template.New(key+strconv.Itoa(i)).Parse(p)))
+		for i, p := range phrases {
+			out = append(out, template.Must(template.New(lang+"/"+key+strconv.Itoa(i)).Parse(p)))
 		}
 		if len(out) == 0 {
-			panic("bedrockstandin: phrases.yaml has no " + key)
+			panic("bedrockstandin: phrases.yaml has no " + key + " in " + lang)
 		}
 		return out
 	}
-	return phraseBook{parse("titles"), parse("openers"), parse("sentences"), parse("closers"), parse("ctas"), parse("questions")}
-})
+	return phraseBook{parse("titles", l.Titles), parse("openers", l.Openers), parse("sentences", l.Sentences),
+		parse("closers", l.Closers), parse("ctas", l.CTAs), parse("questions", l.Questions)}
+}
+
+// Languages are the languages the stand-in writes drafts in; asked for
+// another, it writes English.
+func Languages() []string { return slices.Sorted(maps.Keys(books())) }
 
 // briefs finds a template by its system prompt, as this service sends it.
 var briefs = sync.OnceValue(func() map[string]prompts.Template {
@@ -57,28 +87,79 @@ var limitInBrief = regexp.MustCompile(`fit in (\d+) characters`)
 
 // Write is the stand-in's answer to a brief (the system prompt) and a
 // prompt: a draft in the template's shape, of its length, within its
-// limits, the same for the same input.
+// limits, the same for the same input. What the brief asks after the
+// template's own system prompt (a document's writing controls) it follows
+// as a model would read it: the draft is in the language asked for where
+// it has phrases for it, another for each tone and version, and it takes
+// up a phrase of a brand voice's style guide.
 func Write(system, prompt string, temperature float64) string {
-	t, ok := briefs()[system]
-	if !ok {
-		// A brief from elsewhere: prose, within any limit it states.
-		t = prompts.Template{Shape: "prose", Words: []int{60, 160}}
-		if m := limitInBrief.FindStringSubmatch(system); m != nil {
-			t.MaxChars, _ = strconv.Atoi(m[1])
-		}
-	}
+	t, asks := lookupBrief(system)
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s\x00%s\x00%g", system, prompt, temperature)
-	w := &writer{rng: rand.New(rand.NewPCG(h.Sum64(), 0x5eed))}
+	w := &writer{rng: rand.New(rand.NewPCG(h.Sum64(), 0x5eed)), book: books()["en"]}
+	if b, ok := books()[asks.language]; ok {
+		w.book = b
+	}
 	w.topic, w.words = topicOf(prompt)
 	text := strings.TrimSpace(w.shape(t))
+	if asks.guide != "" {
+		text += "\n\n" + asks.guide
+	}
 	if t.MaxChars > 0 {
 		text = prompts.Cut(text, t.MaxChars)
 	}
 	return text
 }
 
+// lookupBrief is the template whose system prompt begins the brief, and
+// what the brief asks after it.
+func lookupBrief(system string) (prompts.Template, controls) {
+	if t, ok := briefs()[system]; ok {
+		return t, controls{}
+	}
+	for own, t := range briefs() {
+		if rest, ok := strings.CutPrefix(system, own+"\n\n"); ok {
+			return t, readControls(rest)
+		}
+	}
+	// A brief from elsewhere: prose, within any limit it states.
+	t := prompts.Template{Shape: "prose", Words: []int{60, 160}}
+	if m := limitInBrief.FindStringSubmatch(system); m != nil {
+		t.MaxChars, _ = strconv.Atoi(m[1])
+	}
+	return t, readControls(system)
+}
+
+// controls are what a brief asks beside its template: the language's tag,
+// and the phrase of the style guide a draft takes up.
+type controls struct {
+	language, guide string
+}
+
+var (
+	languageInBrief = regexp.MustCompile(`write the whole answer in ([^,.\n]+)`)
+	guideInBrief    = regexp.MustCompile(`(?s)<style_guide>\n(.*?)\n</style_guide>`)
+	guidePhrase     = regexp.MustCompile(`^[^.!?\n]*[.!?]?`)
+)
+
+// readControls reads the controls in what a brief asks after its template.
+func readControls(asked string) controls {
+	var c controls
+	if m := languageInBrief.FindStringSubmatch(asked); m != nil {
+		for tag, name := range prompts.Languages() {
+			if name == m[1] {
+				c.language = tag
+			}
+		}
+	}
+	if m := guideInBrief.FindStringSubmatch(asked); m != nil {
+		c.guide = prompts.Cut(strings.TrimSpace(guidePhrase.FindString(m[1])), 120)
+	}
+	return c
+}
+
 type writer struct {
+	book  phraseBook
 	rng   *rand.Rand
 	topic string
 	words []string
@@ -94,7 +175,7 @@ func (w *writer) shape(t prompts.Template) string {
 		target = t.Words[0] + (t.Words[1]-t.Words[0])/3
 	}
 	items := max(t.Items, 3)
-	b := book()
+	b := w.book
 	var out strings.Builder
 	switch t.Shape {
 	case "line":
@@ -167,7 +248,7 @@ func (w *writer) shape(t prompts.Template) string {
 // section is one labelled part: a short line when the part is bounded, a
 // list or a paragraph when not.
 func (w *writer) section(s prompts.Section, t prompts.Template) string {
-	b := book()
+	b := w.book
 	switch {
 	case s.MaxChars > 0 && s.MaxChars <= 40:
 		return prompts.Cut(w.say(b.CTAs), s.MaxChars)
@@ -190,7 +271,7 @@ func (w *writer) section(s prompts.Section, t prompts.Template) string {
 // paragraphs is a piece of about words words: an opening paragraph,
 // paragraphs of a few sentences, a closing sentence.
 func (w *writer) paragraphs(words int, headings bool) string {
-	b := book()
+	b := w.book
 	var out strings.Builder
 	out.WriteString(w.paragraph(b.Openers, min(words/3, 50)))
 	for documents.Words(out.String()) < words-12 {
@@ -209,7 +290,7 @@ func (w *writer) paragraphs(words int, headings bool) string {
 func (w *writer) paragraph(first []*template.Template, words int) string {
 	p := w.say(first)
 	for documents.Words(p) < words {
-		p += " " + w.say(book().Sentences)
+		p += " " + w.say(w.book.Sentences)
 	}
 	return p
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -124,5 +125,52 @@ func TestUnknownOperation(t *testing.T) {
 		if resp.StatusCode != http.StatusNotFound || resp.Header.Get("X-Amzn-ErrorType") == "" {
 			t.Fatalf("POST %s = %d %v", path, resp.StatusCode, resp.Header)
 		}
+	}
+}
+
+// Asked for a language it has phrases for, the stand-in writes its draft
+// in it; the draft changes with the tone and the version, and takes up the
+// first phrase of a brand voice's guide. Asked for none, it writes as it
+// always has.
+func TestWriteFollowsTheControls(t *testing.T) {
+	const prompt = "Our new espresso machine brews barista-quality coffee at home"
+	post, _ := prompts.Lookup(9)
+	english := bedrockstandin.Write(post.System(), prompt, 0.5)
+	system := func(c prompts.Controls) string {
+		req, err := prompts.Document(9, prompt, 0.5, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return req.System
+	}
+	if got := bedrockstandin.Write(system(prompts.Controls{Variant: 1, Variants: 1}), prompt, 0.5); got != english {
+		t.Fatal("a brief without controls is written otherwise")
+	}
+	// A phrase of each language's bank that no other bank has.
+	marks := map[string]string{"en": "", "es": "ñ|¿|á|é|í|ó|ú", "fr": "é|è|ê|ç|à", "de": "ä|ö|ü|ß", "ja": "。"}
+	for lang, mark := range marks {
+		text := bedrockstandin.Write(system(prompts.Controls{Language: lang}), prompt, 0.5)
+		if mark != "" && !regexp.MustCompile(mark).MatchString(text) {
+			t.Errorf("%s: the draft is not in it:\n%s", lang, text)
+		}
+		if lang != "en" && strings.Contains(text, "easier to get right") {
+			t.Errorf("%s: an English phrase in the draft:\n%s", lang, text)
+		}
+	}
+	if !slices.Contains(bedrockstandin.Languages(), "ja") || len(bedrockstandin.Languages()) < 5 {
+		t.Errorf("languages %v", bedrockstandin.Languages())
+	}
+	drafts := map[string]bool{english: true}
+	for _, c := range []prompts.Controls{{Tone: "witty"}, {Tone: "formal"},
+		{Variant: 1, Variants: 3}, {Variant: 2, Variants: 3}, {Variant: 3, Variants: 3}} {
+		text := bedrockstandin.Write(system(c), prompt, 0.5)
+		if drafts[text] {
+			t.Errorf("%+v: the same draft as another", c)
+		}
+		drafts[text] = true
+	}
+	guided := bedrockstandin.Write(system(prompts.Controls{Guide: "We say hello, never hi. Short sentences win."}), prompt, 0.5)
+	if !strings.Contains(guided, "We say hello, never hi.") || strings.Contains(guided, "Short sentences win") {
+		t.Errorf("the guide's first phrase is not taken up:\n%s", guided)
 	}
 }

@@ -28,7 +28,7 @@ func header(kv ...string) http.Header {
 }
 
 const image = `{"data":{"id":1,"name":"Sunset","description":"d","resolution":"512x512","style":null,` +
-	`"medium":"ink","filter":null,"favorite":false,"result":null,"url":null,"generation":null,` +
+	`"medium":"ink","filter":null,"negative_prompt":null,"favorite":false,"result":null,"url":null,"generation":null,` +
 	`"created_at":"2026-11-21T16:48:30.000000Z","updated_at":"2026-11-21T16:48:30.000000Z"},"status":200}`
 
 // TestOpenAPIValidatorCatchesDrift: the checks the contract tests rely on

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -65,6 +67,10 @@ func declared(resources []app.Resource) (map[string]*yaml.Node, error) {
 	if err := openAPIRuns(v, resources); err != nil {
 		return nil, err
 	}
+	// A list two resources' fields share (a voice's language is the one a
+	// document takes: documents.Languages) is one declaration: the first
+	// field's keys write it, and the documents mark those.
+	var lists []records.Kind
 	for _, r := range resources {
 		events, err := routeEvents(r, r.Def == resources[0].Def)
 		if err != nil {
@@ -74,6 +80,13 @@ func declared(resources []app.Resource) (map[string]*yaml.Node, error) {
 		name := r.Def.Name
 		for _, f := range r.Def.Fields {
 			field := name + ".Resource " + f.Name
+			switch f.Kind.(type) {
+			case records.Enum, records.AnyCase, records.Choice:
+				if slices.ContainsFunc(lists, func(k records.Kind) bool { return reflect.DeepEqual(k, f.Kind) }) {
+					continue
+				}
+				lists = append(lists, f.Kind)
+			}
 			switch kind := f.Kind.(type) {
 			case records.Text:
 				v[field+" minLength"] = integer(kind.Min)
@@ -90,6 +103,12 @@ func declared(resources []app.Resource) (map[string]*yaml.Node, error) {
 					// A record shows an optional value not given as null.
 					v[field+" or null"] = list(append(kind, ""))
 				}
+			case records.AnyCase:
+				// Listed as shown; taken in any letter case.
+				v[field] = list(kind)
+				v[field+" trimmed"] = quoted(pattern(caseless(kind)))
+				v[field+" any case"] = singleQuoted("^(?:" + strings.Join(caseless(kind), "|") + ")$")
+				v[field+" or null"] = list(append(kind, ""))
 			}
 		}
 	}
@@ -177,6 +196,25 @@ func singleQuoted(s string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.SingleQuotedStyle, Value: s}
 }
 
+// caseless are the patterns of values matched in any letter case: each
+// letter a class of its two cases ("pt-BR" is [pP][tT]-[bB][rR]).
+func caseless(values records.AnyCase) []string {
+	out := make([]string, len(values))
+	for i, s := range values {
+		var b strings.Builder
+		for _, r := range s {
+			lower, upper := unicode.ToLower(r), unicode.ToUpper(r)
+			if lower == upper {
+				b.WriteString(regexp.QuoteMeta(string(r)))
+			} else {
+				b.WriteString("[" + string(lower) + string(upper) + "]")
+			}
+		}
+		out[i] = b.String()
+	}
+	return out
+}
+
 // trimmed is the pattern of a value of enum with white space around it,
 // which the service trims (input reads every field through
 // strings.TrimSpace).
@@ -185,7 +223,13 @@ func trimmed(enum records.Enum) string {
 	for i, s := range enum {
 		quoted[i] = regexp.QuoteMeta(s)
 	}
-	return "^" + space + "*(?:" + strings.Join(quoted, "|") + ")" + space + "*$"
+	return pattern(quoted)
+}
+
+// pattern is the pattern of one of alternatives (regular expressions) with
+// white space around it.
+func pattern(alternatives []string) string {
+	return "^" + space + "*(?:" + strings.Join(alternatives, "|") + ")" + space + "*$"
 }
 
 // space is the regular expression class of what strings.TrimSpace trims,

@@ -95,6 +95,9 @@ type filterDoc struct {
 	// else Schema names the parameter's schema (StyleFilter), which
 	// openapi.yaml has by hand.
 	Parameter, Schema string
+	// OnRecord: matched on the records, which the list indexes do not
+	// carry (records.Filter.OnRecord).
+	OnRecord bool
 }
 
 type answerDoc struct {
@@ -207,7 +210,7 @@ func docOf(r app.Resource, first bool) (resourceDoc, error) {
 			d.Filters = append(d.Filters, filterDoc{Param: f.Param, Parameter: camel(f.Param) + "Filter"})
 			continue
 		}
-		d.Filters = append(d.Filters, filterDoc{Param: f.Param, Schema: camel(f.Param) + "Filter"})
+		d.Filters = append(d.Filters, filterDoc{Param: f.Param, Schema: camel(f.Param) + "Filter", OnRecord: f.OnRecord})
 	}
 	return d, nil
 }

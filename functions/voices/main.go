@@ -1,0 +1,14 @@
+// Command voices is the Lambda function serving /api/v1/voices.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"contentapi/shared/app"
+)
+
+func main() {
+	lambda.Start(app.MustAPI(context.Background(), "voices"))
+}
