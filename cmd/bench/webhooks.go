@@ -41,10 +41,10 @@ const webhookRuns = 11
 var webhookEnv map[string]string
 
 // webhooksConfig is the webhooks' part of the functions' configuration:
-// the template's table and the local queue. The receivers are on
+// the template's table and the local queues. The receivers are on
 // 127.0.0.1, as WEBHOOKS_ALLOW_LOOPBACK=1 make run allows.
 func webhooksConfig(q *stack.WebhookQueue, tables map[string]string) app.WebhooksConfig {
-	return app.WebhooksConfig{Table: tables["WebhooksTable"], QueueURL: q.URL, SQSEndpoint: q.Server.URL(),
+	return app.WebhooksConfig{Table: tables["WebhooksTable"], QueueURL: q.URL, SlowQueueURL: q.SlowURL, SQSEndpoint: q.Server.URL(),
 		Client: webhook.Options{AllowLoopback: true}}
 }
 
@@ -179,7 +179,7 @@ func measureDelivery(ctx context.Context, b *bench.Board, meter *ddblocal.Meter,
 	if _, _, err := st.Create(ctx, account, hookstore.Endpoint{URL: rcv.srv.URL + "/hook", Events: app.EventTypes}); err != nil {
 		return err
 	}
-	p := &hooksender.Publisher{Store: st, Queue: q.Client, QueueURL: q.URL}
+	p := &hooksender.Publisher{Store: st, Lanes: hooksender.Lanes{Queue: q.Client, Fast: q.URL, Slow: q.SlowURL}}
 	// A document as GET shows it, with a result of the seed's size (~5
 	// KB): the queue's message carries the event, so that the delivery's
 	// writes do not grow with it.
