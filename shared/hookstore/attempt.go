@@ -56,19 +56,28 @@ func (s *Store) GetDelivery(ctx context.Context, k DeliveryKey) (PendingDelivery
 
 // Claim takes the delivery's next attempt, once: only while it is pending
 // with the attempts read, so of two copies of its message only one makes
-// the attempt (the other gets ErrLost).
+// the attempt (the other gets ErrLost). The claim carries a token of its
+// own, so that the SDK's retry of a claim whose answer was lost finds it
+// applied and goes on, where it would find the attempts moved on and take
+// itself for another copy: the message dropped, the delivery left pending
+// with nothing queued.
 func (s *Store) Claim(ctx context.Context, d PendingDelivery) error {
+	token := newToken()
 	b, err := expression.NewBuilder().
-		WithUpdate(expression.Set(expression.Name("attempts"), expression.Value(d.Attempts+1))).
+		WithUpdate(expression.Set(expression.Name("attempts"), expression.Value(d.Attempts+1)).
+			Set(expression.Name(attrClaim), expression.Value(token))).
 		WithCondition(expression.Name("attempts").Equal(expression.Value(d.Attempts)).
 			And(expression.Name("status").Equal(expression.Value(Pending)))).
 		Build()
 	if err != nil {
 		return err
 	}
-	lost, err := s.updateDelivery(ctx, d, b)
+	old, lost, err := s.updateDelivery(ctx, d, b)
 	switch {
 	case lost:
+		if mine, ok := old[attrClaim].(*types.AttributeValueMemberS); ok && mine.Value == token {
+			return nil // this claim, applied, its answer lost
+		}
 		return ErrLost
 	case err != nil:
 		return fmt.Errorf("hookstore: claim: %w", err)
@@ -76,18 +85,24 @@ func (s *Store) Claim(ctx context.Context, d PendingDelivery) error {
 	return nil
 }
 
+// attrClaim is the delivery item's token of the claim of its latest
+// attempt.
+const attrClaim = "claim"
+
 // updateDelivery makes the conditional update b of the delivery's item;
-// refused says its condition failed, and nothing was written.
-func (s *Store) updateDelivery(ctx context.Context, d PendingDelivery, b expression.Expression) (refused bool, err error) {
+// refused says its condition failed, and nothing was written: old is the
+// item as the condition found it.
+func (s *Store) updateDelivery(ctx context.Context, d PendingDelivery, b expression.Expression) (old map[string]types.AttributeValue, refused bool, err error) {
 	_, err = s.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.Table), Key: key(d.Key.Account, d.Key.SK), UpdateExpression: b.Update(),
 		ConditionExpression: b.Condition(), ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return true, nil
+		return ccf.Item, true, nil
 	}
-	return false, err
+	return nil, false, err
 }
 
 // Outcome is what an attempt ended in, for the log.
@@ -216,7 +231,7 @@ func (s *Store) Skip(ctx context.Context, d PendingDelivery, at time.Time, reaso
 	if err != nil {
 		return err
 	}
-	if _, err := s.updateDelivery(ctx, d, b); err != nil {
+	if _, _, err := s.updateDelivery(ctx, d, b); err != nil {
 		return fmt.Errorf("hookstore: skip a delivery: %w", err)
 	}
 	return nil

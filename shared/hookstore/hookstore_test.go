@@ -376,3 +376,47 @@ func TestAdmitWithItsAnswerLostCountsOnce(t *testing.T) {
 		t.Fatalf("%d counted after a failed write, want 2", got)
 	}
 }
+
+// A claim whose answer is lost is retried by the SDK and found applied:
+// the attempt is the caller's to make, not another copy's (ErrLost), which
+// would drop its message and leave the delivery pending with nothing
+// queued. A second copy of the message, which read the same attempts, still
+// loses.
+func TestAClaimWithItsAnswerLostIsTheCallers(t *testing.T) {
+	env := ddblocal.NewTestEnv(t)
+	proxy := ddblocal.NewFaultProxy(env.Endpoint)
+	t.Cleanup(proxy.Close)
+	db, err := ddblocal.NewClient(t.Context(), proxy.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, err := webhook.NewSealer([]byte("test secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &hookstore.Store{Client: db, Table: env.Tables["WebhooksTable"], Sealer: sealer}
+	ctx := t.Context()
+	e, _, err := s.Create(ctx, "acct", hookstore.Endpoint{URL: "https://hooks.example.com/a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	k, _, err := s.AddDelivery(ctx, "acct", e.ID, webhook.EventID(e.ID, "lost"), webhook.Test, now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.GetDelivery(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.Inject(ddblocal.MatchOp("UpdateItem", `"claim"`), ddblocal.LoseAnswer, 1)
+	if err := s.Claim(ctx, d); err != nil {
+		t.Fatalf("a claim whose answer was lost: %v, want it the caller's", err)
+	}
+	if after, err := s.GetDelivery(ctx, k); err != nil || after.Attempts != 1 {
+		t.Fatalf("attempts %d (%v), want 1: one claim", after.Attempts, err)
+	}
+	if err := s.Claim(ctx, d); !errors.Is(err, hookstore.ErrLost) {
+		t.Fatalf("another copy's claim of the same attempt: %v, want ErrLost", err)
+	}
+}
