@@ -1335,6 +1335,7 @@ func (e WebhookDeletedStatus) Valid() bool {
 const (
 	DeliveryFailed    WebhookDeliveryStatus = "failed"
 	DeliveryPending   WebhookDeliveryStatus = "pending"
+	DeliverySkipped   WebhookDeliveryStatus = "skipped"
 	DeliverySucceeded WebhookDeliveryStatus = "succeeded"
 )
 
@@ -1344,6 +1345,8 @@ func (e WebhookDeliveryStatus) Valid() bool {
 	case DeliveryFailed:
 		return true
 	case DeliveryPending:
+		return true
+	case DeliverySkipped:
 		return true
 	case DeliverySucceeded:
 		return true
@@ -7047,10 +7050,14 @@ type ToneInput = Tone
 
 // Usage This month's usage and limits.
 //
-// Examples: {"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200},"voices":{"limit":1000000,"used":120}},"words":{"limit":50000,"used":48211}}
+// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200},"voices":{"limit":1000000,"used":120}},"words":{"limit":50000,"used":48211}}
 type Usage struct {
-	Documents Meter `json:"documents"`
-	Images    Meter `json:"images"`
+	// Deliveries Webhook delivery attempts, each counted when it is made (first attempts, retries and
+	// test events alike), against the limit: past it deliveries are skipped, not sent.
+	// Every deployed stack has it; only a local stack run without webhooks leaves it out.
+	Deliveries *Meter `json:"deliveries,omitempty"`
+	Documents  Meter  `json:"documents"`
+	Images     Meter  `json:"images"`
 
 	// Period The calendar month in UTC, `YYYY-MM`.
 	Period string `json:"period"`
@@ -7068,7 +7075,7 @@ type Usage struct {
 type UsageResponse struct {
 	// Data This month's usage and limits.
 	//
-	// Examples: {"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200},"voices":{"limit":1000000,"used":120}},"words":{"limit":50000,"used":48211}}
+	// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200},"voices":{"limit":1000000,"used":120}},"words":{"limit":50000,"used":48211}}
 	Data   Usage               `json:"data"`
 	Status UsageResponseStatus `json:"status"`
 }
@@ -7334,14 +7341,19 @@ type WebhookDelivery struct {
 	// NextAttemptAt When the next attempt is due; null once the delivery has ended.
 	NextAttemptAt *Timestamp `json:"next_attempt_at"`
 
+	// Reason Why a `skipped` delivery was not sent; null for any other status.
+	Reason *string `json:"reason"`
+
 	// Status `pending` until an attempt gets a 2xx (`succeeded`) or the last retry fails
-	// (`failed`).
+	// (`failed`); `skipped` when its next attempt would have passed the account's monthly
+	// limit of deliveries: not sent, and never to be (`reason` says so).
 	Status WebhookDeliveryStatus `json:"status"`
 	Type   WebhookEventType      `json:"type"`
 }
 
 // WebhookDeliveryStatus `pending` until an attempt gets a 2xx (`succeeded`) or the last retry fails
-// (`failed`).
+// (`failed`); `skipped` when its next attempt would have passed the account's monthly
+// limit of deliveries: not sent, and never to be (`reason` says so).
 type WebhookDeliveryStatus string
 
 // WebhookDeliveryList defines model for WebhookDeliveryList.
@@ -7587,6 +7599,11 @@ type TooManyRequests = RateLimited
 
 // TooManyRequestsOrQuota defines model for TooManyRequestsOrQuota.
 type TooManyRequestsOrQuota struct {
+	union json.RawMessage
+}
+
+// TooManyTestEvents defines model for TooManyTestEvents.
+type TooManyTestEvents struct {
 	union json.RawMessage
 }
 
@@ -9344,6 +9361,68 @@ func (t *TooManyRequestsOrQuota) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsRateLimited returns the union data inside the TooManyTestEvents as a RateLimited
+func (t TooManyTestEvents) AsRateLimited() (RateLimited, error) {
+	var body RateLimited
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRateLimited overwrites any union data inside the TooManyTestEvents as the provided RateLimited
+func (t *TooManyTestEvents) FromRateLimited(v RateLimited) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeRateLimited performs a merge with any union data inside the TooManyTestEvents, using the provided RateLimited
+func (t *TooManyTestEvents) MergeRateLimited(v RateLimited) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsQuotaExceeded returns the union data inside the TooManyTestEvents as a QuotaExceeded
+func (t TooManyTestEvents) AsQuotaExceeded() (QuotaExceeded, error) {
+	var body QuotaExceeded
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromQuotaExceeded overwrites any union data inside the TooManyTestEvents as the provided QuotaExceeded
+func (t *TooManyTestEvents) FromQuotaExceeded(v QuotaExceeded) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeQuotaExceeded performs a merge with any union data inside the TooManyTestEvents, using the provided QuotaExceeded
+func (t *TooManyTestEvents) MergeQuotaExceeded(v QuotaExceeded) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t TooManyTestEvents) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *TooManyTestEvents) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
 
@@ -10036,7 +10115,10 @@ type ClientInterface interface {
 	//
 	// Queues a `webhook.test` event to this endpoint, whatever events it subscribed to; it is
 	// delivered, signed and retried like any other and shows in the endpoint's deliveries.
-	// Its `data` is `{"webhook_id": "<the endpoint's id>"}`. Needs the write scope.
+	// Its `data` is `{"webhook_id": "<the endpoint's id>"}`. Needs the write scope. Each
+	// attempt counts against the account's monthly limit of `deliveries`: once it is reached
+	// the call is 429 `quota_exceeded` and queues nothing. An endpoint takes at most 10 test
+	// events a minute: past that, 429 with `Retry-After`.
 	//
 	// Corresponds with POST /api/v1/webhooks/{id}/test (the `TestWebhook` operationId).
 	TestWebhook(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -11280,7 +11362,10 @@ func (c *Client) HeadWebhookDeliveries(ctx context.Context, id WebhookId, reqEdi
 //
 // Queues a `webhook.test` event to this endpoint, whatever events it subscribed to; it is
 // delivered, signed and retried like any other and shows in the endpoint's deliveries.
-// Its `data` is `{"webhook_id": "<the endpoint's id>"}`. Needs the write scope.
+// Its `data` is `{"webhook_id": "<the endpoint's id>"}`. Needs the write scope. Each
+// attempt counts against the account's monthly limit of `deliveries`: once it is reached
+// the call is 429 `quota_exceeded` and queues nothing. An endpoint takes at most 10 test
+// events a minute: past that, 429 with `Retry-After`.
 //
 // Corresponds with POST /api/v1/webhooks/{id}/test (the `TestWebhook` operationId).
 func (c *Client) TestWebhook(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -14805,7 +14890,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Queues a `webhook.test` event to this endpoint, whatever events it subscribed to; it is
 	// delivered, signed and retried like any other and shows in the endpoint's deliveries.
-	// Its `data` is `{"webhook_id": "<the endpoint's id>"}`. Needs the write scope.
+	// Its `data` is `{"webhook_id": "<the endpoint's id>"}`. Needs the write scope. Each
+	// attempt counts against the account's monthly limit of `deliveries`: once it is reached
+	// the call is 429 `quota_exceeded` and queues nothing. An endpoint takes at most 10 test
+	// events a minute: past that, 429 with `Retry-After`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19941,7 +20029,7 @@ type TestWebhookResponse struct {
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *TooManyTestEvents
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21032,7 +21120,10 @@ func (c *ClientWithResponses) HeadWebhookDeliveriesWithResponse(ctx context.Cont
 //
 // Queues a `webhook.test` event to this endpoint, whatever events it subscribed to; it is
 // delivered, signed and retried like any other and shows in the endpoint's deliveries.
-// Its `data` is `{"webhook_id": "<the endpoint's id>"}`. Needs the write scope.
+// Its `data` is `{"webhook_id": "<the endpoint's id>"}`. Needs the write scope. Each
+// attempt counts against the account's monthly limit of `deliveries`: once it is reached
+// the call is 429 `quota_exceeded` and queues nothing. An endpoint takes at most 10 test
+// events a minute: past that, 429 with `Retry-After`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -35002,7 +35093,7 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 		response.JSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest TooManyTestEvents
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

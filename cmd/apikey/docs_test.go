@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/shlex"
 
+	"contentapi/shared/app"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/doccheck"
 )
@@ -24,9 +25,11 @@ func TestDocsCommands(t *testing.T) {
 	t.Setenv(checksumEnv, "")
 	env := ddblocal.NewTestEnv(t)
 	keys, images, documents := env.Tables["ApiKeysTable"], env.Tables["ImagesTable"], env.Tables["DocumentsTable"]
+	webhooks := env.Tables[app.WebhooksTable]
 	t.Setenv("API_KEYS_TABLE", keys)
 	t.Setenv("IMAGES_TABLE", images)
 	t.Setenv("DOCUMENTS_TABLE", documents)
+	t.Setenv(app.EnvWebhooksTable, webhooks)
 	t.Setenv("DYNAMODB_ENDPOINT", env.Endpoint)
 
 	var out, errOut bytes.Buffer
@@ -38,8 +41,9 @@ func TestDocsCommands(t *testing.T) {
 		t.Fatalf("create's summary names no key id: %q", errOut.String())
 	}
 	expand := strings.NewReplacer(`"$(output ImagesTableName)"`, images, `"$(output DocumentsTableName)"`, documents,
-		`"$KEYS_TABLE"`, keys)
-	values := map[string]string{"--endpoint": env.Endpoint, "--table": keys, "--images-table": images, "--documents-table": documents}
+		`"$(output WebhooksTableName)"`, webhooks, `"$KEYS_TABLE"`, keys)
+	values := map[string]string{"--endpoint": env.Endpoint, "--table": keys, "--images-table": images, "--documents-table": documents,
+		"--webhooks-table": webhooks}
 
 	commands := docsCommands(t)
 	if len(commands) < 8 {

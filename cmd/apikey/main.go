@@ -427,6 +427,7 @@ func limits(args []string, stdout, stderr io.Writer) error {
 	for _, r := range app.Resources {
 		tables[r.Table()] = fs.String(r.Def.Name+"-table", envOr(r.TableEnv(), r.Table()), r.Def.Name+" table")
 	}
+	tables[app.WebhooksTable] = fs.String("webhooks-table", envOr(app.EnvWebhooksTable, app.WebhooksTable), "webhooks table (the deliveries' limit)")
 	set, reset := quota.Limits{}, []quota.Kind{}
 	given := map[quota.Kind]bool{}
 	take := func(k quota.Kind, v string) error {

@@ -282,11 +282,12 @@ func TestRunAgainstDynamoDBLocal(t *testing.T) {
 	}
 }
 
-// limits sets and prints an account's own limits in the record tables;
-// a kind not given keeps its limit.
+// limits sets and prints an account's own limits in the record tables and
+// the webhooks' (the deliveries'); a kind not given keeps its limit.
 func TestLimitsAgainstDynamoDBLocal(t *testing.T) {
 	env := ddblocal.NewTestEnv(t)
-	at := []string{"--endpoint", env.Endpoint, "--images-table", env.Tables["ImagesTable"], "--documents-table", env.Tables["DocumentsTable"]}
+	at := []string{"--endpoint", env.Endpoint, "--images-table", env.Tables["ImagesTable"], "--documents-table", env.Tables["DocumentsTable"],
+		"--webhooks-table", env.Tables[app.WebhooksTable]}
 	limits := func(args ...string) map[string]string {
 		t.Helper()
 		var out, errOut bytes.Buffer
@@ -322,13 +323,21 @@ func TestLimitsAgainstDynamoDBLocal(t *testing.T) {
 	want(limits("--account", "globex", "--from-env", "--images", "8"), "8", "default", "unlimited")
 	t.Setenv("IMAGES", "")
 	t.Setenv("WORDS", "")
+	// The deliveries' limit, kept in the webhooks' table, as make limits
+	// DELIVERIES=n passes it.
+	t.Setenv("DELIVERIES", "300")
+	if got := limits("--account", "acme", "--from-env"); got["deliveries"] != "300" || got["images"] != "0" {
+		t.Errorf("limits %v, want deliveries 300 beside images 0", got)
+	}
+	t.Setenv("DELIVERIES", "")
 
-	// What the service then applies: no image, documents without limit.
+	// What the service then applies: no image, documents without limit,
+	// 300 deliveries.
 	own, err := app.SetLimits(t.Context(), env.Client, env.Tables, "acme", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(own) != 2 || own[quota.Images] != quota.Max(0) || own[quota.Documents] != quota.Unlimited {
+	if len(own) != 3 || own[quota.Images] != quota.Max(0) || own[quota.Documents] != quota.Unlimited || own[quota.Deliveries] != quota.Max(300) {
 		t.Errorf("stored limits %v", own)
 	}
 }

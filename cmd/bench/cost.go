@@ -84,5 +84,11 @@ func costs(b *bench.Board, ops []operationResult, memory int) *bench.CostModel {
 	picture.WaitSeconds, picture.Rest = m.Picture()
 	m.Add(picture)
 	m.Delivery("webhook delivery", val("calls_webhook_delivery"), val("rru_webhook_delivery"), val("wru_webhook_delivery"))
+	m.WorstAttempt(worstAttempt, val("calls_webhook_delivery"), val("rru_webhook_delivery"), val("wru_webhook_delivery"))
 	return m
 }
+
+// worstAttempt is the cost table's row of a webhook attempt at its
+// dearest, which usd_worst_key_day counts the deliveries limit's attempts
+// at.
+const worstAttempt = "webhook attempt, receiver never answers"

@@ -156,7 +156,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	cfg.Webhooks = webhooksConfig(hooks, tables)
+	cfg.Webhooks = hooks.Config(tables)
 
 	cfg.LogOutput = io.Discard // the figures own stdout
 	// Local stacks run without rate limits; the bench measures what a
@@ -198,11 +198,6 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	reads, err := deployedNumber(tmpl, app.EnvDefaultMonthly(quota.Reads))
-	if err != nil {
-		return err
-	}
-	b.Add(worst.KeyDay(reads, len(app.Resources)))
 
 	rep := &report{board: b, Started: started, SeedTime: s.Took, Operations: append([]operationResult{cold}, results...),
 		RateLimit: rl, RateLimitPerMinute: cfg.RateLimitPerMinute, LoadAvg: [2]string{startLoad}, Worst: worst}
@@ -235,6 +230,24 @@ func run(ctx context.Context, o options) error {
 	for _, f := range rep.Costs.Figures() {
 		b.Add(f)
 	}
+	// The worst day of a key: the reads' and, every endpoint failing, the
+	// deliveries', at the template's default limits.
+	reads, err := deployedNumber(tmpl, app.EnvDefaultMonthly(quota.Reads))
+	if err != nil {
+		return err
+	}
+	deliveries, err := deployedNumber(tmpl, app.EnvDefaultMonthly(quota.Deliveries))
+	if err != nil {
+		return err
+	}
+	attempt := rep.Costs.Row(worstAttempt)
+	keyDay := worst.KeyDay(reads, len(app.Resources), deliveries, attempt.Total/1e6)
+	for _, f := range []string{"calls_webhook_delivery", "rru_webhook_delivery", "wru_webhook_delivery"} {
+		if b.Get(f).Missing != "" {
+			keyDay.Missing = "the worst webhook attempt's cost: " + f + " was not measured"
+		}
+	}
+	b.Add(keyDay)
 	rep.Elapsed = time.Since(started)
 	rep.LoadAvg[1] = bench.LoadAverage()
 	if o.out != "" {

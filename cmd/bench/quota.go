@@ -4,18 +4,19 @@ import (
 	"context"
 	"net/url"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"contentapi/shared/app"
 	"contentapi/shared/local/bench"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/quota"
-	"contentapi/shared/store"
 )
 
 // measureQuota is what the monthly limits cost: a create of an account with
 // limits of its own (checked and counted in the counter write a create
 // makes anyway), a create those limits refuse, and the usage endpoint. The
 // limits are set with db, unmetered, and taken away again after.
-func measureQuota(ctx context.Context, m *ddblocal.Meter, c *bench.Caller, db store.DB, tables map[string]string) ([]operationResult, error) {
+func measureQuota(ctx context.Context, m *ddblocal.Meter, c *bench.Caller, db *dynamodb.Client, tables map[string]string) ([]operationResult, error) {
 	set := func(limits quota.Limits, reset ...quota.Kind) error {
 		_, err := app.SetLimits(ctx, db, tables, account, limits, reset)
 		return err

@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -24,6 +21,7 @@ import (
 	"contentapi/shared/hookstore"
 	"contentapi/shared/local/bench"
 	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/hookreceiver"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/sqslocal"
 	"contentapi/shared/local/stack"
@@ -39,55 +37,6 @@ const webhookRuns = 11
 // webhookEnv is the functions' environment for the local queue, which
 // lambdaEnv adds to the template's.
 var webhookEnv map[string]string
-
-// webhooksConfig is the webhooks' part of the functions' configuration:
-// the template's table and the local queue. The receivers are on
-// 127.0.0.1, as WEBHOOKS_ALLOW_LOOPBACK=1 make run allows.
-func webhooksConfig(q *stack.WebhookQueue, tables map[string]string) app.WebhooksConfig {
-	return app.WebhooksConfig{Table: tables["WebhooksTable"], QueueURL: q.URL, SQSEndpoint: q.Server.URL(),
-		Client: webhook.Options{AllowLoopback: true}}
-}
-
-// receiver is a webhook endpoint on 127.0.0.1 that answers 204 and tells
-// of each delivery's record id.
-type receiver struct {
-	srv *httptest.Server
-	mu  sync.Mutex
-	got map[string]chan struct{}
-}
-
-func newReceiver() *receiver {
-	r := &receiver{got: map[string]chan struct{}{}}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		var ev struct{ Data struct{ ID json.Number } }
-		body, _ := io.ReadAll(req.Body)
-		_ = json.Unmarshal(body, &ev)
-		w.WriteHeader(http.StatusNoContent)
-		r.arrived(ev.Data.ID.String())
-	}))
-	return r
-}
-
-// wait is closed when the delivery of record id arrives.
-func (r *receiver) wait(id string) chan struct{} {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.got[id] == nil {
-		r.got[id] = make(chan struct{})
-	}
-	return r.got[id]
-}
-
-// arrived tells of a delivery; a second one of the same record (at least
-// once) tells nothing more.
-func (r *receiver) arrived(id string) {
-	ch := r.wait(id)
-	select {
-	case <-ch:
-	default:
-		close(ch)
-	}
-}
 
 // measureWebhooks reports the webhooks' figures: ms_webhook_local, a
 // document created with the stand-in model (generated in the request)
@@ -105,9 +54,9 @@ func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddblocal.Meter,
 	if err != nil {
 		return err
 	}
-	rcv := newReceiver()
-	defer rcv.srv.Close()
-	if ans := c.Do("POST", "/api/v1/webhooks", url.Values{"url": {rcv.srv.URL + "/hook"}}, nil); ans.Status != 201 {
+	rcv := hookreceiver.NewRecorder()
+	defer rcv.Close()
+	if ans := c.Do("POST", "/api/v1/webhooks", url.Values{"url": {rcv.URL + "/hook"}}, nil); ans.Status != 201 {
 		b.Missing(fmt.Sprintf("register: %d %.300s", ans.Status, ans.Raw), "ms_webhook_local", "calls_webhook_delivery", "rru_webhook_delivery", "wru_webhook_delivery")
 		return nil
 	}
@@ -138,7 +87,7 @@ func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddblocal.Meter,
 			break
 		}
 		select {
-		case <-rcv.wait(fmt.Sprint(ans.ID())):
+		case <-rcv.Wait(fmt.Sprint(ans.ID())):
 			took = append(took, time.Since(start))
 		case <-time.After(time.Minute):
 			b.Missing("no delivery within a minute", "ms_webhook_local")
@@ -156,6 +105,9 @@ func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddblocal.Meter,
 	if err := measureDelivery(ctx, b, meter, metered, cfg, q, tables, rcv); err != nil {
 		return err
 	}
+	if err := measureBesideDeadEndpoint(ctx, b, a, plain, cfg, q, tables); err != nil {
+		return err
+	}
 	if builds == nil {
 		return nil // -quick: nothing built
 	}
@@ -168,7 +120,7 @@ func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddblocal.Meter,
 // endpoint read, the attempt claimed, recorded, the endpoint's health
 // kept), through the metered client.
 func measureDelivery(ctx context.Context, b *bench.Board, meter *ddblocal.Meter, metered *dynamodb.Client, cfg app.Config,
-	q *stack.WebhookQueue, tables map[string]string, rcv *receiver) error {
+	q *stack.WebhookQueue, tables map[string]string, rcv *hookreceiver.Recorder) error {
 	names := []string{"calls_webhook_delivery", "rru_webhook_delivery", "wru_webhook_delivery"}
 	sealer, err := webhook.NewSealer(cfg.Webhooks.Seal)
 	if err != nil {
@@ -176,10 +128,10 @@ func measureDelivery(ctx context.Context, b *bench.Board, meter *ddblocal.Meter,
 	}
 	st := &hookstore.Store{Client: metered, Table: tables["WebhooksTable"], Sealer: sealer}
 	const account = "bench-delivery"
-	if _, _, err := st.Create(ctx, account, hookstore.Endpoint{URL: rcv.srv.URL + "/hook", Events: app.EventTypes}); err != nil {
+	if _, _, err := st.Create(ctx, account, hookstore.Endpoint{URL: rcv.URL + "/hook", Events: app.EventTypes}); err != nil {
 		return err
 	}
-	p := &hooksender.Publisher{Store: st, Queue: q.Client, QueueURL: q.URL}
+	p := &hooksender.Publisher{Store: st, Lanes: q.Lanes()}
 	// A document as GET shows it, with a result of the seed's size (~5
 	// KB): the queue's message carries the event, so that the delivery's
 	// writes do not grow with it.
@@ -218,6 +170,70 @@ func measureDelivery(ctx context.Context, b *bench.Board, meter *ddblocal.Meter,
 	b.Add(bench.Figure{Name: "calls_webhook_delivery", Value: float64(t.RoundTrips), Unit: "calls"})
 	b.Add(bench.Figure{Name: "rru_webhook_delivery", Value: t.Reads, Unit: "rru"})
 	b.Add(bench.Figure{Name: "wru_webhook_delivery", Value: t.Writes, Unit: "wru"})
+	return nil
+}
+
+// besideDeadRuns are the deliveries ms_webhook_p99_beside_dead_endpoint is
+// the 99th percentile of, and besideDeadEvery the time between their
+// events: together about 15 s, over the dead receiver's first attempts,
+// their 10 s timeouts and what follows them.
+const (
+	besideDeadRuns  = 30
+	besideDeadEvery = 500 * time.Millisecond
+)
+
+// measureBesideDeadEndpoint adds ms_webhook_p99_beside_dead_endpoint: one
+// account's deliveries, each from its event to its receiver's 2xx, while
+// another account has more events queued than the fast lane's invocations
+// take at once, all to a receiver that takes each request and never
+// answers. The sender runs as the template deploys it (each lane's batch
+// size and concurrency, stack.WebhookQueue.Run).
+func measureBesideDeadEndpoint(ctx context.Context, b *bench.Board, a *app.App, db *dynamodb.Client, cfg app.Config,
+	q *stack.WebhookQueue, tables map[string]string) error {
+	const name = "ms_webhook_p99_beside_dead_endpoint"
+	logf("webhooks: deliveries beside a dead endpoint")
+	sealer, err := webhook.NewSealer(cfg.Webhooks.Seal)
+	if err != nil {
+		return err
+	}
+	st := &hookstore.Store{Client: db, Table: tables["WebhooksTable"], Sealer: sealer}
+	dead := hookreceiver.NewHanging(nil, nil)
+	defer dead.Close()
+	rcv := hookreceiver.NewRecorder()
+	defer rcv.Close()
+	for account, u := range map[string]string{"bench-dead": dead.URL, "bench-beside": rcv.URL} {
+		if _, _, err := st.Create(ctx, account, hookstore.Endpoint{URL: u + "/hook", Events: app.EventTypes}); err != nil {
+			return err
+		}
+	}
+	generated := webhook.Generated(documents.Resource.Object)
+	if _, err := q.Backlog(ctx, st, "bench-dead", generated, time.Now()); err != nil {
+		return err
+	}
+	send, err := a.SenderEntry()
+	if err != nil {
+		return err
+	}
+	run, stop := context.WithCancel(ctx)
+	running := make(chan struct{})
+	go func() { q.Run(run, send, 10*time.Millisecond, nil); close(running) }()
+	defer func() { dead.Release(); stop(); <-running }()
+	var took []time.Duration
+	for i := range besideDeadRuns {
+		start := time.Now()
+		if err := q.Publish(ctx, st, "bench-beside", generated, i, time.Now()); err != nil {
+			return err
+		}
+		select {
+		case <-rcv.Wait(fmt.Sprint(i)):
+			took = append(took, time.Since(start))
+		case <-time.After(time.Minute):
+			b.Missing("a delivery beside the dead endpoint did not arrive within a minute", name)
+			return nil
+		}
+		time.Sleep(max(0, besideDeadEvery-time.Since(start)))
+	}
+	b.Add(bench.Figure{Name: name, Value: ms(bench.Percentile(took, 99)), Unit: "ms"})
 	return nil
 }
 

@@ -101,7 +101,7 @@ func loadProject() (*project, error) {
 var forced = map[string]bool{
 	app.EnvEndpoint: true, app.EnvKeyChecksum: true,
 	app.EnvBedrockEndpoint: true, app.EnvS3Endpoint: true, app.EnvPicturesBucket: true,
-	app.EnvWebhookQueue: true, app.EnvSQSEndpoint: true,
+	app.EnvWebhookQueue: true, app.EnvWebhookSlowQueue: true, app.EnvSQSEndpoint: true,
 }
 
 // setEnv puts the functions' configuration into this process's environment,

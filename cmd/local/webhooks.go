@@ -29,11 +29,13 @@ func startWebhookQueue(ctx context.Context, tmpl *sam.Template, port int) (*stac
 	return stack.StartWebhookQueue(ctx, addr(port), s)
 }
 
-// webhookVars are the functions' settings that point at the local queue
-// on host and port (make run's: cmd/local invoke and sam local attach to it).
+// webhookVars are the functions' settings that point at the local queues
+// on host and port (make run's: cmd/local invoke and sam local attach to
+// them).
 func webhookVars(host string, port int) map[string]string {
 	endpoint := "http://" + net.JoinHostPort(host, strconv.Itoa(port))
-	return map[string]string{app.EnvWebhookQueue: sqslocal.QueueURL(endpoint, stack.WebhookDeliveriesQueue), app.EnvSQSEndpoint: endpoint}
+	return map[string]string{app.EnvWebhookQueue: sqslocal.QueueURL(endpoint, stack.WebhookDeliveriesQueue),
+		app.EnvWebhookSlowQueue: sqslocal.QueueURL(endpoint, stack.WebhookSlowLaneQueue), app.EnvSQSEndpoint: endpoint}
 }
 
 // localApp is the app as a function builds it from the environment, with
@@ -52,8 +54,8 @@ func localApp(ctx context.Context) (*app.App, error) {
 	return app.New(cfg, db), nil
 }
 
-// runSender feeds the sender from the queue, as the template's mapping
-// does in AWS, until ctx ends.
+// runSender feeds the sender from the queues, as the template's mappings
+// do in AWS, until ctx ends.
 func runSender(ctx context.Context, q *stack.WebhookQueue, a *app.App, stderr io.Writer) error {
 	send, err := a.SenderEntry()
 	if err != nil {

@@ -208,10 +208,18 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 			}
 			tables = append(tables, t)
 		}
+		w, err := a.optionalWebhooks()
+		if err != nil {
+			return nil, err
+		}
+		var counters []Counter
+		if w != nil {
+			counters = append(counters, w.Store) // the deliveries
+		}
 		routes = append(routes,
 			OpenAPIRoute(),
-			UsageRoute(tables, tables[0].Now))
-		hooks, err := a.webhookRoutes()
+			UsageRoute(tables, tables[0].Now, counters...))
+		hooks, err := a.webhookRoutes(w)
 		if err != nil {
 			return nil, err
 		}

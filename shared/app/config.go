@@ -170,7 +170,7 @@ func DeployedEnv(resources []Resource, function string) (common, own []string) {
 	common = append(common, EnvGeneration, EnvTextModel, EnvImageModel, EnvBedrockRegion, EnvGenerationWait,
 		EnvBedrockEndpoint, EnvS3Endpoint, EnvSQSEndpoint)
 
-	webhooks := []string{EnvWebhooksTable, EnvWebhookQueue, EnvWebhookSeal}
+	webhooks := []string{EnvWebhooksTable, EnvWebhookQueue, EnvWebhookSlowQueue, EnvWebhookSeal}
 	pictures := func(rs ...Resource) []string {
 		if slices.ContainsFunc(rs, func(r Resource) bool { return r.Def.Content != nil && r.Def.Content.Picture }) {
 			return []string{EnvPicturesBucket}
@@ -180,7 +180,7 @@ func DeployedEnv(resources []Resource, function string) (common, own []string) {
 	switch function {
 	case GeneratorFunction:
 		// Every generated resource's table; the ends it publishes go to
-		// the webhooks' table and queue (no seal: it signs nothing).
+		// the webhooks' table and the lanes' queues (no seal: it signs nothing).
 		var generated []Resource
 		for _, r := range resources {
 			if r.Def.Content != nil {
@@ -188,7 +188,7 @@ func DeployedEnv(resources []Resource, function string) (common, own []string) {
 				own = append(own, r.TableEnv())
 			}
 		}
-		own = slices.Concat(own, tableEnvs(NamedBy(generated...)), webhooks[:2], pictures(generated...))
+		own = slices.Concat(own, tableEnvs(NamedBy(generated...)), webhooks[:3], pictures(generated...))
 	case TallyFunction:
 		for _, r := range resources {
 			own = append(own, r.TableEnv())
@@ -283,10 +283,11 @@ func ConfigFromEnv() (Config, error) {
 	}
 	c.Generation = env.generation()
 	c.Webhooks = WebhooksConfig{
-		Table:       env.table(EnvWebhooksTable, false),
-		QueueURL:    env.endpoint(EnvWebhookQueue),
-		SQSEndpoint: env.endpoint(EnvSQSEndpoint),
-		Seal:        []byte(os.Getenv(EnvWebhookSeal)),
+		Table:        env.table(EnvWebhooksTable, false),
+		QueueURL:     env.endpoint(EnvWebhookQueue),
+		SlowQueueURL: env.endpoint(EnvWebhookSlowQueue),
+		SQSEndpoint:  env.endpoint(EnvSQSEndpoint),
+		Seal:         []byte(os.Getenv(EnvWebhookSeal)),
 	}
 	if v := os.Getenv(EnvLogLevel); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {

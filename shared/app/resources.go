@@ -38,17 +38,29 @@ var Resources = []Resource{
 }
 
 // Kinds are the kinds of the accounts' monthly limits: each that a
-// resource counts or checks, in the order of Resources, and reads last. A
-// resource that counts a kind of its own brings it with it: its default
-// (EnvDefaultMonthly), its flag of `apikey limits` and its usage.
+// resource counts or checks, in the order of Resources, then the webhooks'
+// (WebhooksQuota), and reads last. A resource that counts a kind of its
+// own brings it with it: its default (EnvDefaultMonthly), its flag of
+// `apikey limits` and its usage.
 var Kinds = KindsOf(Resources)
 
-// KindsOf are the kinds of resources' limits, as Kinds are of Resources'.
+// WebhooksQuota is what the webhooks count against the accounts' monthly
+// limits: every delivery attempt (shared/hooksender), on the account's
+// counter item in the webhooks' table, as a resource's kinds are on its
+// table's. The app adds the deployment's defaults.
+var WebhooksQuota = quota.Policy{Counts: quota.Deliveries}
+
+// KindsOf are the kinds of resources' limits and the webhooks', as Kinds
+// are of Resources'.
 func KindsOf(resources []Resource) []quota.Kind {
 	var kinds []quota.Kind
 	reads := false
+	policies := make([]quota.Policy, 0, len(resources)+1)
 	for _, r := range resources {
-		for _, k := range r.Quota.Kinds() {
+		policies = append(policies, r.Quota)
+	}
+	for _, p := range append(policies, WebhooksQuota) {
+		for _, k := range p.Kinds() {
 			switch {
 			case k == quota.Reads:
 				reads = true

@@ -22,6 +22,7 @@ import (
 	"contentapi/shared/hookstore"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/picturebucket"
+	"contentapi/shared/ratelimit"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 	"contentapi/shared/webhook"
@@ -34,8 +35,11 @@ const SenderFunction = "SenderFunction"
 // The webhooks' settings; make generate writes their names into template.yaml.
 const (
 	EnvWebhooksTable = "WEBHOOKS_TABLE"
-	EnvWebhookQueue  = "WEBHOOK_QUEUE_URL"
-	EnvWebhookSeal   = "WEBHOOK_SEAL_SECRET"
+	// EnvWebhookQueue is the fast lane's queue, EnvWebhookSlowQueue the
+	// slow lane's (hooksender.Lanes).
+	EnvWebhookQueue     = "WEBHOOK_QUEUE_URL"
+	EnvWebhookSlowQueue = "WEBHOOK_SLOW_QUEUE_URL"
+	EnvWebhookSeal      = "WEBHOOK_SEAL_SECRET"
 	// EnvSQSEndpoint is the local SQS's URL (sqslocal); empty in AWS.
 	EnvSQSEndpoint = "SQS_ENDPOINT"
 )
@@ -44,17 +48,17 @@ const (
 // receives.
 type SenderEntry func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 
-// Webhooks is what the webhooks' parts share: the table, the queue and the
-// seal.
+// Webhooks is what the webhooks' parts share: the table (with the seal and
+// the deliveries' quota) and the lanes' queues.
 type Webhooks struct {
-	Store    *hookstore.Store
-	Queue    *sqs.Client
-	QueueURL string
+	Store *hookstore.Store
+	Lanes hooksender.Lanes
 }
 
 // WebhooksConfig is where the webhooks live.
 type WebhooksConfig struct {
-	Table, QueueURL string
+	// QueueURL is the fast lane's, SlowQueueURL the slow lane's.
+	Table, QueueURL, SlowQueueURL string
 	// SQSEndpoint is the local SQS (sqslocal); empty in AWS.
 	SQSEndpoint string
 	// Seal is the secret the signing keys are sealed under (empty locally).
@@ -72,11 +76,12 @@ type WebhooksConfig struct {
 func (a *App) webhooks() (*Webhooks, error) {
 	c := a.cfg.Webhooks
 	var errs []error
-	if c.Table == "" {
-		errs = append(errs, fmt.Errorf("%s is not set", EnvWebhooksTable))
-	}
-	if c.QueueURL == "" {
-		errs = append(errs, fmt.Errorf("%s is not set", EnvWebhookQueue))
+	for _, v := range []struct{ value, name string }{
+		{c.Table, EnvWebhooksTable}, {c.QueueURL, EnvWebhookQueue}, {c.SlowQueueURL, EnvWebhookSlowQueue},
+	} {
+		if v.value == "" {
+			errs = append(errs, fmt.Errorf("%s is not set", v.name))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -97,9 +102,11 @@ func (a *App) webhooks() (*Webhooks, error) {
 	if c.SQSEndpoint != "" {
 		opts.BaseEndpoint = aws.String(c.SQSEndpoint)
 	}
+	deliveries := WebhooksQuota
+	deliveries.Defaults = a.cfg.QuotaDefaults
 	return &Webhooks{
-		Store: &hookstore.Store{Client: a.db, Table: c.Table, Sealer: sealer},
-		Queue: sqs.New(opts), QueueURL: c.QueueURL,
+		Store: &hookstore.Store{Client: a.db, Table: c.Table, Sealer: sealer, Quota: deliveries},
+		Lanes: hooksender.Lanes{Queue: sqs.New(opts), Fast: c.QueueURL, Slow: c.SlowQueueURL},
 	}, nil
 }
 
@@ -108,7 +115,7 @@ func (a *App) webhooks() (*Webhooks, error) {
 // without them: the local tables come from the template, the queue does
 // not); one named without the other is an error.
 func (a *App) optionalWebhooks() (*Webhooks, error) {
-	if c := a.cfg.Webhooks; c.Table == "" && c.QueueURL == "" {
+	if c := a.cfg.Webhooks; c.Table == "" && c.QueueURL == "" && c.SlowQueueURL == "" {
 		return nil, nil
 	}
 	return a.webhooks()
@@ -125,11 +132,11 @@ func (a *App) sealing() error {
 }
 
 // webhookRoutes are the endpoints API's routes where the function has the
-// webhooks' settings, and none where it has neither table nor queue.
-func (a *App) webhookRoutes() ([]httpapi.Route, error) {
-	w, err := a.optionalWebhooks()
-	if err != nil || w == nil {
-		return nil, err
+// webhooks' settings (w, optionalWebhooks'), and none where it has neither
+// table nor queue.
+func (a *App) webhookRoutes(w *Webhooks) ([]httpapi.Route, error) {
+	if w == nil {
+		return nil, nil
 	}
 	if err := a.sealing(); err != nil {
 		return nil, err
@@ -140,14 +147,20 @@ func (a *App) webhookRoutes() ([]httpapi.Route, error) {
 		Publisher: w.publisher(),
 		Events:    EventTypesOf(a.resources()),
 	}
+	if a.cfg.RateLimitTable != "" {
+		api.TestRate = ratelimit.New(a.db, a.cfg.RateLimitTable, hookapi.TestsPerMinute)
+	}
 	if a.cfg.Clock != nil {
 		api.Now = a.cfg.Clock
+		if api.TestRate != nil {
+			api.TestRate.Now = a.cfg.Clock
+		}
 	}
 	return api.Routes(), nil
 }
 
 func (w *Webhooks) publisher() *hooksender.Publisher {
-	return &hooksender.Publisher{Store: w.Store, Queue: w.Queue, QueueURL: w.QueueURL}
+	return &hooksender.Publisher{Store: w.Store, Lanes: w.Lanes}
 }
 
 // freshPictureURL puts into the record of an event of a resource that
@@ -243,8 +256,11 @@ func (a *App) SenderEntry() (SenderEntry, error) {
 	}
 	c := a.cfg.Webhooks
 	s := &hooksender.Sender{
-		Store: w.Store, Client: webhook.NewClient(c.Client), Queue: w.Queue, QueueURL: w.QueueURL,
+		Store: w.Store, Client: webhook.NewClient(c.Client), Lanes: w.Lanes,
 		Schedule: c.Schedule, Logger: a.logger,
+	}
+	if a.cfg.Clock != nil {
+		s.Now, w.Store.Now = a.cfg.Clock, a.cfg.Clock
 	}
 	if pics != nil {
 		s.Fresh = freshPictureURL(pics, a.resources())

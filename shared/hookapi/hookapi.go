@@ -14,6 +14,8 @@ import (
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
 	"contentapi/shared/httpapi"
+	"contentapi/shared/quota"
+	"contentapi/shared/ratelimit"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 	"contentapi/shared/webhook"
@@ -27,6 +29,10 @@ const Path = "/api/v1/webhooks"
 func Serves(path string) bool {
 	return path == Path || strings.HasPrefix(path, Path+"/")
 }
+
+// TestsPerMinute is how many test events an endpoint takes a minute: past
+// it, POST /webhooks/{id}/test is 429 with Retry-After.
+const TestsPerMinute = 10
 
 // The longest texts a registration takes, in characters: a description,
 // and the comma-separated event types (the whole list is far shorter; the
@@ -44,6 +50,9 @@ type API struct {
 	// Events are the event types an endpoint may subscribe to, each
 	// generating resource's and webhook.Test (webhook.Types).
 	Events []string
+	// TestRate limits each endpoint's test events to TestsPerMinute; nil
+	// limits none (a stack without the rate limits' table).
+	TestRate *ratelimit.Limiter
 	// Now is time.Now when nil.
 	Now func() time.Time
 }
@@ -184,13 +193,31 @@ func (a *API) delete(w http.ResponseWriter, r *http.Request, account string) err
 }
 
 // test sends a webhook.test event to the endpoint, whatever it subscribed
-// to: 202, the delivery then shows in its log.
+// to: 202, the delivery then shows in its log. Past the endpoint's
+// TestsPerMinute it is 429 with Retry-After; past the account's monthly
+// limit of deliveries, which its attempt would count against, 429
+// quota_exceeded (the delivery would only be skipped).
 func (a *API) test(w http.ResponseWriter, r *http.Request, account string) error {
 	e, err := a.Store.Get(r.Context(), account, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
+	if a.TestRate != nil {
+		// Endpoint ids (wh_...) are never an API key's (key_...).
+		if _, err := a.TestRate.AllowKey(r.Context(), e.ID); err != nil {
+			return err
+		}
+	}
 	now := a.now()
+	if webhook.Metered(webhook.Test) {
+		meters, err := a.Store.Usage(r.Context(), account, quota.PeriodOf(now))
+		if err != nil {
+			return err
+		}
+		if m, counted := meters[quota.Deliveries]; counted && !m.Limit.Allows(m.Used) {
+			return quota.Exceeded(quota.Deliveries, m.Limit, now)
+		}
+	}
 	ev := hooksender.Event{
 		Account: account, Type: webhook.Test, At: now, Data: []byte(`{"webhook_id":"` + e.ID + `"}`),
 		Identity: []string{"test", now.Format(time.RFC3339Nano)},
@@ -237,6 +264,7 @@ type deliveryView struct {
 	ID                 string  `json:"id"`
 	Type               string  `json:"type"`
 	Status             string  `json:"status"`
+	Reason             *string `json:"reason"`
 	Attempts           int     `json:"attempts"`
 	LastResponseStatus *int    `json:"last_response_status"`
 	LastAttemptAt      *string `json:"last_attempt_at"`
@@ -244,7 +272,7 @@ type deliveryView struct {
 }
 
 func viewDelivery(d hookstore.Delivery) deliveryView {
-	return deliveryView{ID: d.ID, Type: d.Type, Status: d.Status, Attempts: d.Attempts,
+	return deliveryView{ID: d.ID, Type: d.Type, Status: d.Status, Reason: d.Reason, Attempts: d.Attempts,
 		LastResponseStatus: d.LastResponseStatus, LastAttemptAt: timeView(d.LastAttemptAt), NextAttemptAt: timeView(d.NextAttemptAt)}
 }
 

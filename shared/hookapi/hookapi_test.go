@@ -36,12 +36,16 @@ func newAPI(t *testing.T) *api {
 	}
 	t.Cleanup(func() { q.Close() })
 	c := sqs.New(sqs.Options{Region: sqslocal.Region, BaseEndpoint: aws.String(q.URL()), Credentials: credentials.NewStaticCredentialsProvider("l", "l", "")})
-	out, err := c.CreateQueue(t.Context(), &sqs.CreateQueueInput{QueueName: aws.String("d")})
-	if err != nil {
-		t.Fatal(err)
+	lanes := hooksender.Lanes{Queue: c}
+	for name, url := range map[string]*string{"fast": &lanes.Fast, "slow": &lanes.Slow} {
+		out, err := c.CreateQueue(t.Context(), &sqs.CreateQueueInput{QueueName: aws.String(name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		*url = *out.QueueUrl
 	}
 	a := &hookapi.API{Store: st, Client: webhook.NewClient(webhook.Options{Resolver: webhooktest.Resolver{}}),
-		Publisher: &hooksender.Publisher{Store: st, Queue: c, QueueURL: *out.QueueUrl},
+		Publisher: &hooksender.Publisher{Store: st, Lanes: lanes},
 		Events:    webhook.Types("document", "image")}
 	return &api{h: httpapi.NewMux(a.Routes())}
 }

@@ -3,12 +3,8 @@ package hooksender
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"contentapi/shared/hookstore"
 	"contentapi/shared/webhook"
@@ -16,11 +12,10 @@ import (
 
 // Publisher turns an event into deliveries: one for each of the account's
 // enabled endpoints that subscribed to its type, recorded once and queued
-// for the sender.
+// for the sender in the endpoint's lane.
 type Publisher struct {
-	Store    *hookstore.Store
-	Queue    *sqs.Client
-	QueueURL string
+	Store *hookstore.Store
+	Lanes Lanes
 }
 
 // MaxCarriedBody is the largest event body a delivery's message carries:
@@ -28,16 +23,6 @@ type Publisher struct {
 // larger one is kept in the delivery's item instead. A document's event,
 // its longest fields at the most escaped, is under 140 KB.
 const MaxCarriedBody = 160 << 10
-
-// message is what the queue carries for one delivery: its key and,
-// unless too large, the event's body, written once there rather than in
-// the delivery's item, whose every update (one per attempt) would pay for
-// it. The body is base64 ([]byte) in the JSON: SQS refuses characters a
-// JSON text may hold unescaped (U+FFFE, U+FFFF).
-type message struct {
-	hookstore.DeliveryKey
-	Body []byte `json:"body,omitempty"`
-}
 
 // Event is something that happened to an account, with what identifies it
 // (for a generation: table, record id and the attempt that wrote it), so
@@ -57,7 +42,8 @@ type Event struct {
 // again for the same event (a stream record delivered twice, a batch
 // retried): a delivery already recorded is queued again, which the sender
 // makes harmless (its claim), so that one recorded but never queued (the
-// send failed) still goes out. An event of type webhook.Test goes to the
+// send failed) still goes out. An endpoint that is Struggling gets its
+// delivery in the slow lane at once. An event of type webhook.Test goes to the
 // endpoints named in only, whatever they subscribed to.
 func (p *Publisher) Publish(ctx context.Context, ev Event, only ...string) error {
 	endpoints, err := p.Store.List(ctx, ev.Account)
@@ -84,9 +70,8 @@ func (p *Publisher) Publish(ctx context.Context, ev Event, only ...string) error
 		if err != nil {
 			return err
 		}
-		msg, _ := json.Marshal(message{DeliveryKey: k, Body: carried}) // strings and bytes always encode
-		if _, err := p.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(p.QueueURL), MessageBody: aws.String(string(msg))}); err != nil {
-			return fmt.Errorf("hooksender: queueing a delivery: %w", err)
+		if err := p.Lanes.send(ctx, message{DeliveryKey: k, Body: carried}.to(laneOf(e)), 0); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -44,7 +44,7 @@ func TestPublishReachesSubscribersOnce(t *testing.T) {
 	create("/all", webhook.Types("document", "image")...)
 	create("/images", "image.generated", "image.failed")
 	docs := create("/docs", "document.generated")
-	p := &hooksender.Publisher{Store: r.store, Queue: r.queue, QueueURL: r.url}
+	p := &hooksender.Publisher{Store: r.store, Lanes: r.lanes}
 	ev := hooksender.Event{
 		Account: "acct", Type: "document.generated", At: time.Now(), Data: json.RawMessage(`{"id":1}`),
 		Identity: []string{"DocumentsTable", "acct", "1", "attempt-a"},
@@ -95,7 +95,7 @@ func TestAnAttemptWritesOnlyTheLog(t *testing.T) {
 	}
 	result := strings.Repeat("x", 5*1024)
 	data, _ := json.Marshal(map[string]any{"id": 1, "result": result})
-	p := &hooksender.Publisher{Store: r.store, Queue: r.queue, QueueURL: r.url}
+	p := &hooksender.Publisher{Store: r.store, Lanes: r.lanes}
 	ev := hooksender.Event{Account: "acct", Type: "document.generated", At: time.Now(), Data: data, Identity: []string{"d", "1"}}
 	var err error
 	published := r.meter.Measure(func() { err = p.Publish(t.Context(), ev) })
@@ -109,10 +109,12 @@ func TestAnAttemptWritesOnlyTheLog(t *testing.T) {
 			t.Errorf("%v: a delivery's write costs more than 1 WRU", c)
 		}
 	}
-	// The claim, the record and the endpoint's health; the delivery's
-	// and the endpoint's reads.
-	if sum := ddblocal.SumMetered(attempt); sum.Writes != 3 || sum.Reads != 2 {
-		t.Errorf("the attempt: %+v, want 3 WRU and 2 RRU (%v)", sum, attempt)
+	// The admission on the account's counter item (the attempt counted,
+	// the fast lane's lease taken), the claim, the record, the endpoint's
+	// health and the lease given back; the delivery's and the endpoint's
+	// reads.
+	if sum := ddblocal.SumMetered(attempt); sum.Writes != 5 || sum.Reads != 2 {
+		t.Errorf("the attempt: %+v, want 5 WRU and 2 RRU (%v)", sum, attempt)
 	}
 	if b := got(); len(b) != 1 || !strings.Contains(string(b[0]), result) {
 		t.Errorf("the receiver got %d deliveries, want one with the whole result", len(b))
@@ -129,12 +131,12 @@ func TestABodyTooLargeForTheMessageIsKeptWithTheDelivery(t *testing.T) {
 	}
 	result := strings.Repeat("y", hooksender.MaxCarriedBody)
 	data, _ := json.Marshal(map[string]any{"id": 1, "result": result})
-	p := &hooksender.Publisher{Store: r.store, Queue: r.queue, QueueURL: r.url}
+	p := &hooksender.Publisher{Store: r.store, Lanes: r.lanes}
 	ev := hooksender.Event{Account: "acct", Type: "document.generated", At: time.Now(), Data: data, Identity: []string{"d", "2"}}
 	if err := p.Publish(t.Context(), ev); err != nil {
 		t.Fatal(err)
 	}
-	out, err := r.queue.ReceiveMessage(t.Context(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(r.url), MaxNumberOfMessages: 1})
+	out, err := r.lanes.Queue.ReceiveMessage(t.Context(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(r.lanes.Fast), MaxNumberOfMessages: 1})
 	if err != nil || len(out.Messages) != 1 {
 		t.Fatalf("queued: %v %d", err, len(out.Messages))
 	}

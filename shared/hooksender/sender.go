@@ -1,5 +1,5 @@
 // Package hooksender is the webhook sender function: it takes deliveries
-// from the SQS queue (each message names one, hookstore.DeliveryKey, and
+// from the SQS queues (each message names one, hookstore.DeliveryKey, and
 // carries its body), makes the attempt that is due, records it, and waits
 // for the next by the message's visibility: it hides the message until the
 // schedule's next attempt and reports it as a batch item failure, so
@@ -8,10 +8,30 @@
 // or SQS failing) is reported failed as is, comes back after the queue's
 // visibility timeout, and after the redrive policy's receives lands in the
 // dead-letter queue.
+//
+// One account's receivers cannot slow down another's deliveries. The
+// deliveries run in two lanes (Lanes), two queues each read by a mapping
+// of its own, which caps its concurrent invocations: the fast lane holds
+// the first attempts to endpoints whose last attempt was answered 2xx
+// within webhook.SlowAnswer, the slow lane every retry and every delivery
+// to an endpoint whose last attempt failed or was slow (Struggling), until
+// one is answered in time again. So a receiver that times out costs the
+// fast lane at most the one attempt that showed it, and every later one
+// is made in the slow lane. And in the fast lane an account's deliveries
+// are attempted by one invocation at a time (a lease on the account's
+// counter item, taken in the write that counts the attempt): a batch of
+// them attempted at once to a receiver that never answers holds one of
+// the lane's invocations until the attempts time out, never all of them,
+// and another invocation puts its messages of that account back in the
+// lane a little later. Every attempt counts against the account's
+// monthly limit of deliveries, in the same write; past it a delivery is
+// skipped, logged and not sent.
 package hooksender
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -23,6 +43,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"contentapi/shared/hookstore"
+	"contentapi/shared/records"
 	"contentapi/shared/webhook"
 )
 
@@ -32,10 +53,9 @@ var errNoBody = errors.New("hooksender: the delivery's body is in neither its me
 
 // Sender is the function's handler.
 type Sender struct {
-	Store    *hookstore.Store
-	Client   *webhook.Client
-	Queue    *sqs.Client
-	QueueURL string
+	Store  *hookstore.Store
+	Client *webhook.Client
+	Lanes  Lanes
 	// Schedule is webhook.DefaultSchedule when nil; only the local stack
 	// shortens it.
 	Schedule webhook.Schedule
@@ -63,13 +83,15 @@ func (s *Sender) schedule() webhook.Schedule {
 	return webhook.DefaultSchedule
 }
 
-// Handle is the entry point: every message of the batch at once.
+// Handle is the entry point: every message of the batch at once, then the
+// leases the invocation took given back.
 func (s *Sender) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	inv := s.invocation(ctx)
 	keep := make([]bool, len(ev.Records))
 	var wg sync.WaitGroup
 	for i, m := range ev.Records {
 		wg.Go(func() {
-			again, err := s.message(ctx, m)
+			again, err := s.message(ctx, inv, m)
 			if err != nil {
 				s.Logger.Error("webhook sender: message not processed, delivered again", "message_id", m.MessageId, "error", err.Error())
 			}
@@ -77,6 +99,7 @@ func (s *Sender) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 		})
 	}
 	wg.Wait()
+	s.release(ctx, inv)
 	var resp events.SQSEventResponse
 	for i, m := range ev.Records {
 		if keep[i] {
@@ -86,9 +109,55 @@ func (s *Sender) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 	return resp, nil
 }
 
-// message handles one message; true keeps it in the queue (hidden until
+// invocation is one call of Handle as the fast lane's leases know it: its
+// token, when its leases lapse if never given back, and the accounts
+// whose lane it holds.
+type invocation struct {
+	owner string
+	until time.Time
+	mu    sync.Mutex
+	held  map[string]bool
+}
+
+// leaseWithoutDeadline is how long a lease lasts when the invocation's
+// context has no deadline (Lambda's always has: the function's timeout).
+const leaseWithoutDeadline = 15 * time.Second
+
+func (s *Sender) invocation(ctx context.Context) *invocation {
+	b := make([]byte, 12)
+	rand.Read(b)
+	inv := &invocation{owner: hex.EncodeToString(b), until: s.now().Add(leaseWithoutDeadline), held: map[string]bool{}}
+	if deadline, ok := ctx.Deadline(); ok {
+		inv.until = s.now().Add(time.Until(deadline))
+	}
+	return inv
+}
+
+// lease is the invocation's lease of the account's fast lane.
+func (inv *invocation) lease(account string) *hookstore.Lease {
+	inv.mu.Lock()
+	inv.held[account] = true
+	inv.mu.Unlock()
+	return &hookstore.Lease{Lane: fastLane, Owner: inv.owner, Until: inv.until}
+}
+
+// release gives back the leases the invocation took, so that the
+// accounts' next deliveries need not wait for them to lapse; one not given
+// back (DynamoDB failing) lapses at the invocation's end.
+func (s *Sender) release(ctx context.Context, inv *invocation) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	for account := range inv.held {
+		lease := hookstore.Lease{Lane: fastLane, Owner: inv.owner}
+		if err := s.Store.Release(ctx, account, lease); err != nil {
+			s.Logger.Warn("webhook sender: a lane's lease not given back, it lapses", "error", err.Error())
+		}
+	}
+}
+
+// message handles one message; true keeps it in its queue (hidden until
 // the next attempt is due).
-func (s *Sender) message(ctx context.Context, m events.SQSMessage) (bool, error) {
+func (s *Sender) message(ctx context.Context, inv *invocation, m events.SQSMessage) (bool, error) {
 	var msg message
 	if err := json.Unmarshal([]byte(m.Body), &msg); err != nil || msg.Account == "" || msg.SK == "" {
 		s.Logger.Error("webhook sender: a message that names no delivery, dropped", "message_id", m.MessageId)
@@ -107,8 +176,9 @@ func (s *Sender) message(ctx context.Context, m events.SQSMessage) (bool, error)
 	}
 	now := s.now()
 	if d.NextAttemptAt != nil && d.NextAttemptAt.After(now.Add(time.Second)) {
-		// A copy come early (the event met twice): wait with the others.
-		return true, s.hide(ctx, m, d.NextAttemptAt.Sub(now))
+		// A copy come early (the event met twice, or a wait longer than a
+		// queue's delay): wait with the others.
+		return s.wait(ctx, m, msg, d.NextAttemptAt.Sub(now))
 	}
 	endpoint, key, err := s.Store.SigningKey(ctx, k.Account, d.Endpoint)
 	if errors.Is(err, hookstore.ErrNotFound) || err == nil && !endpoint.Enabled {
@@ -118,6 +188,10 @@ func (s *Sender) message(ctx context.Context, m events.SQSMessage) (bool, error)
 	}
 	if err != nil {
 		return false, err
+	}
+	if msg.Lane != slowLane && endpoint.Struggling {
+		// Its receiver failed or was slow at its last attempt.
+		return false, s.Lanes.send(ctx, msg.to(slowLane), 0)
 	}
 	// The message carries the body, or the item keeps it (one too large
 	// for a message, or recorded before messages carried it).
@@ -133,14 +207,40 @@ func (s *Sender) message(ctx context.Context, m events.SQSMessage) (bool, error)
 			return false, err
 		}
 	}
-	if err := s.Store.Claim(ctx, d); errors.Is(err, hookstore.ErrLost) {
-		return false, nil
-	} else if err != nil {
+	metered := webhook.Metered(d.Type)
+	var lease *hookstore.Lease
+	if msg.Lane != slowLane {
+		lease = inv.lease(k.Account)
+	}
+	err = s.Store.Admit(ctx, k.Account, metered, lease, now)
+	var over *records.QuotaError
+	switch {
+	case errors.As(err, &over):
+		s.Logger.Info("webhook delivery skipped", "delivery", d.ID, "endpoint", d.Endpoint, "reason", over.Error())
+		return false, s.Store.Skip(ctx, d, now, skippedReason(over))
+	case errors.Is(err, hookstore.ErrBusy):
+		// Another invocation is attempting the account's deliveries in
+		// this lane: this one waits its turn, back in the lane.
+		return false, s.Lanes.send(ctx, msg.deferred(), deferral(msg.Deferred))
+	case err != nil:
 		return false, err
 	}
+	if err := s.Store.Claim(ctx, d); err != nil {
+		if metered {
+			// Counted, but another copy of the message makes the attempt.
+			if err := s.Store.Refund(context.WithoutCancel(ctx), k.Account, now); err != nil {
+				s.Logger.Warn("webhook sender: an attempt not made stays counted", "delivery", d.ID, "error", err.Error())
+			}
+		}
+		if errors.Is(err, hookstore.ErrLost) {
+			return false, nil
+		}
+		return false, err
+	}
+	started := time.Now()
 	resp, sendErr := s.Client.Deliver(ctx, webhook.Attempt{URL: endpoint.URL, Key: key, MsgID: d.ID, Body: body})
 	made := d.Attempts + 1
-	o := hookstore.Outcome{Status: resp.Status, At: now}
+	o := hookstore.Outcome{Status: resp.Status, Slow: time.Since(started) >= webhook.SlowAnswer, At: now}
 	wait, retry := s.schedule().Retry(made)
 	switch {
 	case sendErr == nil && resp.OK():
@@ -164,15 +264,39 @@ func (s *Sender) message(ctx context.Context, m events.SQSMessage) (bool, error)
 	if o.Final != "" {
 		return false, nil
 	}
-	return true, s.hide(ctx, m, wait)
+	return s.wait(ctx, m, msg, wait)
 }
 
-// hide keeps the message out of sight for d: its next receive is the next
-// attempt.
+// skippedReason is what a skipped delivery's log says.
+func skippedReason(over *records.QuotaError) string {
+	return "Not sent: " + over.Error() + "."
+}
+
+// wait has the delivery's next attempt made after d, in the slow lane: a
+// message there is hidden for d and kept (a batch item failure); one in
+// the fast lane is moved there, visible after d.
+func (s *Sender) wait(ctx context.Context, m events.SQSMessage, msg message, d time.Duration) (bool, error) {
+	if msg.Lane == slowLane {
+		return true, s.hide(ctx, m, d)
+	}
+	return false, s.Lanes.send(ctx, msg.to(slowLane), d)
+}
+
+// hide keeps the slow lane's message out of sight for d: its next receive
+// is the next attempt.
 func (s *Sender) hide(ctx context.Context, m events.SQSMessage, d time.Duration) error {
-	_, err := s.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
-		QueueUrl: aws.String(s.QueueURL), ReceiptHandle: aws.String(m.ReceiptHandle),
+	_, err := s.Lanes.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
+		QueueUrl: aws.String(s.Lanes.Slow), ReceiptHandle: aws.String(m.ReceiptHandle),
 		VisibilityTimeout: int32(min(d, 12*time.Hour).Round(time.Second) / time.Second),
 	})
 	return err
+}
+
+// deferral is how long a message waits, back in its lane, while another
+// invocation holds its account's: a second, doubling each time it is put
+// back, up to about as long as an attempt may take. By then a receiver
+// that does not answer has shown it, and its deliveries go to the slow
+// lane.
+func deferral(deferred int) time.Duration {
+	return min(time.Second<<min(deferred, 4), 16*time.Second)
 }

@@ -28,8 +28,7 @@ import (
 type rig struct {
 	sender *hooksender.Sender
 	store  *hookstore.Store
-	queue  *sqs.Client
-	url    string
+	lanes  hooksender.Lanes
 	clk    *sqslocal.Clock
 	// meter counts the store's DynamoDB calls.
 	meter *ddblocal.Meter
@@ -51,33 +50,44 @@ func newRig(t *testing.T) *rig {
 	}
 	t.Cleanup(func() { q.Close() })
 	client := sqs.New(sqs.Options{Region: sqslocal.Region, BaseEndpoint: aws.String(q.URL()), Credentials: credentials.NewStaticCredentialsProvider("l", "l", "")})
-	out, err := client.CreateQueue(t.Context(), &sqs.CreateQueueInput{QueueName: aws.String("deliveries")})
-	if err != nil {
-		t.Fatal(err)
+	lanes := hooksender.Lanes{Queue: client}
+	for name, lane := range map[string]*string{"fast": &lanes.Fast, "slow": &lanes.Slow} {
+		out, err := client.CreateQueue(t.Context(), &sqs.CreateQueueInput{QueueName: aws.String(name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		*lane = *out.QueueUrl
 	}
 	// The local receiver is on 127.0.0.1: the make run client.
 	hc := webhook.NewClient(webhook.Options{AllowLoopback: true, Now: clk.Now})
 	return &rig{
-		sender: &hooksender.Sender{Store: store, Client: hc, Queue: client, QueueURL: *out.QueueUrl, Logger: slog.New(slog.DiscardHandler), Now: clk.Now},
-		store:  store, queue: client, url: *out.QueueUrl, clk: clk, meter: meter,
+		sender: &hooksender.Sender{Store: store, Client: hc, Lanes: lanes, Logger: slog.New(slog.DiscardHandler), Now: clk.Now},
+		store:  store, lanes: lanes, clk: clk, meter: meter,
 	}
 }
 
-// poll is one turn of the event source mapping.
+// poll is one turn of each lane's event source mapping, the fast lane's
+// first; it returns how many messages they handed the sender.
 func (r *rig) poll(t *testing.T) int {
 	t.Helper()
-	m := &lambdalocal.SQSMapping{Queue: r.queue, QueueURL: r.url, Handler: r.sender.Handle}
-	n, err := m.Once(t.Context())
-	if err != nil {
-		t.Fatal(err)
+	n := 0
+	for _, url := range []string{r.lanes.Fast, r.lanes.Slow} {
+		m := &lambdalocal.SQSMapping{Queue: r.lanes.Queue, QueueURL: url, Handler: r.sender.Handle}
+		got, err := m.Once(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += got
 	}
 	return n
 }
 
+// enqueue queues the delivery k in the fast lane, as the publisher does
+// for an endpoint that answers in time.
 func (r *rig) enqueue(t *testing.T, k hookstore.DeliveryKey) {
 	t.Helper()
 	b, _ := json.Marshal(k)
-	if _, err := r.queue.SendMessage(t.Context(), &sqs.SendMessageInput{QueueUrl: aws.String(r.url), MessageBody: aws.String(string(b))}); err != nil {
+	if _, err := r.lanes.Queue.SendMessage(t.Context(), &sqs.SendMessageInput{QueueUrl: aws.String(r.lanes.Fast), MessageBody: aws.String(string(b))}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -56,35 +56,62 @@ func (s *Store) GetDelivery(ctx context.Context, k DeliveryKey) (PendingDelivery
 
 // Claim takes the delivery's next attempt, once: only while it is pending
 // with the attempts read, so of two copies of its message only one makes
-// the attempt (the other gets ErrLost).
+// the attempt (the other gets ErrLost). The claim carries a token of its
+// own, so that the SDK's retry of a claim whose answer was lost finds it
+// applied and goes on, where it would find the attempts moved on and take
+// itself for another copy: the message dropped, the delivery left pending
+// with nothing queued.
 func (s *Store) Claim(ctx context.Context, d PendingDelivery) error {
+	token := newToken()
 	b, err := expression.NewBuilder().
-		WithUpdate(expression.Set(expression.Name("attempts"), expression.Value(d.Attempts+1))).
+		WithUpdate(expression.Set(expression.Name("attempts"), expression.Value(d.Attempts+1)).
+			Set(expression.Name(attrClaim), expression.Value(token))).
 		WithCondition(expression.Name("attempts").Equal(expression.Value(d.Attempts)).
 			And(expression.Name("status").Equal(expression.Value(Pending)))).
 		Build()
 	if err != nil {
 		return err
 	}
-	_, err = s.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Table), Key: key(d.Key.Account, d.Key.SK), UpdateExpression: b.Update(),
-		ConditionExpression: b.Condition(), ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values(),
-	})
-	var lost *types.ConditionalCheckFailedException
-	if errors.As(err, &lost) {
+	old, lost, err := s.updateDelivery(ctx, d, b)
+	switch {
+	case lost:
+		if mine, ok := old[attrClaim].(*types.AttributeValueMemberS); ok && mine.Value == token {
+			return nil // this claim, applied, its answer lost
+		}
 		return ErrLost
-	}
-	if err != nil {
+	case err != nil:
 		return fmt.Errorf("hookstore: claim: %w", err)
 	}
 	return nil
+}
+
+// attrClaim is the delivery item's token of the claim of its latest
+// attempt.
+const attrClaim = "claim"
+
+// updateDelivery makes the conditional update b of the delivery's item;
+// refused says its condition failed, and nothing was written: old is the
+// item as the condition found it.
+func (s *Store) updateDelivery(ctx context.Context, d PendingDelivery, b expression.Expression) (old map[string]types.AttributeValue, refused bool, err error) {
+	_, err = s.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.Table), Key: key(d.Key.Account, d.Key.SK), UpdateExpression: b.Update(),
+		ConditionExpression: b.Condition(), ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return ccf.Item, true, nil
+	}
+	return nil, false, err
 }
 
 // Outcome is what an attempt ended in, for the log.
 type Outcome struct {
 	// Status is the receiver's answer; 0 when there was none.
 	Status int
-	At     time.Time
+	// Slow: the answer took webhook.SlowAnswer or longer.
+	Slow bool
+	At   time.Time
 	// Next is when the next attempt is due; zero when there is none.
 	Next time.Time
 	// Final is succeeded or failed; empty while retries remain.
@@ -94,7 +121,8 @@ type Outcome struct {
 // Record writes an attempt's outcome to the delivery's log (the attempt
 // claimed by Claim), and the endpoint's health: a success clears its
 // failing_since, a failure sets it if unset, and a failure DisableAfter
-// after it disables the endpoint. It returns whether it did.
+// after it disables the endpoint, which it returns whether it did; a
+// failure or a slow answer marks it Struggling, a 2xx in time clears that.
 func (s *Store) Record(ctx context.Context, d PendingDelivery, o Outcome) (disabled bool, err error) {
 	status := Pending
 	if o.Final != "" {
@@ -122,12 +150,13 @@ func (s *Store) Record(ctx context.Context, d PendingDelivery, o Outcome) (disab
 	}); err != nil {
 		return false, fmt.Errorf("hookstore: record attempt: %w", err)
 	}
-	return s.health(ctx, d.Key.Account, d.Endpoint, o.Final == Succeeded || o.Status >= 200 && o.Status < 300, o.At)
+	ok := o.Final == Succeeded || o.Status >= 200 && o.Status < 300
+	return s.health(ctx, d.Key.Account, d.Endpoint, ok, !ok || o.Slow, o.At)
 }
 
-// health keeps the endpoint's failing_since and disables it after
-// webhook.DisableAfter of failures only.
-func (s *Store) health(ctx context.Context, account, endpoint string, ok bool, at time.Time) (bool, error) {
+// health keeps the endpoint's failing_since and struggling, and disables
+// it after webhook.DisableAfter of failures only.
+func (s *Store) health(ctx context.Context, account, endpoint string, ok, struggling bool, at time.Time) (bool, error) {
 	var up expression.UpdateBuilder
 	cond := expression.AttributeExists(expression.Name(AttrSK))
 	if ok {
@@ -135,6 +164,11 @@ func (s *Store) health(ctx context.Context, account, endpoint string, ok bool, a
 	} else {
 		up = expression.Set(expression.Name("failing_since"),
 			expression.IfNotExists(expression.Name("failing_since"), expression.Value(at.Unix())))
+	}
+	if struggling {
+		up = up.Set(expression.Name(attrStruggling), expression.Value(true))
+	} else {
+		up = up.Remove(expression.Name(attrStruggling))
 	}
 	b, err := expression.NewBuilder().WithUpdate(up).WithCondition(cond).Build()
 	if err != nil {
@@ -178,4 +212,27 @@ func (s *Store) health(ctx context.Context, account, endpoint string, ok bool, a
 		return false, fmt.Errorf("hookstore: disable endpoint: %w", err)
 	}
 	return true, nil
+}
+
+// attrStruggling is Endpoint.Struggling's attribute.
+const attrStruggling = "struggling"
+
+// Skip ends a pending delivery unsent, for reason: Skipped, no attempt
+// claimed, none due (its earlier attempts, if any, stay in its log). A
+// delivery no longer pending (another copy of its message ended it) is
+// left as it is.
+func (s *Store) Skip(ctx context.Context, d PendingDelivery, at time.Time, reason string) error {
+	b, err := expression.NewBuilder().
+		WithUpdate(expression.Set(expression.Name("status"), expression.Value(Skipped)).
+			Set(expression.Name("reason"), expression.Value(reason)).
+			Set(expression.Name("next_attempt_at"), expression.Value(nil))).
+		WithCondition(expression.Name("status").Equal(expression.Value(Pending))).
+		Build()
+	if err != nil {
+		return err
+	}
+	if _, _, err := s.updateDelivery(ctx, d, b); err != nil {
+		return fmt.Errorf("hookstore: skip a delivery: %w", err)
+	}
+	return nil
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"contentapi/shared/quota"
 	"contentapi/shared/webhook"
 )
 
@@ -92,6 +93,10 @@ type Endpoint struct {
 	Enabled        bool      `dynamodbav:"enabled"`
 	DisabledReason *string   `dynamodbav:"disabled_reason"`
 	CreatedAt      time.Time `dynamodbav:"created_at"`
+	// Struggling: its last attempt failed or was slow (Outcome.Slow), so
+	// its deliveries go to the sender's slow lane until one is answered
+	// 2xx in time again. The sender's business; the API does not show it.
+	Struggling bool `dynamodbav:"struggling,omitempty"`
 }
 
 // endpointItem is an endpoint as stored.
@@ -108,6 +113,9 @@ type Store struct {
 	Client *dynamodb.Client
 	Table  string
 	Sealer *webhook.Sealer
+	// Quota counts deliveries (quota.Deliveries) on the account's counter
+	// item, under the deployment's default; the zero Policy counts none.
+	Quota quota.Policy
 	// Now is time.Now when nil.
 	Now func() time.Time
 }
@@ -307,9 +315,11 @@ func (s *Store) Delete(ctx context.Context, account, id string) error {
 
 // Delivery is one event for one endpoint and its log, as the API shows it.
 type Delivery struct {
-	ID                 string     `dynamodbav:"id"`
-	Type               string     `dynamodbav:"type"`
-	Status             string     `dynamodbav:"status"`
+	ID     string `dynamodbav:"id"`
+	Type   string `dynamodbav:"type"`
+	Status string `dynamodbav:"status"`
+	// Reason says why a delivery was Skipped; nil otherwise.
+	Reason             *string    `dynamodbav:"reason"`
 	Attempts           int        `dynamodbav:"attempts"`
 	LastResponseStatus *int       `dynamodbav:"last_response_status"`
 	LastAttemptAt      *time.Time `dynamodbav:"last_attempt_at"`
@@ -321,6 +331,9 @@ const (
 	Pending   = "pending"
 	Succeeded = "succeeded"
 	Failed    = "failed"
+	// Skipped: not sent, and never to be: its Reason says why (the
+	// account's monthly limit of deliveries was reached).
+	Skipped = "skipped"
 )
 
 // deliveryItem is a delivery as stored, with its payload when the

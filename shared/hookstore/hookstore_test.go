@@ -15,6 +15,8 @@ import (
 
 	"contentapi/shared/hookstore"
 	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/quota"
+	"contentapi/shared/records"
 	"contentapi/shared/webhook"
 )
 
@@ -209,5 +211,212 @@ func TestADeliveryWhoseBodyIsInTheMessageIsNoItemTheEarlierSenderCanSend(t *test
 		if err := attributevalue.UnmarshalMap(out.Item, &earlier); (err != nil) != c.earlierFails {
 			t.Errorf("%s: the earlier sender's read: %v (body %q), want failing %v", c.key.SK, err, earlier.Body, c.earlierFails)
 		}
+	}
+}
+
+// deliveriesUsed is the account acct's deliveries of now's month.
+func deliveriesUsed(t *testing.T, s *hookstore.Store, now time.Time) int64 {
+	t.Helper()
+	m, err := s.Usage(t.Context(), "acct", quota.PeriodOf(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m[quota.Deliveries].Used
+}
+
+// Admit counts an attempt against the account's deliveries in the one write
+// that takes its lane: past the limit it is a QuotaError and writes
+// nothing; while another invocation holds the lane it is ErrBusy, until
+// that one releases it or its lease lapses; an event type that is not
+// metered takes the lane without counting. Usage and limits read back as
+// the usage endpoint and make limits see them.
+func TestAdmitCountsAndLeases(t *testing.T) {
+	s := newStore(t)
+	s.Quota = quota.Policy{Counts: quota.Deliveries, Defaults: quota.Limits{quota.Deliveries: quota.Max(3)}}
+	ctx := t.Context()
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	mine := &hookstore.Lease{Lane: "fast", Owner: "inv-1", Until: now.Add(15 * time.Second)}
+	theirs := &hookstore.Lease{Lane: "fast", Owner: "inv-2", Until: now.Add(15 * time.Second)}
+	used := func() int64 { t.Helper(); return deliveriesUsed(t, s, now) }
+	if err := s.Admit(ctx, "acct", true, mine, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Admit(ctx, "acct", true, mine, now); err != nil {
+		t.Fatalf("the lease's own owner: %v", err)
+	}
+	if err := s.Admit(ctx, "acct", true, theirs, now); !errors.Is(err, hookstore.ErrBusy) {
+		t.Fatalf("another invocation while the lane is held: %v, want ErrBusy", err)
+	}
+	if err := s.Admit(ctx, "other", true, theirs, now); err != nil {
+		t.Fatalf("another account's lane: %v", err)
+	}
+	if err := s.Admit(ctx, "acct", false, mine, now); err != nil || used() != 2 {
+		t.Fatalf("an unmetered attempt: %v, %d counted, want 2", err, used())
+	}
+	// Lapsed, the lease is anyone's.
+	if err := s.Admit(ctx, "acct", true, theirs, now.Add(16*time.Second)); err != nil {
+		t.Fatalf("after the lease lapsed: %v", err)
+	}
+	var over *records.QuotaError
+	if err := s.Admit(ctx, "acct", true, theirs, now); !errors.As(err, &over) || over.Kind != "deliveries" || over.Limit != 3 {
+		t.Fatalf("past the limit: %v, want the deliveries limit of 3", err)
+	}
+	if used() != 3 {
+		t.Fatalf("%d counted, want 3: a refused attempt counts nothing", used())
+	}
+	if err := s.Refund(ctx, "acct", now); err != nil || used() != 2 {
+		t.Fatalf("refund: %v, %d counted, want 2", err, used())
+	}
+	// Released, the lane is free for the next invocation; a release by
+	// one that does not hold it changes nothing.
+	if err := s.Release(ctx, "acct", *mine); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Admit(ctx, "acct", false, mine, now); !errors.Is(err, hookstore.ErrBusy) {
+		t.Fatalf("a release by another owner freed the lane: %v", err)
+	}
+	if err := s.Release(ctx, "acct", *theirs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Admit(ctx, "acct", false, mine, now); err != nil {
+		t.Fatalf("after the release: %v", err)
+	}
+	own, err := s.SetLimits(ctx, "acct", quota.Limits{quota.Deliveries: quota.Unlimited}, nil)
+	if err != nil || own[quota.Deliveries] != quota.Unlimited {
+		t.Fatalf("set unlimited: %v %v", own, err)
+	}
+	if err := s.Admit(ctx, "acct", true, mine, now); err != nil || used() != 3 {
+		t.Fatalf("unlimited: %v, %d counted", err, used())
+	}
+	if own, err := s.SetLimits(ctx, "acct", nil, []quota.Kind{quota.Deliveries}); err != nil || len(own) != 0 {
+		t.Fatalf("reset: %v %v", own, err)
+	}
+	if _, err := s.SetLimits(ctx, "acct", quota.Limits{quota.Images: quota.Max(1)}, nil); err == nil {
+		t.Error("the webhooks' table took a limit of images")
+	}
+}
+
+// Skip ends a pending delivery with its reason, never one already over.
+func TestSkip(t *testing.T) {
+	s := newStore(t)
+	ctx := t.Context()
+	e, _, err := s.Create(ctx, "acct", hookstore.Endpoint{URL: "https://hooks.example.com/a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	k, _, err := s.AddDelivery(ctx, "acct", e.ID, webhook.EventID(e.ID, "s"), webhook.Test, now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.GetDelivery(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Skip(ctx, d, now, "Not sent: over."); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Skip(ctx, d, now, "again"); err != nil {
+		t.Fatal(err)
+	}
+	log, err := s.Deliveries(ctx, "acct", e.ID)
+	if err != nil || len(log) != 1 || log[0].Status != hookstore.Skipped || log[0].Reason == nil || *log[0].Reason != "Not sent: over." ||
+		log[0].NextAttemptAt != nil || log[0].Attempts != 0 {
+		t.Errorf("log %+v %v", log, err)
+	}
+}
+
+// Admit's write with its answer lost: the SDK retries it, the retry finds
+// its own token and is taken as applied, so the attempt counts once and
+// its lease is held; a write the database never applied (dropped) counts
+// when retried; with DynamoDB down, Admit fails and counts nothing.
+func TestAdmitWithItsAnswerLostCountsOnce(t *testing.T) {
+	env := ddblocal.NewTestEnv(t)
+	proxy := ddblocal.NewFaultProxy(env.Endpoint)
+	t.Cleanup(proxy.Close)
+	db, err := ddblocal.NewClient(t.Context(), proxy.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &hookstore.Store{Client: db, Table: env.Tables["WebhooksTable"],
+		Quota: quota.Policy{Counts: quota.Deliveries, Defaults: quota.Limits{quota.Deliveries: quota.Max(10)}}}
+	ctx := t.Context()
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	used := func() int64 { t.Helper(); return deliveriesUsed(t, s, now) }
+	mine := &hookstore.Lease{Lane: "fast", Owner: "inv-1", Until: now.Add(15 * time.Second)}
+	admit := ddblocal.MatchOp("UpdateItem", `"admitted"`)
+
+	proxy.Inject(admit, ddblocal.LoseAnswer, 1)
+	if err := s.Admit(ctx, "acct", true, mine, now); err != nil {
+		t.Fatalf("answer lost, retried: %v", err)
+	}
+	if got := used(); got != 1 {
+		t.Fatalf("%d counted after a write whose answer was lost, want 1", got)
+	}
+	theirs := &hookstore.Lease{Lane: "fast", Owner: "inv-2", Until: now.Add(15 * time.Second)}
+	if err := s.Admit(ctx, "acct", true, theirs, now); !errors.Is(err, hookstore.ErrBusy) {
+		t.Fatalf("the lease taken by the write whose answer was lost: %v, want ErrBusy for another owner", err)
+	}
+
+	proxy.Inject(admit, ddblocal.DropCall, 1)
+	if err := s.Admit(ctx, "acct", true, mine, now); err != nil {
+		t.Fatalf("dropped, retried: %v", err)
+	}
+	if got := used(); got != 2 {
+		t.Fatalf("%d counted after a dropped write and its retry, want 2", got)
+	}
+
+	proxy.Down(ddblocal.FailCall)
+	err = s.Admit(ctx, "acct", true, mine, now)
+	proxy.Up()
+	if err == nil || errors.Is(err, hookstore.ErrBusy) {
+		t.Fatalf("DynamoDB down: %v, want its error", err)
+	}
+	if got := used(); got != 2 {
+		t.Fatalf("%d counted after a failed write, want 2", got)
+	}
+}
+
+// A claim whose answer is lost is retried by the SDK and found applied:
+// the attempt is the caller's to make, not another copy's (ErrLost), which
+// would drop its message and leave the delivery pending with nothing
+// queued. A second copy of the message, which read the same attempts, still
+// loses.
+func TestAClaimWithItsAnswerLostIsTheCallers(t *testing.T) {
+	env := ddblocal.NewTestEnv(t)
+	proxy := ddblocal.NewFaultProxy(env.Endpoint)
+	t.Cleanup(proxy.Close)
+	db, err := ddblocal.NewClient(t.Context(), proxy.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, err := webhook.NewSealer([]byte("test secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &hookstore.Store{Client: db, Table: env.Tables["WebhooksTable"], Sealer: sealer}
+	ctx := t.Context()
+	e, _, err := s.Create(ctx, "acct", hookstore.Endpoint{URL: "https://hooks.example.com/a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	k, _, err := s.AddDelivery(ctx, "acct", e.ID, webhook.EventID(e.ID, "lost"), webhook.Test, now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.GetDelivery(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.Inject(ddblocal.MatchOp("UpdateItem", `"claim"`), ddblocal.LoseAnswer, 1)
+	if err := s.Claim(ctx, d); err != nil {
+		t.Fatalf("a claim whose answer was lost: %v, want it the caller's", err)
+	}
+	if after, err := s.GetDelivery(ctx, k); err != nil || after.Attempts != 1 {
+		t.Fatalf("attempts %d (%v), want 1: one claim", after.Attempts, err)
+	}
+	if err := s.Claim(ctx, d); !errors.Is(err, hookstore.ErrLost) {
+		t.Fatalf("another copy's claim of the same attempt: %v, want ErrLost", err)
 	}
 }

@@ -41,6 +41,10 @@ const (
 	// resource's records costs: lists, and gets of one record. Each
 	// resource counts its own against the limit.
 	Reads Kind = "reads"
+	// Deliveries are webhook delivery attempts, each counted when it is
+	// made: first attempts, retries and test events alike. The webhooks
+	// count them, on the account's counter item in their own table.
+	Deliveries Kind = "deliveries"
 )
 
 // Period is a calendar month in UTC: usage counts from its first instant

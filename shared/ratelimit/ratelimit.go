@@ -122,25 +122,33 @@ func New(db DB, table string, limit int) *Limiter {
 // Allow spends one request of p's key. It returns the X-RateLimit headers,
 // and a 429 once the key's minute is spent.
 func (l *Limiter) Allow(ctx context.Context, p auth.Principal) (http.Header, error) {
+	return l.AllowKey(ctx, p.KeyID)
+}
+
+// AllowKey spends one request counted under key, whatever it names (an API
+// key's id, or something a request acts on, such as a webhook endpoint's
+// test events); keys of different kinds must not collide. It returns the
+// X-RateLimit headers, and a 429 once the key's minute is spent.
+func (l *Limiter) AllowKey(ctx context.Context, key string) (http.Header, error) {
 	now := l.Now()
 	w := now.Unix() / int64(window/time.Second)
 	reset := (w + 1) * int64(window/time.Second)
 	refuse := func() (http.Header, error) {
 		return l.headers(0, reset), httpapi.Throttled(time.Unix(reset, 0).Sub(now))
 	}
-	remaining, ok, spent, size := l.spend(p.KeyID, w)
+	remaining, ok, spent, size := l.spend(key, w)
 	switch {
 	case ok:
 		return l.headers(remaining, reset), nil
 	case spent:
 		return refuse()
 	}
-	used, granted, err := l.lease(ctx, p.KeyID, w, reset, size)
+	used, granted, err := l.lease(ctx, key, w, reset, size)
 	if err != nil {
 		return nil, err
 	}
 	l.mu.Lock()
-	le := l.current(p.KeyID, w)
+	le := l.current(key, w)
 	le.used = max(le.used, used)
 	le.spent = le.used >= l.limit
 	if granted == 0 {

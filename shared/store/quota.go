@@ -151,11 +151,7 @@ func (t *Table) Hold(gen generation.State, charge quota.Charge) generation.State
 // limits that apply: one strongly consistent read, so it includes every
 // acknowledged create.
 func (t *Table) Usage(ctx context.Context, account string, period quota.Period) (map[quota.Kind]quota.Meter, error) {
-	proj := ddbexpr.NamesList(ddbexpr.Name(AttrID))
-	for _, k := range t.Quota.Kinds() {
-		proj = proj.AddNames(ddbexpr.Name(quota.UsedAttr(k, period)), ddbexpr.Name(quota.LimitAttr(k)))
-	}
-	expr, err := ddbexpr.NewBuilder().WithProjection(proj).Build()
+	expr, err := ddbexpr.NewBuilder().WithProjection(t.Quota.UsageProjection(period, AttrID)).Build()
 	if err != nil {
 		return nil, err
 	}
@@ -195,22 +191,12 @@ func (t *Table) updateCounter(ctx context.Context, account string, expr ddbexpr.
 // returns the account's own limits after the change (a kind absent has the
 // default).
 func (t *Table) SetLimits(ctx context.Context, account string, set quota.Limits, reset []quota.Kind) (quota.Limits, error) {
-	kinds := t.Quota.Kinds()
-	var update ddbexpr.UpdateBuilder
-	for k, l := range set {
-		if !slices.Contains(kinds, k) || slices.Contains(reset, k) {
-			return nil, fmt.Errorf("store: %s has no limit of %s to set", t.name, k)
-		}
-		update = update.Set(ddbexpr.Name(quota.LimitAttr(k)), ddbexpr.Value(quota.LimitValue(l)))
-	}
-	for _, k := range reset {
-		if !slices.Contains(kinds, k) {
-			return nil, fmt.Errorf("store: %s has no limit of %s to reset", t.name, k)
-		}
-		update = update.Remove(ddbexpr.Name(quota.LimitAttr(k)))
+	update, changes, err := t.Quota.LimitsUpdate(set, reset)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", t.name, err)
 	}
 	var item Item
-	if len(set)+len(reset) == 0 {
+	if !changes {
 		out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &t.name, Key: key(account, counterID), ConsistentRead: ptr(true)})
 		if err != nil {
 			return nil, err
@@ -225,15 +211,5 @@ func (t *Table) SetLimits(ctx context.Context, account string, set quota.Limits,
 			return nil, err
 		}
 	}
-	own := quota.Limits{}
-	for _, k := range kinds {
-		l, ok, err := quota.OwnLimit(item, k)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			own[k] = l
-		}
-	}
-	return own, nil
+	return t.Quota.OwnLimits(item)
 }

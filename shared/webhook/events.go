@@ -36,6 +36,16 @@ func Types(objects ...string) []string {
 	return append(types, Test)
 }
 
+// Unmetered are the event types whose attempts do not count against an
+// account's monthly limit of deliveries: none yet. An event about the
+// account's usage itself (a warning that a limit is near) belongs here, or
+// the deliveries limit would silence the warning of its own approach.
+var Unmetered = []string{}
+
+// Metered says whether the attempts of an event of type t count against
+// the account's monthly limit of deliveries.
+func Metered(t string) bool { return !slices.Contains(Unmetered, t) }
+
 // ParseEvents reads the events field of a registration against the event
 // types there are (Types): comma-separated types, spaces around them
 // ignored; empty means every type. An unknown type is an error naming it,

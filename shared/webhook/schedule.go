@@ -29,6 +29,13 @@ func (s Schedule) Retry(made int) (time.Duration, bool) {
 	return s[made-1], true
 }
 
+// SlowAnswer is how long a receiver may take to answer and still count as
+// answering in time: an endpoint whose last attempt took longer, or
+// failed, has its deliveries attempted in the sender's slow lane
+// (hooksender), apart from the receivers that answer in time, until one is
+// answered 2xx in time again.
+const SlowAnswer = 2 * time.Second
+
 // DisableAfter is how long every delivery to an endpoint must have failed
 // before the endpoint is disabled (Svix's rule): an endpoint that failed
 // since failingSince is disabled by a failure at now once this has passed.

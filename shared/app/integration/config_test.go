@@ -29,7 +29,7 @@ func configVars() []string {
 	}
 	return append(vars, app.EnvGeneration, app.EnvTextModel, app.EnvImageModel, app.EnvBedrockRegion,
 		app.EnvGenerationWait, app.EnvPicturesBucket, app.EnvBedrockEndpoint, app.EnvS3Endpoint,
-		app.EnvWebhooksTable, app.EnvWebhookQueue, app.EnvWebhookSeal, app.EnvSQSEndpoint)
+		app.EnvWebhooksTable, app.EnvWebhookQueue, app.EnvWebhookSlowQueue, app.EnvWebhookSeal, app.EnvSQSEndpoint)
 }
 
 // Generation is off unless GENERATION=on says so, and then needs its models.
@@ -122,9 +122,10 @@ func TestConfigFromEnv(t *testing.T) {
 			app.EnvIdempotency: "idem-1", app.EnvAuthCache: "0", app.EnvRequestTimeout: "900",
 			app.EnvRateLimit: "600", app.EnvAllowOrigin: "https://app.example.com:8443", app.EnvLogLevel: "warn",
 			app.EnvStack: "contentapi-staging", first.TableEnv(): "stack-Table.1", "DEFAULT_MONTHLY_IMAGES": "100", "DEFAULT_MONTHLY_WORDS": "0",
-			"DEFAULT_MONTHLY_DOCUMENTS": "unlimited",
+			"DEFAULT_MONTHLY_DOCUMENTS": "unlimited", "DEFAULT_MONTHLY_DELIVERIES": "25000",
 		}, func(t *testing.T, c app.Config) {
-			if want := (quota.Limits{quota.Images: quota.Max(100), quota.Words: quota.Max(0), quota.Documents: quota.Unlimited, quota.Reads: quota.Unlimited}); !maps.Equal(c.QuotaDefaults, want) {
+			if want := (quota.Limits{quota.Images: quota.Max(100), quota.Words: quota.Max(0), quota.Documents: quota.Unlimited,
+				quota.Deliveries: quota.Max(25000), quota.Reads: quota.Unlimited}); !maps.Equal(c.QuotaDefaults, want) {
 				t.Errorf("quota defaults %v, want %v", c.QuotaDefaults, want)
 			}
 			if c.Region != "eu-central-2" || c.DynamoDBEndpoint != "http://127.0.0.1:8000" || c.KeysTable != "keys" ||
@@ -284,14 +285,16 @@ func TestMisconfiguredFunctionStopsAtInit(t *testing.T) {
 // included, lets a deployment reach loopback or shorten the retries.
 func TestWebhooksConfigFromEnv(t *testing.T) {
 	setConfigEnv(t, map[string]string{app.EnvKeysTable: "keys", app.EnvWebhooksTable: "hooks-1",
-		app.EnvWebhookQueue: "https://sqs.us-east-1.amazonaws.com/1/q", app.EnvWebhookSeal: "seal", app.EnvSQSEndpoint: ""})
+		app.EnvWebhookQueue: "https://sqs.us-east-1.amazonaws.com/1/q", app.EnvWebhookSlowQueue: "https://sqs.us-east-1.amazonaws.com/1/slow",
+		app.EnvWebhookSeal: "seal", app.EnvSQSEndpoint: ""})
 	t.Setenv("WEBHOOKS_ALLOW_LOOPBACK", "1")
 	c, err := app.ConfigFromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := c.Webhooks
-	if w.Table != "hooks-1" || w.QueueURL != "https://sqs.us-east-1.amazonaws.com/1/q" || string(w.Seal) != "seal" || w.SQSEndpoint != "" {
+	if w.Table != "hooks-1" || w.QueueURL != "https://sqs.us-east-1.amazonaws.com/1/q" || w.SlowQueueURL != "https://sqs.us-east-1.amazonaws.com/1/slow" ||
+		string(w.Seal) != "seal" || w.SQSEndpoint != "" {
 		t.Errorf("webhooks: %+v", w)
 	}
 	if w.Client.AllowLoopback || w.Client.Resolver != nil || w.Client.Timeout != 0 || w.Schedule != nil {
@@ -310,7 +313,7 @@ func TestWebhooksNeedTheSealSecretInAWS(t *testing.T) {
 		tables[r.Table()] = r.Table()
 	}
 	cfg := app.Config{Region: "us-east-1", KeysTable: "keys", Tables: tables,
-		Webhooks: app.WebhooksConfig{Table: "hooks", QueueURL: "https://sqs.us-east-1.amazonaws.com/1/q"}}
+		Webhooks: app.WebhooksConfig{Table: "hooks", QueueURL: "https://sqs.us-east-1.amazonaws.com/1/q", SlowQueueURL: "https://sqs.us-east-1.amazonaws.com/1/slow"}}
 	a := app.New(cfg, nil)
 	if _, err := a.SenderEntry(); err == nil || !strings.Contains(err.Error(), app.EnvWebhookSeal) {
 		t.Errorf("sender without a seal: %v", err)

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -208,12 +209,15 @@ func TestTemplateGenerationPolicies(t *testing.T) {
 		{generator, "", sorted(models("TextModel"), models("ImageModel"), subscription(),
 			on(bucket, "s3:DeleteObject", "s3:DeleteObjectTagging", "s3:PutObject", "s3:PutObjectTagging"),
 			tables, on("GenerationFailures.Arn", "sqs:SendMessage"),
-			on("WebhooksTable.Arn", "dynamodb:PutItem", "dynamodb:Query"), on("WebhookDeliveries.Arn", "sqs:SendMessage"))},
+			on("WebhooksTable.Arn", "dynamodb:PutItem", "dynamodb:Query"),
+			on("WebhookDeliveries.Arn", "sqs:SendMessage"), on("WebhookSlowLane.Arn", "sqs:SendMessage"))},
 		// The webhook sender: a delivery read, claimed and recorded, its
-		// message hidden until the next attempt, and an image event's url
-		// presigned (so readable by this role) while there are pictures.
+		// message hidden until the next attempt or moved to the slow lane
+		// (or put back in its own), and an image event's url presigned (so
+		// readable by this role) while there are pictures.
 		{sender, "", sorted(on("WebhooksTable.Arn", "dynamodb:GetItem", "dynamodb:UpdateItem"),
-			on("WebhookDeliveries.Arn", "sqs:ChangeMessageVisibility"))},
+			on("WebhookDeliveries.Arn", "sqs:ChangeMessageVisibility", "sqs:SendMessage"),
+			on("WebhookSlowLane.Arn", "sqs:ChangeMessageVisibility", "sqs:SendMessage"))},
 		{sender, generationOn, on(bucket, "s3:GetObject")},
 	}
 	for _, tc := range testCases {
@@ -507,14 +511,16 @@ func TestTemplatePicturesBucket(t *testing.T) {
 	}
 }
 
-// The webhooks' delivery runs on AWS's queueing: the sender takes the
-// deliveries' queue through its mapping with ReportBatchItemFailures (a
-// retry waits in the queue), the queue hides a message for at least six
-// times the sender's timeout (AWS's advice for a mapping), a message the
+// The webhooks' delivery runs on AWS's queueing, in two lanes: the sender
+// takes each lane's queue through a mapping of its own with
+// ReportBatchItemFailures (a retry waits in the slow lane's queue), each
+// mapping capped in concurrency; each queue hides a message for at least
+// six times the sender's timeout (AWS's advice for a mapping), a message the
 // sender cannot process goes to the dead-letter queue only after more
 // receives than the schedule's attempts, and that queue has an alarm; the
-// sender's reserved concurrency is a parameter, none by default. The local
-// stack's queue takes the same settings (localstack.WebhookQueueSettingsFrom).
+// sender's reserved concurrency is a parameter, none by default, which a
+// rule holds to 0 or room for both lanes. The local stack's queues take the
+// same settings (localstack.WebhookQueueSettingsFrom).
 func TestTemplateWebhookQueue(t *testing.T) {
 	tmpl := loadTemplate(t)
 	sender, err := tmpl.Function(app.SenderFunction)
@@ -525,25 +531,31 @@ func TestTemplateWebhookQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if limit := 6 * sender.Timeout(); time.Duration(s.Visibility)*time.Second < limit || sender.Timeout() <= webhook.DefaultTimeout {
-		t.Errorf("visibility %d s, the sender's timeout %v: want ≥ %v, and the timeout above an attempt's %v", s.Visibility, sender.Timeout(), limit, webhook.DefaultTimeout)
+	if len(s.Lanes) != 2 {
+		t.Fatalf("lanes %+v, want the fast and the slow one", s.Lanes)
 	}
-	if attempts := len(webhook.DefaultSchedule) + 1; s.MaxReceives <= attempts {
-		t.Errorf("a message goes to the dead-letter queue after %d receives, not more than the %d attempts", s.MaxReceives, attempts)
-	}
-	q := tmpl.Resources[localstack.WebhookDeliveriesQueue].Properties
-	if dlq := fmt.Sprint(q["RedrivePolicy"].(map[string]any)["deadLetterTargetArn"]); dlq != fmt.Sprint(map[string]any{"Fn::GetAtt": []any{localstack.WebhookDeliveriesDLQ, "Arn"}}) {
-		t.Errorf("redrive to %s", dlq)
-	}
-	var mapping map[string]any
-	for _, ev := range sender.Properties["Events"].(map[string]any) {
-		if e := ev.(map[string]any); e["Type"] == "SQS" {
-			mapping = e["Properties"].(map[string]any)
+	both := 0
+	for _, l := range s.Lanes {
+		if limit := 6 * sender.Timeout(); time.Duration(l.Visibility)*time.Second < limit || sender.Timeout() <= webhook.DefaultTimeout {
+			t.Errorf("%s: visibility %d s, the sender's timeout %v: want ≥ %v, and the timeout above an attempt's %v", l.Queue, l.Visibility, sender.Timeout(), limit, webhook.DefaultTimeout)
+		}
+		if attempts := len(webhook.DefaultSchedule) + 1; l.MaxReceives <= attempts {
+			t.Errorf("%s: a message goes to the dead-letter queue after %d receives, not more than the %d attempts", l.Queue, l.MaxReceives, attempts)
+		}
+		// Lambda's bounds of a mapping's MaximumConcurrency.
+		if l.MaximumConcurrency < 2 || l.MaximumConcurrency > 1000 || l.BatchSize > 10 {
+			t.Errorf("%s: the mapping's concurrency %d, batch %d", l.Queue, l.MaximumConcurrency, l.BatchSize)
+		}
+		both += l.MaximumConcurrency
+		q := tmpl.Resources[l.Queue].Properties
+		if dlq := fmt.Sprint(q["RedrivePolicy"].(map[string]any)["deadLetterTargetArn"]); dlq != fmt.Sprint(map[string]any{"Fn::GetAtt": []any{localstack.WebhookDeliveriesDLQ, "Arn"}}) {
+			t.Errorf("%s: redrive to %s", l.Queue, dlq)
 		}
 	}
-	if fmt.Sprint(mapping["Queue"]) != fmt.Sprint(map[string]any{"Fn::GetAtt": []any{localstack.WebhookDeliveriesQueue, "Arn"}}) ||
-		!slices.Contains(mapping["FunctionResponseTypes"].([]any), any("ReportBatchItemFailures")) {
-		t.Errorf("the sender's mapping: %v", mapping)
+	for _, ev := range sender.Properties["Events"].(map[string]any) {
+		if e := ev.(map[string]any); e["Type"] == "SQS" && !slices.Contains(e["Properties"].(map[string]any)["FunctionResponseTypes"].([]any), any("ReportBatchItemFailures")) {
+			t.Errorf("the sender's mapping: %v", e)
+		}
 	}
 	if id, _, _ := alarmOn(t, tmpl, "AWS/SQS", "ApproximateNumberOfMessagesVisible", localstack.WebhookDeliveriesDLQ); id == "" {
 		t.Error("no alarm on the dead-letter queue's messages")
@@ -551,5 +563,13 @@ func TestTemplateWebhookQueue(t *testing.T) {
 	if p := tmpl.Parameters["WebhookSenderReservedConcurrency"]; p.Type != "Number" || fmt.Sprint(p.Default) != "0" ||
 		!strings.Contains(fmt.Sprint(sender.Properties["ReservedConcurrentExecutions"]), "WebhookSenderReservedConcurrency") {
 		t.Errorf("the sender's reserved concurrency: %+v, %v", p, sender.Properties["ReservedConcurrentExecutions"])
+	}
+	// The rule refuses a reserved concurrency from 1 to below both lanes'.
+	var refused []string
+	for n := 1; n < both; n++ {
+		refused = append(refused, strconv.Itoa(n))
+	}
+	if rule := fmt.Sprint(tmpl.Rules["WebhookSenderConcurrencyFitsTheLanes"]); !strings.Contains(rule, fmt.Sprint(refused)) {
+		t.Errorf("the rule %s does not refuse exactly %v", rule, refused)
 	}
 }

@@ -116,11 +116,12 @@ func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 		}
 		// The function that serves the usage serves the webhook endpoints
 		// too: registration and delete are transactions of a Put or
-		// Delete with the count's Update; a test event is queued.
+		// Delete with the count's Update; a test event is queued in its
+		// endpoint's lane.
 		wantSQS := []string(nil)
 		if servesUsage {
 			want["WebhooksTable"] = []string{"DeleteItem", "GetItem", "PutItem", "Query", "UpdateItem"}
-			wantSQS = []string{"SendMessage WebhookDeliveries"}
+			wantSQS = []string{"SendMessage WebhookDeliveries", "SendMessage WebhookSlowLane"}
 		}
 		var gotSQS []string
 		got := map[string][]string{}

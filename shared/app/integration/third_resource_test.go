@@ -299,11 +299,12 @@ func serveTemplate(t *testing.T, a *app.App, tmpl *sam.Template) string {
 
 // A resource that counts a kind of its own brings it to the kinds whose
 // defaults the configuration reads, `apikey limits` sets and make limits
-// passes, each kind once and reads last.
+// passes, each kind once, after the other resources' and before the
+// webhooks' deliveries, and reads last.
 func TestAThirdResourceBringsItsKind(t *testing.T) {
 	third := app.Resource{Def: notes, Quota: quota.Policy{Counts: "notes", Checks: []quota.Kind{quota.Words}, MetersReads: true}}
 	got := app.KindsOf(append(slices.Clip(app.Resources), third))
-	want := append(slices.Clip(app.Kinds[:len(app.Kinds)-1]), "notes", quota.Reads)
+	want := append(slices.Clip(app.Kinds[:len(app.Kinds)-2]), "notes", quota.Deliveries, quota.Reads)
 	if !slices.Equal(got, want) || !slices.Contains(app.Kinds, quota.Words) {
 		t.Fatalf("kinds %v, want %v", got, want)
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -28,43 +27,60 @@ import (
 	"contentapi/shared/hookstore"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sqslocal"
+	localstack "contentapi/shared/local/stack"
 	"contentapi/shared/webhook"
 	"contentapi/shared/webhook/webhooktest"
 )
 
-// A document generated in the request reaches its account's endpoint,
-// through the generator's stream mapping, the queue and the sender, as one
-// signed document.generated holding the record as GET shows it, logged
-// as succeeded after one attempt.
-// webhooksQueue is a test stack's deliveries queue, in process (sqslocal).
+// webhooksQueue is a test stack's deliveries queues, in process
+// (sqslocal), as the template sets them: the two lanes and the sender's
+// mappings on them.
 type webhooksQueue struct {
+	*localstack.WebhookQueue
 	client *sqs.Client
 	cfg    app.WebhooksConfig
 }
 
 // withWebhooks gives a stack's configuration the webhooks: the template's
-// table, a queue of its own, and a client that resolves by publicResolver.
-func withWebhooks(t testing.TB) func(*app.Config) *webhooksQueue {
+// table, queues of its own, and a client that resolves by publicResolver.
+// The queues run on clock when one is given.
+func withWebhooks(t testing.TB, clock ...*sqslocal.Clock) func(*app.Config) *webhooksQueue {
 	return func(cfg *app.Config) *webhooksQueue {
-		q, err := sqslocal.Start(sqslocal.Options{})
+		settings, err := localstack.WebhookQueueSettingsFrom(loadTemplate(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var opts localstack.WebhookQueueOptions
+		for _, c := range clock {
+			opts.Now = c.Now
+		}
+		q, err := localstack.StartWebhookQueue(context.Background(), "", settings, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { q.Close() })
-		c := sqs.New(sqs.Options{Region: sqslocal.Region, BaseEndpoint: aws.String(q.URL()),
-			Credentials: credentials.NewStaticCredentialsProvider("l", "l", "")})
-		created, err := c.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("deliveries")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Webhooks = app.WebhooksConfig{Table: cfg.Tables["WebhooksTable"], QueueURL: *created.QueueUrl, SQSEndpoint: q.URL(),
+		cfg.Webhooks = app.WebhooksConfig{Table: cfg.Tables["WebhooksTable"], QueueURL: q.URL, SlowQueueURL: q.SlowURL, SQSEndpoint: q.Server.URL(),
 			Client: webhook.Options{Resolver: webhooktest.Resolver{}}}
-		return &webhooksQueue{client: c, cfg: cfg.Webhooks}
+		return &webhooksQueue{WebhookQueue: q, client: q.Client, cfg: cfg.Webhooks}
 	}
 }
 
+// runSender feeds send from the queues as the template's mappings do,
+// until the test ends.
+func (q *webhooksQueue) runSender(t testing.TB, send app.SenderEntry) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { q.Run(ctx, send, 5*time.Millisecond, nil); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// A document generated in the request reaches its account's endpoint,
+// through the generator's stream mapping, the queue and the sender, as one
+// signed document.generated holding the record as GET shows it, logged
+// as succeeded after one attempt.
+//
 // deliveryStack is a generating stack with webhooks, its sender fed from
-// the queue as the mapping feeds it, and a receiver on 127.0.0.1
+// the queues as the mappings feed it, and a receiver on 127.0.0.1
 // registered for every event of account acme.
 type deliveryStack struct {
 	*genStack
@@ -111,10 +127,7 @@ func newDeliveryStack(t *testing.T, schedule webhook.Schedule, status func(n int
 	if err != nil {
 		t.Fatal(err)
 	}
-	mapping := &lambdalocal.SQSMapping{Queue: hooks.client, QueueURL: hooks.cfg.QueueURL, Handler: lambdalocal.SQSHandler(send)}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go mapping.Run(ctx, 20*time.Millisecond, nil)
+	hooks.runSender(t, send)
 	return d
 }
 
@@ -139,10 +152,11 @@ func TestGeneratedDocumentIsDelivered(t *testing.T) {
 	if b["type"] != "document.generated" || fmt.Sprint(data["id"]) != fmt.Sprint(r.data()["id"]) || data["result"] != r.data()["result"] {
 		t.Errorf("delivered %v", b)
 	}
-	log, err := d.store.Deliveries(t.Context(), "acme", d.endpoint.ID)
-	if err != nil || len(log) != 1 || log[0].Status != hookstore.Succeeded || log[0].Attempts != 1 {
-		t.Errorf("log %+v %v", log, err)
-	}
+	// The sender records the attempt once the receiver has answered.
+	eventually(t, "the delivery logged as succeeded after one attempt", func() (bool, string) {
+		log, err := d.store.Deliveries(t.Context(), "acme", d.endpoint.ID)
+		return err == nil && len(log) == 1 && log[0].Status == hookstore.Succeeded && log[0].Attempts == 1, fmt.Sprintf("%+v %v", log, err)
+	})
 }
 
 // An image event carries a url presigned for its attempt, as GET does for

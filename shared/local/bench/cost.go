@@ -3,6 +3,9 @@ package bench
 import (
 	"fmt"
 	"math"
+	"time"
+
+	"contentapi/shared/webhook"
 )
 
 // Prices holds AWS list prices, on demand, in US East (N. Virginia), in US
@@ -67,6 +70,10 @@ const (
 	// the mapping's receive and delete.
 	ReceiverMs     = 250
 	sqsPerDelivery = 3
+	// sqsPerWorstAttempt are the queue's requests for an attempt at most:
+	// the publisher's send, the mapping's receive, the sender's move to
+	// the slow lane (a send) and the mapping's delete.
+	sqsPerWorstAttempt = 4
 )
 
 // CostOperation is what one request of an operation does.
@@ -153,6 +160,34 @@ func (m *CostModel) Delivery(name string, calls, rru, wru float64) CostRow {
 	r.Total = r.Lambda + r.DynamoDB + r.Rest
 	m.Rows = append(m.Rows, r)
 	return r
+}
+
+// WorstAttempt prices a million delivery attempts at their dearest: to a
+// receiver that never answers, so that each holds a sender invocation of
+// its own for the attempt's whole timeout (webhook.DefaultTimeout; an
+// attempt in a batch would share one), with the DynamoDB calls and units
+// of a first attempt and its publishing (a retry makes fewer), and the
+// queue's requests. What a key's deliveries cost at worst (KeyDay).
+func (m *CostModel) WorstAttempt(name string, calls, rru, wru float64) CostRow {
+	r := CostRow{Op: name, Calls: calls, RRU: rru, WRU: wru}
+	r.Ms = math.Ceil(calls*RoundTripMs + float64(webhook.DefaultTimeout/time.Millisecond))
+	r.Lambda = m.Prices.LambdaRequests + r.Ms/1000*m.LambdaPerSecondPerM
+	r.DynamoDB = rru*m.Prices.DynamoDBRead + wru*m.Prices.DynamoDBWrite
+	r.Rest = sqsPerWorstAttempt * m.Prices.SQS
+	r.Total = r.Lambda + r.DynamoDB + r.Rest
+	m.Rows = append(m.Rows, r)
+	return r
+}
+
+// Row is the table's row of the operation name; the zero row when it has
+// none.
+func (m *CostModel) Row(name string) CostRow {
+	for _, r := range m.Rows {
+		if r.Op == name {
+			return r
+		}
+	}
+	return CostRow{}
 }
 
 // Figures are the totals of the table's operations that generate

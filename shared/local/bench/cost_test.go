@@ -63,3 +63,26 @@ func TestCostModelFigures(t *testing.T) {
 		t.Fatalf("%+v", fs)
 	}
 }
+
+// An attempt to a receiver that never answers holds an invocation of its
+// own for the whole timeout: 10 s of duration on top of its calls.
+func TestWorstAttemptWaitsTheWholeTimeout(t *testing.T) {
+	m := NewCostModel(256)
+	r := m.WorstAttempt("attempt", 9, 3, 6)
+	lambda := 0.20 + (9*4+10_000)/1000.0*0.25*0.0000133334*1e6
+	if r.Ms != 9*4+10_000 || !near(r.Lambda, lambda) || !near(r.DynamoDB, 3*0.125+6*0.625) || !near(r.Rest, 4*0.40) ||
+		!near(r.Total, r.Lambda+r.DynamoDB+r.Rest) || m.Row("attempt") != r {
+		t.Errorf("row = %+v, want %v ms and $%v of Lambda", r, 9*4+10_000, lambda)
+	}
+}
+
+// A key's worst day adds the deliveries' month, each at the worst
+// attempt's price, to the reads'.
+func TestKeyDayCountsDeliveries(t *testing.T) {
+	var r WorstCaseReport
+	reads := r.KeyDay(1_000_000, 2, 0, 0).Value
+	both := r.KeyDay(1_000_000, 2, 25_000, 40e-6).Value
+	if !near(both-reads, 1) || reads <= 0 {
+		t.Errorf("reads alone $%v, with 25,000 deliveries at $40 a million $%v: want $1 more", reads, both)
+	}
+}

@@ -11,15 +11,19 @@ import (
 const maxAnswerBytesPerUnit = 2 * 8192
 
 // KeyDay is usd_worst_key_day: the most one key (its account) can make the
-// deployment spend on reads and their data out in a day when each of
-// resources counts monthlyReads read units at most (the template's
-// default limit). The rate limit lets a key spend a month's reads within
-// hours, so the month's limit is the day's: each resource's limit, plus
-// what a function counts late (a batch and one request; a second warm
-// instance of a function adds as much again, about $0.02), at the
-// costliest dollars per unit: the bound above, or the report's measured
-// requests if one ever passed it.
-func (r *WorstCaseReport) KeyDay(monthlyReads float64, resources int) Figure {
+// deployment spend in a day on reads and their data out, and on webhook
+// deliveries with every endpoint failing, under the template's default
+// limits. Reads: each of resources counts monthlyReads read units at most.
+// The rate limit lets a key spend a month's reads within hours, so the
+// month's limit is the day's: each resource's limit, plus what a function
+// counts late (a batch and one request; a second warm instance of a
+// function adds as much again, about $0.02), at the costliest dollars per
+// unit: the bound above, or the report's measured requests if one ever
+// passed it. Deliveries: the month's monthlyDeliveries attempts, which a
+// key can also spend in a day, each at attemptUSD, the dearest an attempt
+// costs (CostModel.WorstAttempt); the limit is checked in the write that
+// counts each attempt, so none passes it.
+func (r *WorstCaseReport) KeyDay(monthlyReads float64, resources int, monthlyDeliveries, attemptUSD float64) Figure {
 	perUnit := AWSPrices.DynamoDBRead/1e6 + maxAnswerBytesPerUnit/float64(1<<30)*AWSPrices.DataOut
 	for _, q := range r.Requests {
 		if q.Reads > 0 {
@@ -27,5 +31,5 @@ func (r *WorstCaseReport) KeyDay(monthlyReads float64, resources int) Figure {
 		}
 	}
 	units := float64(resources) * (monthlyReads + store.DefaultReadsBatch + r.Worst().Reads)
-	return Figure{Name: "usd_worst_key_day", Value: units * perUnit, Unit: "USD"}
+	return Figure{Name: "usd_worst_key_day", Value: units*perUnit + monthlyDeliveries*attemptUSD, Unit: "USD"}
 }

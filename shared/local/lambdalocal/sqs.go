@@ -5,7 +5,9 @@
 // handler reports failed stays in the queue, to come back when its
 // visibility timeout ends (which the handler may have changed); a handler
 // error, or a report naming a message not in the batch, leaves the whole
-// batch there.
+// batch there. Run invokes up to MaximumConcurrency batches at once, as the
+// mapping's ScalingConfig caps them, and no more than a function's
+// reserved concurrency allows all its mappings together (Reserved).
 
 package lambdalocal
 
@@ -14,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -33,7 +36,14 @@ type SQSMapping struct {
 	QueueARN string
 	// BatchSize is the most messages per invocation (1 to 10); 10 when 0.
 	BatchSize int32
-	Handler   SQSHandler
+	// MaximumConcurrency is the most invocations Run makes at once (the
+	// mapping's ScalingConfig); 1 when 0.
+	MaximumConcurrency int
+	// Reserved, when not nil, caps the invocations of every mapping given
+	// it together: the function's reserved concurrency, one token an
+	// invocation (a buffered channel of that capacity).
+	Reserved chan struct{}
+	Handler  SQSHandler
 }
 
 // ErrSQSBatchFailed is a batch left whole in the queue: the handler failed
@@ -87,11 +97,21 @@ func (m *SQSMapping) Once(ctx context.Context) (int, error) {
 	return len(ev.Records), err
 }
 
-// Run polls until ctx ends, waiting idle between empty receives; a
+// Run polls until ctx ends with MaximumConcurrency pollers, each
+// invoking one batch at a time and waiting idle after an empty receive; a
 // failed batch is reported to onError (nil: ignored) and polling goes on.
+// It returns when every invocation has returned.
 func (m *SQSMapping) Run(ctx context.Context, idle time.Duration, onError func(error)) {
+	var pollers sync.WaitGroup
+	for range max(m.MaximumConcurrency, 1) {
+		pollers.Go(func() { m.poll(ctx, idle, onError) })
+	}
+	pollers.Wait()
+}
+
+func (m *SQSMapping) poll(ctx context.Context, idle time.Duration, onError func(error)) {
 	for ctx.Err() == nil {
-		n, err := m.Once(ctx)
+		n, err := m.reserved(ctx)
 		if err != nil && onError != nil && ctx.Err() == nil {
 			onError(err)
 		}
@@ -103,4 +123,17 @@ func (m *SQSMapping) Run(ctx context.Context, idle time.Duration, onError func(e
 		case <-time.After(idle):
 		}
 	}
+}
+
+// reserved is Once within the function's reserved concurrency.
+func (m *SQSMapping) reserved(ctx context.Context) (int, error) {
+	if m.Reserved != nil {
+		select {
+		case m.Reserved <- struct{}{}:
+			defer func() { <-m.Reserved }()
+		case <-ctx.Done():
+			return 0, nil
+		}
+	}
+	return m.Once(ctx)
 }

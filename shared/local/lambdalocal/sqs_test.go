@@ -149,3 +149,29 @@ func TestRunPollsUntilCancelled(t *testing.T) {
 		t.Errorf("handled %v", seen)
 	}
 }
+
+// Run invokes up to MaximumConcurrency batches at once: with two, a second
+// batch is handled while the first is still in its handler, and every
+// message is handled once the handlers return.
+func TestRunInvokesUpToMaximumConcurrencyAtOnce(t *testing.T) {
+	c, url, _ := setup(t, "a", "b", "c")
+	release := make(chan struct{})
+	entered := make(chan string, 3)
+	m := &lambdalocal.SQSMapping{Queue: c, QueueURL: url, BatchSize: 1, MaximumConcurrency: 2,
+		Handler: func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+			entered <- ev.Records[0].Body
+			<-release
+			return events.SQSEventResponse{}, nil
+		}}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { m.Run(ctx, time.Millisecond, nil); close(done) }()
+	first, second := <-entered, <-entered // both in their handlers at once
+	close(release)
+	third := <-entered
+	cancel()
+	<-done
+	if got := []string{first, second, third}; len(got) != 3 || first == second || second == third || first == third {
+		t.Errorf("handled %v, want each of a, b, c once", got)
+	}
+}

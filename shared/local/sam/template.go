@@ -36,6 +36,9 @@ type Template struct {
 	Globals   map[string]map[string]any
 	Resources map[string]Resource
 	Outputs   map[string]map[string]any
+	// Rules is the template's Rules section: what CloudFormation asserts
+	// of the parameters before it deploys, by rule name.
+	Rules map[string]map[string]any
 }
 
 // Parameter is one entry of the Parameters section.
@@ -113,6 +116,7 @@ func Parse(b []byte) (*Template, error) {
 		Globals:    map[string]map[string]any{},
 		Resources:  map[string]Resource{},
 		Outputs:    map[string]map[string]any{},
+		Rules:      map[string]map[string]any{},
 	}
 	if err := t.fill(root); err != nil {
 		return nil, err
@@ -209,6 +213,10 @@ func (t *Template) fill(root map[string]any) error {
 		}},
 		{"Outputs", func(name string, body map[string]any) error {
 			t.Outputs[name] = body
+			return nil
+		}},
+		{"Rules", func(name string, body map[string]any) error {
+			t.Rules[name] = body
 			return nil
 		}},
 	}

@@ -12,11 +12,12 @@
 //     the pictures, and the delivery of the tables' streams to the
 //     generator and tally functions (DeliverGenerator, DeliverTally), as
 //     the template's event source mappings deliver them in AWS.
-//   - The webhooks' queue where AWS's is not (StartWebhookQueue): the
-//     deliveries' queue and its dead-letter queue as template.yaml sets
-//     them, in an in-process SQS server that speaks SQS's protocol to the
-//     SDK's client (sqslocal), feeding the sender as the template's event
-//     source mapping does (lambdalocal.SQSMapping).
+//   - The webhooks' queues where AWS's are not (StartWebhookQueue): the
+//     deliveries' two lanes and their dead-letter queue as template.yaml
+//     sets them, in an in-process SQS server that speaks SQS's protocol to
+//     the SDK's client (sqslocal), feeding the sender as the template's
+//     event source mappings do (lambdalocal.SQSMapping: each lane's batch
+//     size and concurrency).
 //   - The tally function over a test's tables (StartTally), so that a test
 //     can wait for deletes' counts to come down (Tally.Drain) instead of
 //     sleeping.
