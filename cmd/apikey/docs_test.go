@@ -24,13 +24,20 @@ import (
 func TestDocsCommands(t *testing.T) {
 	t.Setenv(checksumEnv, "")
 	env := ddblocal.NewTestEnv(t)
-	keys, images, documents := env.Tables["ApiKeysTable"], env.Tables["ImagesTable"], env.Tables["DocumentsTable"]
-	webhooks := env.Tables[app.WebhooksTable]
+	keys, webhooks := env.Tables["ApiKeysTable"], env.Tables[app.WebhooksTable]
 	t.Setenv("API_KEYS_TABLE", keys)
-	t.Setenv("IMAGES_TABLE", images)
-	t.Setenv("DOCUMENTS_TABLE", documents)
 	t.Setenv(app.EnvWebhooksTable, webhooks)
 	t.Setenv("DYNAMODB_ENDPOINT", env.Endpoint)
+	// Every resource's table, as a deployed stack's outputs name them
+	// (ImagesTableName) and the commands' flags take them (--images-table).
+	expansions := []string{`"$(output WebhooksTableName)"`, webhooks, `"$KEYS_TABLE"`, keys}
+	values := map[string]string{"--endpoint": env.Endpoint, "--table": keys, "--webhooks-table": webhooks}
+	for _, r := range app.Resources {
+		table := env.Tables[r.Table()]
+		t.Setenv(r.TableEnv(), table)
+		expansions = append(expansions, `"$(output `+r.Table()+`Name)"`, table)
+		values["--"+r.Def.Name+"-table"] = table
+	}
 
 	var out, errOut bytes.Buffer
 	if err := run([]string{"create", "--account", "acme"}, &out, &errOut); err != nil {
@@ -40,10 +47,7 @@ func TestDocsCommands(t *testing.T) {
 	if keyID == "" {
 		t.Fatalf("create's summary names no key id: %q", errOut.String())
 	}
-	expand := strings.NewReplacer(`"$(output ImagesTableName)"`, images, `"$(output DocumentsTableName)"`, documents,
-		`"$(output WebhooksTableName)"`, webhooks, `"$KEYS_TABLE"`, keys)
-	values := map[string]string{"--endpoint": env.Endpoint, "--table": keys, "--images-table": images, "--documents-table": documents,
-		"--webhooks-table": webhooks}
+	expand := strings.NewReplacer(expansions...)
 
 	commands := docsCommands(t)
 	if len(commands) < 8 {

@@ -286,8 +286,10 @@ func TestRunAgainstDynamoDBLocal(t *testing.T) {
 // the webhooks' (the deliveries'); a kind not given keeps its limit.
 func TestLimitsAgainstDynamoDBLocal(t *testing.T) {
 	env := ddblocal.NewTestEnv(t)
-	at := []string{"--endpoint", env.Endpoint, "--images-table", env.Tables["ImagesTable"], "--documents-table", env.Tables["DocumentsTable"],
-		"--webhooks-table", env.Tables[app.WebhooksTable]}
+	at := []string{"--endpoint", env.Endpoint, "--webhooks-table", env.Tables[app.WebhooksTable]}
+	for _, r := range app.Resources {
+		at = append(at, "--"+r.Def.Name+"-table", env.Tables[r.Table()])
+	}
 	limits := func(args ...string) map[string]string {
 		t.Helper()
 		var out, errOut bytes.Buffer
