@@ -7,22 +7,17 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/app"
-	"contentapi/shared/auth"
 	"contentapi/shared/local/bench"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/local/stack"
-	"contentapi/shared/store"
 )
 
 // Generation's figures: create to done with the Bedrock stand-in, what a
@@ -45,7 +40,7 @@ func measureGeneration(ctx context.Context, b *bench.Board, meter *ddblocal.Mete
 	logf("generation: creates to done with the Bedrock stand-in")
 	cfg.Generation = parts.Config()
 	a := app.New(cfg, db)
-	c, err := newAccountClient(ctx, a, plain, tables["ApiKeysTable"], "bench-generation")
+	c, err := bench.NewAccountCaller(ctx, a, plain, tables["ApiKeysTable"], "bench-generation")
 	if err != nil {
 		return err
 	}
@@ -72,7 +67,7 @@ func measureGeneration(ctx context.Context, b *bench.Board, meter *ddblocal.Mete
 			start := time.Now()
 			ans := c.Do("POST", m.path, m.form, nil)
 			took = append(took, time.Since(start))
-			if problem := generated(ans); problem != "" {
+			if problem := bench.Generated(ans); problem != "" {
 				b.Missing(problem, figure)
 				took = nil
 				break
@@ -90,7 +85,7 @@ func measureGeneration(ctx context.Context, b *bench.Board, meter *ddblocal.Mete
 		asked := parts.Bedrock.Calls()
 		calls := meter.Measure(func() { ans = c.Do("POST", m.path, m.form, nil) })
 		own := slices.DeleteFunc(calls, func(call ddblocal.MeteredCall) bool { return call.Purpose != "" })
-		if problem := generated(ans); problem != "" || len(own) == 0 {
+		if problem := bench.Generated(ans); problem != "" || len(own) == 0 {
 			b.Missing(problem, "calls_generate_"+m.name, "wru_writeback_"+m.name)
 			continue
 		}
@@ -111,7 +106,7 @@ func measureGeneration(ctx context.Context, b *bench.Board, meter *ddblocal.Mete
 	if err != nil {
 		return err
 	}
-	ev, err := pendingEvent(ctx, c, plain, tables["DocumentsTable"], document)
+	ev, err := bench.PendingEvent(ctx, c, plain, tables["DocumentsTable"], "bench-generation", document)
 	if err != nil {
 		return err
 	}
@@ -135,7 +130,7 @@ func measureGeneration(ctx context.Context, b *bench.Board, meter *ddblocal.Mete
 	if err := addSize(ctx, b, builds, "bytes_bootstrap_generator", "generator-arm64"); err != nil {
 		return err
 	}
-	ev, err = pendingEvent(ctx, c, plain, tables["DocumentsTable"], document)
+	ev, err = bench.PendingEvent(ctx, c, plain, tables["DocumentsTable"], "bench-generation", document)
 	if err != nil {
 		return err
 	}
@@ -177,45 +172,4 @@ func coldStartStream[E, R any](ctx context.Context, b *bench.Board, builds *arti
 	}
 	b.Add(bench.Figure{Name: figure, Value: ms(bench.Percentile(total, 50)), Unit: "ms"})
 	return nil
-}
-
-// generated is what is wrong with a create's answer ("" when it holds its
-// content).
-func generated(a bench.Answer) string {
-	var d struct {
-		Generation struct{ Status string }
-		Result     *string
-	}
-	if a.Status != 201 || json.Unmarshal(a.Data, &d) != nil || d.Generation.Status != "done" || d.Result == nil {
-		return fmt.Sprintf("create: %d %.300s", a.Status, a.Raw)
-	}
-	return ""
-}
-
-// pendingEvent creates a document left to the queue and returns the stream
-// event that announces it, as its table's stream would.
-func pendingEvent(ctx context.Context, c *bench.Caller, db *dynamodb.Client, table string, form url.Values) (events.DynamoDBEvent, error) {
-	ans := c.Do("POST", "/api/v1/documents", form, map[string]string{"Prefer": "respond-async"})
-	if ans.Status != 201 {
-		return events.DynamoDBEvent{}, fmt.Errorf("create: %d %.300s", ans.Status, ans.Raw)
-	}
-	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
-		Key: store.Item{store.AttrAccount: &types.AttributeValueMemberS{Value: "bench-generation"},
-			store.AttrID: &types.AttributeValueMemberN{Value: strconv.FormatInt(ans.ID(), 10)}}})
-	if err != nil {
-		return events.DynamoDBEvent{}, err
-	}
-	return lambdalocal.StreamInsert(table, out.Item), nil
-}
-
-// newAccountClient calls a as a new account of its own, named name, with a
-// read and write key, so a part's records and quotas stay apart from the
-// others'.
-func newAccountClient(ctx context.Context, a *app.App, plain *dynamodb.Client, keysTable, name string) (*bench.Caller, error) {
-	key, _, err := auth.NewKeys(plain, keysTable, auth.PublicChecksum).Create(ctx, name,
-		[]auth.Scope{auth.ScopeRead, auth.ScopeWrite}, time.Time{})
-	if err != nil {
-		return nil, err
-	}
-	return bench.NewCaller(a, key)
 }

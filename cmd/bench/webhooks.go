@@ -50,7 +50,7 @@ func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddblocal.Meter,
 	logf("webhooks: creates to their delivery")
 	cfg.Generation = parts.Config()
 	a := app.New(cfg, plain)
-	c, err := newAccountClient(ctx, a, plain, tables["ApiKeysTable"], "bench-webhooks")
+	c, err := bench.NewAccountCaller(ctx, a, plain, tables["ApiKeysTable"], "bench-webhooks")
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddblocal.Meter,
 	for range webhookRuns {
 		start := time.Now()
 		ans := c.Do("POST", "/api/v1/documents", document, nil)
-		if problem := generated(ans); problem != "" {
+		if problem := bench.Generated(ans); problem != "" {
 			b.Missing(problem, "ms_webhook_local")
 			took = nil
 			break
