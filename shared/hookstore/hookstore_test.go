@@ -300,19 +300,8 @@ func TestAdmitCountsAndLeases(t *testing.T) {
 func TestSkip(t *testing.T) {
 	s := newStore(t)
 	ctx := t.Context()
-	e, _, err := s.Create(ctx, "acct", hookstore.Endpoint{URL: "https://hooks.example.com/a"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, _, d := pendingTestDelivery(t, s, "s")
 	now := time.Now()
-	k, _, err := s.AddDelivery(ctx, "acct", e.ID, webhook.EventID(e.ID, "s"), webhook.Test, now, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := s.GetDelivery(ctx, k)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := s.Skip(ctx, d, now, "Not sent: over."); err != nil {
 		t.Fatal(err)
 	}
@@ -396,19 +385,7 @@ func TestAClaimWithItsAnswerLostIsTheCallers(t *testing.T) {
 	}
 	s := &hookstore.Store{Client: db, Table: env.Tables["WebhooksTable"], Sealer: sealer}
 	ctx := t.Context()
-	e, _, err := s.Create(ctx, "acct", hookstore.Endpoint{URL: "https://hooks.example.com/a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	k, _, err := s.AddDelivery(ctx, "acct", e.ID, webhook.EventID(e.ID, "lost"), webhook.Test, now, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := s.GetDelivery(ctx, k)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, k, d := pendingTestDelivery(t, s, "lost")
 	proxy.Inject(ddblocal.MatchOp("UpdateItem", `"claim"`), ddblocal.LoseAnswer, 1)
 	if err := s.Claim(ctx, d); err != nil {
 		t.Fatalf("a claim whose answer was lost: %v, want it the caller's", err)
@@ -419,4 +396,24 @@ func TestAClaimWithItsAnswerLostIsTheCallers(t *testing.T) {
 	if err := s.Claim(ctx, d); !errors.Is(err, hookstore.ErrLost) {
 		t.Fatalf("another copy's claim of the same attempt: %v, want ErrLost", err)
 	}
+}
+
+// pendingTestDelivery is a new endpoint of acct's and a test event's
+// delivery to it, pending, as its key and as read back.
+func pendingTestDelivery(t *testing.T, s *hookstore.Store, event string) (hookstore.Endpoint, hookstore.DeliveryKey, hookstore.PendingDelivery) {
+	t.Helper()
+	ctx := t.Context()
+	e, _, err := s.Create(ctx, "acct", hookstore.Endpoint{URL: "https://hooks.example.com/a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _, err := s.AddDelivery(ctx, "acct", e.ID, webhook.EventID(e.ID, event), webhook.Test, time.Now(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.GetDelivery(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, k, d
 }
