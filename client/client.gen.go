@@ -236,21 +236,6 @@ func (e DocumentResponseStatus) Valid() bool {
 	}
 }
 
-// Defines values for Empty.
-const (
-	EmptyEmpty Empty = ""
-)
-
-// Valid indicates whether the value is a known member of the Empty enum.
-func (e Empty) Valid() bool {
-	switch e {
-	case EmptyEmpty:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for Filter.
 const (
 	FilterGrayscale Filter = "grayscale"
@@ -6350,9 +6335,9 @@ func (e TestWebhook503JSONResponseBodyStatus) Valid() bool {
 // Creativity How freely the text is written, from 0 (strict) to 1 (free).
 type Creativity = float64
 
-// CreativityInput A creativity as a JSON number (any spelling of its value), or as text in a plain decimal
-// spelling: `0.5`, `.5`, `0.50`, `+0.5`, `1.` (no exponent; white space around it is
-// trimmed).
+// CreativityInput A creativity. Also taken: any JSON spelling of its value (`0.50`, `5e-1`), and text in a
+// plain decimal spelling (`"0.5"`, `".5"`, `"+0.5"`, `"1."`; no exponent; with
+// white space around it (Unicode's, as Go's `unicode.IsSpace`)), which a form sends.
 type CreativityInput = float64
 
 // DescriptionInput An image's description; its length counts after trimming.
@@ -6456,11 +6441,11 @@ type DocumentAcceptedResponseStatus int
 // DocumentCreate defines model for DocumentCreate.
 type DocumentCreate struct {
 	// Creativity Optional, 0.5 unless given.
-	Creativity *float64 `json:"creativity,omitempty"`
+	Creativity *CreativityInput `json:"creativity,omitempty"`
 
 	// Language Optional: the language to write in, whatever the prompt's. Not given leaves it to the
 	// prompt, as the original app did.
-	Language *Language `json:"language,omitempty"`
+	Language *LanguageInput `json:"language,omitempty"`
 
 	// Name A name; its length counts after trimming.
 	//
@@ -6472,21 +6457,21 @@ type DocumentCreate struct {
 	// Examples: Announce our new espresso machine
 	Prompt PromptInput `json:"prompt"`
 
-	// TemplateId Optional, 1 (Freestyle) unless given. An addition to the original app's fields; only a
+	// TemplateId Optional, 1 unless given (Freestyle). An addition to the original app's fields; only a
 	// regenerate changes it later.
-	TemplateId *int `json:"template_id,omitempty"`
+	TemplateId *TemplateIdInput `json:"template_id,omitempty"`
 
 	// Tone Optional; not given leaves the tone to the template.
-	Tone *Tone `json:"tone,omitempty"`
+	Tone *ToneInput `json:"tone,omitempty"`
 
 	// Variants Optional, 1 unless given: how many texts to write, each a model call of its own.
 	// The document counts once against the month's documents; each text counts its words.
-	Variants *int `json:"variants,omitempty"`
+	Variants *VariantsInput `json:"variants,omitempty"`
 
 	// VoiceId Optional: one of the account's voices, whose guide the text follows and whose language
 	// and tone apply where these are not given. Another account's, a deleted or an unknown
 	// voice is 422.
-	VoiceId *int64 `json:"voice_id,omitempty"`
+	VoiceId *IdInput `json:"voice_id,omitempty"`
 }
 
 // DocumentCreatedResponse defines model for DocumentCreatedResponse.
@@ -6516,6 +6501,19 @@ type DocumentDeletedObject string
 // DocumentDeletedStatus defines model for DocumentDeleted.Status.
 type DocumentDeletedStatus int
 
+// DocumentEvent What a webhook delivers when a document's generation ends: the event's type, when it
+// happened and the record.
+type DocumentEvent struct {
+	// Data The document as `GET` answers it, at the attempt.
+	//
+	// Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
+	Data Document `json:"data"`
+
+	// Timestamp When the generation ended (RFC 3339, UTC), the same on every attempt.
+	Timestamp time.Time        `json:"timestamp"`
+	Type      WebhookEventType `json:"type"`
+}
+
 // DocumentList defines model for DocumentList.
 type DocumentList struct {
 	Data []Document `json:"data"`
@@ -6540,25 +6538,27 @@ type DocumentListStatus int
 // DocumentRegenerate defines model for DocumentRegenerate.
 type DocumentRegenerate struct {
 	// Creativity Optional; not given keeps the current creativity.
-	Creativity *float64 `json:"creativity,omitempty"`
+	Creativity *CreativityInput `json:"creativity,omitempty"`
 
 	// Language Optional; not given keeps the current language.
-	Language *Language `json:"language,omitempty"`
+	Language *LanguageInput `json:"language,omitempty"`
 
 	// Prompt Optional; not given keeps the current prompt.
-	Prompt *string `json:"prompt,omitempty"`
+	//
+	// Examples: Announce our new espresso machine
+	Prompt *PromptInput `json:"prompt,omitempty"`
 
 	// TemplateId Optional; not given keeps the current template. Another template moves the document there.
-	TemplateId *int `json:"template_id,omitempty"`
+	TemplateId *TemplateIdInput `json:"template_id,omitempty"`
 
 	// Tone Optional; not given keeps the current tone.
-	Tone *Tone `json:"tone,omitempty"`
+	Tone *ToneInput `json:"tone,omitempty"`
 
 	// Variants Optional; not given keeps the current number of texts.
-	Variants *int `json:"variants,omitempty"`
+	Variants *VariantsInput `json:"variants,omitempty"`
 
 	// VoiceId Optional; not given keeps the current voice, or none if it has been deleted meanwhile.
-	VoiceId *int64 `json:"voice_id,omitempty"`
+	VoiceId *IdInput `json:"voice_id,omitempty"`
 }
 
 // DocumentResponse defines model for DocumentResponse.
@@ -6573,15 +6573,21 @@ type DocumentResponseStatus int
 
 // DocumentUpdate defines model for DocumentUpdate.
 type DocumentUpdate struct {
-	Favorite *bool   `json:"favorite,omitempty"`
-	Name     *string `json:"name,omitempty"`
+	// Favorite A flag, stored and shown as a boolean. Also taken: the JSON numbers 1 and 0, and the
+	// text `1`, `0`, `true` or `false` in any letter case (with white space around it (Unicode's, as Go's `unicode.IsSpace`)), which a form
+	// or an HTML checkbox sends.
+	Favorite *FavoriteInput `json:"favorite,omitempty"`
+
+	// Name A name; its length counts after trimming.
+	//
+	// Examples: Sunset
+	Name *NameInput `json:"name,omitempty"`
 
 	// Result The text; setting it recounts `words`.
-	Result *string `json:"result,omitempty"`
+	//
+	// Examples: Our new espresso machine is here.
+	Result *ResultInput `json:"result,omitempty"`
 }
-
-// Empty An empty query parameter, the same as not sending it.
-type Empty string
 
 // Error Every error but 422 (and a quota's 429, which adds `code`).
 //
@@ -6598,8 +6604,9 @@ type ErrorBody struct {
 	union json.RawMessage
 }
 
-// FavoriteInput A flag: a JSON boolean, the JSON number 1 or 0, or the text `1`, `0`, `true` or `false` in
-// any letter case (white space around it is trimmed). Stored and shown as a boolean.
+// FavoriteInput A flag, stored and shown as a boolean. Also taken: the JSON numbers 1 and 0, and the
+// text `1`, `0`, `true` or `false` in any letter case (with white space around it (Unicode's, as Go's `unicode.IsSpace`)), which a form
+// or an HTML checkbox sends.
 type FavoriteInput = bool
 
 // FieldMessages Messages per field, each message once, for at most 10 fields (the first ones found), so
@@ -6610,10 +6617,10 @@ type FieldMessages map[string][]string
 // Filter defines model for Filter.
 type Filter string
 
-// FilterFilter A filter, or empty for none.
+// FilterFilter A filter. Also taken empty, for no filter.
 type FilterFilter = Filter
 
-// FilterInput A filter; white space around it is trimmed.
+// FilterInput A filter. Also taken with white space around it (Unicode's, as Go's `unicode.IsSpace`).
 type FilterInput = Filter
 
 // Generation Where the record's content generation stands. A record never stays `pending`
@@ -6667,8 +6674,8 @@ type GenerationErrorCode string
 // Examples: Warm, short sentences. Say brew, never make. No exclamation marks.
 type GuideInput = string
 
-// IdInput A record's id as a JSON number of a whole value (`7`, `7.0`), or as text of digits with
-// leading zeros allowed (white space around it is trimmed).
+// IdInput A record's id. Also taken: a JSON number of a whole value (`7.0`), and text of digits
+// (`"7"`, `"007"`, with white space around it (Unicode's, as Go's `unicode.IsSpace`)), which a form sends.
 type IdInput = int64
 
 // Image Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
@@ -6740,10 +6747,10 @@ type ImageCreate struct {
 	Description DescriptionInput `json:"description"`
 
 	// Filter Optional; not given means none.
-	Filter *Filter `json:"filter,omitempty"`
+	Filter *FilterInput `json:"filter,omitempty"`
 
 	// Medium Optional; not given means none.
-	Medium *Medium `json:"medium,omitempty"`
+	Medium *MediumInput `json:"medium,omitempty"`
 
 	// Name A name; its length counts after trimming.
 	//
@@ -6753,13 +6760,16 @@ type ImageCreate struct {
 	// NegativePrompt Optional: what the picture must not show, passed to the image model as its negative
 	// prompt (before the service's own: blurry, distorted, watermark, ...). Not given means
 	// nothing more.
-	NegativePrompt *string `json:"negative_prompt,omitempty"`
+	//
+	//
+	// Examples: people, text, a cloudy sky
+	NegativePrompt *NegativePromptInput `json:"negative_prompt,omitempty"`
 
-	// Resolution A resolution; white space around it is trimmed.
+	// Resolution A resolution. Also taken with white space around it (Unicode's, as Go's `unicode.IsSpace`).
 	Resolution ResolutionInput `json:"resolution"`
 
 	// Style Optional; not given means none.
-	Style *Style `json:"style,omitempty"`
+	Style *StyleInput `json:"style,omitempty"`
 }
 
 // ImageCreatedResponse defines model for ImageCreatedResponse.
@@ -6789,6 +6799,19 @@ type ImageDeletedObject string
 // ImageDeletedStatus defines model for ImageDeleted.Status.
 type ImageDeletedStatus int
 
+// ImageEvent What a webhook delivers when an image's generation ends: the event's type, when it
+// happened and the record.
+type ImageEvent struct {
+	// Data The image as `GET` answers it, at the attempt.
+	//
+	// Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+	Data Image `json:"data"`
+
+	// Timestamp When the generation ended (RFC 3339, UTC), the same on every attempt.
+	Timestamp time.Time        `json:"timestamp"`
+	Type      WebhookEventType `json:"type"`
+}
+
 // ImageList defines model for ImageList.
 type ImageList struct {
 	Data []Image `json:"data"`
@@ -6813,22 +6836,26 @@ type ImageListStatus int
 // ImageRegenerate defines model for ImageRegenerate.
 type ImageRegenerate struct {
 	// Description Optional; not given keeps the current description.
-	Description *string `json:"description,omitempty"`
+	//
+	// Examples: A red sky over the sea
+	Description *DescriptionInput `json:"description,omitempty"`
 
 	// Filter Optional; not given keeps the current filter.
-	Filter *Filter `json:"filter,omitempty"`
+	Filter *FilterInput `json:"filter,omitempty"`
 
 	// Medium Optional; not given keeps the current medium.
-	Medium *Medium `json:"medium,omitempty"`
+	Medium *MediumInput `json:"medium,omitempty"`
 
 	// NegativePrompt Optional; not given keeps the current negative prompt.
-	NegativePrompt *string `json:"negative_prompt,omitempty"`
+	//
+	// Examples: people, text, a cloudy sky
+	NegativePrompt *NegativePromptInput `json:"negative_prompt,omitempty"`
 
 	// Resolution Optional; not given keeps the current resolution.
-	Resolution *Resolution `json:"resolution,omitempty"`
+	Resolution *ResolutionInput `json:"resolution,omitempty"`
 
 	// Style Optional; not given keeps the current style.
-	Style *Style `json:"style,omitempty"`
+	Style *StyleInput `json:"style,omitempty"`
 }
 
 // ImageResponse defines model for ImageResponse.
@@ -6843,8 +6870,15 @@ type ImageResponseStatus int
 
 // ImageUpdate defines model for ImageUpdate.
 type ImageUpdate struct {
-	Favorite *bool   `json:"favorite,omitempty"`
-	Name     *string `json:"name,omitempty"`
+	// Favorite A flag, stored and shown as a boolean. Also taken: the JSON numbers 1 and 0, and the
+	// text `1`, `0`, `true` or `false` in any letter case (with white space around it (Unicode's, as Go's `unicode.IsSpace`)), which a form
+	// or an HTML checkbox sends.
+	Favorite *FavoriteInput `json:"favorite,omitempty"`
+
+	// Name A name; its length counts after trimming.
+	//
+	// Examples: Sunset
+	Name *NameInput `json:"name,omitempty"`
 }
 
 // Language A language to write in, as a BCP 47 tag: those Amazon Nova, the default text model, is
@@ -6852,19 +6886,20 @@ type ImageUpdate struct {
 // region). A request may give a tag in any letter case; a document shows it as listed here.
 type Language string
 
-// LanguageFilter A language, in any letter case, or empty for none.
-type LanguageFilter = string
+// LanguageFilter A language. Also taken in any letter case, and empty, for no filter.
+type LanguageFilter = Language
 
-// LanguageInput A language's tag, in any letter case (`PT-br` is `pt-BR`); white space around it is trimmed.
+// LanguageInput A language's tag. Also taken in any letter case (`PT-br` is `pt-BR`) and with
+// white space around it (Unicode's, as Go's `unicode.IsSpace`).
 type LanguageInput = Language
 
 // Medium defines model for Medium.
 type Medium string
 
-// MediumFilter A medium, or empty for none.
+// MediumFilter A medium. Also taken empty, for no filter.
 type MediumFilter = Medium
 
-// MediumInput A medium; white space around it is trimmed.
+// MediumInput A medium. Also taken with white space around it (Unicode's, as Go's `unicode.IsSpace`).
 type MediumInput = Medium
 
 // Meter defines model for Meter.
@@ -6888,9 +6923,6 @@ type NameInput = string
 //
 // Examples: people, text, a cloudy sky
 type NegativePromptInput = string
-
-// NotGiven Empty, white space only, or JSON null; the same as not sending the field.
-type NotGiven = string
 
 // PageLinks Absolute URLs of the first, last, previous and next pages: the request's query with
 // `page` set. `prev` is null on page 1 (and set on any later page, even past the end);
@@ -6978,10 +7010,10 @@ type RateLimitedStatus int
 // Resolution defines model for Resolution.
 type Resolution string
 
-// ResolutionFilter A resolution, or empty for none.
+// ResolutionFilter A resolution. Also taken empty, for no filter.
 type ResolutionFilter = Resolution
 
-// ResolutionInput A resolution; white space around it is trimmed.
+// ResolutionInput A resolution. Also taken with white space around it (Unicode's, as Go's `unicode.IsSpace`).
 type ResolutionInput = Resolution
 
 // ResultInput A document's text; its length counts after trimming.
@@ -6992,10 +7024,10 @@ type ResultInput = string
 // Style defines model for Style.
 type Style string
 
-// StyleFilter A style, or empty for none.
+// StyleFilter A style. Also taken empty, for no filter.
 type StyleFilter = Style
 
-// StyleInput A style; white space around it is trimmed.
+// StyleInput A style. Also taken with white space around it (Unicode's, as Go's `unicode.IsSpace`).
 type StyleInput = Style
 
 // Template Examples: {"id":1,"name":"Freestyle"}
@@ -7033,8 +7065,8 @@ type TemplateName string
 // 52 Feature section.
 type TemplateId = int
 
-// TemplateIdInput A template id as a JSON number of a whole value (`9`, `9.0`), or as text of digits with
-// leading zeros allowed (`09`; white space around it is trimmed).
+// TemplateIdInput A template's id. Also taken: a JSON number of a whole value (`9.0`), and text of digits
+// (`"9"`, `"09"`, with white space around it (Unicode's, as Go's `unicode.IsSpace`)), which a form sends.
 type TemplateIdInput = int
 
 // Timestamp ISO-8601 UTC with microseconds.
@@ -7045,7 +7077,7 @@ type Timestamp = time.Time
 // Tone How the text should sound.
 type Tone string
 
-// ToneInput A tone; white space around it is trimmed.
+// ToneInput A tone. Also taken with white space around it (Unicode's, as Go's `unicode.IsSpace`).
 type ToneInput = Tone
 
 // Usage This month's usage and limits.
@@ -7111,8 +7143,8 @@ type Variant struct {
 // Variants How many texts a generation writes.
 type Variants = int
 
-// VariantsInput How many texts to write, as a JSON number of a whole value (`3`, `3.0`), or as text of
-// digits with leading zeros allowed (white space around it is trimmed).
+// VariantsInput How many texts to write. Also taken: a JSON number of a whole value (`3.0`), and text
+// of digits (`"3"`, `"03"`, with white space around it (Unicode's, as Go's `unicode.IsSpace`)), which a form sends.
 type VariantsInput = int
 
 // Voice A brand voice: the house style its documents are written in (the guide, given to the model
@@ -7156,7 +7188,7 @@ type VoiceCreate struct {
 	Guide GuideInput `json:"guide"`
 
 	// Language Optional; the language the voice's documents are written in where they give none.
-	Language *Language `json:"language,omitempty"`
+	Language *LanguageInput `json:"language,omitempty"`
 
 	// Name A name; its length counts after trimming.
 	//
@@ -7164,7 +7196,7 @@ type VoiceCreate struct {
 	Name NameInput `json:"name"`
 
 	// Tone Optional; the tone the voice's documents have where they give none.
-	Tone *Tone `json:"tone,omitempty"`
+	Tone *ToneInput `json:"tone,omitempty"`
 }
 
 // VoiceCreatedResponse defines model for VoiceCreatedResponse.
@@ -7198,8 +7230,8 @@ type VoiceDeletedObject string
 // VoiceDeletedStatus defines model for VoiceDeleted.Status.
 type VoiceDeletedStatus int
 
-// VoiceIdFilter A voice's id (leading zeros allowed), or empty for none.
-type VoiceIdFilter = string
+// VoiceIdFilter A voice's id. Also taken with leading zeros (`007`), and empty, for no filter.
+type VoiceIdFilter = int64
 
 // VoiceList defines model for VoiceList.
 type VoiceList struct {
@@ -7247,19 +7279,25 @@ type VoiceResponseStatus int
 // VoiceUpdate defines model for VoiceUpdate.
 type VoiceUpdate struct {
 	// Guide The house style; a document reads it when its generation starts.
-	Guide *string `json:"guide,omitempty"`
+	//
+	// Examples: Warm, short sentences. Say brew, never make. No exclamation marks.
+	Guide *GuideInput `json:"guide,omitempty"`
 
 	// Language Optional; the language the voice's documents are written in where they give none.
-	Language *Language `json:"language,omitempty"`
-	Name     *string   `json:"name,omitempty"`
+	Language *LanguageInput `json:"language,omitempty"`
+
+	// Name A name; its length counts after trimming.
+	//
+	// Examples: Sunset
+	Name *NameInput `json:"name,omitempty"`
 
 	// Tone Optional; the tone the voice's documents have where they give none.
-	Tone *Tone `json:"tone,omitempty"`
+	Tone *ToneInput `json:"tone,omitempty"`
 }
 
 // Webhook A webhook endpoint, without its secret.
 //
-// Examples: {"created_at":"2026-11-25T21:04:11.532000Z","description":"","disabled_reason":null,"enabled":true,"events":["document.generated","document.failed","image.generated","image.failed"],"id":"wh_5f0c2e9a7b3d41c8a6e2f901","url":"https://example.com/hooks/content"}
+// Examples: {"created_at":"2026-11-25T21:04:11.532000Z","description":"","disabled_reason":null,"enabled":true,"events":["document.generated","document.failed","image.generated","image.failed"],"id":"wh_5f0c2e9a7b3d41c8a6e2f901","url":"https://hooks.example.com/content"}
 type Webhook struct {
 	// CreatedAt ISO-8601 UTC with microseconds.
 	//
@@ -7381,13 +7419,31 @@ type WebhookListStatus int
 type WebhookResponse struct {
 	// Data A webhook endpoint, without its secret.
 	//
-	// Examples: {"created_at":"2026-11-25T21:04:11.532000Z","description":"","disabled_reason":null,"enabled":true,"events":["document.generated","document.failed","image.generated","image.failed"],"id":"wh_5f0c2e9a7b3d41c8a6e2f901","url":"https://example.com/hooks/content"}
+	// Examples: {"created_at":"2026-11-25T21:04:11.532000Z","description":"","disabled_reason":null,"enabled":true,"events":["document.generated","document.failed","image.generated","image.failed"],"id":"wh_5f0c2e9a7b3d41c8a6e2f901","url":"https://hooks.example.com/content"}
 	Data   Webhook               `json:"data"`
 	Status WebhookResponseStatus `json:"status"`
 }
 
 // WebhookResponseStatus defines model for WebhookResponse.Status.
 type WebhookResponseStatus int
+
+// WebhookTestData The test event's data, which names the endpoint tested and nothing more.
+type WebhookTestData struct {
+	// WebhookId The endpoint's id (`Webhook.id`).
+	WebhookId string `json:"webhook_id"`
+}
+
+// WebhookTestEvent What `POST /api/v1/webhooks/{id}/test` delivers to that endpoint.
+//
+// Examples: {"data":{"webhook_id":"wh_5f0c2e9a7b3d41c8a6e2f901"},"timestamp":"2026-11-26T00:20:11.208473Z","type":"webhook.test"}
+type WebhookTestEvent struct {
+	// Data The test event's data, which names the endpoint tested and nothing more.
+	Data WebhookTestData `json:"data"`
+
+	// Timestamp When the test was asked for (RFC 3339, UTC), the same on every attempt.
+	Timestamp time.Time        `json:"timestamp"`
+	Type      WebhookEventType `json:"type"`
+}
 
 // WebhookTestQueued defines model for WebhookTestQueued.
 type WebhookTestQueued struct {
@@ -7419,6 +7475,12 @@ type WebhookWithSecret struct {
 	Url    string `json:"url"`
 }
 
+// AccessControlRequestHeaders defines model for Access-Control-Request-Headers.
+type AccessControlRequestHeaders = string
+
+// AccessControlRequestMethod defines model for Access-Control-Request-Method.
+type AccessControlRequestMethod = string
+
 // Cursor defines model for Cursor.
 type Cursor = string
 
@@ -7436,6 +7498,9 @@ type IfMatch = string
 
 // IfNoneMatch defines model for If-None-Match.
 type IfNoneMatch = string
+
+// Origin defines model for Origin.
+type Origin = string
 
 // Page defines model for Page.
 type Page = int64
@@ -7460,6 +7525,15 @@ type TemplateIdScope = int
 
 // WebhookId defines model for WebhookId.
 type WebhookId = string
+
+// WebhookMessageId defines model for WebhookMessageId.
+type WebhookMessageId = string
+
+// WebhookSignature defines model for WebhookSignature.
+type WebhookSignature = string
+
+// WebhookTimestamp defines model for WebhookTimestamp.
+type WebhookTimestamp = int64
 
 // BadRequest defines model for BadRequest.
 type BadRequest struct {
@@ -7665,34 +7739,35 @@ type ListDocumentsParams struct {
 	// accents. Empty means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
-	// SearchBy What `search` looks in; empty is the default.
+	// SearchBy What `search` looks in. Also taken empty, for the default.
 	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
 
-	// TemplateId The template whose documents are listed, a `TemplateId` (leading zeros allowed); empty is 1.
+	// TemplateId The template whose documents are listed, a `TemplateId`; 1 unless given. Also taken:
+	// leading zeros (`09`), and empty for 1.
 	TemplateId *TemplateIdScope `form:"template_id,omitempty" json:"template_id,omitempty"`
 
-	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
-	// empty is no filter.
+	// Favorite Only favorite (`true`) or only other (`false`) records. Also taken: `1` and `0`, `true`
+	// and `false` in any letter case, and empty for no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
 
-	// Language Only documents whose `language` is this, as they show it; empty is no filter. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
+	// Language Only documents whose `language` is this, as they show it. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
 	Language *LanguageFilter `form:"language,omitempty" json:"language,omitempty"`
 
-	// VoiceId Only documents whose `voice_id` is this, as they show it; empty is no filter. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
+	// VoiceId Only documents whose `voice_id` is this, as they show it. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
 	VoiceId *VoiceIdFilter `form:"voice_id,omitempty" json:"voice_id,omitempty"`
 
 	// SortBy The order: `id` is creation order; `name` ignores letter case and accents and breaks ties
-	// by id in the direction of `sort`. Empty is the default.
+	// by id in the direction of `sort`. Also taken empty, for the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`; empty is the default.
+	// Sort The direction of `sort_by`. Also taken empty, for the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
-	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
+	// PerPage Records per page. Also taken with leading zeros (`025`), and empty for the default.
 	PerPage *PerPage `form:"per_page,omitempty" json:"per_page,omitempty"`
 
-	// Page The page, from 1 to 10^12 (leading zeros allowed); empty is the default. A page past the
-	// end answers an empty `data` with correct `meta`.
+	// Page The page, from 1 to 10^12. A page past the end answers an empty `data` with correct
+	// `meta`. Also taken with leading zeros (`02`), and empty for the default.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 
 	// Cursor Where a list cut short by its bounds resumes: set only by the service, in `links.next`;
@@ -7731,34 +7806,35 @@ type HeadDocumentsParams struct {
 	// accents. Empty means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
-	// SearchBy What `search` looks in; empty is the default.
+	// SearchBy What `search` looks in. Also taken empty, for the default.
 	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
 
-	// TemplateId The template whose documents are listed, a `TemplateId` (leading zeros allowed); empty is 1.
+	// TemplateId The template whose documents are listed, a `TemplateId`; 1 unless given. Also taken:
+	// leading zeros (`09`), and empty for 1.
 	TemplateId *TemplateIdScope `form:"template_id,omitempty" json:"template_id,omitempty"`
 
-	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
-	// empty is no filter.
+	// Favorite Only favorite (`true`) or only other (`false`) records. Also taken: `1` and `0`, `true`
+	// and `false` in any letter case, and empty for no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
 
-	// Language Only documents whose `language` is this, as they show it; empty is no filter. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
+	// Language Only documents whose `language` is this, as they show it. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
 	Language *LanguageFilter `form:"language,omitempty" json:"language,omitempty"`
 
-	// VoiceId Only documents whose `voice_id` is this, as they show it; empty is no filter. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
+	// VoiceId Only documents whose `voice_id` is this, as they show it. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
 	VoiceId *VoiceIdFilter `form:"voice_id,omitempty" json:"voice_id,omitempty"`
 
 	// SortBy The order: `id` is creation order; `name` ignores letter case and accents and breaks ties
-	// by id in the direction of `sort`. Empty is the default.
+	// by id in the direction of `sort`. Also taken empty, for the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`; empty is the default.
+	// Sort The direction of `sort_by`. Also taken empty, for the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
-	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
+	// PerPage Records per page. Also taken with leading zeros (`025`), and empty for the default.
 	PerPage *PerPage `form:"per_page,omitempty" json:"per_page,omitempty"`
 
-	// Page The page, from 1 to 10^12 (leading zeros allowed); empty is the default. A page past the
-	// end answers an empty `data` with correct `meta`.
+	// Page The page, from 1 to 10^12. A page past the end answers an empty `data` with correct
+	// `meta`. Also taken with leading zeros (`02`), and empty for the default.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 
 	// Cursor Where a list cut short by its bounds resumes: set only by the service, in `links.next`;
@@ -8100,37 +8176,37 @@ type ListImagesParams struct {
 	// accents. Empty means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
-	// SearchBy What `search` looks in; empty is the default.
+	// SearchBy What `search` looks in. Also taken empty, for the default.
 	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
 
-	// Resolution Only images whose `resolution` is this, as they show it; empty is no filter.
+	// Resolution Only images whose `resolution` is this, as they show it.
 	Resolution *ResolutionFilter `form:"resolution,omitempty" json:"resolution,omitempty"`
 
-	// Style Only images whose `style` is this, as they show it; empty is no filter.
+	// Style Only images whose `style` is this, as they show it.
 	Style *StyleFilter `form:"style,omitempty" json:"style,omitempty"`
 
-	// Medium Only images whose `medium` is this, as they show it; empty is no filter.
+	// Medium Only images whose `medium` is this, as they show it.
 	Medium *MediumFilter `form:"medium,omitempty" json:"medium,omitempty"`
 
-	// Filter Only images whose `filter` is this, as they show it; empty is no filter.
+	// Filter Only images whose `filter` is this, as they show it.
 	Filter *FilterFilter `form:"filter,omitempty" json:"filter,omitempty"`
 
-	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
-	// empty is no filter.
+	// Favorite Only favorite (`true`) or only other (`false`) records. Also taken: `1` and `0`, `true`
+	// and `false` in any letter case, and empty for no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
 
 	// SortBy The order: `id` is creation order; `name` ignores letter case and accents and breaks ties
-	// by id in the direction of `sort`. Empty is the default.
+	// by id in the direction of `sort`. Also taken empty, for the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`; empty is the default.
+	// Sort The direction of `sort_by`. Also taken empty, for the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
-	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
+	// PerPage Records per page. Also taken with leading zeros (`025`), and empty for the default.
 	PerPage *PerPage `form:"per_page,omitempty" json:"per_page,omitempty"`
 
-	// Page The page, from 1 to 10^12 (leading zeros allowed); empty is the default. A page past the
-	// end answers an empty `data` with correct `meta`.
+	// Page The page, from 1 to 10^12. A page past the end answers an empty `data` with correct
+	// `meta`. Also taken with leading zeros (`02`), and empty for the default.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 
 	// Cursor Where a list cut short by its bounds resumes: set only by the service, in `links.next`;
@@ -8169,37 +8245,37 @@ type HeadImagesParams struct {
 	// accents. Empty means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
-	// SearchBy What `search` looks in; empty is the default.
+	// SearchBy What `search` looks in. Also taken empty, for the default.
 	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
 
-	// Resolution Only images whose `resolution` is this, as they show it; empty is no filter.
+	// Resolution Only images whose `resolution` is this, as they show it.
 	Resolution *ResolutionFilter `form:"resolution,omitempty" json:"resolution,omitempty"`
 
-	// Style Only images whose `style` is this, as they show it; empty is no filter.
+	// Style Only images whose `style` is this, as they show it.
 	Style *StyleFilter `form:"style,omitempty" json:"style,omitempty"`
 
-	// Medium Only images whose `medium` is this, as they show it; empty is no filter.
+	// Medium Only images whose `medium` is this, as they show it.
 	Medium *MediumFilter `form:"medium,omitempty" json:"medium,omitempty"`
 
-	// Filter Only images whose `filter` is this, as they show it; empty is no filter.
+	// Filter Only images whose `filter` is this, as they show it.
 	Filter *FilterFilter `form:"filter,omitempty" json:"filter,omitempty"`
 
-	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
-	// empty is no filter.
+	// Favorite Only favorite (`true`) or only other (`false`) records. Also taken: `1` and `0`, `true`
+	// and `false` in any letter case, and empty for no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
 
 	// SortBy The order: `id` is creation order; `name` ignores letter case and accents and breaks ties
-	// by id in the direction of `sort`. Empty is the default.
+	// by id in the direction of `sort`. Also taken empty, for the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`; empty is the default.
+	// Sort The direction of `sort_by`. Also taken empty, for the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
-	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
+	// PerPage Records per page. Also taken with leading zeros (`025`), and empty for the default.
 	PerPage *PerPage `form:"per_page,omitempty" json:"per_page,omitempty"`
 
-	// Page The page, from 1 to 10^12 (leading zeros allowed); empty is the default. A page past the
-	// end answers an empty `data` with correct `meta`.
+	// Page The page, from 1 to 10^12. A page past the end answers an empty `data` with correct
+	// `meta`. Also taken with leading zeros (`02`), and empty for the default.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 
 	// Cursor Where a list cut short by its bounds resumes: set only by the service, in `links.next`;
@@ -8590,21 +8666,21 @@ type ListVoicesParams struct {
 	// accents. Empty means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
-	// SearchBy What `search` looks in; empty is the default.
+	// SearchBy What `search` looks in. Also taken empty, for the default.
 	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
 
 	// SortBy The order: `id` is creation order; `name` ignores letter case and accents and breaks ties
-	// by id in the direction of `sort`. Empty is the default.
+	// by id in the direction of `sort`. Also taken empty, for the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`; empty is the default.
+	// Sort The direction of `sort_by`. Also taken empty, for the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
-	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
+	// PerPage Records per page. Also taken with leading zeros (`025`), and empty for the default.
 	PerPage *PerPage `form:"per_page,omitempty" json:"per_page,omitempty"`
 
-	// Page The page, from 1 to 10^12 (leading zeros allowed); empty is the default. A page past the
-	// end answers an empty `data` with correct `meta`.
+	// Page The page, from 1 to 10^12. A page past the end answers an empty `data` with correct
+	// `meta`. Also taken with leading zeros (`02`), and empty for the default.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 
 	// Cursor Where a list cut short by its bounds resumes: set only by the service, in `links.next`;
@@ -8643,21 +8719,21 @@ type HeadVoicesParams struct {
 	// accents. Empty means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
-	// SearchBy What `search` looks in; empty is the default.
+	// SearchBy What `search` looks in. Also taken empty, for the default.
 	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
 
 	// SortBy The order: `id` is creation order; `name` ignores letter case and accents and breaks ties
-	// by id in the direction of `sort`. Empty is the default.
+	// by id in the direction of `sort`. Also taken empty, for the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`; empty is the default.
+	// Sort The direction of `sort_by`. Also taken empty, for the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
-	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
+	// PerPage Records per page. Also taken with leading zeros (`025`), and empty for the default.
 	PerPage *PerPage `form:"per_page,omitempty" json:"per_page,omitempty"`
 
-	// Page The page, from 1 to 10^12 (leading zeros allowed); empty is the default. A page past the
-	// end answers an empty `data` with correct `meta`.
+	// Page The page, from 1 to 10^12. A page past the end answers an empty `data` with correct
+	// `meta`. Also taken with leading zeros (`02`), and empty for the default.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 
 	// Cursor Where a list cut short by its bounds resumes: set only by the service, in `links.next`;
@@ -9103,6 +9179,86 @@ type TestWebhook500JSONResponseBodyStatus int
 // TestWebhook503JSONResponseBodyStatus defines parameters for TestWebhook.
 type TestWebhook503JSONResponseBodyStatus int
 
+// DeliverDocumentFailedParams defines parameters for DeliverDocumentFailed.
+type DeliverDocumentFailedParams struct {
+	// WebhookId The event's id for this endpoint, the same on every attempt: deliveries come at least
+	// once, so act once per id.
+	WebhookId WebhookMessageId `json:"webhook-id"`
+
+	// WebhookTimestamp This attempt's time, in Unix seconds. Refuse one more than 5 minutes from your clock, so
+	// that a captured delivery cannot be replayed later (the Standard Webhooks libraries do).
+	WebhookTimestamp WebhookTimestamp `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,` and the base64 HMAC-SHA256, keyed with the secret's decoded bytes (the `whsec_`
+	// secret without its prefix), of `{webhook-id}.{webhook-timestamp}.{body}`. Several
+	// signatures may stand space-separated; a delivery is authentic when any of them verifies.
+	WebhookSignature WebhookSignature `json:"webhook-signature"`
+}
+
+// DeliverDocumentGeneratedParams defines parameters for DeliverDocumentGenerated.
+type DeliverDocumentGeneratedParams struct {
+	// WebhookId The event's id for this endpoint, the same on every attempt: deliveries come at least
+	// once, so act once per id.
+	WebhookId WebhookMessageId `json:"webhook-id"`
+
+	// WebhookTimestamp This attempt's time, in Unix seconds. Refuse one more than 5 minutes from your clock, so
+	// that a captured delivery cannot be replayed later (the Standard Webhooks libraries do).
+	WebhookTimestamp WebhookTimestamp `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,` and the base64 HMAC-SHA256, keyed with the secret's decoded bytes (the `whsec_`
+	// secret without its prefix), of `{webhook-id}.{webhook-timestamp}.{body}`. Several
+	// signatures may stand space-separated; a delivery is authentic when any of them verifies.
+	WebhookSignature WebhookSignature `json:"webhook-signature"`
+}
+
+// DeliverImageFailedParams defines parameters for DeliverImageFailed.
+type DeliverImageFailedParams struct {
+	// WebhookId The event's id for this endpoint, the same on every attempt: deliveries come at least
+	// once, so act once per id.
+	WebhookId WebhookMessageId `json:"webhook-id"`
+
+	// WebhookTimestamp This attempt's time, in Unix seconds. Refuse one more than 5 minutes from your clock, so
+	// that a captured delivery cannot be replayed later (the Standard Webhooks libraries do).
+	WebhookTimestamp WebhookTimestamp `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,` and the base64 HMAC-SHA256, keyed with the secret's decoded bytes (the `whsec_`
+	// secret without its prefix), of `{webhook-id}.{webhook-timestamp}.{body}`. Several
+	// signatures may stand space-separated; a delivery is authentic when any of them verifies.
+	WebhookSignature WebhookSignature `json:"webhook-signature"`
+}
+
+// DeliverImageGeneratedParams defines parameters for DeliverImageGenerated.
+type DeliverImageGeneratedParams struct {
+	// WebhookId The event's id for this endpoint, the same on every attempt: deliveries come at least
+	// once, so act once per id.
+	WebhookId WebhookMessageId `json:"webhook-id"`
+
+	// WebhookTimestamp This attempt's time, in Unix seconds. Refuse one more than 5 minutes from your clock, so
+	// that a captured delivery cannot be replayed later (the Standard Webhooks libraries do).
+	WebhookTimestamp WebhookTimestamp `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,` and the base64 HMAC-SHA256, keyed with the secret's decoded bytes (the `whsec_`
+	// secret without its prefix), of `{webhook-id}.{webhook-timestamp}.{body}`. Several
+	// signatures may stand space-separated; a delivery is authentic when any of them verifies.
+	WebhookSignature WebhookSignature `json:"webhook-signature"`
+}
+
+// DeliverWebhookTestParams defines parameters for DeliverWebhookTest.
+type DeliverWebhookTestParams struct {
+	// WebhookId The event's id for this endpoint, the same on every attempt: deliveries come at least
+	// once, so act once per id.
+	WebhookId WebhookMessageId `json:"webhook-id"`
+
+	// WebhookTimestamp This attempt's time, in Unix seconds. Refuse one more than 5 minutes from your clock, so
+	// that a captured delivery cannot be replayed later (the Standard Webhooks libraries do).
+	WebhookTimestamp WebhookTimestamp `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,` and the base64 HMAC-SHA256, keyed with the secret's decoded bytes (the `whsec_`
+	// secret without its prefix), of `{webhook-id}.{webhook-timestamp}.{body}`. Several
+	// signatures may stand space-separated; a delivery is authentic when any of them verifies.
+	WebhookSignature WebhookSignature `json:"webhook-signature"`
+}
+
 // CreateDocumentJSONRequestBody defines body for CreateDocument for application/json ContentType.
 type CreateDocumentJSONRequestBody = DocumentCreate
 
@@ -9210,6 +9366,21 @@ type CreateWebhookFormdataRequestBody = WebhookCreate
 
 // CreateWebhookMultipartRequestBody defines body for CreateWebhook for multipart/form-data ContentType.
 type CreateWebhookMultipartRequestBody = WebhookCreate
+
+// DeliverDocumentFailedJSONRequestBody defines body for DeliverDocumentFailed for application/json ContentType.
+type DeliverDocumentFailedJSONRequestBody = DocumentEvent
+
+// DeliverDocumentGeneratedJSONRequestBody defines body for DeliverDocumentGenerated for application/json ContentType.
+type DeliverDocumentGeneratedJSONRequestBody = DocumentEvent
+
+// DeliverImageFailedJSONRequestBody defines body for DeliverImageFailed for application/json ContentType.
+type DeliverImageFailedJSONRequestBody = ImageEvent
+
+// DeliverImageGeneratedJSONRequestBody defines body for DeliverImageGenerated for application/json ContentType.
+type DeliverImageGeneratedJSONRequestBody = ImageEvent
+
+// DeliverWebhookTestJSONRequestBody defines body for DeliverWebhookTest for application/json ContentType.
+type DeliverWebhookTestJSONRequestBody = WebhookTestEvent
 
 // AsError returns the union data inside the ErrorBody as a Error
 func (t ErrorBody) AsError() (Error, error) {
@@ -11422,7 +11593,7 @@ func NewListDocumentsRequest(server string, params *ListDocumentsParams) (*http.
 
 		if params.SearchBy != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search_by", *params.SearchBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search_by", *params.SearchBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11434,7 +11605,7 @@ func NewListDocumentsRequest(server string, params *ListDocumentsParams) (*http.
 
 		if params.TemplateId != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "template_id", *params.TemplateId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "template_id", *params.TemplateId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11446,7 +11617,7 @@ func NewListDocumentsRequest(server string, params *ListDocumentsParams) (*http.
 
 		if params.Favorite != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "favorite", *params.Favorite, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "favorite", *params.Favorite, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11458,7 +11629,7 @@ func NewListDocumentsRequest(server string, params *ListDocumentsParams) (*http.
 
 		if params.Language != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11470,7 +11641,7 @@ func NewListDocumentsRequest(server string, params *ListDocumentsParams) (*http.
 
 		if params.VoiceId != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "voice_id", *params.VoiceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "voice_id", *params.VoiceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11482,7 +11653,7 @@ func NewListDocumentsRequest(server string, params *ListDocumentsParams) (*http.
 
 		if params.SortBy != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort_by", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort_by", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11494,7 +11665,7 @@ func NewListDocumentsRequest(server string, params *ListDocumentsParams) (*http.
 
 		if params.Sort != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11506,7 +11677,7 @@ func NewListDocumentsRequest(server string, params *ListDocumentsParams) (*http.
 
 		if params.PerPage != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11518,7 +11689,7 @@ func NewListDocumentsRequest(server string, params *ListDocumentsParams) (*http.
 
 		if params.Page != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11596,7 +11767,7 @@ func NewHeadDocumentsRequest(server string, params *HeadDocumentsParams) (*http.
 
 		if params.SearchBy != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search_by", *params.SearchBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search_by", *params.SearchBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11608,7 +11779,7 @@ func NewHeadDocumentsRequest(server string, params *HeadDocumentsParams) (*http.
 
 		if params.TemplateId != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "template_id", *params.TemplateId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "template_id", *params.TemplateId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11620,7 +11791,7 @@ func NewHeadDocumentsRequest(server string, params *HeadDocumentsParams) (*http.
 
 		if params.Favorite != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "favorite", *params.Favorite, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "favorite", *params.Favorite, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11632,7 +11803,7 @@ func NewHeadDocumentsRequest(server string, params *HeadDocumentsParams) (*http.
 
 		if params.Language != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11644,7 +11815,7 @@ func NewHeadDocumentsRequest(server string, params *HeadDocumentsParams) (*http.
 
 		if params.VoiceId != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "voice_id", *params.VoiceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "voice_id", *params.VoiceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11656,7 +11827,7 @@ func NewHeadDocumentsRequest(server string, params *HeadDocumentsParams) (*http.
 
 		if params.SortBy != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort_by", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort_by", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11668,7 +11839,7 @@ func NewHeadDocumentsRequest(server string, params *HeadDocumentsParams) (*http.
 
 		if params.Sort != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11680,7 +11851,7 @@ func NewHeadDocumentsRequest(server string, params *HeadDocumentsParams) (*http.
 
 		if params.PerPage != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11692,7 +11863,7 @@ func NewHeadDocumentsRequest(server string, params *HeadDocumentsParams) (*http.
 
 		if params.Page != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11811,7 +11982,7 @@ func NewDeleteDocumentRequest(server string, id Id, params *DeleteDocumentParams
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -11871,7 +12042,7 @@ func NewGetDocumentRequest(server string, id Id, params *GetDocumentParams) (*ht
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -11920,7 +12091,7 @@ func NewHeadDocumentRequest(server string, id Id, params *HeadDocumentParams) (*
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -11991,7 +12162,7 @@ func NewPatchDocumentRequestWithBody(server string, id Id, params *PatchDocument
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -12075,7 +12246,7 @@ func NewUpdateDocumentRequestWithBody(server string, id Id, params *UpdateDocume
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -12159,7 +12330,7 @@ func NewRegenerateDocumentRequestWithBody(server string, id Id, params *Regenera
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -12257,7 +12428,7 @@ func NewListImagesRequest(server string, params *ListImagesParams) (*http.Reques
 
 		if params.SearchBy != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search_by", *params.SearchBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search_by", *params.SearchBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12269,7 +12440,7 @@ func NewListImagesRequest(server string, params *ListImagesParams) (*http.Reques
 
 		if params.Resolution != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resolution", *params.Resolution, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resolution", *params.Resolution, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12281,7 +12452,7 @@ func NewListImagesRequest(server string, params *ListImagesParams) (*http.Reques
 
 		if params.Style != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "style", *params.Style, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "style", *params.Style, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12293,7 +12464,7 @@ func NewListImagesRequest(server string, params *ListImagesParams) (*http.Reques
 
 		if params.Medium != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "medium", *params.Medium, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "medium", *params.Medium, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12305,7 +12476,7 @@ func NewListImagesRequest(server string, params *ListImagesParams) (*http.Reques
 
 		if params.Filter != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "filter", *params.Filter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "filter", *params.Filter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12317,7 +12488,7 @@ func NewListImagesRequest(server string, params *ListImagesParams) (*http.Reques
 
 		if params.Favorite != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "favorite", *params.Favorite, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "favorite", *params.Favorite, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12329,7 +12500,7 @@ func NewListImagesRequest(server string, params *ListImagesParams) (*http.Reques
 
 		if params.SortBy != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort_by", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort_by", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12341,7 +12512,7 @@ func NewListImagesRequest(server string, params *ListImagesParams) (*http.Reques
 
 		if params.Sort != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12353,7 +12524,7 @@ func NewListImagesRequest(server string, params *ListImagesParams) (*http.Reques
 
 		if params.PerPage != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12365,7 +12536,7 @@ func NewListImagesRequest(server string, params *ListImagesParams) (*http.Reques
 
 		if params.Page != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12443,7 +12614,7 @@ func NewHeadImagesRequest(server string, params *HeadImagesParams) (*http.Reques
 
 		if params.SearchBy != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search_by", *params.SearchBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search_by", *params.SearchBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12455,7 +12626,7 @@ func NewHeadImagesRequest(server string, params *HeadImagesParams) (*http.Reques
 
 		if params.Resolution != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resolution", *params.Resolution, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resolution", *params.Resolution, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12467,7 +12638,7 @@ func NewHeadImagesRequest(server string, params *HeadImagesParams) (*http.Reques
 
 		if params.Style != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "style", *params.Style, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "style", *params.Style, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12479,7 +12650,7 @@ func NewHeadImagesRequest(server string, params *HeadImagesParams) (*http.Reques
 
 		if params.Medium != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "medium", *params.Medium, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "medium", *params.Medium, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12491,7 +12662,7 @@ func NewHeadImagesRequest(server string, params *HeadImagesParams) (*http.Reques
 
 		if params.Filter != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "filter", *params.Filter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "filter", *params.Filter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12503,7 +12674,7 @@ func NewHeadImagesRequest(server string, params *HeadImagesParams) (*http.Reques
 
 		if params.Favorite != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "favorite", *params.Favorite, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "favorite", *params.Favorite, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12515,7 +12686,7 @@ func NewHeadImagesRequest(server string, params *HeadImagesParams) (*http.Reques
 
 		if params.SortBy != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort_by", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort_by", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12527,7 +12698,7 @@ func NewHeadImagesRequest(server string, params *HeadImagesParams) (*http.Reques
 
 		if params.Sort != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12539,7 +12710,7 @@ func NewHeadImagesRequest(server string, params *HeadImagesParams) (*http.Reques
 
 		if params.PerPage != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12551,7 +12722,7 @@ func NewHeadImagesRequest(server string, params *HeadImagesParams) (*http.Reques
 
 		if params.Page != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12670,7 +12841,7 @@ func NewDeleteImageRequest(server string, id Id, params *DeleteImageParams) (*ht
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -12730,7 +12901,7 @@ func NewGetImageRequest(server string, id Id, params *GetImageParams) (*http.Req
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -12779,7 +12950,7 @@ func NewHeadImageRequest(server string, id Id, params *HeadImageParams) (*http.R
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -12850,7 +13021,7 @@ func NewPatchImageRequestWithBody(server string, id Id, params *PatchImageParams
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -12934,7 +13105,7 @@ func NewUpdateImageRequestWithBody(server string, id Id, params *UpdateImagePara
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -13018,7 +13189,7 @@ func NewRegenerateImageRequestWithBody(server string, id Id, params *RegenerateI
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -13254,7 +13425,7 @@ func NewListVoicesRequest(server string, params *ListVoicesParams) (*http.Reques
 
 		if params.SearchBy != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search_by", *params.SearchBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search_by", *params.SearchBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13266,7 +13437,7 @@ func NewListVoicesRequest(server string, params *ListVoicesParams) (*http.Reques
 
 		if params.SortBy != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort_by", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort_by", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13278,7 +13449,7 @@ func NewListVoicesRequest(server string, params *ListVoicesParams) (*http.Reques
 
 		if params.Sort != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13290,7 +13461,7 @@ func NewListVoicesRequest(server string, params *ListVoicesParams) (*http.Reques
 
 		if params.PerPage != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13302,7 +13473,7 @@ func NewListVoicesRequest(server string, params *ListVoicesParams) (*http.Reques
 
 		if params.Page != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13380,7 +13551,7 @@ func NewHeadVoicesRequest(server string, params *HeadVoicesParams) (*http.Reques
 
 		if params.SearchBy != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search_by", *params.SearchBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search_by", *params.SearchBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13392,7 +13563,7 @@ func NewHeadVoicesRequest(server string, params *HeadVoicesParams) (*http.Reques
 
 		if params.SortBy != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort_by", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort_by", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13404,7 +13575,7 @@ func NewHeadVoicesRequest(server string, params *HeadVoicesParams) (*http.Reques
 
 		if params.Sort != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13416,7 +13587,7 @@ func NewHeadVoicesRequest(server string, params *HeadVoicesParams) (*http.Reques
 
 		if params.PerPage != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13428,7 +13599,7 @@ func NewHeadVoicesRequest(server string, params *HeadVoicesParams) (*http.Reques
 
 		if params.Page != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13547,7 +13718,7 @@ func NewDeleteVoiceRequest(server string, id Id, params *DeleteVoiceParams) (*ht
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -13607,7 +13778,7 @@ func NewGetVoiceRequest(server string, id Id, params *GetVoiceParams) (*http.Req
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -13656,7 +13827,7 @@ func NewHeadVoiceRequest(server string, id Id, params *HeadVoiceParams) (*http.R
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -13727,7 +13898,7 @@ func NewPatchVoiceRequestWithBody(server string, id Id, params *PatchVoiceParams
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -13811,7 +13982,7 @@ func NewUpdateVoiceRequestWithBody(server string, id Id, params *UpdateVoicePara
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
 	if err != nil {
 		return nil, err
 	}
@@ -35381,4 +35552,521 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 	}
 
 	return response, nil
+}
+
+// WebhookInitiator sends OpenAPI 3.1 webhook requests to target URLs.
+// Modeled on the generated Client, but with no stored Server -- the full
+// target URL is provided per-call by the caller (typically discovered
+// from a subscription registration).
+type WebhookInitiator struct {
+	// Doer for performing requests, typically a *http.Client with any
+	// customized settings, such as certificate chains.
+	Client HttpRequestDoer
+
+	// A list of callbacks for modifying requests which are generated before sending over
+	// the network.
+	RequestEditors []RequestEditorFn
+}
+
+// WebhookInitiatorOption allows setting custom parameters during construction.
+type WebhookInitiatorOption func(*WebhookInitiator) error
+
+// NewWebhookInitiator creates a new WebhookInitiator with reasonable defaults.
+func NewWebhookInitiator(opts ...WebhookInitiatorOption) (*WebhookInitiator, error) {
+	initiator := WebhookInitiator{}
+	for _, o := range opts {
+		if err := o(&initiator); err != nil {
+			return nil, err
+		}
+	}
+	if initiator.Client == nil {
+		initiator.Client = &http.Client{}
+	}
+	return &initiator, nil
+}
+
+// WithWebhookHTTPClient allows overriding the default Doer, which is
+// automatically created using http.Client. This is useful for tests.
+func WithWebhookHTTPClient(doer HttpRequestDoer) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.Client = doer
+		return nil
+	}
+}
+
+// WithWebhookRequestEditorFn allows setting up a callback function, which
+// will be called right before sending the webhook request. This can be
+// used to mutate the request, e.g. to add signature headers.
+func WithWebhookRequestEditorFn(fn RequestEditorFn) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.RequestEditors = append(p.RequestEditors, fn)
+		return nil
+	}
+}
+
+func (p *WebhookInitiator) applyWebhookEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
+	for _, r := range p.RequestEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	for _, r := range additionalEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WebhookInitiatorInterface is the interface specification for the webhook initiator.
+type WebhookInitiatorInterface interface {
+	// DeliverDocumentFailedWithBody fires the document.failed webhook with any body
+	DeliverDocumentFailedWithBody(ctx context.Context, targetURL string, params *DeliverDocumentFailedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	DeliverDocumentFailed(ctx context.Context, targetURL string, params *DeliverDocumentFailedParams, body DeliverDocumentFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeliverDocumentGeneratedWithBody fires the document.generated webhook with any body
+	DeliverDocumentGeneratedWithBody(ctx context.Context, targetURL string, params *DeliverDocumentGeneratedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	DeliverDocumentGenerated(ctx context.Context, targetURL string, params *DeliverDocumentGeneratedParams, body DeliverDocumentGeneratedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeliverImageFailedWithBody fires the image.failed webhook with any body
+	DeliverImageFailedWithBody(ctx context.Context, targetURL string, params *DeliverImageFailedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	DeliverImageFailed(ctx context.Context, targetURL string, params *DeliverImageFailedParams, body DeliverImageFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeliverImageGeneratedWithBody fires the image.generated webhook with any body
+	DeliverImageGeneratedWithBody(ctx context.Context, targetURL string, params *DeliverImageGeneratedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	DeliverImageGenerated(ctx context.Context, targetURL string, params *DeliverImageGeneratedParams, body DeliverImageGeneratedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeliverWebhookTestWithBody fires the webhook.test webhook with any body
+	DeliverWebhookTestWithBody(ctx context.Context, targetURL string, params *DeliverWebhookTestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	DeliverWebhookTest(ctx context.Context, targetURL string, params *DeliverWebhookTestParams, body DeliverWebhookTestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+func (p *WebhookInitiator) DeliverDocumentFailedWithBody(ctx context.Context, targetURL string, params *DeliverDocumentFailedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverDocumentFailedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) DeliverDocumentFailed(ctx context.Context, targetURL string, params *DeliverDocumentFailedParams, body DeliverDocumentFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverDocumentFailedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) DeliverDocumentGeneratedWithBody(ctx context.Context, targetURL string, params *DeliverDocumentGeneratedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverDocumentGeneratedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) DeliverDocumentGenerated(ctx context.Context, targetURL string, params *DeliverDocumentGeneratedParams, body DeliverDocumentGeneratedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverDocumentGeneratedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) DeliverImageFailedWithBody(ctx context.Context, targetURL string, params *DeliverImageFailedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverImageFailedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) DeliverImageFailed(ctx context.Context, targetURL string, params *DeliverImageFailedParams, body DeliverImageFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverImageFailedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) DeliverImageGeneratedWithBody(ctx context.Context, targetURL string, params *DeliverImageGeneratedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverImageGeneratedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) DeliverImageGenerated(ctx context.Context, targetURL string, params *DeliverImageGeneratedParams, body DeliverImageGeneratedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverImageGeneratedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) DeliverWebhookTestWithBody(ctx context.Context, targetURL string, params *DeliverWebhookTestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverWebhookTestWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) DeliverWebhookTest(ctx context.Context, targetURL string, params *DeliverWebhookTestParams, body DeliverWebhookTestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverWebhookTestWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+// NewDeliverDocumentFailedWebhookRequest builds a application/json POST request for the document.failed webhook
+func NewDeliverDocumentFailedWebhookRequest(targetURL string, params *DeliverDocumentFailedParams, body DeliverDocumentFailedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeliverDocumentFailedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewDeliverDocumentFailedWebhookRequestWithBody builds a POST request for the document.failed webhook with any body
+func NewDeliverDocumentFailedWebhookRequestWithBody(targetURL string, params *DeliverDocumentFailedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewDeliverDocumentGeneratedWebhookRequest builds a application/json POST request for the document.generated webhook
+func NewDeliverDocumentGeneratedWebhookRequest(targetURL string, params *DeliverDocumentGeneratedParams, body DeliverDocumentGeneratedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeliverDocumentGeneratedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewDeliverDocumentGeneratedWebhookRequestWithBody builds a POST request for the document.generated webhook with any body
+func NewDeliverDocumentGeneratedWebhookRequestWithBody(targetURL string, params *DeliverDocumentGeneratedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewDeliverImageFailedWebhookRequest builds a application/json POST request for the image.failed webhook
+func NewDeliverImageFailedWebhookRequest(targetURL string, params *DeliverImageFailedParams, body DeliverImageFailedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeliverImageFailedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewDeliverImageFailedWebhookRequestWithBody builds a POST request for the image.failed webhook with any body
+func NewDeliverImageFailedWebhookRequestWithBody(targetURL string, params *DeliverImageFailedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewDeliverImageGeneratedWebhookRequest builds a application/json POST request for the image.generated webhook
+func NewDeliverImageGeneratedWebhookRequest(targetURL string, params *DeliverImageGeneratedParams, body DeliverImageGeneratedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeliverImageGeneratedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewDeliverImageGeneratedWebhookRequestWithBody builds a POST request for the image.generated webhook with any body
+func NewDeliverImageGeneratedWebhookRequestWithBody(targetURL string, params *DeliverImageGeneratedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewDeliverWebhookTestWebhookRequest builds a application/json POST request for the webhook.test webhook
+func NewDeliverWebhookTestWebhookRequest(targetURL string, params *DeliverWebhookTestParams, body DeliverWebhookTestJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeliverWebhookTestWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewDeliverWebhookTestWebhookRequestWithBody builds a POST request for the webhook.test webhook with any body
+func NewDeliverWebhookTestWebhookRequestWithBody(targetURL string, params *DeliverWebhookTestParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
 }

@@ -184,7 +184,7 @@ func TestGeneratedClient(t *testing.T) {
 	// Voices: created in JSON and as a form, listed, read, updated,
 	// patched, one deleted.
 	voice, err := c.CreateVoiceWithResponse(ctx, &client.CreateVoiceParams{IdempotencyKey: ptr("voice-1")}, client.VoiceCreate{
-		Name: "Barista", Guide: "Warm and short.", Language: ptr(client.Language("PT-br")), Tone: ptr(client.Tone("witty"))})
+		Name: "Barista", Guide: "Warm and short.", Language: ptr(client.LanguagePtBR), Tone: ptr(client.Tone("witty"))})
 	status(t, "create voice", voice.HTTPResponse, err, 201)
 	if v := voice.JSON201.Data; v.Id != 1 || v.Guide != "Warm and short." || v.Language == nil || *v.Language != "pt-BR" || v.Tone == nil || *v.Tone != "witty" {
 		t.Errorf("created voice: %+v", v)

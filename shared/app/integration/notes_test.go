@@ -215,5 +215,12 @@ var notesByHand = []struct {
             - type: 'null'
         created_at: {$ref: '#/components/schemas/Timestamp'}
         updated_at: {$ref: '#/components/schemas/Timestamp'}
+      examples:
+        - &noteExample {id: 1, name: Groceries, topic: What to buy, result: Milk and bread., favorite: false,
+            generation: null, created_at: '2026-11-21T16:48:30.000000Z', updated_at: '2026-11-21T16:48:30.000000Z'}
 `},
+	{doc: "openapi.yaml", before: "\n# What the service posts to a registered endpoint", text: `    NoteEvent:
+      summary: A note generated
+      value: {type: note.generated, timestamp: '2026-11-21T16:48:41.000000Z', data: *noteExample}
+`, generated: true},
 }

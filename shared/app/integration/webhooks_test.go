@@ -102,12 +102,18 @@ func newDeliveryStack(t *testing.T, schedule webhook.Schedule, status func(n int
 	}})
 	d := &deliveryStack{genStack: g, hooks: hooks}
 	var verifier *standardwebhooks.Webhook
+	contract := contractValidator(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		if err := verifier.Verify(body, r.Header); err != nil {
 			t.Errorf("delivery does not verify: %v", err)
+		}
+		// Every delivery is what the document's webhooks section says
+		// of its event type: headers and body.
+		if err := contract.ValidateWebhook(r.Header, body); err != nil {
+			t.Errorf("delivery %s does not match the document: %v", body, err)
 		}
 		var b map[string]any
 		_ = json.Unmarshal(body, &b)
@@ -141,6 +147,29 @@ func (d *deliveryStack) received(t *testing.T, n int) []map[string]any {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return slices.Clone(d.bodies)
+}
+
+// Each event type the sender builds is delivered as the document's webhooks
+// section declares it (the receiver of newDeliveryStack checks every
+// delivery against it): both ends of each generating resource's
+// generation, and the test event.
+func TestEveryEventTypeIsDeliveredAsTheDocumentSays(t *testing.T) {
+	d := newDeliveryStack(t, nil, func(int) int { return http.StatusNoContent })
+	expect(t, d.form("POST", "/api/v1/images", "name", "Cliff", "description", "A lighthouse", "resolution", "256x256"), 201)
+	expect(t, d.form("POST", "/api/v1/images", "name", "Refused", "description", "d [standin:filter]", "resolution", "256x256"), 201)
+	expect(t, d.form("POST", "/api/v1/documents", "name", "Launch", "prompt", "Our new espresso machine"), 201)
+	expect(t, d.form("POST", "/api/v1/documents", "name", "Refused", "prompt", "Something [standin:filter]"), 201)
+	expect(t, d.do(request{method: "POST", path: "/api/v1/webhooks/" + d.endpoint.ID + "/test", key: d.writeKey}), 202)
+	var types []string
+	for _, b := range d.received(t, len(app.EventTypes)) {
+		types = append(types, fmt.Sprint(b["type"]))
+	}
+	if slices.Sort(types); !slices.Equal(types, slices.Sorted(slices.Values(app.EventTypes))) {
+		t.Errorf("delivered %v, the event types are %v", types, app.EventTypes)
+	}
+	if !slices.Equal(contractValidator(t).Webhooks(), slices.Sorted(slices.Values(app.EventTypes))) {
+		t.Errorf("the document's webhooks are %v", contractValidator(t).Webhooks())
+	}
 }
 
 func TestGeneratedDocumentIsDelivered(t *testing.T) {

@@ -3,13 +3,9 @@ package listgen
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -236,32 +232,6 @@ func TestEveryDeclaredValueIsMarked(t *testing.T) {
 	srcs["openapi.yaml"] = []byte(strings.Replace(string(srcs["openapi.yaml"]), marker+"generation.Codes\n", "\n", 1))
 	if _, err := Generate(srcs, app.Resources); err == nil || !strings.Contains(err.Error(), "generation.Codes") {
 		t.Fatalf("generate with generation.Codes unmarked: %v", err)
-	}
-}
-
-// The trimmed patterns' white space class is what strings.TrimSpace trims.
-func TestSpaceIsWhatTrimSpaceTrims(t *testing.T) {
-	class := regexp.MustCompile("^" + space + "$")
-	for r := rune(0); r <= unicode.MaxRune; r++ {
-		s := string(r)
-		if trims := strings.TrimSpace(s) == ""; class.MatchString(s) != trims && utf8.ValidRune(r) {
-			t.Errorf("%U: TrimSpace trims it: %v; the class matches it: %v", r, trims, !trims)
-		}
-	}
-}
-
-// upTo matches exactly the numbers 1 to n as written without leading zeros.
-func TestUpTo(t *testing.T) {
-	for n := 1; n <= 1200; n += 1 + n/50 {
-		re := regexp.MustCompile("^(?:" + upTo(n) + ")$")
-		for i := 0; i <= 1300; i++ {
-			if re.MatchString(strconv.Itoa(i)) != (i >= 1 && i <= n) {
-				t.Fatalf("upTo(%d) = %s: matches %d: %v", n, upTo(n), i, !(i >= 1 && i <= n))
-			}
-		}
-		if re.MatchString("01") {
-			t.Fatalf("upTo(%d) matches a leading zero", n)
-		}
 	}
 }
 

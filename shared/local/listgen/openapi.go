@@ -11,6 +11,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/records"
+	"contentapi/shared/webhook"
 )
 
 // resourceOpenAPI is what openapi.yaml says of every resource, written from
@@ -70,6 +71,14 @@ type resourceDoc struct {
 	// Answers are the schemas wrapping one record, by status.
 	Answers    []answerDoc
 	MaxPerPage int
+	// Events are the webhooks' event types its generation ends with; none
+	// for a resource that does not generate.
+	Events []eventDoc
+}
+
+// eventDoc is an event type as the document's webhooks name it.
+type eventDoc struct {
+	Type, Operation, Summary, When string
 }
 
 type generatesDoc struct {
@@ -116,7 +125,7 @@ const runTag = "!run"
 
 // openAPIRuns declares the runs of keys openapi.yaml has of the resources.
 func openAPIRuns(v map[string]*yaml.Node, resources []app.Resource) error {
-	sections := map[string]string{"paths": "paths", "responses": "responses", "schemas": "schemas"}
+	sections := map[string]string{"paths": "paths", "responses": "responses", "schemas": "schemas", "webhooks": "webhooks"}
 	texts := map[string][]string{}
 	for i, r := range resources {
 		doc, err := docOf(r, i == 0)
@@ -128,7 +137,9 @@ func openAPIRuns(v map[string]*yaml.Node, resources []app.Resource) error {
 			if err := openAPITemplates.ExecuteTemplate(&b, section, doc); err != nil {
 				return err
 			}
-			texts[section] = append(texts[section], strings.TrimSpace(wrapLiterals(b.String())))
+			if text := strings.TrimSpace(wrapLiterals(b.String())); text != "" {
+				texts[section] = append(texts[section], text)
+			}
 		}
 	}
 	for section := range sections {
@@ -195,6 +206,12 @@ func docOf(r app.Resource, first bool) (resourceDoc, error) {
 		}
 		d.Generates = g
 		d.Answers = append(d.Answers, answerDoc{"AcceptedResponse", 202})
+		d.Events = []eventDoc{
+			{Type: webhook.Generated(def.Object), Operation: title(def.Object) + "Generated", Summary: title(def.Object) + " generated",
+				When: "wrote its " + g.One + " (`generation.status` `done`)"},
+			{Type: webhook.Failed(def.Object), Operation: title(def.Object) + "Failed", Summary: title(def.Object) + " generation failed",
+				When: "ended `failed`"},
+		}
 		if len(d.Regenerates) == 0 {
 			return d, fmt.Errorf("a regenerate takes no field")
 		}

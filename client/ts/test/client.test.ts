@@ -1,0 +1,172 @@
+// The TypeScript client against a running stack (TestTypeScriptClient in
+// shared/app/integration starts one and runs these with node --test):
+// CONTENTAPI_URL is its URL, CONTENTAPI_KEY an API key of an account with
+// nothing in it, and the stack lets webhook endpoints use 127.0.0.1.
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
+import { test } from "node:test";
+import { Webhook as Verifier } from "standardwebhooks";
+import { newClient, type components, type WebhookEvent } from "../src/index.js";
+
+const baseUrl = required("CONTENTAPI_URL");
+const apiKey = required("CONTENTAPI_KEY");
+const api = newClient(baseUrl, apiKey);
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) {
+    throw new Error(`${name} is not set: the tests run against a stack (go test ./shared/app/integration -run TestTypeScriptClient)`);
+  }
+  return value;
+}
+
+async function until(what: string, ok: () => boolean, seconds = 60): Promise<void> {
+  const end = Date.now() + seconds * 1000;
+  while (!ok()) {
+    if (Date.now() > end) {
+      throw new Error(`gave up waiting for ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+test("create, read with If-None-Match, update with If-Match, delete", async () => {
+  // A document with only its required fields: the defaulted ones are optional.
+  const created = await api.POST("/api/v1/documents", { body: { name: "Launch", prompt: "Our new espresso machine" } });
+  assert.equal(created.response.status, 201);
+  const doc = created.data?.data;
+  assert.ok(doc);
+  assert.equal(doc.name, "Launch");
+  assert.equal(doc.template_id, 1);
+
+  const read = await api.GET("/api/v1/documents/{id}", { params: { path: { id: doc.id } } });
+  assert.equal(read.response.status, 200);
+  const etag = read.response.headers.get("ETag");
+  assert.ok(etag);
+  const again = await api.GET("/api/v1/documents/{id}", { params: { path: { id: doc.id }, header: { "If-None-Match": etag } } });
+  assert.equal(again.response.status, 304);
+
+  const updated = await api.PATCH("/api/v1/documents/{id}", {
+    params: { path: { id: doc.id }, header: { "If-Match": etag } },
+    body: { favorite: true },
+  });
+  assert.equal(updated.response.status, 200);
+  assert.equal(updated.data?.data.favorite, true);
+  const stale = await api.PATCH("/api/v1/documents/{id}", {
+    params: { path: { id: doc.id }, header: { "If-Match": etag } },
+    body: { name: "Too late" },
+  });
+  assert.equal(stale.response.status, 412);
+  assert.equal(stale.error?.status, 412);
+
+  const deleted = await api.DELETE("/api/v1/documents/{id}", { params: { path: { id: doc.id } } });
+  assert.equal(deleted.response.status, 200);
+  assert.deepEqual(deleted.data, { id: doc.id, object: "document", deleted: true, status: 200 });
+  const gone = await api.GET("/api/v1/documents/{id}", { params: { path: { id: doc.id } } });
+  assert.equal(gone.response.status, 404);
+});
+
+test("list and follow links.next", async () => {
+  for (let i = 1; i <= 12; i++) {
+    const r = await api.POST("/api/v1/voices", { body: { name: `Voice ${i}`, guide: "Short sentences.", language: "pt-BR" } });
+    assert.equal(r.response.status, 201);
+  }
+  const first = await api.GET("/api/v1/voices", { params: { query: { per_page: 10, sort: "asc" } } });
+  assert.equal(first.response.status, 200);
+  const page1 = first.data;
+  assert.ok(page1);
+  assert.equal(page1.data.length, 10);
+  assert.equal(page1.meta.total, 12);
+  assert.ok(page1.links.next);
+  // links.next is the whole URL of the next page, as the service gave it.
+  const next = await fetch(page1.links.next, { headers: { Authorization: `Bearer ${apiKey}`, Accept: "application/json" } });
+  assert.equal(next.status, 200);
+  const page2 = (await next.json()) as components["schemas"]["VoiceList"];
+  assert.deepEqual(page2.data.map((v) => v.name), ["Voice 11", "Voice 12"]);
+  assert.equal(page2.links.next, null);
+});
+
+test("regenerate with Prefer: respond-async", async () => {
+  const created = await api.POST("/api/v1/images", {
+    body: { name: "Cliff", description: "A lighthouse", resolution: "256x256", style: "digital_art" },
+  });
+  assert.equal(created.response.status, 201);
+  const image = created.data?.data;
+  assert.ok(image);
+  assert.equal(image.style, "digital_art");
+  const regenerated = await api.POST("/api/v1/images/{id}/regenerate", {
+    params: { path: { id: image.id }, header: { Prefer: "respond-async" } },
+    body: { medium: "watercolor" },
+  });
+  assert.equal(regenerated.response.status, 202);
+  assert.equal(regenerated.response.headers.get("Preference-Applied"), "respond-async");
+  assert.equal(regenerated.data?.data.generation?.status, "pending");
+  assert.equal(regenerated.data?.data.medium, "watercolor");
+});
+
+test("register a webhook and verify its deliveries with standardwebhooks", async () => {
+  const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8") });
+      res.writeHead(204).end();
+    });
+  });
+  receiver.listen(0, "127.0.0.1");
+  await once(receiver, "listening");
+  try {
+    const port = (receiver.address() as AddressInfo).port;
+    const registered = await api.POST("/api/v1/webhooks", {
+      body: { url: `http://127.0.0.1:${port}/hook`, events: "image.generated", description: "TypeScript test" },
+    });
+    assert.equal(registered.response.status, 201);
+    const hook = registered.data?.data;
+    assert.ok(hook);
+    assert.deepEqual(hook.events, ["image.generated"]);
+    const verifier = new Verifier(hook.secret);
+
+    const tested = await api.POST("/api/v1/webhooks/{id}/test", { params: { path: { id: hook.id } } });
+    assert.equal(tested.response.status, 202);
+    const image = await api.POST("/api/v1/images", { body: { name: "Sunset", description: "A red sky", resolution: "512x512" } });
+    assert.equal(image.response.status, 201);
+    const id = image.data?.data.id;
+    assert.ok(id);
+
+    await until("two deliveries", () => received.length >= 2);
+    const types = new Set<string>();
+    for (const delivery of received) {
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(delivery.headers)) {
+        if (typeof v === "string") headers[k] = v;
+      }
+      // verify throws on a wrong signature or a stale timestamp.
+      const event = verifier.verify(delivery.body, headers) as { type: string };
+      types.add(event.type);
+      if (event.type === "image.generated") {
+        const generated = event as WebhookEvent<"image.generated">;
+        assert.equal(generated.data.id, id);
+        assert.equal(generated.data.generation?.status, "done");
+      } else {
+        const test = event as WebhookEvent<"webhook.test">;
+        assert.equal(test.type, "webhook.test");
+        assert.equal(test.data.webhook_id, hook.id);
+      }
+    }
+    assert.deepEqual([...types].sort(), ["image.generated", "webhook.test"]);
+    // A body changed in transit does not verify.
+    const first = received[0];
+    assert.ok(first);
+    const headers = Object.fromEntries(Object.entries(first.headers).filter((e): e is [string, string] => typeof e[1] === "string"));
+    assert.throws(() => verifier.verify(first.body.replace("}", ', "x": 1}'), headers));
+
+    const deliveries = await api.GET("/api/v1/webhooks/{id}/deliveries", { params: { path: { id: hook.id } } });
+    assert.equal(deliveries.response.status, 200);
+    await api.DELETE("/api/v1/webhooks/{id}", { params: { path: { id: hook.id } } });
+  } finally {
+    receiver.close();
+  }
+});
