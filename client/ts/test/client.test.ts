@@ -174,3 +174,18 @@ test("register a webhook and verify its deliveries with standardwebhooks", async
     receiver.close();
   }
 });
+
+// What the types refuse: each line below would compile were a value typed
+// as any string or number, and @ts-expect-error then fails tsc.
+export function refusedByTheTypes(): void {
+  // @ts-expect-error: "oil" is no style
+  void api.POST("/api/v1/images", { body: { name: "N", description: "D", resolution: "256x256", style: "oil" } });
+  // @ts-expect-error: 7 is no page size
+  void api.GET("/api/v1/images", { params: { query: { per_page: 7 } } });
+  // @ts-expect-error: an id is a number
+  void api.GET("/api/v1/images/{id}", { params: { path: { id: "7" } } });
+  // @ts-expect-error: a document needs its prompt
+  void api.POST("/api/v1/documents", { body: { name: "N" } });
+  // @ts-expect-error: favorite is a boolean
+  void api.PATCH("/api/v1/images/{id}", { params: { path: { id: 7 } }, body: { favorite: "1" } });
+}
