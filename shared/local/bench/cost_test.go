@@ -3,6 +3,8 @@ package bench
 import (
 	"math"
 	"testing"
+
+	"contentapi/shared/store"
 )
 
 func near(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
@@ -80,9 +82,22 @@ func TestWorstAttemptWaitsTheWholeTimeout(t *testing.T) {
 // attempt's price, to the reads'.
 func TestKeyDayCountsDeliveries(t *testing.T) {
 	var r WorstCaseReport
-	reads := r.KeyDay(1_000_000, 2, 0, 0).Value
-	both := r.KeyDay(1_000_000, 2, 25_000, 40e-6).Value
+	reads := r.KeyDay([]float64{1_000_000, 1_000_000}, 0, 0).Value
+	both := r.KeyDay([]float64{1_000_000, 1_000_000}, 25_000, 40e-6).Value
 	if !near(both-reads, 1) || reads <= 0 {
 		t.Errorf("reads alone $%v, with 25,000 deliveries at $40 a million $%v: want $1 more", reads, both)
+	}
+}
+
+// A key's worst day counts each resource's reads at its own limit: a
+// resource with a tenth of the limit adds a tenth of a resource's month
+// (and its batch's slack).
+func TestKeyDayCountsEachResourceAtItsLimit(t *testing.T) {
+	var r WorstCaseReport
+	two := r.KeyDay([]float64{1_000_000, 1_000_000}, 0, 0).Value
+	three := r.KeyDay([]float64{1_000_000, 1_000_000, 100_000}, 0, 0).Value
+	perUnit := two / (2 * (1_000_000 + store.DefaultReadsBatch))
+	if want := two + perUnit*(100_000+store.DefaultReadsBatch); !near(three, want) {
+		t.Errorf("three resources, the third at 100,000 reads: $%v, want $%v", three, want)
 	}
 }
