@@ -39,6 +39,9 @@ type Template struct {
 	// Rules is the template's Rules section: what CloudFormation asserts
 	// of the parameters before it deploys, by rule name.
 	Rules map[string]map[string]any
+	// Mappings is the template's Mappings section: map, top-level key,
+	// second-level key, value.
+	Mappings map[string]map[string]any
 }
 
 // Parameter is one entry of the Parameters section.
@@ -117,6 +120,7 @@ func Parse(b []byte) (*Template, error) {
 		Resources:  map[string]Resource{},
 		Outputs:    map[string]map[string]any{},
 		Rules:      map[string]map[string]any{},
+		Mappings:   map[string]map[string]any{},
 	}
 	if err := t.fill(root); err != nil {
 		return nil, err
@@ -217,6 +221,10 @@ func (t *Template) fill(root map[string]any) error {
 		}},
 		{"Rules", func(name string, body map[string]any) error {
 			t.Rules[name] = body
+			return nil
+		}},
+		{"Mappings", func(name string, body map[string]any) error {
+			t.Mappings[name] = body
 			return nil
 		}},
 	}
@@ -373,9 +381,11 @@ func Intrinsic(v any) (name string, arg any, ok bool) {
 }
 
 // ResolveParameters returns v with every {"Ref": P} replaced by parameter
-// P's default, where P is a parameter that has one; other values are
-// returned as they are. Local tools have no stack to take parameter values
-// from, and the defaults are what a plain deploy uses.
+// P's default, where P is a parameter that has one, and every
+// {"Fn::FindInMap": [...]} whose keys resolve so replaced by the mapping's
+// value; other values are returned as they are. Local tools have no stack
+// to take parameter values from, and the defaults are what a plain deploy
+// uses.
 func (t *Template) ResolveParameters(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -384,6 +394,12 @@ func (t *Template) ResolveParameters(v any) any {
 				if p, isParam := t.Parameters[ref]; isParam && p.Default != nil {
 					return p.Default
 				}
+			}
+			return x
+		}
+		if name, arg, ok := Intrinsic(x); ok && name == "Fn::FindInMap" {
+			if v, found := t.findInMap(t.ResolveParameters(arg)); found {
+				return v
 			}
 			return x
 		}
@@ -401,4 +417,25 @@ func (t *Template) ResolveParameters(v any) any {
 	default:
 		return v
 	}
+}
+
+// findInMap is Fn::FindInMap's value for args (map, top-level key,
+// second-level key), when all three are plain strings and the mapping has
+// it.
+func (t *Template) findInMap(args any) (any, bool) {
+	list, _ := args.([]any)
+	if len(list) != 3 {
+		return nil, false
+	}
+	var names [3]string
+	for i, a := range list {
+		s, ok := a.(string)
+		if !ok {
+			return nil, false
+		}
+		names[i] = s
+	}
+	top, _ := t.Mappings[names[0]][names[1]].(map[string]any)
+	v, ok := top[names[2]]
+	return v, ok
 }
