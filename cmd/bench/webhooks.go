@@ -11,9 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"contentapi/shared/app"
 	"contentapi/shared/documents"
@@ -45,7 +43,7 @@ var webhookEnv map[string]string
 // them; then calls and WRU of one delivery (its publishing by the
 // generator and one successful attempt by the sender); then the sender's
 // bootstrap and cold start.
-func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddblocal.Meter, metered, plain *dynamodb.Client, cfg app.Config,
+func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddblocal.Meter, logs *bench.LogMeter, metered, plain *dynamodb.Client, cfg app.Config,
 	parts *stack.Generation, q *stack.WebhookQueue, tmpl *sam.Template, endpoint string, tables map[string]string, builds *artifacts) error {
 	logf("webhooks: creates to their delivery")
 	cfg.Generation = parts.Config()
@@ -102,7 +100,7 @@ func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddblocal.Meter,
 		b.Add(bench.Figure{Name: "ms_webhook_local", Value: ms(bench.Percentile(took, 50)), Unit: "ms"})
 	}
 
-	if err := measureDelivery(ctx, b, meter, metered, cfg, q, tables, rcv); err != nil {
+	if err := measureDelivery(ctx, b, meter, logs, metered, cfg, q, tables, rcv); err != nil {
 		return err
 	}
 	if err := measureBesideDeadEndpoint(ctx, b, a, plain, cfg, q, tables); err != nil {
@@ -118,8 +116,9 @@ func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddblocal.Meter,
 // document's event published to one endpoint (the account's endpoints read, the
 // delivery recorded) and its one successful attempt (the delivery and the
 // endpoint read, the attempt claimed, recorded, the endpoint's health
-// kept), through the metered client.
-func measureDelivery(ctx context.Context, b *bench.Board, meter *ddblocal.Meter, metered *dynamodb.Client, cfg app.Config,
+// kept), through the metered client; and keeps in logs what the two
+// invocations wrote to CloudWatch Logs, as "webhook delivery".
+func measureDelivery(ctx context.Context, b *bench.Board, meter *ddblocal.Meter, logs *bench.LogMeter, metered *dynamodb.Client, cfg app.Config,
 	q *stack.WebhookQueue, tables map[string]string, rcv *hookreceiver.Recorder) error {
 	names := []string{"calls_webhook_delivery", "rru_webhook_delivery", "wru_webhook_delivery"}
 	sealer, err := webhook.NewSealer(cfg.Webhooks.Seal)
@@ -142,30 +141,52 @@ func measureDelivery(ctx context.Context, b *bench.Board, meter *ddblocal.Meter,
 	ev := hooksender.Event{Account: account, Type: webhook.Generated(documents.Resource.Object), At: time.Now(), Data: data,
 		Identity: []string{"bench", account, "1"}}
 	var publishErr error
+	logs.Mark()
 	published := meter.Measure(func() { publishErr = p.Publish(ctx, ev) })
 	if publishErr != nil {
 		b.Missing(publishErr.Error(), names...)
 		return nil
 	}
-	out, err := q.Client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL), MaxNumberOfMessages: 1})
-	if err != nil || len(out.Messages) != 1 {
-		b.Missing(fmt.Sprintf("the published event is not queued: %v", err), names...)
-		return nil
-	}
-	m := out.Messages[0]
 	send, err := app.New(cfg, metered).SenderEntry()
 	if err != nil {
 		return err
 	}
 	var resp events.SQSEventResponse
-	sent := meter.Measure(func() {
-		resp, err = send(ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: *m.MessageId,
-			ReceiptHandle: *m.ReceiptHandle, Body: *m.Body}}})
-	})
+	sent := meter.Measure(func() { resp, err = q.SendOne(ctx, send) })
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		b.Missing(fmt.Sprintf("the sender did not deliver: %v %+v", err, resp), names...)
 		return nil
 	}
+	// The publishing is the generator's invocation (which writes nothing
+	// of its own for it), the attempt the sender's.
+	for _, fn := range []string{app.SenderFunction, app.GeneratorFunction} {
+		w, err := logs.Invocation(fn)
+		if err != nil {
+			return err
+		}
+		logs.Add(deliveryCost, w)
+	}
+	// An attempt without answer, to an address that takes no connection:
+	// what the sender writes for it is the worst attempt's (a receiver
+	// that never answers writes the same line, its error a timeout's).
+	gone := hookreceiver.NewRecorder()
+	gone.Close()
+	if _, _, err := st.Create(ctx, account+"-gone", hookstore.Endpoint{URL: gone.URL + "/hook", Events: app.EventTypes}); err != nil {
+		return err
+	}
+	ev.Account, ev.Identity = account+"-gone", []string{"bench", account + "-gone", "1"}
+	if err := p.Publish(ctx, ev); err != nil {
+		return err
+	}
+	logs.Mark()
+	if resp, err := q.SendOne(ctx, send); err != nil || len(resp.BatchItemFailures) != 0 {
+		return fmt.Errorf("bench: an attempt without answer: %v %+v", err, resp)
+	}
+	w, err := logs.Invocation(app.SenderFunction)
+	if err != nil {
+		return err
+	}
+	logs.Add(worstAttempt, w)
 	t := ddblocal.SumMetered(append(published, sent...))
 	b.Add(bench.Figure{Name: "calls_webhook_delivery", Value: float64(t.RoundTrips), Unit: "calls"})
 	b.Add(bench.Figure{Name: "rru_webhook_delivery", Value: t.Reads, Unit: "rru"})
