@@ -214,26 +214,23 @@ func (p *parser) peek() string {
 func (p *parser) next() string { t := p.peek(); p.i++; return t }
 
 func (p *parser) or() (expr, error) {
-	l, err := p.and()
-	for err == nil && p.peek() == "or" {
-		p.next()
-		var r expr
-		if r, err = p.and(); err == nil {
-			a, b := l, r
-			l = func(x line) bool { return a(x) || b(x) }
-		}
-	}
-	return l, err
+	return p.joined("or", p.and, func(a, b bool) bool { return a || b })
 }
 
 func (p *parser) and() (expr, error) {
-	l, err := p.unary()
-	for err == nil && p.peek() == "and" {
+	return p.joined("and", p.unary, func(a, b bool) bool { return a && b })
+}
+
+// joined reads operands separated by word, each read by operand, joined
+// left to right.
+func (p *parser) joined(word string, operand func() (expr, error), join func(a, b bool) bool) (expr, error) {
+	l, err := operand()
+	for err == nil && p.peek() == word {
 		p.next()
 		var r expr
-		if r, err = p.unary(); err == nil {
+		if r, err = operand(); err == nil {
 			a, b := l, r
-			l = func(x line) bool { return a(x) && b(x) }
+			l = func(x line) bool { return join(a(x), b(x)) }
 		}
 	}
 	return l, err
