@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
 	"contentapi/shared/app"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/local/lambdalocal"
@@ -24,12 +26,23 @@ import (
 // that level: the code, not Lambda, leaves lines out.
 func TestTemplateFunctionsLogAsLambdaKeepsTheirMetrics(t *testing.T) {
 	tmpl := loadTemplate(t)
+	// As written: the language extensions resolve the mapping at the
+	// deployment's LogLevel (here, its default).
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(repoFile(t, "template.yaml")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	written, err := sam.Decode(&doc)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := map[string]any{
 		"LogFormat":           lambdalocal.LogFormatJSON,
 		"ApplicationLogLevel": map[string]any{"Fn::FindInMap": []any{"ApplicationLogLevel", map[string]any{"Ref": "LogLevel"}, "Level"}},
 		"SystemLogLevel":      map[string]any{"Ref": "SystemLogLevel"},
 	}
-	if got := tmpl.Globals["Function"]["LoggingConfig"]; !reflect.DeepEqual(got, want) {
+	globals, _ := written.(map[string]any)["Globals"].(map[string]any)
+	if got := globals["Function"].(map[string]any)["LoggingConfig"]; !reflect.DeepEqual(got, want) {
 		t.Errorf("Globals' LoggingConfig = %v, want %v", got, want)
 	}
 	levels := tmpl.Mappings["ApplicationLogLevel"]

@@ -381,11 +381,9 @@ func Intrinsic(v any) (name string, arg any, ok bool) {
 }
 
 // ResolveParameters returns v with every {"Ref": P} replaced by parameter
-// P's default, where P is a parameter that has one, and every
-// {"Fn::FindInMap": [...]} whose keys resolve so replaced by the mapping's
-// value; other values are returned as they are. Local tools have no stack
-// to take parameter values from, and the defaults are what a plain deploy
-// uses.
+// P's default, where P is a parameter that has one; other values are
+// returned as they are. Local tools have no stack to take parameter values
+// from, and the defaults are what a plain deploy uses.
 func (t *Template) ResolveParameters(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -394,12 +392,6 @@ func (t *Template) ResolveParameters(v any) any {
 				if p, isParam := t.Parameters[ref]; isParam && p.Default != nil {
 					return p.Default
 				}
-			}
-			return x
-		}
-		if name, arg, ok := Intrinsic(x); ok && name == "Fn::FindInMap" {
-			if v, found := t.findInMap(t.ResolveParameters(arg)); found {
-				return v
 			}
 			return x
 		}
@@ -417,25 +409,4 @@ func (t *Template) ResolveParameters(v any) any {
 	default:
 		return v
 	}
-}
-
-// findInMap is Fn::FindInMap's value for args (map, top-level key,
-// second-level key), when all three are plain strings and the mapping has
-// it.
-func (t *Template) findInMap(args any) (any, bool) {
-	list, _ := args.([]any)
-	if len(list) != 3 {
-		return nil, false
-	}
-	var names [3]string
-	for i, a := range list {
-		s, ok := a.(string)
-		if !ok {
-			return nil, false
-		}
-		names[i] = s
-	}
-	top, _ := t.Mappings[names[0]][names[1]].(map[string]any)
-	v, ok := top[names[2]]
-	return v, ok
 }
