@@ -185,7 +185,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	tl := &tallier{fn: tally, db: plain, table: tables["DocumentsTable"], account: account}
+	tl := &bench.Tallier{Fn: tally, DB: plain, Table: tables["DocumentsTable"], Account: account}
 	cold, results, rl := measureOperations(meter, logs, c, s, tl)
 	quotaResults, err := measureQuota(ctx, meter, logs, c, plain, tables)
 	if err != nil {

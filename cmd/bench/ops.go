@@ -66,7 +66,7 @@ type operationResult struct {
 // (auth, parsing, store, rendering) with the key already authenticated, and
 // returns what each cost. The lists come before the writes, so their
 // totals can be checked against the seeded data.
-func measureOperations(m *ddblocal.Meter, logs *bench.LogMeter, c *bench.Caller, s *bench.SeededAccount, tl *tallier) (cold operationResult, results []operationResult, rl rateLimitCost) {
+func measureOperations(m *ddblocal.Meter, logs *bench.LogMeter, c *bench.Caller, s *bench.SeededAccount, tl *bench.Tallier) (cold operationResult, results []operationResult, rl rateLimitCost) {
 	freestyle := func(v records.Values) bool { return v["template_id"] == int64(documents.FreestyleID) }
 	other := func(v records.Values) bool { return !freestyle(v) }
 	getID := s.Document(0, freestyle)
@@ -145,7 +145,7 @@ func measureOperations(m *ddblocal.Meter, logs *bench.LogMeter, c *bench.Caller,
 	run := func(op operation) operationResult {
 		if op.deletes != 0 {
 			var r operationResult
-			tally, err := tl.measure(m, op.deletes, func() { r, _ = measure(m, logs, c, op) })
+			tally, err := tl.Measure(m, op.deletes, func() { r, _ = measure(m, logs, c, op) })
 			r.Tally = &tally
 			if err != nil && r.Issue == "" {
 				r.Issue = "the tally: " + err.Error()

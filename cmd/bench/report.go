@@ -62,22 +62,10 @@ func (r *report) write(path string) error {
 		r.LoadClients = r.Load.Clients
 	}
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
-		"val":     func(name string) string { return bench.FormatFigure(r.board.Get(name).Value) },
-		"num":     bench.FormatFigure,
-		"dollars": bench.Dollars,
-		"percent": func(share float64) float64 { return share * 100 },
-		// What Active tracing would make of the rate, for the report's
-		// word on PassThrough.
-		"activeShare": func(rps float64) float64 { return bench.TracedShare("Active", rps) },
-		"activeCost":  func(rps float64) float64 { return bench.TracedShare("Active", rps) * bench.AWSPrices.XRay },
-		"platformBytes": func() (int, error) {
-			lines, err := lambdalocal.PlatformLines(lambdalocal.LogFormatJSON, "INFO")
-			n := 0
-			for _, l := range lines {
-				n += len(l)
-			}
-			return n, err
-		},
+		"val":       func(name string) string { return bench.FormatFigure(r.board.Get(name).Value) },
+		"num":       bench.FormatFigure,
+		"dollars":   bench.Dollars,
+		"percent":   func(share float64) float64 { return share * 100 },
 		"hasPrefix": strings.HasPrefix,
 		"hasSuffix": strings.HasSuffix,
 		"contains":  strings.Contains,

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/webhook"
 )
@@ -149,10 +150,15 @@ type CostModel struct {
 	RoundTripMs, TokensPerSecond     int
 	PictureSeconds, ReceiverMs       int
 	// Tracing is the functions' tracing mode; TracedShare the share of
-	// their invocations traced at TracedRate requests a second.
-	Tracing                 string
-	TracedShare             float64
-	TracedRate, DaysInMonth float64
+	// their invocations traced at TracedRate requests a second, and
+	// ActiveShare and ActiveCost what Active would trace and cost a million
+	// requests.
+	Tracing                              string
+	TracedShare, ActiveShare, ActiveCost float64
+	TracedRate, DaysInMonth              float64
+	// PlatformInfoBytes is what Lambda's own lines of an invocation weigh
+	// at the system level INFO, which the default leaves out.
+	PlatformInfoBytes int
 	// Missing names what the table could not be computed from, if anything.
 	Missing string
 }
@@ -164,7 +170,24 @@ func NewCostModel(memoryMB int, tracing string) *CostModel {
 		TokensPerSecond: TokensPerSecond, PictureSeconds: PictureSeconds, ReceiverMs: ReceiverMs,
 		CPUScale:            float64(vCPUMemoryMB) / float64(memoryMB),
 		LambdaPerSecondPerM: float64(memoryMB) / 1024 * AWSPrices.LambdaARMGBSecond * 1e6,
-		Tracing:             tracing, TracedShare: TracedShare(tracing, TracedRate), TracedRate: TracedRate, DaysInMonth: daysPerMonth}
+		Tracing:             tracing, TracedShare: TracedShare(tracing, TracedRate), TracedRate: TracedRate, DaysInMonth: daysPerMonth,
+		ActiveShare: TracedShare("Active", TracedRate), ActiveCost: TracedShare("Active", TracedRate) * AWSPrices.XRay,
+		PlatformInfoBytes: platformInfoBytes}
+}
+
+// platformInfoBytes is what Lambda's own lines of an invocation weigh at
+// the system level INFO.
+var platformInfoBytes, _ = platformBytes(lambdalocal.LogFormatJSON, "INFO")
+
+// platformBytes is what Lambda's own lines of an invocation weigh in
+// format at system level.
+func platformBytes(format, level string) (int, error) {
+	lines, err := lambdalocal.PlatformLines(format, level)
+	n := 0
+	for _, l := range lines {
+		n += len(l)
+	}
+	return n, err
 }
 
 // logsAndTraces adds to r what a million requests of invocations Lambda

@@ -71,13 +71,11 @@ func NewLogMeter(tmpl *sam.Template) (*LogMeter, error) {
 				return nil, fmt.Errorf("bench: %s: %w", f.LogicalID, err)
 			}
 		}
-		platform, err := lambdalocal.PlatformLines(l.Format, l.SystemLevel)
+		platform, err := platformBytes(l.Format, l.SystemLevel)
 		if err != nil {
 			return nil, fmt.Errorf("bench: %s: %w", f.LogicalID, err)
 		}
-		for _, line := range platform {
-			fl.platform += float64(len(line))
-		}
+		fl.platform = float64(platform)
 		m.functions[f.LogicalID] = fl
 	}
 	a, err := tmpl.HTTPAPIAccessLog()
