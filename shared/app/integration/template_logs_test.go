@@ -1,4 +1,4 @@
-package app_test
+package integration_test
 
 import (
 	"bytes"
