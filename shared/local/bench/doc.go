@@ -31,6 +31,9 @@
 //     writes to CloudWatch Logs (measured by a LogMeter, the functions'
 //     log output, as the template's logging configuration keeps the
 //     lines) and the traces it makes.
+//   - A webhook delivery measured (MeasureDelivery: its calls, its lines,
+//     and an attempt without answer's), and deliveries timed beside a
+//     receiver that never answers (BesideDeadEndpoint).
 //
 // seed, loadgen, apicall, worstcase, figures, gobench and cost were
 // packages of their own; names here carry what they belong to
