@@ -25,6 +25,7 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/lambdalocal"
 )
 
 // TestStack runs what `make run` runs, on free ports and a temporary data
@@ -59,7 +60,7 @@ func TestStack(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out, outW := io.Pipe()
-	stderr := &syncBuffer{}
+	stderr := &lambdalocal.LogBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- runStack(ctx, p, cfg, outW, stderr)
@@ -71,7 +72,7 @@ func TestStack(t *testing.T) {
 		}
 	}()
 
-	banner := &syncBuffer{}
+	banner := &lambdalocal.LogBuffer{}
 	api, ddb, key := readBanner(t, io.TeeReader(out, banner), done)
 
 	client := &http.Client{Timeout: 2 * time.Minute}
@@ -357,23 +358,4 @@ func readBanner(t *testing.T, out io.Reader, done <-chan error) (api, ddb, key s
 		}
 	}()
 	return api, ddb, key
-}
-
-// syncBuffer is a bytes.Buffer the server's goroutines can log into while
-// the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

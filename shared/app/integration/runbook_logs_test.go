@@ -38,7 +38,7 @@ func TestRunbookQueriesFindTheirLines(t *testing.T) {
 	if err := level.UnmarshalText([]byte(fmt.Sprint(tmpl.Parameters["LogLevel"].Default))); err != nil {
 		t.Fatal(err)
 	}
-	functions, access := &syncBuffer{}, &syncBuffer{}
+	functions, access := &lambdalocal.LogBuffer{}, &lambdalocal.LogBuffer{}
 	logTo := func(c *app.Config) { c.LogOutput, c.LogLevel = functions, level }
 
 	// The API behind the gateway, on a DynamoDB that fails and refuses.
