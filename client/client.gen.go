@@ -6598,8 +6598,10 @@ type ErrorBody struct {
 	union json.RawMessage
 }
 
-// FavoriteInput A flag: a JSON boolean, the JSON number 1 or 0, or the text `1`, `0`, `true` or `false` in
-// any letter case (white space around it is trimmed). Stored and shown as a boolean.
+// FavoriteInput A flag: a JSON boolean, the JSON number 1 or 0, or the text `1`, `true`, `on` or `yes` for
+// true and `0`, `false`, `off` or `no` for false (what an HTML checkbox and Laravel's
+// boolean rule send), in any letter case (white space around it is trimmed). Stored and
+// shown as a boolean.
 type FavoriteInput = bool
 
 // FieldMessages Messages per field, each message once, for at most 10 fields (the first ones found), so
@@ -6975,6 +6977,22 @@ type RateLimitedMessage string
 // RateLimitedStatus defines model for RateLimited.Status.
 type RateLimitedStatus int
 
+// ReadsMeter A resource's read units, counted in batches: each function instance gathers an account's
+// units and adds them to `used` in one write per `batch` (no DynamoDB call per read). So
+// `used` trails the reads by up to a batch per warm instance: it shows 0 until an
+// instance has read a batch's worth (10,000 units: some 5,000 gets, or 400 lists of 100
+// small records), and what a stopped instance had not added is never counted.
+type ReadsMeter struct {
+	// Batch How many read units an instance gathers before it counts them.
+	Batch int `json:"batch"`
+
+	// Limit The month's limit; null is unlimited, 0 allows none.
+	Limit *int `json:"limit"`
+
+	// Used Read units counted this month, whole batches only.
+	Used int `json:"used"`
+}
+
 // Resolution defines model for Resolution.
 type Resolution string
 
@@ -7050,7 +7068,7 @@ type ToneInput = Tone
 
 // Usage This month's usage and limits.
 //
-// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200},"voices":{"limit":1000000,"used":120}},"words":{"limit":50000,"used":48211}}
+// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"batch":10000,"limit":1000000,"used":400000},"images":{"batch":10000,"limit":1000000,"used":80000},"voices":{"batch":10000,"limit":1000000,"used":0}},"words":{"limit":50000,"used":48211}}
 type Usage struct {
 	// Deliveries Webhook delivery attempts, each counted when it is made (first attempts, retries and
 	// test events alike), against the limit: past it deliveries are skipped, not sent.
@@ -7064,9 +7082,26 @@ type Usage struct {
 
 	// Reads Read units of each resource's lists and gets, each against the limit.
 	Reads struct {
-		Documents Meter `json:"documents"`
-		Images    Meter `json:"images"`
-		Voices    Meter `json:"voices"`
+		// Documents A resource's read units, counted in batches: each function instance gathers an account's
+		// units and adds them to `used` in one write per `batch` (no DynamoDB call per read). So
+		// `used` trails the reads by up to a batch per warm instance: it shows 0 until an
+		// instance has read a batch's worth (10,000 units: some 5,000 gets, or 400 lists of 100
+		// small records), and what a stopped instance had not added is never counted.
+		Documents ReadsMeter `json:"documents"`
+
+		// Images A resource's read units, counted in batches: each function instance gathers an account's
+		// units and adds them to `used` in one write per `batch` (no DynamoDB call per read). So
+		// `used` trails the reads by up to a batch per warm instance: it shows 0 until an
+		// instance has read a batch's worth (10,000 units: some 5,000 gets, or 400 lists of 100
+		// small records), and what a stopped instance had not added is never counted.
+		Images ReadsMeter `json:"images"`
+
+		// Voices A resource's read units, counted in batches: each function instance gathers an account's
+		// units and adds them to `used` in one write per `batch` (no DynamoDB call per read). So
+		// `used` trails the reads by up to a batch per warm instance: it shows 0 until an
+		// instance has read a batch's worth (10,000 units: some 5,000 gets, or 400 lists of 100
+		// small records), and what a stopped instance had not added is never counted.
+		Voices ReadsMeter `json:"voices"`
 	} `json:"reads"`
 	Words Meter `json:"words"`
 }
@@ -7075,7 +7110,7 @@ type Usage struct {
 type UsageResponse struct {
 	// Data This month's usage and limits.
 	//
-	// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200},"voices":{"limit":1000000,"used":120}},"words":{"limit":50000,"used":48211}}
+	// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"batch":10000,"limit":1000000,"used":400000},"images":{"batch":10000,"limit":1000000,"used":80000},"voices":{"batch":10000,"limit":1000000,"used":0}},"words":{"limit":50000,"used":48211}}
 	Data   Usage               `json:"data"`
 	Status UsageResponseStatus `json:"status"`
 }
@@ -7286,8 +7321,9 @@ type WebhookCreate struct {
 	// Description Anything to tell endpoints apart, at most 256 characters.
 	Description *string `json:"description,omitempty"`
 
-	// Events The event types to receive (`WebhookEventType`), comma-separated, at most 1,024
-	// characters; empty or not given: all of them. A test event is sent to the endpoint
+	// Events The event types to receive (`WebhookEventType`): comma-separated text of at most
+	// 1,024 characters, or in JSON a list of them, as the answer shows them; empty text or
+	// not given: all of them (an empty list is 422). A test event is sent to the endpoint
 	// tested whatever it subscribed to.
 	//
 	//
@@ -7662,7 +7698,8 @@ type WebhookOK = WebhookResponse
 // ListDocumentsParams defines parameters for ListDocuments.
 type ListDocumentsParams struct {
 	// Search Only records whose `search_by` field contains this text, ignoring letter case and
-	// accents. Empty means no search.
+	// accents. The text is trimmed, as a body's text is; empty, or white space
+	// alone, means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
 	// SearchBy What `search` looks in; empty is the default.
@@ -7671,8 +7708,8 @@ type ListDocumentsParams struct {
 	// TemplateId The template whose documents are listed, a `TemplateId` (leading zeros allowed); empty is 1.
 	TemplateId *TemplateIdScope `form:"template_id,omitempty" json:"template_id,omitempty"`
 
-	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
-	// empty is no filter.
+	// Favorite Only favorite (`1`, `true`, `on`, `yes`) or only other (`0`, `false`, `off`, `no`)
+	// records, in any letter case; empty is no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
 
 	// Language Only documents whose `language` is this, as they show it; empty is no filter. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
@@ -7685,7 +7722,7 @@ type ListDocumentsParams struct {
 	// by id in the direction of `sort`. Empty is the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`; empty is the default.
+	// Sort The direction of `sort_by`, in any letter case (`ASC` is `asc`); empty is the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
@@ -7728,7 +7765,8 @@ type ListDocuments503JSONResponseBodyStatus int
 // HeadDocumentsParams defines parameters for HeadDocuments.
 type HeadDocumentsParams struct {
 	// Search Only records whose `search_by` field contains this text, ignoring letter case and
-	// accents. Empty means no search.
+	// accents. The text is trimmed, as a body's text is; empty, or white space
+	// alone, means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
 	// SearchBy What `search` looks in; empty is the default.
@@ -7737,8 +7775,8 @@ type HeadDocumentsParams struct {
 	// TemplateId The template whose documents are listed, a `TemplateId` (leading zeros allowed); empty is 1.
 	TemplateId *TemplateIdScope `form:"template_id,omitempty" json:"template_id,omitempty"`
 
-	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
-	// empty is no filter.
+	// Favorite Only favorite (`1`, `true`, `on`, `yes`) or only other (`0`, `false`, `off`, `no`)
+	// records, in any letter case; empty is no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
 
 	// Language Only documents whose `language` is this, as they show it; empty is no filter. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
@@ -7751,7 +7789,7 @@ type HeadDocumentsParams struct {
 	// by id in the direction of `sort`. Empty is the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`; empty is the default.
+	// Sort The direction of `sort_by`, in any letter case (`ASC` is `asc`); empty is the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
@@ -8097,7 +8135,8 @@ type RegenerateDocument503JSONResponseBodyStatus int
 // ListImagesParams defines parameters for ListImages.
 type ListImagesParams struct {
 	// Search Only records whose `search_by` field contains this text, ignoring letter case and
-	// accents. Empty means no search.
+	// accents. The text is trimmed, as a body's text is; empty, or white space
+	// alone, means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
 	// SearchBy What `search` looks in; empty is the default.
@@ -8115,15 +8154,15 @@ type ListImagesParams struct {
 	// Filter Only images whose `filter` is this, as they show it; empty is no filter.
 	Filter *FilterFilter `form:"filter,omitempty" json:"filter,omitempty"`
 
-	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
-	// empty is no filter.
+	// Favorite Only favorite (`1`, `true`, `on`, `yes`) or only other (`0`, `false`, `off`, `no`)
+	// records, in any letter case; empty is no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
 
 	// SortBy The order: `id` is creation order; `name` ignores letter case and accents and breaks ties
 	// by id in the direction of `sort`. Empty is the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`; empty is the default.
+	// Sort The direction of `sort_by`, in any letter case (`ASC` is `asc`); empty is the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
@@ -8166,7 +8205,8 @@ type ListImages503JSONResponseBodyStatus int
 // HeadImagesParams defines parameters for HeadImages.
 type HeadImagesParams struct {
 	// Search Only records whose `search_by` field contains this text, ignoring letter case and
-	// accents. Empty means no search.
+	// accents. The text is trimmed, as a body's text is; empty, or white space
+	// alone, means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
 	// SearchBy What `search` looks in; empty is the default.
@@ -8184,15 +8224,15 @@ type HeadImagesParams struct {
 	// Filter Only images whose `filter` is this, as they show it; empty is no filter.
 	Filter *FilterFilter `form:"filter,omitempty" json:"filter,omitempty"`
 
-	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
-	// empty is no filter.
+	// Favorite Only favorite (`1`, `true`, `on`, `yes`) or only other (`0`, `false`, `off`, `no`)
+	// records, in any letter case; empty is no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
 
 	// SortBy The order: `id` is creation order; `name` ignores letter case and accents and breaks ties
 	// by id in the direction of `sort`. Empty is the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`; empty is the default.
+	// Sort The direction of `sort_by`, in any letter case (`ASC` is `asc`); empty is the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
@@ -8587,7 +8627,8 @@ type GetUsage503JSONResponseBodyStatus int
 // ListVoicesParams defines parameters for ListVoices.
 type ListVoicesParams struct {
 	// Search Only records whose `search_by` field contains this text, ignoring letter case and
-	// accents. Empty means no search.
+	// accents. The text is trimmed, as a body's text is; empty, or white space
+	// alone, means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
 	// SearchBy What `search` looks in; empty is the default.
@@ -8597,7 +8638,7 @@ type ListVoicesParams struct {
 	// by id in the direction of `sort`. Empty is the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`; empty is the default.
+	// Sort The direction of `sort_by`, in any letter case (`ASC` is `asc`); empty is the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
@@ -8640,7 +8681,8 @@ type ListVoices503JSONResponseBodyStatus int
 // HeadVoicesParams defines parameters for HeadVoices.
 type HeadVoicesParams struct {
 	// Search Only records whose `search_by` field contains this text, ignoring letter case and
-	// accents. Empty means no search.
+	// accents. The text is trimmed, as a body's text is; empty, or white space
+	// alone, means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
 	// SearchBy What `search` looks in; empty is the default.
@@ -8650,7 +8692,7 @@ type HeadVoicesParams struct {
 	// by id in the direction of `sort`. Empty is the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`; empty is the default.
+	// Sort The direction of `sort_by`, in any letter case (`ASC` is `asc`); empty is the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.

@@ -276,12 +276,13 @@ func (a *App) handler(function string, routes []httpapi.Route, timeoutFor func(*
 // withIdempotency serves requests with an Idempotency-Key through the
 // idempotency store, but for the webhooks' paths: a replayed registration
 // would keep the endpoint's secret in that store and show it again, and
-// the secret is shown once and kept only sealed.
+// the secret is shown once and kept only sealed. There a malformed key is
+// still 400, as everywhere.
 func (a *App) withIdempotency(h http.Handler) http.Handler {
-	kept := a.idem.Wrap(h)
+	kept, unkept := a.idem.Wrap(h), idempotency.CheckOnly(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hookapi.Serves(r.URL.Path) {
-			h.ServeHTTP(w, r)
+			unkept.ServeHTTP(w, r)
 			return
 		}
 		kept.ServeHTTP(w, r)

@@ -618,6 +618,8 @@ func TestOpenAPIConformance(t *testing.T) {
 	c.get(200, "/api/v1/images", w)
 	c.get(200, "/api/v1/images?search=CAFE&search_by=name&resolution=512x512&favorite=0&sort_by=name&sort=asc&per_page=25&page=1", w)
 	c.get(200, "/api/v1/images?style=anime&medium=ink&filter=sepia&favorite=false&sort_by=id&sort=desc&per_page=10&page=1", w)
+	c.get(200, "/api/v1/images?favorite=on&search=%20CAFE%20", w)
+	c.get(200, "/api/v1/images?favorite=No", w)
 	c.get(200, "/api/v1/images?page=2", w)
 	c.get(200, "/api/v1/images?per_page=100&page=99&unknown=ignored", w)
 	c.call(200, request{method: "HEAD", path: "/api/v1/images", key: w})
