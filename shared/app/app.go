@@ -120,13 +120,14 @@ func NewDynamoDB(ctx context.Context, cfg Config) (*dynamodb.Client, error) {
 // ExtraRoutes are the template routes of a function beyond its resource's
 // operations (keyed as "METHOD /path", or "$default"): the first
 // resource's function also serves the OpenAPI document, the account's
-// usage and its webhook endpoints, and answers unknown paths (so a wrong
-// method on a webhooks path gets its 405 there too).
+// usage, the document templates and its webhook endpoints, and answers
+// unknown paths (so a wrong method on a webhooks path gets its 405 there
+// too).
 func ExtraRoutes(function string) []string {
 	if function != Resources[0].Function() {
 		return nil
 	}
-	routes := []string{"GET " + OpenAPIPath, "GET " + UsagePath, "$default"}
+	routes := []string{"GET " + OpenAPIPath, "GET " + UsagePath, "GET " + TemplatesPath, "$default"}
 	for _, r := range (&hookapi.API{}).Routes() {
 		routes = append(routes, r.Method+" "+r.Pattern)
 	}
@@ -218,7 +219,8 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 		}
 		routes = append(routes,
 			OpenAPIRoute(),
-			UsageRoute(tables, tables[0].Now, counters...))
+			UsageRoute(tables, tables[0].Now, counters...),
+			TemplatesRoute())
 		hooks, err := a.webhookRoutes(w)
 		if err != nil {
 			return nil, err
