@@ -989,6 +989,21 @@ func (e TemplateName) Valid() bool {
 	}
 }
 
+// Defines values for TemplatesResponseStatus.
+const (
+	TemplatesResponseStatusN200 TemplatesResponseStatus = 200
+)
+
+// Valid indicates whether the value is a known member of the TemplatesResponseStatus enum.
+func (e TemplatesResponseStatus) Valid() bool {
+	switch e {
+	case TemplatesResponseStatusN200:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Tone.
 const (
 	ToneCasual        Tone = "casual"
@@ -4322,6 +4337,111 @@ func (e GetOpenAPIDocument500JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for ListTemplates401JSONResponseBodyMessage.
+const (
+	ListTemplates401JSONResponseBodyMessageUnauthenticated ListTemplates401JSONResponseBodyMessage = "Unauthenticated."
+)
+
+// Valid indicates whether the value is a known member of the ListTemplates401JSONResponseBodyMessage enum.
+func (e ListTemplates401JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case ListTemplates401JSONResponseBodyMessageUnauthenticated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListTemplates401JSONResponseBodyStatus.
+const (
+	ListTemplates401JSONResponseBodyStatusN401 ListTemplates401JSONResponseBodyStatus = 401
+)
+
+// Valid indicates whether the value is a known member of the ListTemplates401JSONResponseBodyStatus enum.
+func (e ListTemplates401JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case ListTemplates401JSONResponseBodyStatusN401:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListTemplates405JSONResponseBodyMessage.
+const (
+	ListTemplates405JSONResponseBodyMessageMethodNotAllowed ListTemplates405JSONResponseBodyMessage = "Method not allowed."
+)
+
+// Valid indicates whether the value is a known member of the ListTemplates405JSONResponseBodyMessage enum.
+func (e ListTemplates405JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case ListTemplates405JSONResponseBodyMessageMethodNotAllowed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListTemplates405JSONResponseBodyStatus.
+const (
+	ListTemplates405JSONResponseBodyStatusN405 ListTemplates405JSONResponseBodyStatus = 405
+)
+
+// Valid indicates whether the value is a known member of the ListTemplates405JSONResponseBodyStatus enum.
+func (e ListTemplates405JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case ListTemplates405JSONResponseBodyStatusN405:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListTemplates500JSONResponseBodyMessage.
+const (
+	ListTemplates500JSONResponseBodyMessageServerError ListTemplates500JSONResponseBodyMessage = "Server error."
+)
+
+// Valid indicates whether the value is a known member of the ListTemplates500JSONResponseBodyMessage enum.
+func (e ListTemplates500JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case ListTemplates500JSONResponseBodyMessageServerError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListTemplates500JSONResponseBodyStatus.
+const (
+	ListTemplates500JSONResponseBodyStatusN500 ListTemplates500JSONResponseBodyStatus = 500
+)
+
+// Valid indicates whether the value is a known member of the ListTemplates500JSONResponseBodyStatus enum.
+func (e ListTemplates500JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case ListTemplates500JSONResponseBodyStatusN500:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListTemplates503JSONResponseBodyStatus.
+const (
+	ListTemplates503JSONResponseBodyStatusN503 ListTemplates503JSONResponseBodyStatus = 503
+)
+
+// Valid indicates whether the value is a known member of the ListTemplates503JSONResponseBodyStatus enum.
+func (e ListTemplates503JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case ListTemplates503JSONResponseBodyStatusN503:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetUsage401JSONResponseBodyMessage.
 const (
 	GetUsage401JSONResponseBodyMessageUnauthenticated GetUsage401JSONResponseBodyMessage = "Unauthenticated."
@@ -6598,8 +6718,10 @@ type ErrorBody struct {
 	union json.RawMessage
 }
 
-// FavoriteInput A flag: a JSON boolean, the JSON number 1 or 0, or the text `1`, `0`, `true` or `false` in
-// any letter case (white space around it is trimmed). Stored and shown as a boolean.
+// FavoriteInput A flag: a JSON boolean, the JSON number 1 or 0, or the text `1`, `true`, `on` or `yes` for
+// true and `0`, `false`, `off` or `no` for false (what an HTML checkbox and Laravel's
+// boolean rule send), in any letter case (white space around it is trimmed). Stored and
+// shown as a boolean.
 type FavoriteInput = bool
 
 // FieldMessages Messages per field, each message once, for at most 10 fields (the first ones found), so
@@ -6975,6 +7097,22 @@ type RateLimitedMessage string
 // RateLimitedStatus defines model for RateLimited.Status.
 type RateLimitedStatus int
 
+// ReadsMeter A resource's read units, counted in batches: each function instance gathers an account's
+// units and adds them to `used` in one write per `batch` (no DynamoDB call per read). So
+// `used` trails the reads by up to a batch per warm instance: it shows 0 until an
+// instance has read a batch's worth (10,000 units: some 5,000 gets, or 400 lists of 100
+// small records), and what a stopped instance had not added is never counted.
+type ReadsMeter struct {
+	// Batch How many read units an instance gathers before it counts them.
+	Batch int `json:"batch"`
+
+	// Limit The month's limit; null is unlimited, 0 allows none.
+	Limit *int `json:"limit"`
+
+	// Used Read units counted this month, whole batches only.
+	Used int `json:"used"`
+}
+
 // Resolution defines model for Resolution.
 type Resolution string
 
@@ -7019,6 +7157,31 @@ type Template struct {
 // TemplateName defines model for Template.Name.
 type TemplateName string
 
+// TemplateEntry A document template.
+//
+// Examples: {"description":"A complete blog post: title, introduction, sections and conclusion.","id":9,"name":"Blog post"}
+type TemplateEntry struct {
+	// Description What it writes, in one line.
+	Description string `json:"description"`
+
+	// Id A document template, by id: 1 Freestyle, 2 About us, 3 Advertisement, 4 Article,
+	// 5 Blog intro, 6 Blog outline, 7 Blog outro, 8 Blog paragraph, 9 Blog post, 10 Blog section,
+	// 11 Blog talking points, 12 Blog title, 13 Call to action, 14 Content rewrite,
+	// 15 Content summary, 16 FAQ, 17 Hashtags, 18 Headline, 19 How it works, 20 Meta description,
+	// 21 Meta keywords, 22 Mission statement, 23 Newsletter, 24 Pain-Agitate-Solution,
+	// 25 Paragraph, 26 Press release, 27 Social post, 28 Social post caption, 29 Startup ideas,
+	// 30 Startup names, 31 Subheadline, 32 Testimonial, 33 Tweet, 34 Twitter thread,
+	// 35 Value proposition, 36 Video description, 37 Video script, 38 Video tags, 39 Video title,
+	// 40 Vision statement, 41 Product sheet, 42 Welcome email, 43 Push notification,
+	// 44 Blog listicle, 45 Content grammar, 46 Blog tags, 47 Pros and cons,
+	// 48 Google advertisement, 49 Facebook advertisement, 50 Job description, 51 Review,
+	// 52 Feature section.
+	Id TemplateId `json:"id"`
+
+	// Name Its name, as a document's `template` shows it.
+	Name string `json:"name"`
+}
+
 // TemplateId A document template, by id: 1 Freestyle, 2 About us, 3 Advertisement, 4 Article,
 // 5 Blog intro, 6 Blog outline, 7 Blog outro, 8 Blog paragraph, 9 Blog post, 10 Blog section,
 // 11 Blog talking points, 12 Blog title, 13 Call to action, 14 Content rewrite,
@@ -7037,6 +7200,15 @@ type TemplateId = int
 // leading zeros allowed (`09`; white space around it is trimmed).
 type TemplateIdInput = int
 
+// TemplatesResponse defines model for TemplatesResponse.
+type TemplatesResponse struct {
+	Data   []TemplateEntry         `json:"data"`
+	Status TemplatesResponseStatus `json:"status"`
+}
+
+// TemplatesResponseStatus defines model for TemplatesResponse.Status.
+type TemplatesResponseStatus int
+
 // Timestamp ISO-8601 UTC with microseconds.
 //
 // Examples: 2026-11-21T16:48:30.000000Z
@@ -7050,7 +7222,7 @@ type ToneInput = Tone
 
 // Usage This month's usage and limits.
 //
-// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200},"voices":{"limit":1000000,"used":120}},"words":{"limit":50000,"used":48211}}
+// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"batch":10000,"limit":1000000,"used":400000},"images":{"batch":10000,"limit":1000000,"used":80000},"voices":{"batch":10000,"limit":1000000,"used":0}},"words":{"limit":50000,"used":48211}}
 type Usage struct {
 	// Deliveries Webhook delivery attempts, each counted when it is made (first attempts, retries and
 	// test events alike), against the limit: past it deliveries are skipped, not sent.
@@ -7064,9 +7236,26 @@ type Usage struct {
 
 	// Reads Read units of each resource's lists and gets, each against the limit.
 	Reads struct {
-		Documents Meter `json:"documents"`
-		Images    Meter `json:"images"`
-		Voices    Meter `json:"voices"`
+		// Documents A resource's read units, counted in batches: each function instance gathers an account's
+		// units and adds them to `used` in one write per `batch` (no DynamoDB call per read). So
+		// `used` trails the reads by up to a batch per warm instance: it shows 0 until an
+		// instance has read a batch's worth (10,000 units: some 5,000 gets, or 400 lists of 100
+		// small records), and what a stopped instance had not added is never counted.
+		Documents ReadsMeter `json:"documents"`
+
+		// Images A resource's read units, counted in batches: each function instance gathers an account's
+		// units and adds them to `used` in one write per `batch` (no DynamoDB call per read). So
+		// `used` trails the reads by up to a batch per warm instance: it shows 0 until an
+		// instance has read a batch's worth (10,000 units: some 5,000 gets, or 400 lists of 100
+		// small records), and what a stopped instance had not added is never counted.
+		Images ReadsMeter `json:"images"`
+
+		// Voices A resource's read units, counted in batches: each function instance gathers an account's
+		// units and adds them to `used` in one write per `batch` (no DynamoDB call per read). So
+		// `used` trails the reads by up to a batch per warm instance: it shows 0 until an
+		// instance has read a batch's worth (10,000 units: some 5,000 gets, or 400 lists of 100
+		// small records), and what a stopped instance had not added is never counted.
+		Voices ReadsMeter `json:"voices"`
 	} `json:"reads"`
 	Words Meter `json:"words"`
 }
@@ -7075,7 +7264,7 @@ type Usage struct {
 type UsageResponse struct {
 	// Data This month's usage and limits.
 	//
-	// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200},"voices":{"limit":1000000,"used":120}},"words":{"limit":50000,"used":48211}}
+	// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"batch":10000,"limit":1000000,"used":400000},"images":{"batch":10000,"limit":1000000,"used":80000},"voices":{"batch":10000,"limit":1000000,"used":0}},"words":{"limit":50000,"used":48211}}
 	Data   Usage               `json:"data"`
 	Status UsageResponseStatus `json:"status"`
 }
@@ -7286,8 +7475,9 @@ type WebhookCreate struct {
 	// Description Anything to tell endpoints apart, at most 256 characters.
 	Description *string `json:"description,omitempty"`
 
-	// Events The event types to receive (`WebhookEventType`), comma-separated, at most 1,024
-	// characters; empty or not given: all of them. A test event is sent to the endpoint
+	// Events The event types to receive (`WebhookEventType`): comma-separated text of at most
+	// 1,024 characters, or in JSON a list of them, as the answer shows them; empty text or
+	// not given: all of them (an empty list is 422). A test event is sent to the endpoint
 	// tested whatever it subscribed to.
 	//
 	//
@@ -7594,6 +7784,9 @@ type ServiceUnavailable struct {
 // ServiceUnavailableStatus defines model for ServiceUnavailable.Status.
 type ServiceUnavailableStatus int
 
+// TemplatesOK defines model for TemplatesOK.
+type TemplatesOK = TemplatesResponse
+
 // TooManyRequests The answer over the rate limit.
 type TooManyRequests = RateLimited
 
@@ -7662,7 +7855,8 @@ type WebhookOK = WebhookResponse
 // ListDocumentsParams defines parameters for ListDocuments.
 type ListDocumentsParams struct {
 	// Search Only records whose `search_by` field contains this text, ignoring letter case and
-	// accents. Empty means no search.
+	// accents. The text is trimmed, as a body's text is; empty, or white space
+	// alone, means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
 	// SearchBy What `search` looks in; empty is the default.
@@ -7671,8 +7865,8 @@ type ListDocumentsParams struct {
 	// TemplateId The template whose documents are listed, a `TemplateId` (leading zeros allowed); empty is 1.
 	TemplateId *TemplateIdScope `form:"template_id,omitempty" json:"template_id,omitempty"`
 
-	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
-	// empty is no filter.
+	// Favorite Only favorite (`1`, `true`, `on`, `yes`) or only other (`0`, `false`, `off`, `no`)
+	// records, in any letter case; empty is no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
 
 	// Language Only documents whose `language` is this, as they show it; empty is no filter. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
@@ -7685,7 +7879,7 @@ type ListDocumentsParams struct {
 	// by id in the direction of `sort`. Empty is the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`; empty is the default.
+	// Sort The direction of `sort_by`, in any letter case (`ASC` is `asc`); empty is the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
@@ -7728,7 +7922,8 @@ type ListDocuments503JSONResponseBodyStatus int
 // HeadDocumentsParams defines parameters for HeadDocuments.
 type HeadDocumentsParams struct {
 	// Search Only records whose `search_by` field contains this text, ignoring letter case and
-	// accents. Empty means no search.
+	// accents. The text is trimmed, as a body's text is; empty, or white space
+	// alone, means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
 	// SearchBy What `search` looks in; empty is the default.
@@ -7737,8 +7932,8 @@ type HeadDocumentsParams struct {
 	// TemplateId The template whose documents are listed, a `TemplateId` (leading zeros allowed); empty is 1.
 	TemplateId *TemplateIdScope `form:"template_id,omitempty" json:"template_id,omitempty"`
 
-	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
-	// empty is no filter.
+	// Favorite Only favorite (`1`, `true`, `on`, `yes`) or only other (`0`, `false`, `off`, `no`)
+	// records, in any letter case; empty is no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
 
 	// Language Only documents whose `language` is this, as they show it; empty is no filter. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
@@ -7751,7 +7946,7 @@ type HeadDocumentsParams struct {
 	// by id in the direction of `sort`. Empty is the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`; empty is the default.
+	// Sort The direction of `sort_by`, in any letter case (`ASC` is `asc`); empty is the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
@@ -8097,7 +8292,8 @@ type RegenerateDocument503JSONResponseBodyStatus int
 // ListImagesParams defines parameters for ListImages.
 type ListImagesParams struct {
 	// Search Only records whose `search_by` field contains this text, ignoring letter case and
-	// accents. Empty means no search.
+	// accents. The text is trimmed, as a body's text is; empty, or white space
+	// alone, means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
 	// SearchBy What `search` looks in; empty is the default.
@@ -8115,15 +8311,15 @@ type ListImagesParams struct {
 	// Filter Only images whose `filter` is this, as they show it; empty is no filter.
 	Filter *FilterFilter `form:"filter,omitempty" json:"filter,omitempty"`
 
-	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
-	// empty is no filter.
+	// Favorite Only favorite (`1`, `true`, `on`, `yes`) or only other (`0`, `false`, `off`, `no`)
+	// records, in any letter case; empty is no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
 
 	// SortBy The order: `id` is creation order; `name` ignores letter case and accents and breaks ties
 	// by id in the direction of `sort`. Empty is the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`; empty is the default.
+	// Sort The direction of `sort_by`, in any letter case (`ASC` is `asc`); empty is the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
@@ -8166,7 +8362,8 @@ type ListImages503JSONResponseBodyStatus int
 // HeadImagesParams defines parameters for HeadImages.
 type HeadImagesParams struct {
 	// Search Only records whose `search_by` field contains this text, ignoring letter case and
-	// accents. Empty means no search.
+	// accents. The text is trimmed, as a body's text is; empty, or white space
+	// alone, means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
 	// SearchBy What `search` looks in; empty is the default.
@@ -8184,15 +8381,15 @@ type HeadImagesParams struct {
 	// Filter Only images whose `filter` is this, as they show it; empty is no filter.
 	Filter *FilterFilter `form:"filter,omitempty" json:"filter,omitempty"`
 
-	// Favorite Only favorite (`1`, `true`) or only other (`0`, `false`) records, in any letter case;
-	// empty is no filter.
+	// Favorite Only favorite (`1`, `true`, `on`, `yes`) or only other (`0`, `false`, `off`, `no`)
+	// records, in any letter case; empty is no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
 
 	// SortBy The order: `id` is creation order; `name` ignores letter case and accents and breaks ties
 	// by id in the direction of `sort`. Empty is the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`; empty is the default.
+	// Sort The direction of `sort_by`, in any letter case (`ASC` is `asc`); empty is the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
@@ -8563,6 +8760,27 @@ type HeadOpenAPIDocumentParams struct {
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
+// ListTemplates401JSONResponseBodyMessage defines parameters for ListTemplates.
+type ListTemplates401JSONResponseBodyMessage string
+
+// ListTemplates401JSONResponseBodyStatus defines parameters for ListTemplates.
+type ListTemplates401JSONResponseBodyStatus int
+
+// ListTemplates405JSONResponseBodyMessage defines parameters for ListTemplates.
+type ListTemplates405JSONResponseBodyMessage string
+
+// ListTemplates405JSONResponseBodyStatus defines parameters for ListTemplates.
+type ListTemplates405JSONResponseBodyStatus int
+
+// ListTemplates500JSONResponseBodyMessage defines parameters for ListTemplates.
+type ListTemplates500JSONResponseBodyMessage string
+
+// ListTemplates500JSONResponseBodyStatus defines parameters for ListTemplates.
+type ListTemplates500JSONResponseBodyStatus int
+
+// ListTemplates503JSONResponseBodyStatus defines parameters for ListTemplates.
+type ListTemplates503JSONResponseBodyStatus int
+
 // GetUsage401JSONResponseBodyMessage defines parameters for GetUsage.
 type GetUsage401JSONResponseBodyMessage string
 
@@ -8587,7 +8805,8 @@ type GetUsage503JSONResponseBodyStatus int
 // ListVoicesParams defines parameters for ListVoices.
 type ListVoicesParams struct {
 	// Search Only records whose `search_by` field contains this text, ignoring letter case and
-	// accents. Empty means no search.
+	// accents. The text is trimmed, as a body's text is; empty, or white space
+	// alone, means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
 	// SearchBy What `search` looks in; empty is the default.
@@ -8597,7 +8816,7 @@ type ListVoicesParams struct {
 	// by id in the direction of `sort`. Empty is the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`; empty is the default.
+	// Sort The direction of `sort_by`, in any letter case (`ASC` is `asc`); empty is the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
@@ -8640,7 +8859,8 @@ type ListVoices503JSONResponseBodyStatus int
 // HeadVoicesParams defines parameters for HeadVoices.
 type HeadVoicesParams struct {
 	// Search Only records whose `search_by` field contains this text, ignoring letter case and
-	// accents. Empty means no search.
+	// accents. The text is trimmed, as a body's text is; empty, or white space
+	// alone, means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
 	// SearchBy What `search` looks in; empty is the default.
@@ -8650,7 +8870,7 @@ type HeadVoicesParams struct {
 	// by id in the direction of `sort`. Empty is the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`; empty is the default.
+	// Sort The direction of `sort_by`, in any letter case (`ASC` is `asc`); empty is the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// PerPage Records per page, one of the values the pattern allows (leading zeros allowed); empty is the default.
@@ -9872,6 +10092,23 @@ type ClientInterface interface {
 	// Corresponds with HEAD /api/v1/openapi.json (the `HeadOpenAPIDocument` operationId).
 	HeadOpenAPIDocument(ctx context.Context, params *HeadOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListTemplates The document templates
+	//
+	// The 52 document templates a document's `template_id` names, by id: each one's name, as a
+	// document's `template` shows it, and a line on what it writes. One answer, not paginated;
+	// it reads no table, so it counts against no monthly limit. It changes only with a
+	// deployment. Needs the read scope.
+	//
+	// Corresponds with GET /api/v1/templates (the `ListTemplates` operationId).
+	ListTemplates(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadTemplates The document templates, headers only
+	//
+	// The status and headers `GET` would answer, without the body.
+	//
+	// Corresponds with HEAD /api/v1/templates (the `HeadTemplates` operationId).
+	HeadTemplates(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetUsage Usage of this month
 	//
 	// What the account has used this month (a calendar month in UTC) and its limits: images and
@@ -10849,6 +11086,43 @@ func (c *Client) GetOpenAPIDocument(ctx context.Context, params *GetOpenAPIDocum
 // Corresponds with HEAD /api/v1/openapi.json (the `HeadOpenAPIDocument` operationId).
 func (c *Client) HeadOpenAPIDocument(ctx context.Context, params *HeadOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeadOpenAPIDocumentRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListTemplates The document templates
+//
+// The 52 document templates a document's `template_id` names, by id: each one's name, as a
+// document's `template` shows it, and a line on what it writes. One answer, not paginated;
+// it reads no table, so it counts against no monthly limit. It changes only with a
+// deployment. Needs the read scope.
+//
+// Corresponds with GET /api/v1/templates (the `ListTemplates` operationId).
+func (c *Client) ListTemplates(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListTemplatesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadTemplates The document templates, headers only
+//
+// The status and headers `GET` would answer, without the body.
+//
+// Corresponds with HEAD /api/v1/templates (the `HeadTemplates` operationId).
+func (c *Client) HeadTemplates(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadTemplatesRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -13158,6 +13432,60 @@ func NewHeadOpenAPIDocumentRequest(server string, params *HeadOpenAPIDocumentPar
 	return req, nil
 }
 
+// NewListTemplatesRequest constructs an http.Request for the ListTemplates method
+func NewListTemplatesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/templates")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewHeadTemplatesRequest constructs an http.Request for the HeadTemplates method
+func NewHeadTemplatesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/templates")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetUsageRequest constructs an http.Request for the GetUsage method
 func NewGetUsageRequest(server string) (*http.Request, error) {
 	var err error
@@ -14618,6 +14946,27 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with HEAD /api/v1/openapi.json (the `HeadOpenAPIDocument` operationId).
 	HeadOpenAPIDocumentWithResponse(ctx context.Context, params *HeadOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*HeadOpenAPIDocumentResponse, error)
+
+	// ListTemplatesWithResponse The document templates
+	//
+	// The 52 document templates a document's `template_id` names, by id: each one's name, as a
+	// document's `template` shows it, and a line on what it writes. One answer, not paginated;
+	// it reads no table, so it counts against no monthly limit. It changes only with a
+	// deployment. Needs the read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/templates (the `ListTemplates` operationId).
+	ListTemplatesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListTemplatesResponse, error)
+
+	// HeadTemplatesWithResponse The document templates, headers only
+	//
+	// The status and headers `GET` would answer, without the body.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /api/v1/templates (the `HeadTemplates` operationId).
+	HeadTemplatesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadTemplatesResponse, error)
 
 	// GetUsageWithResponse Usage of this month
 	//
@@ -17794,6 +18143,175 @@ func (r HeadOpenAPIDocumentResponse) ContentType() string {
 	return ""
 }
 
+// ListTemplatesResponse200Headers the declared response headers of an HTTP 200 response for ListTemplates
+type ListTemplatesResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// ListTemplatesResponse401Headers the declared response headers of an HTTP 401 response for ListTemplates
+type ListTemplatesResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ListTemplatesResponse405Headers the declared response headers of an HTTP 405 response for ListTemplates
+type ListTemplatesResponse405Headers struct {
+	Allow               string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// ListTemplatesResponse429Headers the declared response headers of an HTTP 429 response for ListTemplates
+type ListTemplatesResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// ListTemplatesResponse500Headers the declared response headers of an HTTP 500 response for ListTemplates
+type ListTemplatesResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// ListTemplatesResponse503Headers the declared response headers of an HTTP 503 response for ListTemplates
+type ListTemplatesResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+type ListTemplatesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TemplatesOK
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListTemplatesResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListTemplatesResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListTemplatesResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListTemplatesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListTemplatesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListTemplatesResponse503Headers
+}
+
+// Status returns HTTPResponse.Status
+func (r ListTemplatesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListTemplatesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListTemplatesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeadTemplatesResponse200Headers the declared response headers of an HTTP 200 response for HeadTemplates
+type HeadTemplatesResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// HeadTemplatesResponse4XXHeaders the declared response headers of an HTTP 4XX response for HeadTemplates
+type HeadTemplatesResponse4XXHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	WWWAuthenticate     *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// HeadTemplatesResponse5XXHeaders the declared response headers of an HTTP 5XX response for HeadTemplates
+type HeadTemplatesResponse5XXHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	WWWAuthenticate     *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+type HeadTemplatesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *HeadTemplatesResponse200Headers
+	// Headers4XX the parsed response headers for an HTTP 4XX response
+	Headers4XX *HeadTemplatesResponse4XXHeaders
+	// Headers5XX the parsed response headers for an HTTP 5XX response
+	Headers5XX *HeadTemplatesResponse5XXHeaders
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadTemplatesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadTemplatesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadTemplatesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetUsageResponse200Headers the declared response headers of an HTTP 200 response for GetUsage
 type GetUsageResponse200Headers struct {
 	XRateLimitLimit     *int
@@ -20691,6 +21209,39 @@ func (c *ClientWithResponses) HeadOpenAPIDocumentWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseHeadOpenAPIDocumentResponse(rsp)
+}
+
+// ListTemplatesWithResponse The document templates
+//
+// The 52 document templates a document's `template_id` names, by id: each one's name, as a
+// document's `template` shows it, and a line on what it writes. One answer, not paginated;
+// it reads no table, so it counts against no monthly limit. It changes only with a
+// deployment. Needs the read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/templates (the `ListTemplates` operationId).
+func (c *ClientWithResponses) ListTemplatesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListTemplatesResponse, error) {
+	rsp, err := c.ListTemplates(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListTemplatesResponse(rsp)
+}
+
+// HeadTemplatesWithResponse The document templates, headers only
+//
+// The status and headers `GET` would answer, without the body.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /api/v1/templates (the `HeadTemplates` operationId).
+func (c *ClientWithResponses) HeadTemplatesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadTemplatesResponse, error) {
+	rsp, err := c.HeadTemplates(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadTemplatesResponse(rsp)
 }
 
 // GetUsageWithResponse Usage of this month
@@ -29185,6 +29736,424 @@ func ParseHeadOpenAPIDocumentResponse(rsp *http.Response) (*HeadOpenAPIDocumentR
 		response.Headers4XX = &headers
 	case rsp.StatusCode/100 == 5:
 		var headers HeadOpenAPIDocumentResponse5XXHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers5XX = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListTemplatesResponse parses an HTTP response from a ListTemplatesWithResponse call
+func ParseListTemplatesResponse(rsp *http.Response) (*ListTemplatesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListTemplatesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TemplatesOK
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListTemplatesResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListTemplatesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListTemplatesResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListTemplatesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListTemplatesResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListTemplatesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadTemplatesResponse parses an HTTP response from a HeadTemplatesWithResponse call
+func ParseHeadTemplatesResponse(rsp *http.Response) (*HeadTemplatesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadTemplatesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers HeadTemplatesResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode/100 == 4:
+		var headers HeadTemplatesResponse4XXHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers4XX = &headers
+	case rsp.StatusCode/100 == 5:
+		var headers HeadTemplatesResponse5XXHeaders
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -24,6 +24,14 @@ type Counter interface {
 	Usage(ctx context.Context, account string, period quota.Period) (map[quota.Kind]quota.Meter, error)
 }
 
+// readsMeter is a resource's reads as the usage shows them: what is
+// counted, and the batch it is counted in, which says how far used may
+// trail the reads (store.Table.CountReads).
+type readsMeter struct {
+	quota.Meter
+	Batch int64 `json:"batch"`
+}
+
 // UsageRoute serves the usage of the kinds the tables and the other
 // counters count, by the clock now: one strongly consistent read of each
 // one's counter item.
@@ -33,10 +41,11 @@ func UsageRoute(tables []*store.Table, now func() time.Time, others ...Counter) 
 	type source struct {
 		Counter
 		resource string
+		batch    int64
 	}
 	var sources []source
 	for _, t := range tables {
-		sources = append(sources, source{t, t.Resource()})
+		sources = append(sources, source{t, t.Resource(), t.ReadsBatchSize()})
 	}
 	for _, c := range others {
 		sources = append(sources, source{Counter: c})
@@ -53,12 +62,12 @@ func UsageRoute(tables []*store.Table, now func() time.Time, others ...Counter) 
 			}
 			for k, m := range meters {
 				if k == quota.Reads {
-					reads, _ := data[string(k)].(map[string]quota.Meter)
+					reads, _ := data[string(k)].(map[string]readsMeter)
 					if reads == nil {
-						reads = map[string]quota.Meter{}
+						reads = map[string]readsMeter{}
 						data[string(k)] = reads
 					}
-					reads[src.resource] = m
+					reads[src.resource] = readsMeter{m, src.batch}
 					continue
 				}
 				data[string(k)] = m

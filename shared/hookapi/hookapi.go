@@ -134,6 +134,9 @@ var Registration = &records.Resource{
 // host (CheckURL, a DNS lookup made only for a well-formed request) and
 // the event types, each problem named by its field.
 func (a *API) endpoint(r *http.Request, f records.Input) (hookstore.Endpoint, error) {
+	if err := eventsAsText(f); err != nil {
+		return hookstore.Endpoint{}, err
+	}
 	values, err := Registration.ValidateCreate(f)
 	if err != nil {
 		return hookstore.Endpoint{}, err
@@ -150,6 +153,22 @@ func (a *API) endpoint(r *http.Request, f records.Input) (hookstore.Endpoint, er
 		return hookstore.Endpoint{}, httpapi.Invalid(problems)
 	}
 	return e, nil
+}
+
+// eventsAsText takes a registration's events sent as a JSON array of
+// types, as the answer shows them, as the comma-separated text a form
+// sends. An empty array subscribes to nothing, which no endpoint may: 422,
+// where an absent or empty text means every type.
+func eventsAsText(f records.Input) error {
+	v, ok := f.Values["events"]
+	if !ok || v.Type != records.InputList {
+		return nil
+	}
+	if len(v.Items) == 0 {
+		return httpapi.InvalidField("events", "The events field must list at least one event type.")
+	}
+	f.Values["events"] = records.InputValue{Text: strings.Join(v.Items, ","), Type: records.InputString}
+	return nil
 }
 
 // urlProblem is why a URL was refused, in the words of webhook.CheckURL

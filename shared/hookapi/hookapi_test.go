@@ -128,7 +128,9 @@ func TestRegistrationErrorsNameTheirField(t *testing.T) {
 		`{"url":"https://169.254.169.254/latest"}`:                                               "url",
 		`{"url":"https://hooks.example.com/` + strings.Repeat("a", 2048) + `"}`:                  "url",
 		`{"url":"https://hooks.example.com/a","events":"image.deleted"}`:                         "events",
-		`{"url":"https://hooks.example.com/a","events":["image.failed"]}`:                        "events",
+		`{"url":"https://hooks.example.com/a","events":["image.deleted"]}`:                       "events",
+		`{"url":"https://hooks.example.com/a","events":[]}`:                                      "events",
+		`{"url":"https://hooks.example.com/a","events":["image.failed",7]}`:                      "events",
 		`{"url":"https://hooks.example.com/a","description":"` + strings.Repeat("é", 257) + `"}`: "description",
 		`{"url":"https://hooks.example.com/a","secret":"whsec_x"}`:                               "secret",
 	})
@@ -173,5 +175,15 @@ func TestRegistrationFieldsFollowTheRecordsRules(t *testing.T) {
 	data, _ = out["data"].(map[string]any)
 	if code != 201 || data["description"] != "" || len(data["events"].([]any)) != 5 {
 		t.Errorf("blank and null: %d %v, want not given (no description, every event)", code, out)
+	}
+}
+
+// events takes a JSON array of types as well, as the answer shows them.
+func TestRegistrationTakesEventsAsAnArray(t *testing.T) {
+	a := newAPI(t)
+	code, out := a.do(t, "acct", "POST", hookapi.Path, `{"url":"https://hooks.example.com/a","events":["image.failed"," image.generated","image.failed"]}`)
+	data, _ := out["data"].(map[string]any)
+	if got, _ := json.Marshal(data["events"]); code != 201 || string(got) != `["image.failed","image.generated"]` {
+		t.Errorf("%d %v, want the two types once each", code, out)
 	}
 }

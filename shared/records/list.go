@@ -3,6 +3,7 @@ package records
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"contentapi/shared/fold"
 )
@@ -14,7 +15,8 @@ var (
 	// perPage reads per_page as page does: digits only, no sign.
 	perPage = Int{Min: 1, Max: 100}
 	SortBys = Enum{"id", "name"}
-	Sorts   = Enum{"desc", "asc"}
+	// Sorts are taken in any letter case (ASC, Desc), as SQL writes them.
+	Sorts = AnyCase{"desc", "asc"}
 )
 
 // MaxPage bounds page so offsets stay far from overflow; any page past the
@@ -47,7 +49,10 @@ func (q ListQuery) Offset() int64 { return (q.Page - 1) * int64(q.PerPage) }
 
 // ParseList validates a list request's query parameters, a cursor against
 // the deployment's cursors. Every known parameter with an invalid value is a
-// 422 naming it; unknown ones are ignored, as the contract says.
+// 422 naming it; unknown ones are ignored, as the contract says. The
+// search is text, trimmed as a body's text is ("search= sunrise " searches
+// for "sunrise"); the other parameters take the spellings the document
+// lists, white space around them refused.
 func (r *Resource) ParseList(q Query, cursors Cursors) (ListQuery, error) {
 	errs := fieldErrors{}
 	get := func(name string) (string, bool) {
@@ -88,7 +93,7 @@ func (r *Resource) ParseList(q Query, cursors Cursors) (ListQuery, error) {
 		}
 	}
 	if v, ok := get("search"); ok {
-		lq.Search = fold.String(v)
+		lq.Search = fold.String(strings.TrimSpace(v))
 	}
 	lq.SearchBy = r.SearchBy[0]
 	if v, ok := parse("search_by", Enum(r.SearchBy)); ok {

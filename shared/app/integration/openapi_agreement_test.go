@@ -130,10 +130,10 @@ func enumClasses(members []string) []valueClass {
 
 func favoriteClasses() []valueClass {
 	var out []valueClass
-	for _, s := range []string{"1", "0", "true", "false", "TRUE", "True", "fAlSe", " true\t"} {
+	for _, s := range []string{"1", "0", "true", "false", "TRUE", "True", "fAlSe", " true\t", "on", "Yes", "OFF", "no"} {
 		out = append(out, valueClass{name: fmt.Sprintf("%q", s), text: s, want: accepted})
 	}
-	for _, s := range []string{"t", "yes", "2", "01", "1.0", "on"} {
+	for _, s := range []string{"t", "y", "2", "01", "1.0", "onn"} {
 		out = append(out, valueClass{name: fmt.Sprintf("%q", s), text: s, want: refused})
 	}
 	for _, j := range []string{"true", "false", "1", "0", "1.0", "-0", "1e0"} {
@@ -353,10 +353,10 @@ func queryCases(key string) []agreementCase {
 		{"images", "style", enum(images.Styles), wrong},
 		{"images", "medium", enum(images.Media), wrong},
 		{"images", "filter", enum(images.Filters), wrong},
-		{"images", "favorite", []string{"1", "0", "true", "false", "TRUE", "False", ""}, []string{"t", "yes", "2", "%201", "01"}},
+		{"images", "favorite", []string{"1", "0", "true", "false", "TRUE", "False", "on", "Yes", "off", "NO", ""}, []string{"t", "y", "2", "%201", "01"}},
 		{"documents", "favorite", []string{"1", "fALSE", ""}, []string{"maybe"}},
 		{"images", "sort_by", []string{"id", "name", ""}, []string{"created", "ID"}},
-		{"images", "sort", []string{"asc", "desc", ""}, []string{"up", "ASC"}},
+		{"images", "sort", []string{"asc", "desc", "ASC", "Desc", ""}, []string{"up", "%20asc"}},
 		{"images", "per_page", []string{"10", "25", "50", "100", "010", "0100", ""}, []string{"7", "0", "%2B10", "+10", "10.0", "-10", "%2010", "1e1", "1000"}},
 		{"images", "page", []string{"1", "2", "01", "1000000000000", "0001000000000000", ""}, []string{"0", "1000000000001", "%2B1", "1.0", "-1", "abc", "99999999999999999999"}},
 		{"documents", "template_id", []string{"1", "9", "09", "52", "000052", ""}, []string{"0", "53", "%2B1", "9.0", "%209", "000"}},

@@ -149,13 +149,14 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, e *AccessEntry) 
 	requestID := e.RequestID
 	if g.Host != "" {
 		if !g.servesHost(r.Host) {
-			e.Status = gatewayError(w, requestID, http.StatusForbidden, "Forbidden")
+			e.Status = serviceError(w, requestID, http.StatusForbidden, "The local gateway answers only requests for its own address.")
 			return
 		}
 		r.Host = g.Host
 	}
 	if headerBytes(r) > MaxHeaderBytes {
-		e.Status = gatewayError(w, requestID, http.StatusRequestHeaderFieldsTooLarge, "Request Header Fields Too Large")
+		e.Status = serviceError(w, requestID, http.StatusRequestHeaderFieldsTooLarge,
+			fmt.Sprintf("The request line and header values are over %d bytes together.", MaxHeaderBytes))
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
@@ -439,12 +440,24 @@ func writeResponse(w http.ResponseWriter, resp events.APIGatewayV2HTTPResponse, 
 }
 
 // gatewayError answers the way API Gateway does when it, not the function,
-// fails a request: a short JSON message.
+// fails a request: a short JSON message, {"message"} alone.
 func gatewayError(w http.ResponseWriter, requestID string, status int, message string) int {
+	return writeError(w, requestID, status, map[string]any{"message": message})
+}
+
+// serviceError answers a refusal of the local gateway's own, which a
+// client meets as the service's (its Host checked, its header cap), with
+// the error body every answer of the service has: {"message", "status"}.
+func serviceError(w http.ResponseWriter, requestID string, status int, message string) int {
+	return writeError(w, requestID, status, map[string]any{"message": message, "status": status})
+}
+
+func writeError(w http.ResponseWriter, requestID string, status int, body map[string]any) int {
+	b, _ := json.Marshal(body) // strings and ints always encode
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Apigw-Requestid", requestID)
 	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"message":%q}`, message)
+	_, _ = w.Write(b)
 	return status
 }

@@ -483,7 +483,7 @@ func TestServeHostIsTheListenAddress(t *testing.T) {
 		if want := []string{"127.0.0.1:8080 127.0.0.1:8080"}; status == 200 && !reflect.DeepEqual(got, want) {
 			t.Errorf("Host %s: the function saw %q, want %q", host, got, want)
 		}
-		if status == 403 && (got != nil || readBody(t, resp) != `{"message":"Forbidden"}`) {
+		if status == 403 && (got != nil || readBody(t, resp) != `{"message":"The local gateway answers only requests for its own address.","status":403}`) {
 			t.Errorf("Host %s: a foreign host reached the function (%q)", host, got)
 		}
 	}
@@ -506,7 +506,7 @@ func TestServeCapsRequestLineAndHeaders(t *testing.T) {
 	longHeader.Header.Set("X-Long", strings.Repeat("h", MaxHeaderBytes))
 	for _, req := range []*http.Request{httptest.NewRequest("GET", "/items/1?q="+strings.Repeat("a", 1<<20), nil), longHeader} {
 		resp := serveOnce(t, g, req)
-		if body := readBody(t, resp); resp.StatusCode != 431 || body != `{"message":"Request Header Fields Too Large"}` || called != 1 {
+		if body := readBody(t, resp); resp.StatusCode != 431 || body != `{"message":"The request line and header values are over 10240 bytes together.","status":431}` || called != 1 {
 			t.Errorf("%d %s (function called %d times), want 431", resp.StatusCode, body, called)
 		}
 	}

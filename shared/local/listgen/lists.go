@@ -124,6 +124,7 @@ func declared(resources []app.Resource) (map[string]*yaml.Node, error) {
 
 	v["records.SortBys"] = list(records.SortBys)
 	v["records.Sorts"] = list(records.Sorts)
+	v["records.Sorts any case"] = singleQuoted("^(?:" + strings.Join(caseless(records.Sorts), "|") + ")$")
 	v["records.PerPages"] = numbers(records.PerPages)
 	perPages := make([]string, len(records.PerPages))
 	for i, n := range records.PerPages {
