@@ -7222,7 +7222,7 @@ type ToneInput = Tone
 
 // Usage This month's usage and limits.
 //
-// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"batch":10000,"limit":1000000,"used":400000},"images":{"batch":10000,"limit":1000000,"used":80000},"voices":{"batch":10000,"limit":1000000,"used":0}},"words":{"limit":50000,"used":48211}}
+// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"batch":10000,"limit":1000000,"used":400000},"images":{"batch":10000,"limit":1000000,"used":80000},"voices":{"batch":10000,"limit":100000,"used":0}},"words":{"limit":50000,"used":48211}}
 type Usage struct {
 	// Deliveries Webhook delivery attempts, each counted when it is made (first attempts, retries and
 	// test events alike), against the limit: past it deliveries are skipped, not sent.
@@ -7264,7 +7264,7 @@ type Usage struct {
 type UsageResponse struct {
 	// Data This month's usage and limits.
 	//
-	// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"batch":10000,"limit":1000000,"used":400000},"images":{"batch":10000,"limit":1000000,"used":80000},"voices":{"batch":10000,"limit":1000000,"used":0}},"words":{"limit":50000,"used":48211}}
+	// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"batch":10000,"limit":1000000,"used":400000},"images":{"batch":10000,"limit":1000000,"used":80000},"voices":{"batch":10000,"limit":100000,"used":0}},"words":{"limit":50000,"used":48211}}
 	Data   Usage               `json:"data"`
 	Status UsageResponseStatus `json:"status"`
 }
