@@ -664,22 +664,22 @@ func (e Medium) Valid() bool {
 
 // Defines values for PageMetaPerPage.
 const (
-	N10  PageMetaPerPage = 10
-	N100 PageMetaPerPage = 100
-	N25  PageMetaPerPage = 25
-	N50  PageMetaPerPage = 50
+	PageMetaPerPageN10  PageMetaPerPage = 10
+	PageMetaPerPageN100 PageMetaPerPage = 100
+	PageMetaPerPageN25  PageMetaPerPage = 25
+	PageMetaPerPageN50  PageMetaPerPage = 50
 )
 
 // Valid indicates whether the value is a known member of the PageMetaPerPage enum.
 func (e PageMetaPerPage) Valid() bool {
 	switch e {
-	case N10:
+	case PageMetaPerPageN10:
 		return true
-	case N100:
+	case PageMetaPerPageN100:
 		return true
-	case N25:
+	case PageMetaPerPageN25:
 		return true
-	case N50:
+	case PageMetaPerPageN50:
 		return true
 	default:
 		return false
@@ -1364,6 +1364,30 @@ func (e WebhookDeliveryStatus) Valid() bool {
 	case DeliverySkipped:
 		return true
 	case DeliverySucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookDeliveryListMetaPerPage.
+const (
+	WebhookDeliveryListMetaPerPageN10  WebhookDeliveryListMetaPerPage = 10
+	WebhookDeliveryListMetaPerPageN100 WebhookDeliveryListMetaPerPage = 100
+	WebhookDeliveryListMetaPerPageN25  WebhookDeliveryListMetaPerPage = 25
+	WebhookDeliveryListMetaPerPageN50  WebhookDeliveryListMetaPerPage = 50
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryListMetaPerPage enum.
+func (e WebhookDeliveryListMetaPerPage) Valid() bool {
+	switch e {
+	case WebhookDeliveryListMetaPerPageN10:
+		return true
+	case WebhookDeliveryListMetaPerPageN100:
+		return true
+	case WebhookDeliveryListMetaPerPageN25:
+		return true
+	case WebhookDeliveryListMetaPerPageN50:
 		return true
 	default:
 		return false
@@ -7546,11 +7570,35 @@ type WebhookDelivery struct {
 // limit of deliveries: not sent, and never to be (`reason` says so).
 type WebhookDeliveryStatus string
 
-// WebhookDeliveryList defines model for WebhookDeliveryList.
+// WebhookDeliveryList A page of the log, in the shape of Laravel's simple paginator: links to the first, the
+// previous and the next page, and no total (counting a log would read all of it).
 type WebhookDeliveryList struct {
-	Data   []WebhookDelivery         `json:"data"`
+	Data  []WebhookDelivery `json:"data"`
+	Links struct {
+		First string `json:"first"`
+
+		// Next The next page; null when no older delivery follows.
+		Next *string `json:"next"`
+		Prev *string `json:"prev"`
+	} `json:"links"`
+	Meta struct {
+		CurrentPage int `json:"current_page"`
+
+		// From The position of the page's first delivery, newest first; null when the page is empty.
+		From *int `json:"from"`
+
+		// Path The log's absolute URL without query.
+		Path    string                         `json:"path"`
+		PerPage WebhookDeliveryListMetaPerPage `json:"per_page"`
+
+		// To The position of the page's last delivery; null when the page is empty.
+		To *int `json:"to"`
+	} `json:"meta"`
 	Status WebhookDeliveryListStatus `json:"status"`
 }
+
+// WebhookDeliveryListMetaPerPage defines model for WebhookDeliveryList.Meta.PerPage.
+type WebhookDeliveryListMetaPerPage int
 
 // WebhookDeliveryListStatus defines model for WebhookDeliveryList.Status.
 type WebhookDeliveryListStatus int
@@ -9266,6 +9314,16 @@ type GetWebhook500JSONResponseBodyStatus int
 // GetWebhook503JSONResponseBodyStatus defines parameters for GetWebhook.
 type GetWebhook503JSONResponseBodyStatus int
 
+// ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
+type ListWebhookDeliveriesParams struct {
+	// Page The page, from 1 to 10^12 (leading zeros allowed); empty is the default. A page past the
+	// end answers an empty `data` with correct `meta`.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// PerPage Deliveries per page, one of the values the pattern allows (leading zeros allowed); empty is the default, 100.
+	PerPage *int `form:"per_page,omitempty" json:"per_page,omitempty"`
+}
+
 // ListWebhookDeliveries401JSONResponseBodyMessage defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveries401JSONResponseBodyMessage string
 
@@ -10335,11 +10393,14 @@ type ClientInterface interface {
 
 	// ListWebhookDeliveries The endpoint's delivery log
 	//
-	// The endpoint's latest 100 deliveries, newest first, each updated on every attempt. A
-	// delivery is kept 30 days after its event. Needs the read scope.
+	// The endpoint's deliveries, newest first, each updated on every attempt, a page at a time:
+	// `page` and `per_page` as a list takes them, but `per_page` is 100 unless given, so the
+	// first page is the latest 100. The pages reach back 10,000 deliveries (a page past them is
+	// 422 naming `page`); a delivery is kept 30 days after its event. A page past the
+	// first reads through the deliveries before it (some 300 bytes each). Needs the read scope.
 	//
 	// Corresponds with GET /api/v1/webhooks/{id}/deliveries (the `ListWebhookDeliveries` operationId).
-	ListWebhookDeliveries(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListWebhookDeliveries(ctx context.Context, id WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HeadWebhookDeliveries The endpoint's delivery log, headers only
 	//
@@ -11599,12 +11660,15 @@ func (c *Client) HeadWebhook(ctx context.Context, id WebhookId, reqEditors ...Re
 
 // ListWebhookDeliveries The endpoint's delivery log
 //
-// The endpoint's latest 100 deliveries, newest first, each updated on every attempt. A
-// delivery is kept 30 days after its event. Needs the read scope.
+// The endpoint's deliveries, newest first, each updated on every attempt, a page at a time:
+// `page` and `per_page` as a list takes them, but `per_page` is 100 unless given, so the
+// first page is the latest 100. The pages reach back 10,000 deliveries (a page past them is
+// 422 naming `page`); a delivery is kept 30 days after its event. A page past the
+// first reads through the deliveries before it (some 300 bytes each). Needs the read scope.
 //
 // Corresponds with GET /api/v1/webhooks/{id}/deliveries (the `ListWebhookDeliveries` operationId).
-func (c *Client) ListWebhookDeliveries(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListWebhookDeliveriesRequest(c.Server, id)
+func (c *Client) ListWebhookDeliveries(ctx context.Context, id WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhookDeliveriesRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -14403,7 +14467,7 @@ func NewHeadWebhookRequest(server string, id WebhookId) (*http.Request, error) {
 }
 
 // NewListWebhookDeliveriesRequest constructs an http.Request for the ListWebhookDeliveries method
-func NewListWebhookDeliveriesRequest(server string, id WebhookId) (*http.Request, error) {
+func NewListWebhookDeliveriesRequest(server string, id WebhookId, params *ListWebhookDeliveriesParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -14426,6 +14490,45 @@ func NewListWebhookDeliveriesRequest(server string, id WebhookId) (*http.Request
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PerPage != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -15218,13 +15321,16 @@ type ClientWithResponsesInterface interface {
 
 	// ListWebhookDeliveriesWithResponse The endpoint's delivery log
 	//
-	// The endpoint's latest 100 deliveries, newest first, each updated on every attempt. A
-	// delivery is kept 30 days after its event. Needs the read scope.
+	// The endpoint's deliveries, newest first, each updated on every attempt, a page at a time:
+	// `page` and `per_page` as a list takes them, but `per_page` is 100 unless given, so the
+	// first page is the latest 100. The pages reach back 10,000 deliveries (a page past them is
+	// 422 naming `page`); a delivery is kept 30 days after its event. A page past the
+	// first reads through the deliveries before it (some 300 bytes each). Needs the read scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/webhooks/{id}/deliveries (the `ListWebhookDeliveries` operationId).
-	ListWebhookDeliveriesWithResponse(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error)
+	ListWebhookDeliveriesWithResponse(ctx context.Context, id WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error)
 
 	// HeadWebhookDeliveriesWithResponse The endpoint's delivery log, headers only
 	//
@@ -20318,6 +20424,14 @@ type ListWebhookDeliveriesResponse405Headers struct {
 	XRequestId          string
 }
 
+// ListWebhookDeliveriesResponse422Headers the declared response headers of an HTTP 422 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse422Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
 // ListWebhookDeliveriesResponse429Headers the declared response headers of an HTTP 429 response for ListWebhookDeliveries
 type ListWebhookDeliveriesResponse429Headers struct {
 	RetryAfter          int
@@ -20355,6 +20469,8 @@ type ListWebhookDeliveriesResponse struct {
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -20371,6 +20487,8 @@ type ListWebhookDeliveriesResponse struct {
 	Headers404 *ListWebhookDeliveriesResponse404Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *ListWebhookDeliveriesResponse405Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ListWebhookDeliveriesResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListWebhookDeliveriesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -21638,14 +21756,17 @@ func (c *ClientWithResponses) HeadWebhookWithResponse(ctx context.Context, id We
 
 // ListWebhookDeliveriesWithResponse The endpoint's delivery log
 //
-// The endpoint's latest 100 deliveries, newest first, each updated on every attempt. A
-// delivery is kept 30 days after its event. Needs the read scope.
+// The endpoint's deliveries, newest first, each updated on every attempt, a page at a time:
+// `page` and `per_page` as a list takes them, but `per_page` is 100 unless given, so the
+// first page is the latest 100. The pages reach back 10,000 deliveries (a page past them is
+// 422 naming `page`); a delivery is kept 30 days after its event. A page past the
+// first reads through the deliveries before it (some 300 bytes each). Needs the read scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v1/webhooks/{id}/deliveries (the `ListWebhookDeliveries` operationId).
-func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error) {
-	rsp, err := c.ListWebhookDeliveries(ctx, id, reqEditors...)
+func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Context, id WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error) {
+	rsp, err := c.ListWebhookDeliveries(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -35598,6 +35719,13 @@ func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliver
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35746,6 +35874,37 @@ func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliver
 			headers.XRequestId = value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 422:
+		var headers ListWebhookDeliveriesResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListWebhookDeliveriesResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

@@ -248,8 +248,23 @@ func (a *API) test(w http.ResponseWriter, r *http.Request, account string) error
 	return nil
 }
 
+// deliveries is a page of the endpoint's log, newest first: page and
+// per_page as a list's (per_page one of records.PerPages, 100 by default:
+// the first page is the latest 100, as the log was before it had pages),
+// reaching back hookstore.MaxDeliveryLog deliveries. The answer is Laravel's simple
+// paginator's: links to the previous and next pages, no total (counting a
+// log would read all of it).
 func (a *API) deliveries(w http.ResponseWriter, r *http.Request, account string) error {
-	ds, err := a.Store.Deliveries(r.Context(), account, r.PathValue("id"))
+	q, err := httpapi.ParseQuery(r)
+	if err != nil {
+		return err
+	}
+	page, perPage, err := logPage(q)
+	if err != nil {
+		return err
+	}
+	offset := int((page - 1) * int64(perPage))
+	ds, more, err := a.Store.DeliveriesPage(r.Context(), account, r.PathValue("id"), offset, perPage)
 	if err != nil {
 		return err
 	}
@@ -257,8 +272,46 @@ func (a *API) deliveries(w http.ResponseWriter, r *http.Request, account string)
 	for i, d := range ds {
 		views[i] = viewDelivery(d)
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": views, "status": http.StatusOK})
+	path := httpapi.BaseURL(r) + r.URL.Path
+	link := func(n int64, ok bool) *string {
+		if !ok {
+			return nil
+		}
+		u := path + "?" + httpapi.QueryWithPage(q, n)
+		return &u
+	}
+	meta := map[string]any{"current_page": page, "per_page": perPage, "path": path, "from": nil, "to": nil}
+	if len(ds) > 0 {
+		meta["from"], meta["to"] = offset+1, offset+len(ds)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{
+		"data":   views,
+		"links":  logLinks{link(1, true), link(page-1, page > 1), link(page+1, more)},
+		"meta":   meta,
+		"status": http.StatusOK,
+	})
 	return nil
+}
+
+// logLinks are a delivery log page's links, in the order a list's are.
+type logLinks struct {
+	First *string `json:"first"`
+	Prev  *string `json:"prev"`
+	Next  *string `json:"next"`
+}
+
+// logPage reads a delivery log's page and per_page, spelt as a list's,
+// within the log's reach (hookstore.MaxDeliveryLog).
+func logPage(q records.Query) (int64, int, error) {
+	page, perPage, err := records.ParsePage(q, hookstore.MaxDeliveries)
+	if err != nil {
+		return 0, 0, err
+	}
+	if page > int64(hookstore.MaxDeliveryLog/perPage) {
+		return 0, 0, httpapi.InvalidField("page", fmt.Sprintf("The delivery log's pages reach back %d deliveries: at most page %d of %d.",
+			hookstore.MaxDeliveryLog, hookstore.MaxDeliveryLog/perPage, perPage))
+	}
+	return page, perPage, nil
 }
 
 // endpointView is an endpoint as the API shows it: its times written as

@@ -2,6 +2,7 @@ package hookapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -185,5 +186,46 @@ func TestRegistrationTakesEventsAsAnArray(t *testing.T) {
 	data, _ := out["data"].(map[string]any)
 	if got, _ := json.Marshal(data["events"]); code != 201 || string(got) != `["image.failed","image.generated"]` {
 		t.Errorf("%d %v, want the two types once each", code, out)
+	}
+}
+
+// The delivery log pages with page and per_page as a list does, newest
+// first, beyond the latest 100: each delivery on one page only, the next
+// link while older ones follow, and a page past the log's reach a 422.
+func TestDeliveryLogPages(t *testing.T) {
+	a := newAPI(t)
+	_, out := a.do(t, "acct", "POST", hookapi.Path, `{"url":"https://hooks.example.com/a"}`)
+	id := out["data"].(map[string]any)["id"].(string)
+	for range 23 {
+		if code, out := a.do(t, "acct", "POST", hookapi.Path+"/"+id+"/test", ""); code != 202 {
+			t.Fatalf("test: %d %v", code, out)
+		}
+	}
+	log := hookapi.Path + "/" + id + "/deliveries"
+	if code, out := a.do(t, "acct", "GET", log, ""); code != 200 || len(out["data"].([]any)) != 23 || out["links"].(map[string]any)["next"] != nil {
+		t.Fatalf("the first page by default: %d %v", code, out)
+	}
+	seen := map[string]bool{}
+	for page, want := range []int{10, 10, 3, 0} {
+		code, out := a.do(t, "acct", "GET", fmt.Sprintf("%s?per_page=10&page=%d", log, page+1), "")
+		data, _ := out["data"].([]any)
+		links, _ := out["links"].(map[string]any)
+		if code != 200 || len(data) != want || (links["next"] != nil) != (page < 2) || (links["prev"] != nil) != (page > 0) {
+			t.Fatalf("page %d: %d %v", page+1, code, out)
+		}
+		for _, d := range data {
+			seen[d.(map[string]any)["id"].(string)] = true
+		}
+	}
+	if len(seen) != 23 {
+		t.Errorf("%d deliveries over the pages, want the 23 once each", len(seen))
+	}
+	for _, q := range []string{"per_page=7", "page=0", "page=x", "per_page=10&page=1001", "page=101"} {
+		if code, out := a.do(t, "acct", "GET", log+"?"+q, ""); code != 422 {
+			t.Errorf("%s: %d %v, want 422", q, code, out)
+		}
+	}
+	if code, _ := a.do(t, "acct", "GET", log+"?per_page=10&page=1000", ""); code != 200 {
+		t.Errorf("the last page in reach: %d", code)
 	}
 }

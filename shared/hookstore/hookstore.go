@@ -40,8 +40,12 @@ import (
 const (
 	// MaxEndpoints an account may register (openapi.yaml, createWebhook).
 	MaxEndpoints = 10
-	// MaxDeliveries a delivery log lists, newest first.
+	// MaxDeliveries a delivery log lists, newest first, on a page.
 	MaxDeliveries = 100
+	// MaxDeliveryLog is how far back a delivery log's pages reach: the
+	// newest 10,000 deliveries, which a page past them reads through (some
+	// 3 MB, 750 read units at most).
+	MaxDeliveryLog = 10_000
 	// DeliveryTTL is how long a delivery's record is kept after its event:
 	// past the 28-hour schedule and long enough to look back a month.
 	DeliveryTTL = 30 * 24 * time.Hour
@@ -259,22 +263,35 @@ func (s *Store) List(ctx context.Context, account string) ([]Endpoint, error) {
 	return out, nil
 }
 
-func (s *Store) query(ctx context.Context, account, prefix string, forward bool, limit int32) ([]map[string]types.AttributeValue, error) {
+// query reads up to limit of the account's items whose key starts with
+// prefix, in key order or (forward false) against it.
+func (s *Store) query(ctx context.Context, account, prefix string, forward bool, limit int) ([]map[string]types.AttributeValue, error) {
 	q, err := expression.NewBuilder().WithKeyCondition(
 		expression.Key(AttrAccount).Equal(expression.Value(account)).And(expression.Key(AttrSK).BeginsWith(prefix)),
 	).Build()
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.Client.Query(ctx, &dynamodb.QueryInput{
+	in := &dynamodb.QueryInput{
 		TableName: aws.String(s.Table), KeyConditionExpression: q.KeyCondition(),
 		ExpressionAttributeNames: q.Names(), ExpressionAttributeValues: q.Values(),
-		ScanIndexForward: aws.Bool(forward), Limit: aws.Int32(limit), ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("hookstore: query: %w", err)
+		ScanIndexForward: aws.Bool(forward), ConsistentRead: aws.Bool(true),
 	}
-	return out.Items, nil
+	// A Query answers at most 1 MB: the next takes up where it stopped.
+	var items []map[string]types.AttributeValue
+	for len(items) < limit {
+		in.Limit = aws.Int32(int32(limit - len(items)))
+		out, err := s.Client.Query(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("hookstore: query: %w", err)
+		}
+		items = append(items, out.Items...)
+		if out.LastEvaluatedKey == nil {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	return items, nil
 }
 
 // Delete removes the account's endpoint id; its deliveries expire with
@@ -423,20 +440,37 @@ func (s *Store) AddDelivery(ctx context.Context, account, endpoint, msgID, event
 // Deliveries is the endpoint's delivery log: the latest MaxDeliveries,
 // newest first. An endpoint the account does not have is ErrNotFound.
 func (s *Store) Deliveries(ctx context.Context, account, endpoint string) ([]Delivery, error) {
+	ds, _, err := s.DeliveriesPage(ctx, account, endpoint, 0, MaxDeliveries)
+	return ds, err
+}
+
+// DeliveriesPage is n deliveries of the endpoint's log, newest first, after
+// the newest offset ones, and whether older ones follow. The log's key
+// orders it, so the offset is read through (a delivery's item is some 300
+// bytes): MaxDeliveryLog bounds offset+n. An endpoint the account does not
+// have is ErrNotFound.
+func (s *Store) DeliveriesPage(ctx context.Context, account, endpoint string, offset, n int) ([]Delivery, bool, error) {
+	if offset < 0 || n < 1 || offset+n > MaxDeliveryLog {
+		return nil, false, fmt.Errorf("hookstore: a delivery log's page %d+%d is out of its bounds", offset, n)
+	}
 	if _, err := s.get(ctx, account, endpoint); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	items, err := s.query(ctx, account, deliveryPrefix+endpoint+"#", false, MaxDeliveries)
+	// One more than the page, to tell whether older deliveries follow.
+	want := offset + n + 1
+	items, err := s.query(ctx, account, deliveryPrefix+endpoint+"#", false, want)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	more := len(items) == want
+	items = items[min(offset, len(items)):min(offset+n, len(items))]
 	out := make([]Delivery, 0, len(items))
 	for _, item := range items {
 		var d deliveryItem
 		if err := attributevalue.UnmarshalMap(item, &d); err != nil {
-			return nil, fmt.Errorf("hookstore: delivery item: %w", err)
+			return nil, false, fmt.Errorf("hookstore: delivery item: %w", err)
 		}
 		out = append(out, d.Delivery)
 	}
-	return out, nil
+	return out, more, nil
 }

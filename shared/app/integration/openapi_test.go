@@ -761,6 +761,9 @@ func TestOpenAPIConformance(t *testing.T) {
 	c.call(200, request{method: "HEAD", path: hookPath, key: w})
 	c.call(202, request{method: "POST", path: hookPath + "/test", key: w})
 	c.get(200, hookPath+"/deliveries", ro)
+	c.get(200, hookPath+"/deliveries?per_page=10&page=2", ro)
+	// Past the log's reach, which depends on per_page: no pattern says it.
+	c.refusedForState(422, request{method: "GET", path: hookPath + "/deliveries?page=1001&per_page=10", key: ro})
 	c.call(200, request{method: "HEAD", path: hookPath + "/deliveries", key: w})
 	c.get(404, hookPath, other)
 	c.get(404, "/api/v1/webhooks/wh_nope", w)
