@@ -64,6 +64,7 @@ func (a *API) Routes() []httpapi.Route {
 		{Method: http.MethodPost, Pattern: Path, Handler: a.handle(a.create)},
 		{Method: http.MethodGet, Pattern: Path, Handler: a.handle(a.list)},
 		{Method: http.MethodGet, Pattern: item, Handler: a.handle(a.get)},
+		{Method: http.MethodPatch, Pattern: item, Handler: a.handle(a.update)},
 		{Method: http.MethodDelete, Pattern: item, Handler: a.handle(a.delete)},
 		{Method: http.MethodPost, Pattern: item + "/test", Handler: a.handle(a.test)},
 		{Method: http.MethodGet, Pattern: item + "/deliveries", Handler: a.handle(a.deliveries)},
@@ -195,6 +196,65 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, account string) error
 
 func (a *API) get(w http.ResponseWriter, r *http.Request, account string) error {
 	e, err := a.Store.Get(r.Context(), account, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": viewEndpoint(e), "status": http.StatusOK})
+	return nil
+}
+
+// Changes declares the fields an endpoint's update takes, judged as a
+// registration's are, each optional, at least one: enabled is a flag, as
+// a record's favorite.
+var Changes = &records.Resource{
+	Name:   "webhooks",
+	Object: "webhook",
+	Fields: []records.Field{
+		{Name: "url", Kind: records.Text{Min: 1, Max: webhook.MaxURLLength}, Update: true},
+		{Name: "events", Kind: records.Text{Min: 1, Max: MaxEvents}, Update: true},
+		{Name: "description", Kind: records.Text{Min: 1, Max: MaxDescription}, Update: true},
+		{Name: "enabled", Kind: records.Bool{}, Update: true},
+	},
+}
+
+// update changes an endpoint's url, events, description or enabled:
+// enabling a disabled endpoint gives it a fresh start (hookstore.Update).
+// The url and the event types are checked as at registration.
+func (a *API) update(w http.ResponseWriter, r *http.Request, account string) error {
+	fields, err := httpapi.ParseBody(r)
+	if err != nil {
+		return err
+	}
+	if err := eventsAsText(fields); err != nil {
+		return err
+	}
+	values, err := Changes.ValidateUpdate(fields)
+	if err != nil {
+		return err
+	}
+	var c hookstore.Change
+	problems := map[string][]string{}
+	if u, ok := values["url"].(string); ok {
+		if err := a.Client.CheckURL(r.Context(), u); err != nil {
+			problems["url"] = []string{"The url " + urlProblem(err) + "."}
+		}
+		c.URL = &u
+	}
+	if ev, ok := values["events"].(string); ok {
+		if c.Events, err = webhook.ParseEvents(ev, a.Events); err != nil {
+			problems["events"] = []string{"The events field has an " + err.Error() + "."}
+		}
+	}
+	if d, ok := values["description"].(string); ok {
+		c.Description = &d
+	}
+	if on, ok := values["enabled"].(bool); ok {
+		c.Enabled = &on
+	}
+	if len(problems) > 0 {
+		return httpapi.Invalid(problems)
+	}
+	e, err := a.Store.Update(r.Context(), account, r.PathValue("id"), c)
 	if err != nil {
 		return err
 	}

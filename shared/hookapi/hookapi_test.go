@@ -229,3 +229,50 @@ func TestDeliveryLogPages(t *testing.T) {
 		t.Errorf("the last page in reach: %d", code)
 	}
 }
+
+// PATCH changes an endpoint's url, events, description and enabled, each
+// checked as at registration; enabling an endpoint the service disabled
+// gives it a fresh start, and disabling says the account did it.
+func TestUpdateAnEndpoint(t *testing.T) {
+	a := newAPI(t)
+	_, out := a.do(t, "acct", "POST", hookapi.Path, `{"url":"https://hooks.example.com/a","description":"old"}`)
+	id := out["data"].(map[string]any)["id"].(string)
+	item := hookapi.Path + "/" + id
+	code, out := a.do(t, "acct", "PATCH", item, `{"url":"https://hooks.example.com/b","events":["image.failed"],"description":"new"}`)
+	data, _ := out["data"].(map[string]any)
+	if got, _ := json.Marshal(data["events"]); code != 200 || data["url"] != "https://hooks.example.com/b" || data["description"] != "new" || string(got) != `["image.failed"]` || data["enabled"] != true {
+		t.Fatalf("update: %d %v", code, out)
+	}
+	code, out = a.do(t, "acct", "PATCH", item, `{"enabled":"off"}`)
+	data, _ = out["data"].(map[string]any)
+	if code != 200 || data["enabled"] != false || data["disabled_reason"] != hookstore.DisabledByAccount || data["url"] != "https://hooks.example.com/b" {
+		t.Fatalf("disable: %d %v", code, out)
+	}
+	code, out = a.do(t, "acct", "PATCH", item, `{"enabled":true}`)
+	data, _ = out["data"].(map[string]any)
+	if code != 200 || data["enabled"] != true || data["disabled_reason"] != nil {
+		t.Fatalf("enable: %d %v", code, out)
+	}
+	for body, field := range map[string]string{
+		`{}`:                                   "url",
+		`{"url":"http://hooks.example.com/a"}`: "url",
+		`{"events":"image.deleted"}`:           "events",
+		`{"events":[]}`:                        "events",
+		`{"enabled":"maybe"}`:                  "enabled",
+		`{"secret":"whsec_x"}`:                 "secret",
+	} {
+		code, out := a.do(t, "acct", "PATCH", item, body)
+		if errs, _ := out["errors"].(map[string]any); code != 422 || errs[field] == nil {
+			t.Errorf("%s: %d %v, want 422 naming %s", body, code, out, field)
+		}
+	}
+	if _, out := a.do(t, "acct", "GET", item, ""); out["data"].(map[string]any)["url"] != "https://hooks.example.com/b" {
+		t.Errorf("a refused update changed the endpoint: %v", out)
+	}
+	if code, _ := a.do(t, "other", "PATCH", item, `{"enabled":false}`); code != 404 {
+		t.Errorf("another account's update: %d, want 404", code)
+	}
+	if code, _ := a.do(t, "acct", "PATCH", hookapi.Path+"/wh_000000000000000000000000", `{"enabled":false}`); code != 404 {
+		t.Errorf("an unknown endpoint's update: %d, want 404", code)
+	}
+}

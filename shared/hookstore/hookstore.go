@@ -199,6 +199,87 @@ func (s *Store) Create(ctx context.Context, account string, e Endpoint) (Endpoin
 	return e, secret, nil
 }
 
+// Change is what an update of an endpoint sets (already checked); a nil
+// field stays as it is.
+type Change struct {
+	URL, Description *string
+	Events           []string
+	Enabled          *bool
+}
+
+// DisabledByAccount is the disabled_reason of an endpoint its account
+// disabled.
+const DisabledByAccount = "Disabled by the account."
+
+// Update changes the account's endpoint id in one conditional write (the
+// endpoint exists) and returns it as it is then. Enabling it clears what
+// disabled it: its disabled_reason, its failing_since (the 5 days of
+// failures that disable it count again from its next failure) and
+// struggling (its next delivery takes the fast lane). Disabling it says
+// the account did it (DisabledByAccount), whatever disabled it before:
+// that is why it stays disabled now. The write sets
+// values, so the SDK's retry of one whose answer was lost writes the same
+// again.
+func (s *Store) Update(ctx context.Context, account, id string, c Change) (Endpoint, error) {
+	if !wellFormed(id) {
+		return Endpoint{}, ErrNotFound
+	}
+	var up expression.UpdateBuilder
+	if c.URL != nil {
+		up = up.Set(expression.Name("url"), expression.Value(*c.URL))
+	}
+	if c.Description != nil {
+		up = up.Set(expression.Name("description"), expression.Value(*c.Description))
+	}
+	if c.Events != nil {
+		up = up.Set(expression.Name("events"), expression.Value(c.Events))
+	}
+	switch {
+	case c.Enabled == nil:
+	case *c.Enabled:
+		up = up.Set(expression.Name("enabled"), expression.Value(true)).
+			Set(expression.Name("disabled_reason"), expression.Value(nil)).
+			Remove(expression.Name("failing_since")).Remove(expression.Name(attrStruggling))
+	default:
+		up = up.Set(expression.Name("enabled"), expression.Value(false)).
+			Set(expression.Name("disabled_reason"), expression.Value(DisabledByAccount))
+	}
+	it, found, err := s.updateEndpoint(ctx, account, id, up, expression.AttributeExists(expression.Name(AttrSK)))
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("hookstore: update: %w", err)
+	}
+	if !found {
+		return Endpoint{}, ErrNotFound
+	}
+	return it.Endpoint, nil
+}
+
+// updateEndpoint applies up to the account's endpoint id where cond holds
+// and returns the endpoint as it is then; found is false where cond did
+// not hold (for a condition of its existence: it is gone).
+func (s *Store) updateEndpoint(ctx context.Context, account, id string, up expression.UpdateBuilder, cond expression.ConditionBuilder) (it endpointItem, found bool, err error) {
+	b, err := expression.NewBuilder().WithUpdate(up).WithCondition(cond).Build()
+	if err != nil {
+		return endpointItem{}, false, err
+	}
+	out, err := s.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.Table), Key: key(account, endpointPrefix+id), UpdateExpression: b.Update(),
+		ConditionExpression: b.Condition(), ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values(),
+		ReturnValues: types.ReturnValueAllNew,
+	})
+	var refused *types.ConditionalCheckFailedException
+	if errors.As(err, &refused) {
+		return endpointItem{}, false, nil
+	}
+	if err != nil {
+		return endpointItem{}, false, err
+	}
+	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
+		return endpointItem{}, false, fmt.Errorf("endpoint item: %w", err)
+	}
+	return it, true, nil
+}
+
 // failed says whether err is a transaction cancelled by the condition of
 // its item i.
 func failed(err error, i int) bool {

@@ -310,6 +310,15 @@ func TestGeneratedClient(t *testing.T) {
 	if gotHook.JSON200.Data.Description != "CMS" {
 		t.Errorf("get webhook: %s", gotHook.Body)
 	}
+	off := false
+	disabled, err := c.UpdateWebhookWithResponse(ctx, h.Id, client.WebhookUpdate{Enabled: &off, Description: ptr("CMS, paused")})
+	status(t, "update webhook", disabled.HTTPResponse, err, 200)
+	if d := disabled.JSON200.Data; d.Enabled || d.Description != "CMS, paused" || d.DisabledReason == nil {
+		t.Errorf("updated webhook: %s", disabled.Body)
+	}
+	on := true
+	enabled, err := c.UpdateWebhookWithResponse(ctx, h.Id, client.WebhookUpdate{Enabled: &on})
+	status(t, "enable webhook", enabled.HTTPResponse, err, 200)
 	headHook, err := c.HeadWebhookWithResponse(ctx, h.Id)
 	status(t, "HEAD webhook", headHook.HTTPResponse, err, 200)
 	tested, err := c.TestWebhookWithResponse(ctx, h.Id)
