@@ -664,22 +664,22 @@ func (e Medium) Valid() bool {
 
 // Defines values for PageMetaPerPage.
 const (
-	N10  PageMetaPerPage = 10
-	N100 PageMetaPerPage = 100
-	N25  PageMetaPerPage = 25
-	N50  PageMetaPerPage = 50
+	PageMetaPerPageN10  PageMetaPerPage = 10
+	PageMetaPerPageN100 PageMetaPerPage = 100
+	PageMetaPerPageN25  PageMetaPerPage = 25
+	PageMetaPerPageN50  PageMetaPerPage = 50
 )
 
 // Valid indicates whether the value is a known member of the PageMetaPerPage enum.
 func (e PageMetaPerPage) Valid() bool {
 	switch e {
-	case N10:
+	case PageMetaPerPageN10:
 		return true
-	case N100:
+	case PageMetaPerPageN100:
 		return true
-	case N25:
+	case PageMetaPerPageN25:
 		return true
-	case N50:
+	case PageMetaPerPageN50:
 		return true
 	default:
 		return false
@@ -1364,6 +1364,30 @@ func (e WebhookDeliveryStatus) Valid() bool {
 	case DeliverySkipped:
 		return true
 	case DeliverySucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookDeliveryListMetaPerPage.
+const (
+	WebhookDeliveryListMetaPerPageN10  WebhookDeliveryListMetaPerPage = 10
+	WebhookDeliveryListMetaPerPageN100 WebhookDeliveryListMetaPerPage = 100
+	WebhookDeliveryListMetaPerPageN25  WebhookDeliveryListMetaPerPage = 25
+	WebhookDeliveryListMetaPerPageN50  WebhookDeliveryListMetaPerPage = 50
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryListMetaPerPage enum.
+func (e WebhookDeliveryListMetaPerPage) Valid() bool {
+	switch e {
+	case WebhookDeliveryListMetaPerPageN10:
+		return true
+	case WebhookDeliveryListMetaPerPageN100:
+		return true
+	case WebhookDeliveryListMetaPerPageN25:
+		return true
+	case WebhookDeliveryListMetaPerPageN50:
 		return true
 	default:
 		return false
@@ -6182,6 +6206,201 @@ func (e GetWebhook503JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for UpdateWebhook400JSONResponseBodyStatus.
+const (
+	UpdateWebhook400JSONResponseBodyStatusN400 UpdateWebhook400JSONResponseBodyStatus = 400
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook400JSONResponseBodyStatus enum.
+func (e UpdateWebhook400JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateWebhook400JSONResponseBodyStatusN400:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook401JSONResponseBodyMessage.
+const (
+	UpdateWebhook401JSONResponseBodyMessageUnauthenticated UpdateWebhook401JSONResponseBodyMessage = "Unauthenticated."
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook401JSONResponseBodyMessage enum.
+func (e UpdateWebhook401JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case UpdateWebhook401JSONResponseBodyMessageUnauthenticated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook401JSONResponseBodyStatus.
+const (
+	UpdateWebhook401JSONResponseBodyStatusN401 UpdateWebhook401JSONResponseBodyStatus = 401
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook401JSONResponseBodyStatus enum.
+func (e UpdateWebhook401JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateWebhook401JSONResponseBodyStatusN401:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook403JSONResponseBodyStatus.
+const (
+	UpdateWebhook403JSONResponseBodyStatusN403 UpdateWebhook403JSONResponseBodyStatus = 403
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook403JSONResponseBodyStatus enum.
+func (e UpdateWebhook403JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateWebhook403JSONResponseBodyStatusN403:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook404JSONResponseBodyMessage.
+const (
+	UpdateWebhook404JSONResponseBodyMessageResourceNotFound UpdateWebhook404JSONResponseBodyMessage = "Resource not found."
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook404JSONResponseBodyMessage enum.
+func (e UpdateWebhook404JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case UpdateWebhook404JSONResponseBodyMessageResourceNotFound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook404JSONResponseBodyStatus.
+const (
+	UpdateWebhook404JSONResponseBodyStatusN404 UpdateWebhook404JSONResponseBodyStatus = 404
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook404JSONResponseBodyStatus enum.
+func (e UpdateWebhook404JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateWebhook404JSONResponseBodyStatusN404:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook405JSONResponseBodyMessage.
+const (
+	UpdateWebhook405JSONResponseBodyMessageMethodNotAllowed UpdateWebhook405JSONResponseBodyMessage = "Method not allowed."
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook405JSONResponseBodyMessage enum.
+func (e UpdateWebhook405JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case UpdateWebhook405JSONResponseBodyMessageMethodNotAllowed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook405JSONResponseBodyStatus.
+const (
+	UpdateWebhook405JSONResponseBodyStatusN405 UpdateWebhook405JSONResponseBodyStatus = 405
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook405JSONResponseBodyStatus enum.
+func (e UpdateWebhook405JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateWebhook405JSONResponseBodyStatusN405:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook413JSONResponseBodyStatus.
+const (
+	UpdateWebhook413JSONResponseBodyStatusN413 UpdateWebhook413JSONResponseBodyStatus = 413
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook413JSONResponseBodyStatus enum.
+func (e UpdateWebhook413JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateWebhook413JSONResponseBodyStatusN413:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook415JSONResponseBodyStatus.
+const (
+	UpdateWebhook415JSONResponseBodyStatusN415 UpdateWebhook415JSONResponseBodyStatus = 415
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook415JSONResponseBodyStatus enum.
+func (e UpdateWebhook415JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateWebhook415JSONResponseBodyStatusN415:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook500JSONResponseBodyMessage.
+const (
+	UpdateWebhook500JSONResponseBodyMessageServerError UpdateWebhook500JSONResponseBodyMessage = "Server error."
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook500JSONResponseBodyMessage enum.
+func (e UpdateWebhook500JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case UpdateWebhook500JSONResponseBodyMessageServerError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook500JSONResponseBodyStatus.
+const (
+	UpdateWebhook500JSONResponseBodyStatusN500 UpdateWebhook500JSONResponseBodyStatus = 500
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook500JSONResponseBodyStatus enum.
+func (e UpdateWebhook500JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateWebhook500JSONResponseBodyStatusN500:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook503JSONResponseBodyStatus.
+const (
+	UpdateWebhook503JSONResponseBodyStatusN503 UpdateWebhook503JSONResponseBodyStatus = 503
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook503JSONResponseBodyStatus enum.
+func (e UpdateWebhook503JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateWebhook503JSONResponseBodyStatusN503:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListWebhookDeliveries401JSONResponseBodyMessage.
 const (
 	ListWebhookDeliveries401JSONResponseBodyMessageUnauthenticated ListWebhookDeliveries401JSONResponseBodyMessage = "Unauthenticated."
@@ -7546,11 +7765,35 @@ type WebhookDelivery struct {
 // limit of deliveries: not sent, and never to be (`reason` says so).
 type WebhookDeliveryStatus string
 
-// WebhookDeliveryList defines model for WebhookDeliveryList.
+// WebhookDeliveryList A page of the log, in the shape of Laravel's simple paginator: links to the first, the
+// previous and the next page, and no total (counting a log would read all of it).
 type WebhookDeliveryList struct {
-	Data   []WebhookDelivery         `json:"data"`
+	Data  []WebhookDelivery `json:"data"`
+	Links struct {
+		First string `json:"first"`
+
+		// Next The next page; null when no older delivery follows.
+		Next *string `json:"next"`
+		Prev *string `json:"prev"`
+	} `json:"links"`
+	Meta struct {
+		CurrentPage int `json:"current_page"`
+
+		// From The position of the page's first delivery, newest first; null when the page is empty.
+		From *int `json:"from"`
+
+		// Path The log's absolute URL without query.
+		Path    string                         `json:"path"`
+		PerPage WebhookDeliveryListMetaPerPage `json:"per_page"`
+
+		// To The position of the page's last delivery; null when the page is empty.
+		To *int `json:"to"`
+	} `json:"meta"`
 	Status WebhookDeliveryListStatus `json:"status"`
 }
+
+// WebhookDeliveryListMetaPerPage defines model for WebhookDeliveryList.Meta.PerPage.
+type WebhookDeliveryListMetaPerPage int
 
 // WebhookDeliveryListStatus defines model for WebhookDeliveryList.Status.
 type WebhookDeliveryListStatus int
@@ -7590,6 +7833,33 @@ type WebhookTestQueuedMessage string
 
 // WebhookTestQueuedStatus defines model for WebhookTestQueued.Status.
 type WebhookTestQueuedStatus int
+
+// WebhookUpdate The fields to change, at least one, judged as a registration's: text trimmed, and
+// empty, white space only or null as not given (so a description cannot be emptied, only
+// replaced).
+type WebhookUpdate struct {
+	// Description Anything to tell endpoints apart, at most 256 characters.
+	Description *string `json:"description,omitempty"`
+
+	// Enabled False disables the endpoint (`disabled_reason` "Disabled by the account."); true enables
+	// it, and an endpoint the service disabled after 5 days of failures starts afresh: its
+	// failures count again from the next one. A flag as `favorite` takes it.
+	Enabled *FavoriteInput `json:"enabled,omitempty"`
+
+	// Events The event types to receive (`WebhookEventType`): comma-separated text of at most
+	// 1,024 characters, or in JSON a list of them, as the answer shows them; empty text or
+	// not given: all of them (an empty list is 422). A test event is sent to the endpoint
+	// tested whatever it subscribed to.
+	//
+	//
+	// Examples: image.generated,image.failed
+	Events *string `json:"events,omitempty"`
+
+	// Url Where deliveries are posted: `https`, at most 2,048 characters, its host resolving to
+	// public addresses only (never loopback, private, link-local, unique-local, multicast
+	// or unspecified, IPv4 or IPv6).
+	Url *string `json:"url,omitempty"`
+}
 
 // WebhookWithSecret The endpoint with its signing secret, shown in this answer only.
 type WebhookWithSecret struct {
@@ -9266,6 +9536,55 @@ type GetWebhook500JSONResponseBodyStatus int
 // GetWebhook503JSONResponseBodyStatus defines parameters for GetWebhook.
 type GetWebhook503JSONResponseBodyStatus int
 
+// UpdateWebhook400JSONResponseBodyStatus defines parameters for UpdateWebhook.
+type UpdateWebhook400JSONResponseBodyStatus int
+
+// UpdateWebhook401JSONResponseBodyMessage defines parameters for UpdateWebhook.
+type UpdateWebhook401JSONResponseBodyMessage string
+
+// UpdateWebhook401JSONResponseBodyStatus defines parameters for UpdateWebhook.
+type UpdateWebhook401JSONResponseBodyStatus int
+
+// UpdateWebhook403JSONResponseBodyStatus defines parameters for UpdateWebhook.
+type UpdateWebhook403JSONResponseBodyStatus int
+
+// UpdateWebhook404JSONResponseBodyMessage defines parameters for UpdateWebhook.
+type UpdateWebhook404JSONResponseBodyMessage string
+
+// UpdateWebhook404JSONResponseBodyStatus defines parameters for UpdateWebhook.
+type UpdateWebhook404JSONResponseBodyStatus int
+
+// UpdateWebhook405JSONResponseBodyMessage defines parameters for UpdateWebhook.
+type UpdateWebhook405JSONResponseBodyMessage string
+
+// UpdateWebhook405JSONResponseBodyStatus defines parameters for UpdateWebhook.
+type UpdateWebhook405JSONResponseBodyStatus int
+
+// UpdateWebhook413JSONResponseBodyStatus defines parameters for UpdateWebhook.
+type UpdateWebhook413JSONResponseBodyStatus int
+
+// UpdateWebhook415JSONResponseBodyStatus defines parameters for UpdateWebhook.
+type UpdateWebhook415JSONResponseBodyStatus int
+
+// UpdateWebhook500JSONResponseBodyMessage defines parameters for UpdateWebhook.
+type UpdateWebhook500JSONResponseBodyMessage string
+
+// UpdateWebhook500JSONResponseBodyStatus defines parameters for UpdateWebhook.
+type UpdateWebhook500JSONResponseBodyStatus int
+
+// UpdateWebhook503JSONResponseBodyStatus defines parameters for UpdateWebhook.
+type UpdateWebhook503JSONResponseBodyStatus int
+
+// ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
+type ListWebhookDeliveriesParams struct {
+	// Page The page, from 1 to 10^12 (leading zeros allowed); empty is the default. A page past the
+	// end answers an empty `data` with correct `meta`.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// PerPage Deliveries per page, one of the values the pattern allows (leading zeros allowed); empty is the default, 100.
+	PerPage *int `form:"per_page,omitempty" json:"per_page,omitempty"`
+}
+
 // ListWebhookDeliveries401JSONResponseBodyMessage defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveries401JSONResponseBodyMessage string
 
@@ -9430,6 +9749,15 @@ type CreateWebhookFormdataRequestBody = WebhookCreate
 
 // CreateWebhookMultipartRequestBody defines body for CreateWebhook for multipart/form-data ContentType.
 type CreateWebhookMultipartRequestBody = WebhookCreate
+
+// UpdateWebhookJSONRequestBody defines body for UpdateWebhook for application/json ContentType.
+type UpdateWebhookJSONRequestBody = WebhookUpdate
+
+// UpdateWebhookFormdataRequestBody defines body for UpdateWebhook for application/x-www-form-urlencoded ContentType.
+type UpdateWebhookFormdataRequestBody = WebhookUpdate
+
+// UpdateWebhookMultipartRequestBody defines body for UpdateWebhook for multipart/form-data ContentType.
+type UpdateWebhookMultipartRequestBody = WebhookUpdate
 
 // AsError returns the union data inside the ErrorBody as a Error
 func (t ErrorBody) AsError() (Error, error) {
@@ -10333,13 +10661,58 @@ type ClientInterface interface {
 	// Corresponds with HEAD /api/v1/webhooks/{id} (the `HeadWebhook` operationId).
 	HeadWebhook(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// UpdateWebhookWithBody Update a webhook endpoint
+	//
+	// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+	// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+	// disabled (by the account, or by the service after 5 days of failures: that count starts
+	// afresh, and its next delivery is not sent to the slow lane for its past). One
+	// conditional write: retrying it after a lost answer writes the same again. Needs the
+	// write scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithBody(ctx context.Context, id WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhook Update a webhook endpoint
+	//
+	// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+	// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+	// disabled (by the account, or by the service after 5 days of failures: that count starts
+	// afresh, and its next delivery is not sent to the slow lane for its past). One
+	// conditional write: retrying it after a lost answer writes the same again. Needs the
+	// write scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+	UpdateWebhook(ctx context.Context, id WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhookWithFormdataBody Update a webhook endpoint
+	//
+	// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+	// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+	// disabled (by the account, or by the service after 5 days of failures: that count starts
+	// afresh, and its next delivery is not sent to the slow lane for its past). One
+	// conditional write: retrying it after a lost answer writes the same again. Needs the
+	// write scope.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithFormdataBody(ctx context.Context, id WebhookId, body UpdateWebhookFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListWebhookDeliveries The endpoint's delivery log
 	//
-	// The endpoint's latest 100 deliveries, newest first, each updated on every attempt. A
-	// delivery is kept 30 days after its event. Needs the read scope.
+	// The endpoint's deliveries, newest first, each updated on every attempt, a page at a time:
+	// `page` and `per_page` as a list takes them, but `per_page` is 100 unless given, so the
+	// first page is the latest 100. The pages reach back 10,000 deliveries (a page past them is
+	// 422 naming `page`); a delivery is kept 30 days after its event. A page past the
+	// first reads through the deliveries before it (some 300 bytes each). Needs the read scope.
 	//
 	// Corresponds with GET /api/v1/webhooks/{id}/deliveries (the `ListWebhookDeliveries` operationId).
-	ListWebhookDeliveries(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListWebhookDeliveries(ctx context.Context, id WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HeadWebhookDeliveries The endpoint's delivery log, headers only
 	//
@@ -11597,14 +11970,89 @@ func (c *Client) HeadWebhook(ctx context.Context, id WebhookId, reqEditors ...Re
 	return c.Client.Do(req)
 }
 
+// UpdateWebhookWithBody Update a webhook endpoint
+//
+// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+// disabled (by the account, or by the service after 5 days of failures: that count starts
+// afresh, and its next delivery is not sent to the slow lane for its past). One
+// conditional write: retrying it after a lost answer writes the same again. Needs the
+// write scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+func (c *Client) UpdateWebhookWithBody(ctx context.Context, id WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhook Update a webhook endpoint
+//
+// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+// disabled (by the account, or by the service after 5 days of failures: that count starts
+// afresh, and its next delivery is not sent to the slow lane for its past). One
+// conditional write: retrying it after a lost answer writes the same again. Needs the
+// write scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+func (c *Client) UpdateWebhook(ctx context.Context, id WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhookWithFormdataBody Update a webhook endpoint
+//
+// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+// disabled (by the account, or by the service after 5 days of failures: that count starts
+// afresh, and its next delivery is not sent to the slow lane for its past). One
+// conditional write: retrying it after a lost answer writes the same again. Needs the
+// write scope.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+func (c *Client) UpdateWebhookWithFormdataBody(ctx context.Context, id WebhookId, body UpdateWebhookFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookRequestWithFormdataBody(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListWebhookDeliveries The endpoint's delivery log
 //
-// The endpoint's latest 100 deliveries, newest first, each updated on every attempt. A
-// delivery is kept 30 days after its event. Needs the read scope.
+// The endpoint's deliveries, newest first, each updated on every attempt, a page at a time:
+// `page` and `per_page` as a list takes them, but `per_page` is 100 unless given, so the
+// first page is the latest 100. The pages reach back 10,000 deliveries (a page past them is
+// 422 naming `page`); a delivery is kept 30 days after its event. A page past the
+// first reads through the deliveries before it (some 300 bytes each). Needs the read scope.
 //
 // Corresponds with GET /api/v1/webhooks/{id}/deliveries (the `ListWebhookDeliveries` operationId).
-func (c *Client) ListWebhookDeliveries(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListWebhookDeliveriesRequest(c.Server, id)
+func (c *Client) ListWebhookDeliveries(ctx context.Context, id WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhookDeliveriesRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -14402,8 +14850,66 @@ func NewHeadWebhookRequest(server string, id WebhookId) (*http.Request, error) {
 	return req, nil
 }
 
+// NewUpdateWebhookRequest calls the generic UpdateWebhook builder with application/json body
+func NewUpdateWebhookRequest(server string, id WebhookId, body UpdateWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateWebhookRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUpdateWebhookRequestWithFormdataBody calls the generic UpdateWebhook builder with application/x-www-form-urlencoded body
+func NewUpdateWebhookRequestWithFormdataBody(server string, id WebhookId, body UpdateWebhookFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewUpdateWebhookRequestWithBody(server, id, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewUpdateWebhookRequestWithBody constructs an http.Request for the UpdateWebhook method, with any body, and a specified content type
+func NewUpdateWebhookRequestWithBody(server string, id WebhookId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListWebhookDeliveriesRequest constructs an http.Request for the ListWebhookDeliveries method
-func NewListWebhookDeliveriesRequest(server string, id WebhookId) (*http.Request, error) {
+func NewListWebhookDeliveriesRequest(server string, id WebhookId, params *ListWebhookDeliveriesParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -14426,6 +14932,45 @@ func NewListWebhookDeliveriesRequest(server string, id WebhookId) (*http.Request
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PerPage != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -15216,15 +15761,60 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with HEAD /api/v1/webhooks/{id} (the `HeadWebhook` operationId).
 	HeadWebhookWithResponse(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*HeadWebhookResponse, error)
 
+	// UpdateWebhookWithBodyWithResponse Update a webhook endpoint
+	//
+	// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+	// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+	// disabled (by the account, or by the service after 5 days of failures: that count starts
+	// afresh, and its next delivery is not sent to the slow lane for its past). One
+	// conditional write: retrying it after a lost answer writes the same again. Needs the
+	// write scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithBodyWithResponse(ctx context.Context, id WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error)
+
+	// UpdateWebhookWithResponse Update a webhook endpoint
+	//
+	// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+	// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+	// disabled (by the account, or by the service after 5 days of failures: that count starts
+	// afresh, and its next delivery is not sent to the slow lane for its past). One
+	// conditional write: retrying it after a lost answer writes the same again. Needs the
+	// write scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithResponse(ctx context.Context, id WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error)
+
+	// UpdateWebhookWithFormdataBodyWithResponse Update a webhook endpoint
+	//
+	// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+	// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+	// disabled (by the account, or by the service after 5 days of failures: that count starts
+	// afresh, and its next delivery is not sent to the slow lane for its past). One
+	// conditional write: retrying it after a lost answer writes the same again. Needs the
+	// write scope.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithFormdataBodyWithResponse(ctx context.Context, id WebhookId, body UpdateWebhookFormdataRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error)
+
 	// ListWebhookDeliveriesWithResponse The endpoint's delivery log
 	//
-	// The endpoint's latest 100 deliveries, newest first, each updated on every attempt. A
-	// delivery is kept 30 days after its event. Needs the read scope.
+	// The endpoint's deliveries, newest first, each updated on every attempt, a page at a time:
+	// `page` and `per_page` as a list takes them, but `per_page` is 100 unless given, so the
+	// first page is the latest 100. The pages reach back 10,000 deliveries (a page past them is
+	// 422 naming `page`); a delivery is kept 30 days after its event. A page past the
+	// first reads through the deliveries before it (some 300 bytes each). Needs the read scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/webhooks/{id}/deliveries (the `ListWebhookDeliveries` operationId).
-	ListWebhookDeliveriesWithResponse(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error)
+	ListWebhookDeliveriesWithResponse(ctx context.Context, id WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error)
 
 	// HeadWebhookDeliveriesWithResponse The endpoint's delivery log, headers only
 	//
@@ -20287,6 +20877,182 @@ func (r HeadWebhookResponse) ContentType() string {
 	return ""
 }
 
+// UpdateWebhookResponse200Headers the declared response headers of an HTTP 200 response for UpdateWebhook
+type UpdateWebhookResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse400Headers the declared response headers of an HTTP 400 response for UpdateWebhook
+type UpdateWebhookResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse401Headers the declared response headers of an HTTP 401 response for UpdateWebhook
+type UpdateWebhookResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// UpdateWebhookResponse403Headers the declared response headers of an HTTP 403 response for UpdateWebhook
+type UpdateWebhookResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse404Headers the declared response headers of an HTTP 404 response for UpdateWebhook
+type UpdateWebhookResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse405Headers the declared response headers of an HTTP 405 response for UpdateWebhook
+type UpdateWebhookResponse405Headers struct {
+	Allow               string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse413Headers the declared response headers of an HTTP 413 response for UpdateWebhook
+type UpdateWebhookResponse413Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse415Headers the declared response headers of an HTTP 415 response for UpdateWebhook
+type UpdateWebhookResponse415Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse422Headers the declared response headers of an HTTP 422 response for UpdateWebhook
+type UpdateWebhookResponse422Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse429Headers the declared response headers of an HTTP 429 response for UpdateWebhook
+type UpdateWebhookResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse500Headers the declared response headers of an HTTP 500 response for UpdateWebhook
+type UpdateWebhookResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse503Headers the declared response headers of an HTTP 503 response for UpdateWebhook
+type UpdateWebhookResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+type UpdateWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookOK
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateWebhookResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateWebhookResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateWebhookResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateWebhookResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateWebhookResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *UpdateWebhookResponse405Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UpdateWebhookResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *UpdateWebhookResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *UpdateWebhookResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateWebhookResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *UpdateWebhookResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateWebhookResponse503Headers
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListWebhookDeliveriesResponse200Headers the declared response headers of an HTTP 200 response for ListWebhookDeliveries
 type ListWebhookDeliveriesResponse200Headers struct {
 	XRateLimitLimit     *int
@@ -20312,6 +21078,14 @@ type ListWebhookDeliveriesResponse404Headers struct {
 // ListWebhookDeliveriesResponse405Headers the declared response headers of an HTTP 405 response for ListWebhookDeliveries
 type ListWebhookDeliveriesResponse405Headers struct {
 	Allow               string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// ListWebhookDeliveriesResponse422Headers the declared response headers of an HTTP 422 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse422Headers struct {
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -20355,6 +21129,8 @@ type ListWebhookDeliveriesResponse struct {
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -20371,6 +21147,8 @@ type ListWebhookDeliveriesResponse struct {
 	Headers404 *ListWebhookDeliveriesResponse404Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *ListWebhookDeliveriesResponse405Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ListWebhookDeliveriesResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListWebhookDeliveriesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -21636,16 +22414,79 @@ func (c *ClientWithResponses) HeadWebhookWithResponse(ctx context.Context, id We
 	return ParseHeadWebhookResponse(rsp)
 }
 
+// UpdateWebhookWithBodyWithResponse Update a webhook endpoint
+//
+// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+// disabled (by the account, or by the service after 5 days of failures: that count starts
+// afresh, and its next delivery is not sent to the slow lane for its past). One
+// conditional write: retrying it after a lost answer writes the same again. Needs the
+// write scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+func (c *ClientWithResponses) UpdateWebhookWithBodyWithResponse(ctx context.Context, id WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error) {
+	rsp, err := c.UpdateWebhookWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookResponse(rsp)
+}
+
+// UpdateWebhookWithResponse Update a webhook endpoint
+//
+// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+// disabled (by the account, or by the service after 5 days of failures: that count starts
+// afresh, and its next delivery is not sent to the slow lane for its past). One
+// conditional write: retrying it after a lost answer writes the same again. Needs the
+// write scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+func (c *ClientWithResponses) UpdateWebhookWithResponse(ctx context.Context, id WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error) {
+	rsp, err := c.UpdateWebhook(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookResponse(rsp)
+}
+
+// UpdateWebhookWithFormdataBodyWithResponse Update a webhook endpoint
+//
+// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+// disabled (by the account, or by the service after 5 days of failures: that count starts
+// afresh, and its next delivery is not sent to the slow lane for its past). One
+// conditional write: retrying it after a lost answer writes the same again. Needs the
+// write scope.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+func (c *ClientWithResponses) UpdateWebhookWithFormdataBodyWithResponse(ctx context.Context, id WebhookId, body UpdateWebhookFormdataRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error) {
+	rsp, err := c.UpdateWebhookWithFormdataBody(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookResponse(rsp)
+}
+
 // ListWebhookDeliveriesWithResponse The endpoint's delivery log
 //
-// The endpoint's latest 100 deliveries, newest first, each updated on every attempt. A
-// delivery is kept 30 days after its event. Needs the read scope.
+// The endpoint's deliveries, newest first, each updated on every attempt, a page at a time:
+// `page` and `per_page` as a list takes them, but `per_page` is 100 unless given, so the
+// first page is the latest 100. The pages reach back 10,000 deliveries (a page past them is
+// 422 naming `page`); a delivery is kept 30 days after its event. A page past the
+// first reads through the deliveries before it (some 300 bytes each). Needs the read scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v1/webhooks/{id}/deliveries (the `ListWebhookDeliveries` operationId).
-func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error) {
-	rsp, err := c.ListWebhookDeliveries(ctx, id, reqEditors...)
+func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Context, id WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error) {
+	rsp, err := c.ListWebhookDeliveries(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -35556,6 +36397,498 @@ func ParseHeadWebhookResponse(rsp *http.Response) (*HeadWebhookResponse, error) 
 	return response, nil
 }
 
+// ParseUpdateWebhookResponse parses an HTTP response from a UpdateWebhookWithResponse call
+func ParseUpdateWebhookResponse(rsp *http.Response) (*UpdateWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookOK
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateWebhookResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdateWebhookResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateWebhookResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateWebhookResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateWebhookResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers UpdateWebhookResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 413:
+		var headers UpdateWebhookResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers UpdateWebhookResponse415Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers UpdateWebhookResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateWebhookResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers UpdateWebhookResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateWebhookResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListWebhookDeliveriesResponse parses an HTTP response from a ListWebhookDeliveriesWithResponse call
 func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliveriesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -35597,6 +36930,13 @@ func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliver
 			return nil, err
 		}
 		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -35746,6 +37086,37 @@ func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliver
 			headers.XRequestId = value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 422:
+		var headers ListWebhookDeliveriesResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListWebhookDeliveriesResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

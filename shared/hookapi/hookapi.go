@@ -64,6 +64,7 @@ func (a *API) Routes() []httpapi.Route {
 		{Method: http.MethodPost, Pattern: Path, Handler: a.handle(a.create)},
 		{Method: http.MethodGet, Pattern: Path, Handler: a.handle(a.list)},
 		{Method: http.MethodGet, Pattern: item, Handler: a.handle(a.get)},
+		{Method: http.MethodPatch, Pattern: item, Handler: a.handle(a.update)},
 		{Method: http.MethodDelete, Pattern: item, Handler: a.handle(a.delete)},
 		{Method: http.MethodPost, Pattern: item + "/test", Handler: a.handle(a.test)},
 		{Method: http.MethodGet, Pattern: item + "/deliveries", Handler: a.handle(a.deliveries)},
@@ -202,6 +203,65 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, account string) error 
 	return nil
 }
 
+// Changes declares the fields an endpoint's update takes, judged as a
+// registration's are, each optional, at least one: enabled is a flag, as
+// a record's favorite.
+var Changes = &records.Resource{
+	Name:   "webhooks",
+	Object: "webhook",
+	Fields: []records.Field{
+		{Name: "url", Kind: records.Text{Min: 1, Max: webhook.MaxURLLength}, Update: true},
+		{Name: "events", Kind: records.Text{Min: 1, Max: MaxEvents}, Update: true},
+		{Name: "description", Kind: records.Text{Min: 1, Max: MaxDescription}, Update: true},
+		{Name: "enabled", Kind: records.Bool{}, Update: true},
+	},
+}
+
+// update changes an endpoint's url, events, description or enabled:
+// enabling a disabled endpoint gives it a fresh start (hookstore.Update).
+// The url and the event types are checked as at registration.
+func (a *API) update(w http.ResponseWriter, r *http.Request, account string) error {
+	fields, err := httpapi.ParseBody(r)
+	if err != nil {
+		return err
+	}
+	if err := eventsAsText(fields); err != nil {
+		return err
+	}
+	values, err := Changes.ValidateUpdate(fields)
+	if err != nil {
+		return err
+	}
+	var c hookstore.Change
+	problems := map[string][]string{}
+	if u, ok := values["url"].(string); ok {
+		if err := a.Client.CheckURL(r.Context(), u); err != nil {
+			problems["url"] = []string{"The url " + urlProblem(err) + "."}
+		}
+		c.URL = &u
+	}
+	if ev, ok := values["events"].(string); ok {
+		if c.Events, err = webhook.ParseEvents(ev, a.Events); err != nil {
+			problems["events"] = []string{"The events field has an " + err.Error() + "."}
+		}
+	}
+	if d, ok := values["description"].(string); ok {
+		c.Description = &d
+	}
+	if on, ok := values["enabled"].(bool); ok {
+		c.Enabled = &on
+	}
+	if len(problems) > 0 {
+		return httpapi.Invalid(problems)
+	}
+	e, err := a.Store.Update(r.Context(), account, r.PathValue("id"), c)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": viewEndpoint(e), "status": http.StatusOK})
+	return nil
+}
+
 func (a *API) delete(w http.ResponseWriter, r *http.Request, account string) error {
 	id := r.PathValue("id")
 	if err := a.Store.Delete(r.Context(), account, id); err != nil {
@@ -248,8 +308,23 @@ func (a *API) test(w http.ResponseWriter, r *http.Request, account string) error
 	return nil
 }
 
+// deliveries is a page of the endpoint's log, newest first: page and
+// per_page as a list's (per_page one of records.PerPages, 100 by default:
+// the first page is the latest 100, as the log was before it had pages),
+// reaching back hookstore.MaxDeliveryLog deliveries. The answer is Laravel's simple
+// paginator's: links to the previous and next pages, no total (counting a
+// log would read all of it).
 func (a *API) deliveries(w http.ResponseWriter, r *http.Request, account string) error {
-	ds, err := a.Store.Deliveries(r.Context(), account, r.PathValue("id"))
+	q, err := httpapi.ParseQuery(r)
+	if err != nil {
+		return err
+	}
+	page, perPage, err := logPage(q)
+	if err != nil {
+		return err
+	}
+	offset := int((page - 1) * int64(perPage))
+	ds, more, err := a.Store.DeliveriesPage(r.Context(), account, r.PathValue("id"), offset, perPage)
 	if err != nil {
 		return err
 	}
@@ -257,8 +332,46 @@ func (a *API) deliveries(w http.ResponseWriter, r *http.Request, account string)
 	for i, d := range ds {
 		views[i] = viewDelivery(d)
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": views, "status": http.StatusOK})
+	path := httpapi.BaseURL(r) + r.URL.Path
+	link := func(n int64, ok bool) *string {
+		if !ok {
+			return nil
+		}
+		u := path + "?" + httpapi.QueryWithPage(q, n)
+		return &u
+	}
+	meta := map[string]any{"current_page": page, "per_page": perPage, "path": path, "from": nil, "to": nil}
+	if len(ds) > 0 {
+		meta["from"], meta["to"] = offset+1, offset+len(ds)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{
+		"data":   views,
+		"links":  logLinks{link(1, true), link(page-1, page > 1), link(page+1, more)},
+		"meta":   meta,
+		"status": http.StatusOK,
+	})
 	return nil
+}
+
+// logLinks are a delivery log page's links, in the order a list's are.
+type logLinks struct {
+	First *string `json:"first"`
+	Prev  *string `json:"prev"`
+	Next  *string `json:"next"`
+}
+
+// logPage reads a delivery log's page and per_page, spelt as a list's,
+// within the log's reach (hookstore.MaxDeliveryLog).
+func logPage(q records.Query) (int64, int, error) {
+	page, perPage, err := records.ParsePage(q, hookstore.MaxDeliveries)
+	if err != nil {
+		return 0, 0, err
+	}
+	if page > int64(hookstore.MaxDeliveryLog/perPage) {
+		return 0, 0, httpapi.InvalidField("page", fmt.Sprintf("The delivery log's pages reach back %d deliveries: at most page %d of %d.",
+			hookstore.MaxDeliveryLog, hookstore.MaxDeliveryLog/perPage, perPage))
+	}
+	return page, perPage, nil
 }
 
 // endpointView is an endpoint as the API shows it: its times written as
