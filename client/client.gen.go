@@ -6360,7 +6360,7 @@ type CreativityInput = float64
 // Examples: A red sky over the sea
 type DescriptionInput = string
 
-// Document Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
+// Document Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"cost_usd":0.00002688,"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
 type Document struct {
 	// CreatedAt ISO-8601 UTC with microseconds.
 	//
@@ -6445,7 +6445,7 @@ type DocumentTone string
 
 // DocumentAcceptedResponse defines model for DocumentAcceptedResponse.
 type DocumentAcceptedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"cost_usd":0.00002688,"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
 	Data   Document                       `json:"data"`
 	Status DocumentAcceptedResponseStatus `json:"status"`
 }
@@ -6491,7 +6491,7 @@ type DocumentCreate struct {
 
 // DocumentCreatedResponse defines model for DocumentCreatedResponse.
 type DocumentCreatedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"cost_usd":0.00002688,"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
 	Data   Document                      `json:"data"`
 	Status DocumentCreatedResponseStatus `json:"status"`
 }
@@ -6563,7 +6563,7 @@ type DocumentRegenerate struct {
 
 // DocumentResponse defines model for DocumentResponse.
 type DocumentResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"cost_usd":0.00002688,"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
 	Data   Document               `json:"data"`
 	Status DocumentResponseStatus `json:"status"`
 }
@@ -6619,8 +6619,15 @@ type FilterInput = Filter
 // Generation Where the record's content generation stands. A record never stays `pending`
 // or `running` for more than 15 minutes: past that it reads as `failed` with code `timeout`.
 //
-// Examples: {"error":null,"finished_at":"2026-11-21T16:48:36.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":388,"status":"done"}
+// Examples: {"cost_usd":0.00011784,"error":null,"finished_at":"2026-11-21T16:48:36.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":388,"status":"done"}
 type Generation struct {
+	// CostUsd What the generation's calls of the models cost, in US dollars at the deployment's
+	// model prices (docs/generation.md, What it costs): every call that reached the model,
+	// of every variant and every try, including one whose answer the model's filters stopped.
+	// 0 until a call has come back. Nine decimals, a nano-dollar; the Lambda, DynamoDB and S3
+	// around it are not in it.
+	CostUsd float32 `json:"cost_usd"`
+
 	// Error Why generation failed; null unless `status` is `failed`.
 	Error *GenerationError `json:"error"`
 
@@ -6671,7 +6678,7 @@ type GuideInput = string
 // leading zeros allowed (white space around it is trimmed).
 type IdInput = int64
 
-// Image Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+// Image Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"cost_usd":0.04,"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 type Image struct {
 	// CreatedAt ISO-8601 UTC with microseconds.
 	//
@@ -6724,7 +6731,7 @@ type ImageStyle string
 
 // ImageAcceptedResponse defines model for ImageAcceptedResponse.
 type ImageAcceptedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"cost_usd":0.04,"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 	Data   Image                       `json:"data"`
 	Status ImageAcceptedResponseStatus `json:"status"`
 }
@@ -6764,7 +6771,7 @@ type ImageCreate struct {
 
 // ImageCreatedResponse defines model for ImageCreatedResponse.
 type ImageCreatedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"cost_usd":0.04,"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 	Data   Image                      `json:"data"`
 	Status ImageCreatedResponseStatus `json:"status"`
 }
@@ -6833,7 +6840,7 @@ type ImageRegenerate struct {
 
 // ImageResponse defines model for ImageResponse.
 type ImageResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"cost_usd":0.04,"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 	Data   Image               `json:"data"`
 	Status ImageResponseStatus `json:"status"`
 }
