@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for DocumentLanguage.
@@ -6996,6 +6997,24 @@ type ResolutionInput = Resolution
 // Examples: Our new espresso machine is here.
 type ResultInput = string
 
+// Spend What the account's generations cost in the month, in US dollars at the deployment's model
+// prices: each generation's `cost_usd`, counted when its write-back is made (docs/generation.md,
+// Each generation's cost). It trails a generation's end by the stream's lag, usually well under a
+// second, as totals trail a delete.
+type Spend struct {
+	// ByDay Each day of the month (UTC) with spend, in order; days without spend are left out.
+	ByDay []struct {
+		Date    openapi_types.Date `json:"date"`
+		UsedUsd float32            `json:"used_usd"`
+	} `json:"by_day"`
+
+	// LimitUsd The month's spend limit in dollars; null is none.
+	LimitUsd *float32 `json:"limit_usd"`
+
+	// UsedUsd Spent this month, nine decimals.
+	UsedUsd float32 `json:"used_usd"`
+}
+
 // Style defines model for Style.
 type Style string
 
@@ -7057,7 +7076,7 @@ type ToneInput = Tone
 
 // Usage This month's usage and limits.
 //
-// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200},"voices":{"limit":1000000,"used":120}},"words":{"limit":50000,"used":48211}}
+// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200},"voices":{"limit":1000000,"used":120}},"spend":{"by_day":[{"date":"2026-11-27","used_usd":0.36},{"date":"2026-11-28","used_usd":0.202184315}],"limit_usd":null,"used_usd":0.562184315},"words":{"limit":50000,"used":48211}}
 type Usage struct {
 	// Deliveries Webhook delivery attempts, each counted when it is made (first attempts, retries and
 	// test events alike), against the limit: past it deliveries are skipped, not sent.
@@ -7075,6 +7094,12 @@ type Usage struct {
 		Images    Meter `json:"images"`
 		Voices    Meter `json:"voices"`
 	} `json:"reads"`
+
+	// Spend What the account's generations cost in the month, in US dollars at the deployment's model
+	// prices: each generation's `cost_usd`, counted when its write-back is made (docs/generation.md,
+	// Each generation's cost). It trails a generation's end by the stream's lag, usually well under a
+	// second, as totals trail a delete.
+	Spend Spend `json:"spend"`
 	Words Meter `json:"words"`
 }
 
@@ -7082,7 +7107,7 @@ type Usage struct {
 type UsageResponse struct {
 	// Data This month's usage and limits.
 	//
-	// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200},"voices":{"limit":1000000,"used":120}},"words":{"limit":50000,"used":48211}}
+	// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200},"voices":{"limit":1000000,"used":120}},"spend":{"by_day":[{"date":"2026-11-27","used_usd":0.36},{"date":"2026-11-28","used_usd":0.202184315}],"limit_usd":null,"used_usd":0.562184315},"words":{"limit":50000,"used":48211}}
 	Data   Usage               `json:"data"`
 	Status UsageResponseStatus `json:"status"`
 }
