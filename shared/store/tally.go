@@ -34,8 +34,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"contentapi/shared/generation"
 )
 
@@ -190,14 +188,7 @@ func (t *Table) writeAt(ctx context.Context, account string, id int64, u *update
 	if id == counterID {
 		return t.writeCounter(ctx, account, u)
 	}
-	in := u.input(t.name, key(account, id))
-	in.ReturnValues = types.ReturnValueAllNew
-	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
-	out, err := t.db.UpdateItem(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	return out.Attributes, nil
+	return t.writeRecord(ctx, account, id, u)
 }
 
 // pruneMarks removes the watermarks of the counter that are older than

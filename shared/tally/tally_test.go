@@ -163,11 +163,14 @@ func (r *rig) wantTotal(account string, template, want int64) {
 	}
 }
 
-func (r *rig) counter(account string) store.Item {
+func (r *rig) counter(account string) store.Item { return r.item(account, "0") }
+
+// item is the account's item id, as stored.
+func (r *rig) item(account, id string) store.Item {
 	r.t.Helper()
 	out, err := r.env.Client.GetItem(context.Background(), &dynamodb.GetItemInput{
 		TableName: aws.String(r.docs.Name()), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{"account": &types.AttributeValueMemberS{Value: account}, "id": &types.AttributeValueMemberN{Value: "0"}},
+		Key: map[string]types.AttributeValue{"account": &types.AttributeValueMemberS{Value: account}, "id": &types.AttributeValueMemberN{Value: id}},
 	})
 	if err != nil {
 		r.t.Fatal(err)
@@ -436,17 +439,7 @@ func TestHoldsComeBackOnce(t *testing.T) {
 }
 
 // spendItem is the account's spend item (id -1), as stored.
-func (r *rig) spendItem(account string) store.Item {
-	r.t.Helper()
-	out, err := r.env.Client.GetItem(context.Background(), &dynamodb.GetItemInput{
-		TableName: aws.String(r.docs.Name()), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{"account": &types.AttributeValueMemberS{Value: account}, "id": &types.AttributeValueMemberN{Value: "-1"}},
-	})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return out.Item
-}
+func (r *rig) spendItem(account string) store.Item { return r.item(account, "-1") }
 
 // What each write-back of a generation adds to its cost is summed on the
 // account's spend item, by month and by day, once: whether the write that
