@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for DocumentLanguage.
@@ -6699,7 +6700,7 @@ type CreativityInput = float64
 // Examples: A red sky over the sea
 type DescriptionInput = string
 
-// Document Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
+// Document Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"cost_usd":0.00002688,"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
 type Document struct {
 	// CreatedAt ISO-8601 UTC with microseconds.
 	//
@@ -6784,7 +6785,7 @@ type DocumentTone string
 
 // DocumentAcceptedResponse defines model for DocumentAcceptedResponse.
 type DocumentAcceptedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"cost_usd":0.00002688,"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
 	Data   Document                       `json:"data"`
 	Status DocumentAcceptedResponseStatus `json:"status"`
 }
@@ -6830,7 +6831,7 @@ type DocumentCreate struct {
 
 // DocumentCreatedResponse defines model for DocumentCreatedResponse.
 type DocumentCreatedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"cost_usd":0.00002688,"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
 	Data   Document                      `json:"data"`
 	Status DocumentCreatedResponseStatus `json:"status"`
 }
@@ -6902,7 +6903,7 @@ type DocumentRegenerate struct {
 
 // DocumentResponse defines model for DocumentResponse.
 type DocumentResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"cost_usd":0.00002688,"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
 	Data   Document               `json:"data"`
 	Status DocumentResponseStatus `json:"status"`
 }
@@ -6960,8 +6961,15 @@ type FilterInput = Filter
 // Generation Where the record's content generation stands. A record never stays `pending`
 // or `running` for more than 15 minutes: past that it reads as `failed` with code `timeout`.
 //
-// Examples: {"error":null,"finished_at":"2026-11-21T16:48:36.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":388,"status":"done"}
+// Examples: {"cost_usd":0.00011784,"error":null,"finished_at":"2026-11-21T16:48:36.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":388,"status":"done"}
 type Generation struct {
+	// CostUsd What the generation's calls of the models cost, in US dollars at the deployment's
+	// model prices (docs/generation.md, What it costs): every call that reached the model,
+	// of every variant and every try, including one whose answer the model's filters stopped.
+	// 0 until a call has come back. Nine decimals, a nano-dollar; the Lambda, DynamoDB and S3
+	// around it are not in it.
+	CostUsd float32 `json:"cost_usd"`
+
 	// Error Why generation failed; null unless `status` is `failed`.
 	Error *GenerationError `json:"error"`
 
@@ -7012,7 +7020,7 @@ type GuideInput = string
 // leading zeros allowed (white space around it is trimmed).
 type IdInput = int64
 
-// Image Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+// Image Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"cost_usd":0.04,"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 type Image struct {
 	// CreatedAt ISO-8601 UTC with microseconds.
 	//
@@ -7065,7 +7073,7 @@ type ImageStyle string
 
 // ImageAcceptedResponse defines model for ImageAcceptedResponse.
 type ImageAcceptedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"cost_usd":0.04,"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 	Data   Image                       `json:"data"`
 	Status ImageAcceptedResponseStatus `json:"status"`
 }
@@ -7105,7 +7113,7 @@ type ImageCreate struct {
 
 // ImageCreatedResponse defines model for ImageCreatedResponse.
 type ImageCreatedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"cost_usd":0.04,"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 	Data   Image                      `json:"data"`
 	Status ImageCreatedResponseStatus `json:"status"`
 }
@@ -7174,7 +7182,7 @@ type ImageRegenerate struct {
 
 // ImageResponse defines model for ImageResponse.
 type ImageResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"cost_usd":0.04,"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 	Data   Image               `json:"data"`
 	Status ImageResponseStatus `json:"status"`
 }
@@ -7346,6 +7354,24 @@ type ResolutionInput = Resolution
 // Examples: Our new espresso machine is here.
 type ResultInput = string
 
+// Spend What the account's generations cost in the month, in US dollars at the deployment's model
+// prices: each generation's `cost_usd`, counted when its write-back is made (docs/generation.md,
+// Each generation's cost). It trails a generation's end by the stream's lag, usually well under a
+// second, as totals trail a delete.
+type Spend struct {
+	// ByDay Each day of the month (UTC) with spend, in order; days without spend are left out.
+	ByDay []struct {
+		Date    openapi_types.Date `json:"date"`
+		UsedUsd float32            `json:"used_usd"`
+	} `json:"by_day"`
+
+	// LimitUsd The month's spend limit in dollars; null is none.
+	LimitUsd *float32 `json:"limit_usd"`
+
+	// UsedUsd Spent this month, nine decimals.
+	UsedUsd float32 `json:"used_usd"`
+}
+
 // Style defines model for Style.
 type Style string
 
@@ -7441,7 +7467,7 @@ type ToneInput = Tone
 
 // Usage This month's usage and limits.
 //
-// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"batch":10000,"limit":1000000,"used":400000},"images":{"batch":10000,"limit":1000000,"used":80000},"voices":{"batch":10000,"limit":100000,"used":0}},"words":{"limit":50000,"used":48211}}
+// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"batch":10000,"limit":1000000,"used":400000},"images":{"batch":10000,"limit":1000000,"used":80000},"voices":{"batch":10000,"limit":100000,"used":0}},"spend":{"by_day":[{"date":"2026-11-27","used_usd":0.36},{"date":"2026-11-28","used_usd":0.202184315}],"limit_usd":null,"used_usd":0.562184315},"words":{"limit":50000,"used":48211}}
 type Usage struct {
 	// Deliveries Webhook delivery attempts, each counted when it is made (first attempts, retries and
 	// test events alike), against the limit: past it deliveries are skipped, not sent.
@@ -7476,6 +7502,12 @@ type Usage struct {
 		// small records), and what a stopped instance had not added is never counted.
 		Voices ReadsMeter `json:"voices"`
 	} `json:"reads"`
+
+	// Spend What the account's generations cost in the month, in US dollars at the deployment's model
+	// prices: each generation's `cost_usd`, counted when its write-back is made (docs/generation.md,
+	// Each generation's cost). It trails a generation's end by the stream's lag, usually well under a
+	// second, as totals trail a delete.
+	Spend Spend `json:"spend"`
 	Words Meter `json:"words"`
 }
 
@@ -7483,7 +7515,7 @@ type Usage struct {
 type UsageResponse struct {
 	// Data This month's usage and limits.
 	//
-	// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"batch":10000,"limit":1000000,"used":400000},"images":{"batch":10000,"limit":1000000,"used":80000},"voices":{"batch":10000,"limit":100000,"used":0}},"words":{"limit":50000,"used":48211}}
+	// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"batch":10000,"limit":1000000,"used":400000},"images":{"batch":10000,"limit":1000000,"used":80000},"voices":{"batch":10000,"limit":100000,"used":0}},"spend":{"by_day":[{"date":"2026-11-27","used_usd":0.36},{"date":"2026-11-28","used_usd":0.202184315}],"limit_usd":null,"used_usd":0.562184315},"words":{"limit":50000,"used":48211}}
 	Data   Usage               `json:"data"`
 	Status UsageResponseStatus `json:"status"`
 }

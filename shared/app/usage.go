@@ -6,9 +6,12 @@ package app
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
+	"contentapi/shared/generation"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/quota"
 	"contentapi/shared/store"
@@ -73,6 +76,50 @@ func UsageRoute(tables []*store.Table, now func() time.Time, others ...Counter) 
 				data[string(k)] = m
 			}
 		}
+		spend, err := spending(r.Context(), tables, p.Account, period)
+		if err != nil {
+			httpapi.WriteError(w, r, store.Classify(err))
+			return
+		}
+		data["spend"] = spend
 		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": data, "status": http.StatusOK})
 	}}
+}
+
+// Spend is what the account's generations cost in a period, in dollars:
+// in all and by day, with the monthly spend limit (null: none).
+type Spend struct {
+	UsedUSD  generation.USD  `json:"used_usd"`
+	LimitUSD *generation.USD `json:"limit_usd"`
+	ByDay    []DaySpend      `json:"by_day"`
+}
+
+// DaySpend is what was spent on one day (UTC).
+type DaySpend struct {
+	Date    string         `json:"date"`
+	UsedUSD generation.USD `json:"used_usd"`
+}
+
+// spending sums what the generated resources' tables say the account
+// spent in period: one strongly consistent read of each one's spend item.
+func spending(ctx context.Context, tables []*store.Table, account string, period quota.Period) (Spend, error) {
+	spend := Spend{ByDay: []DaySpend{}}
+	byDay := map[string]generation.USD{}
+	for _, t := range tables {
+		if !t.Generates() {
+			continue
+		}
+		s, err := t.Spent(ctx, account, period)
+		if err != nil {
+			return Spend{}, err
+		}
+		spend.UsedUSD += s.Used
+		for _, d := range s.Days {
+			byDay[d.Date] += d.Used
+		}
+	}
+	for _, date := range slices.Sorted(maps.Keys(byDay)) {
+		spend.ByDay = append(spend.ByDay, DaySpend{Date: date, UsedUSD: byDay[date]})
+	}
+	return spend, nil
 }
