@@ -246,7 +246,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	attempt := rep.Costs.Row(worstAttempt)
-	keyDay := worst.KeyDay(resourceReads(reads), deliveries, attempt.Total/1e6)
+	keyDay := worst.KeyDay(bench.ResourceReads(reads), deliveries, attempt.Total/1e6)
 	for _, f := range []string{"calls_webhook_delivery", "rru_webhook_delivery", "wru_webhook_delivery"} {
 		if b.Get(f).Missing != "" {
 			keyDay.Missing = "the worst webhook attempt's cost: " + f + " was not measured"
@@ -344,15 +344,4 @@ func deployedNumber(tmpl *sam.Template, name string) (float64, error) {
 		return 0, fmt.Errorf("template %s %q: %w", name, v, err)
 	}
 	return n, nil
-}
-
-// resourceReads is each resource's default reads limit a month under the
-// deployment's default of reads.
-func resourceReads(reads float64) []float64 {
-	var each []float64
-	for _, r := range app.Resources {
-		limit, _ := r.Policy(quota.Limits{quota.Reads: quota.Max(int64(reads))}).Default(quota.Reads).Value()
-		each = append(each, float64(limit))
-	}
-	return each
 }

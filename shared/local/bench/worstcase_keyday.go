@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"contentapi/shared/app"
+	"contentapi/shared/quota"
 	"contentapi/shared/store"
 )
 
@@ -35,4 +37,15 @@ func (r *WorstCaseReport) KeyDay(monthlyReads []float64, monthlyDeliveries, atte
 		units += reads + store.DefaultReadsBatch + r.Worst().Reads
 	}
 	return Figure{Name: "usd_worst_key_day", Value: units*perUnit + monthlyDeliveries*attemptUSD, Unit: "USD"}
+}
+
+// ResourceReads is each resource's default reads limit a month under the
+// deployment's default of reads (a resource may get a share of it).
+func ResourceReads(reads float64) []float64 {
+	var each []float64
+	for _, r := range app.Resources {
+		limit, _ := r.Policy(quota.Limits{quota.Reads: quota.Max(int64(reads))}).Default(quota.Reads).Value()
+		each = append(each, float64(limit))
+	}
+	return each
 }
