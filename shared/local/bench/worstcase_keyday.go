@@ -32,9 +32,11 @@ func (r *WorstCaseReport) KeyDay(monthlyReads []float64, monthlyDeliveries, atte
 			perUnit = max(perUnit, (q.Reads*AWSPrices.DynamoDBRead/1e6+float64(q.Bytes)/float64(1<<30)*AWSPrices.DataOut)/q.Reads)
 		}
 	}
+	// Each resource counts up to a batch and one request late.
+	late := store.DefaultReadsBatch + r.Worst().Reads
 	var units float64
 	for _, reads := range monthlyReads {
-		units += reads + store.DefaultReadsBatch + r.Worst().Reads
+		units += reads + late
 	}
 	return Figure{Name: "usd_worst_key_day", Value: units*perUnit + monthlyDeliveries*attemptUSD, Unit: "USD"}
 }
