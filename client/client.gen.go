@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for DocumentLanguage.
@@ -649,22 +650,22 @@ func (e Medium) Valid() bool {
 
 // Defines values for PageMetaPerPage.
 const (
-	N10  PageMetaPerPage = 10
-	N100 PageMetaPerPage = 100
-	N25  PageMetaPerPage = 25
-	N50  PageMetaPerPage = 50
+	PageMetaPerPageN10  PageMetaPerPage = 10
+	PageMetaPerPageN100 PageMetaPerPage = 100
+	PageMetaPerPageN25  PageMetaPerPage = 25
+	PageMetaPerPageN50  PageMetaPerPage = 50
 )
 
 // Valid indicates whether the value is a known member of the PageMetaPerPage enum.
 func (e PageMetaPerPage) Valid() bool {
 	switch e {
-	case N10:
+	case PageMetaPerPageN10:
 		return true
-	case N100:
+	case PageMetaPerPageN100:
 		return true
-	case N25:
+	case PageMetaPerPageN25:
 		return true
-	case N50:
+	case PageMetaPerPageN50:
 		return true
 	default:
 		return false
@@ -968,6 +969,21 @@ func (e TemplateName) Valid() bool {
 	case VisionStatement:
 		return true
 	case WelcomeEmail:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TemplatesResponseStatus.
+const (
+	TemplatesResponseStatusN200 TemplatesResponseStatus = 200
+)
+
+// Valid indicates whether the value is a known member of the TemplatesResponseStatus enum.
+func (e TemplatesResponseStatus) Valid() bool {
+	switch e {
+	case TemplatesResponseStatusN200:
 		return true
 	default:
 		return false
@@ -1334,6 +1350,30 @@ func (e WebhookDeliveryStatus) Valid() bool {
 	case DeliverySkipped:
 		return true
 	case DeliverySucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookDeliveryListMetaPerPage.
+const (
+	WebhookDeliveryListMetaPerPageN10  WebhookDeliveryListMetaPerPage = 10
+	WebhookDeliveryListMetaPerPageN100 WebhookDeliveryListMetaPerPage = 100
+	WebhookDeliveryListMetaPerPageN25  WebhookDeliveryListMetaPerPage = 25
+	WebhookDeliveryListMetaPerPageN50  WebhookDeliveryListMetaPerPage = 50
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryListMetaPerPage enum.
+func (e WebhookDeliveryListMetaPerPage) Valid() bool {
+	switch e {
+	case WebhookDeliveryListMetaPerPageN10:
+		return true
+	case WebhookDeliveryListMetaPerPageN100:
+		return true
+	case WebhookDeliveryListMetaPerPageN25:
+		return true
+	case WebhookDeliveryListMetaPerPageN50:
 		return true
 	default:
 		return false
@@ -4307,6 +4347,111 @@ func (e GetOpenAPIDocument500JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for ListTemplates401JSONResponseBodyMessage.
+const (
+	ListTemplates401JSONResponseBodyMessageUnauthenticated ListTemplates401JSONResponseBodyMessage = "Unauthenticated."
+)
+
+// Valid indicates whether the value is a known member of the ListTemplates401JSONResponseBodyMessage enum.
+func (e ListTemplates401JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case ListTemplates401JSONResponseBodyMessageUnauthenticated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListTemplates401JSONResponseBodyStatus.
+const (
+	ListTemplates401JSONResponseBodyStatusN401 ListTemplates401JSONResponseBodyStatus = 401
+)
+
+// Valid indicates whether the value is a known member of the ListTemplates401JSONResponseBodyStatus enum.
+func (e ListTemplates401JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case ListTemplates401JSONResponseBodyStatusN401:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListTemplates405JSONResponseBodyMessage.
+const (
+	ListTemplates405JSONResponseBodyMessageMethodNotAllowed ListTemplates405JSONResponseBodyMessage = "Method not allowed."
+)
+
+// Valid indicates whether the value is a known member of the ListTemplates405JSONResponseBodyMessage enum.
+func (e ListTemplates405JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case ListTemplates405JSONResponseBodyMessageMethodNotAllowed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListTemplates405JSONResponseBodyStatus.
+const (
+	ListTemplates405JSONResponseBodyStatusN405 ListTemplates405JSONResponseBodyStatus = 405
+)
+
+// Valid indicates whether the value is a known member of the ListTemplates405JSONResponseBodyStatus enum.
+func (e ListTemplates405JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case ListTemplates405JSONResponseBodyStatusN405:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListTemplates500JSONResponseBodyMessage.
+const (
+	ListTemplates500JSONResponseBodyMessageServerError ListTemplates500JSONResponseBodyMessage = "Server error."
+)
+
+// Valid indicates whether the value is a known member of the ListTemplates500JSONResponseBodyMessage enum.
+func (e ListTemplates500JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case ListTemplates500JSONResponseBodyMessageServerError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListTemplates500JSONResponseBodyStatus.
+const (
+	ListTemplates500JSONResponseBodyStatusN500 ListTemplates500JSONResponseBodyStatus = 500
+)
+
+// Valid indicates whether the value is a known member of the ListTemplates500JSONResponseBodyStatus enum.
+func (e ListTemplates500JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case ListTemplates500JSONResponseBodyStatusN500:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListTemplates503JSONResponseBodyStatus.
+const (
+	ListTemplates503JSONResponseBodyStatusN503 ListTemplates503JSONResponseBodyStatus = 503
+)
+
+// Valid indicates whether the value is a known member of the ListTemplates503JSONResponseBodyStatus enum.
+func (e ListTemplates503JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case ListTemplates503JSONResponseBodyStatusN503:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetUsage401JSONResponseBodyMessage.
 const (
 	GetUsage401JSONResponseBodyMessageUnauthenticated GetUsage401JSONResponseBodyMessage = "Unauthenticated."
@@ -6047,6 +6192,201 @@ func (e GetWebhook503JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for UpdateWebhook400JSONResponseBodyStatus.
+const (
+	UpdateWebhook400JSONResponseBodyStatusN400 UpdateWebhook400JSONResponseBodyStatus = 400
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook400JSONResponseBodyStatus enum.
+func (e UpdateWebhook400JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateWebhook400JSONResponseBodyStatusN400:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook401JSONResponseBodyMessage.
+const (
+	UpdateWebhook401JSONResponseBodyMessageUnauthenticated UpdateWebhook401JSONResponseBodyMessage = "Unauthenticated."
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook401JSONResponseBodyMessage enum.
+func (e UpdateWebhook401JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case UpdateWebhook401JSONResponseBodyMessageUnauthenticated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook401JSONResponseBodyStatus.
+const (
+	UpdateWebhook401JSONResponseBodyStatusN401 UpdateWebhook401JSONResponseBodyStatus = 401
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook401JSONResponseBodyStatus enum.
+func (e UpdateWebhook401JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateWebhook401JSONResponseBodyStatusN401:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook403JSONResponseBodyStatus.
+const (
+	UpdateWebhook403JSONResponseBodyStatusN403 UpdateWebhook403JSONResponseBodyStatus = 403
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook403JSONResponseBodyStatus enum.
+func (e UpdateWebhook403JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateWebhook403JSONResponseBodyStatusN403:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook404JSONResponseBodyMessage.
+const (
+	UpdateWebhook404JSONResponseBodyMessageResourceNotFound UpdateWebhook404JSONResponseBodyMessage = "Resource not found."
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook404JSONResponseBodyMessage enum.
+func (e UpdateWebhook404JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case UpdateWebhook404JSONResponseBodyMessageResourceNotFound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook404JSONResponseBodyStatus.
+const (
+	UpdateWebhook404JSONResponseBodyStatusN404 UpdateWebhook404JSONResponseBodyStatus = 404
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook404JSONResponseBodyStatus enum.
+func (e UpdateWebhook404JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateWebhook404JSONResponseBodyStatusN404:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook405JSONResponseBodyMessage.
+const (
+	UpdateWebhook405JSONResponseBodyMessageMethodNotAllowed UpdateWebhook405JSONResponseBodyMessage = "Method not allowed."
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook405JSONResponseBodyMessage enum.
+func (e UpdateWebhook405JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case UpdateWebhook405JSONResponseBodyMessageMethodNotAllowed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook405JSONResponseBodyStatus.
+const (
+	UpdateWebhook405JSONResponseBodyStatusN405 UpdateWebhook405JSONResponseBodyStatus = 405
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook405JSONResponseBodyStatus enum.
+func (e UpdateWebhook405JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateWebhook405JSONResponseBodyStatusN405:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook413JSONResponseBodyStatus.
+const (
+	UpdateWebhook413JSONResponseBodyStatusN413 UpdateWebhook413JSONResponseBodyStatus = 413
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook413JSONResponseBodyStatus enum.
+func (e UpdateWebhook413JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateWebhook413JSONResponseBodyStatusN413:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook415JSONResponseBodyStatus.
+const (
+	UpdateWebhook415JSONResponseBodyStatusN415 UpdateWebhook415JSONResponseBodyStatus = 415
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook415JSONResponseBodyStatus enum.
+func (e UpdateWebhook415JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateWebhook415JSONResponseBodyStatusN415:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook500JSONResponseBodyMessage.
+const (
+	UpdateWebhook500JSONResponseBodyMessageServerError UpdateWebhook500JSONResponseBodyMessage = "Server error."
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook500JSONResponseBodyMessage enum.
+func (e UpdateWebhook500JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case UpdateWebhook500JSONResponseBodyMessageServerError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook500JSONResponseBodyStatus.
+const (
+	UpdateWebhook500JSONResponseBodyStatusN500 UpdateWebhook500JSONResponseBodyStatus = 500
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook500JSONResponseBodyStatus enum.
+func (e UpdateWebhook500JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateWebhook500JSONResponseBodyStatusN500:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhook503JSONResponseBodyStatus.
+const (
+	UpdateWebhook503JSONResponseBodyStatusN503 UpdateWebhook503JSONResponseBodyStatus = 503
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhook503JSONResponseBodyStatus enum.
+func (e UpdateWebhook503JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case UpdateWebhook503JSONResponseBodyStatusN503:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListWebhookDeliveries401JSONResponseBodyMessage.
 const (
 	ListWebhookDeliveries401JSONResponseBodyMessageUnauthenticated ListWebhookDeliveries401JSONResponseBodyMessage = "Unauthenticated."
@@ -6345,7 +6685,7 @@ type CreativityInput = float64
 // Examples: A red sky over the sea
 type DescriptionInput = string
 
-// Document Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
+// Document Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"cost_usd":0.00002688,"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
 type Document struct {
 	// CreatedAt ISO-8601 UTC with microseconds.
 	//
@@ -6430,7 +6770,7 @@ type DocumentTone string
 
 // DocumentAcceptedResponse defines model for DocumentAcceptedResponse.
 type DocumentAcceptedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"cost_usd":0.00002688,"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
 	Data   Document                       `json:"data"`
 	Status DocumentAcceptedResponseStatus `json:"status"`
 }
@@ -6476,7 +6816,7 @@ type DocumentCreate struct {
 
 // DocumentCreatedResponse defines model for DocumentCreatedResponse.
 type DocumentCreatedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"cost_usd":0.00002688,"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
 	Data   Document                      `json:"data"`
 	Status DocumentCreatedResponseStatus `json:"status"`
 }
@@ -6506,7 +6846,7 @@ type DocumentDeletedStatus int
 type DocumentEvent struct {
 	// Data The document as `GET` answers it, at the attempt.
 	//
-	// Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
+	// Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"cost_usd":0.00002688,"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
 	Data Document `json:"data"`
 
 	// Timestamp When the generation ended (RFC 3339, UTC), the same on every attempt.
@@ -6563,7 +6903,7 @@ type DocumentRegenerate struct {
 
 // DocumentResponse defines model for DocumentResponse.
 type DocumentResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","creativity":0.5,"favorite":false,"generation":{"cost_usd":0.00002688,"error":null,"finished_at":"2026-11-21T16:48:32.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":9,"status":"done"},"id":3,"language":"en","name":"Launch post","prompt":"Announce our new espresso machine","result":"Our new espresso machine is here.","results":[{"result":"Our new espresso machine is here.","words":6},{"result":"Meet the espresso machine that brews like a barista.","words":9}],"template":{"id":9,"name":"Blog post"},"template_id":9,"tone":"friendly","updated_at":"2026-11-21T16:48:32.000000Z","variants":2,"voice":{"id":1,"name":"Barista"},"voice_id":1,"words":6}
 	Data   Document               `json:"data"`
 	Status DocumentResponseStatus `json:"status"`
 }
@@ -6574,8 +6914,9 @@ type DocumentResponseStatus int
 // DocumentUpdate defines model for DocumentUpdate.
 type DocumentUpdate struct {
 	// Favorite A flag, stored and shown as a boolean. Also taken: the JSON numbers 1 and 0, and the
-	// text `1`, `0`, `true` or `false` in any letter case (with white space around it (Unicode's, as Go's `unicode.IsSpace`)), which a form
-	// or an HTML checkbox sends.
+	// text `1`, `true`, `on` or `yes` for true and `0`, `false`, `off` or `no` for false (what
+	// a form, an HTML checkbox and Laravel's boolean rule send), in any letter case, with
+	// white space around it (Unicode's, as Go's `unicode.IsSpace`).
 	Favorite *FavoriteInput `json:"favorite,omitempty"`
 
 	// Name A name; its length counts after trimming.
@@ -6605,8 +6946,9 @@ type ErrorBody struct {
 }
 
 // FavoriteInput A flag, stored and shown as a boolean. Also taken: the JSON numbers 1 and 0, and the
-// text `1`, `0`, `true` or `false` in any letter case (with white space around it (Unicode's, as Go's `unicode.IsSpace`)), which a form
-// or an HTML checkbox sends.
+// text `1`, `true`, `on` or `yes` for true and `0`, `false`, `off` or `no` for false (what
+// a form, an HTML checkbox and Laravel's boolean rule send), in any letter case, with
+// white space around it (Unicode's, as Go's `unicode.IsSpace`).
 type FavoriteInput = bool
 
 // FieldMessages Messages per field, each message once, for at most 10 fields (the first ones found), so
@@ -6626,8 +6968,15 @@ type FilterInput = Filter
 // Generation Where the record's content generation stands. A record never stays `pending`
 // or `running` for more than 15 minutes: past that it reads as `failed` with code `timeout`.
 //
-// Examples: {"error":null,"finished_at":"2026-11-21T16:48:36.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":388,"status":"done"}
+// Examples: {"cost_usd":0.00011784,"error":null,"finished_at":"2026-11-21T16:48:36.000000Z","input_tokens":412,"model":"amazon.nova-lite-v1:0","output_tokens":388,"status":"done"}
 type Generation struct {
+	// CostUsd What the generation's calls of the models cost, in US dollars at the deployment's
+	// model prices (docs/generation.md, What it costs): every call that reached the model,
+	// of every variant and every try, including one whose answer the model's filters stopped.
+	// 0 until a call has come back. Nine decimals, a nano-dollar; the Lambda, DynamoDB and S3
+	// around it are not in it.
+	CostUsd float32 `json:"cost_usd"`
+
 	// Error Why generation failed; null unless `status` is `failed`.
 	Error *GenerationError `json:"error"`
 
@@ -6678,7 +7027,7 @@ type GuideInput = string
 // (`"7"`, `"007"`, with white space around it (Unicode's, as Go's `unicode.IsSpace`)), which a form sends.
 type IdInput = int64
 
-// Image Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+// Image Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"cost_usd":0.04,"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 type Image struct {
 	// CreatedAt ISO-8601 UTC with microseconds.
 	//
@@ -6731,7 +7080,7 @@ type ImageStyle string
 
 // ImageAcceptedResponse defines model for ImageAcceptedResponse.
 type ImageAcceptedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"cost_usd":0.04,"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 	Data   Image                       `json:"data"`
 	Status ImageAcceptedResponseStatus `json:"status"`
 }
@@ -6774,7 +7123,7 @@ type ImageCreate struct {
 
 // ImageCreatedResponse defines model for ImageCreatedResponse.
 type ImageCreatedResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"cost_usd":0.04,"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 	Data   Image                      `json:"data"`
 	Status ImageCreatedResponseStatus `json:"status"`
 }
@@ -6804,7 +7153,7 @@ type ImageDeletedStatus int
 type ImageEvent struct {
 	// Data The image as `GET` answers it, at the attempt.
 	//
-	// Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+	// Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"cost_usd":0.04,"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 	Data Image `json:"data"`
 
 	// Timestamp When the generation ended (RFC 3339, UTC), the same on every attempt.
@@ -6860,7 +7209,7 @@ type ImageRegenerate struct {
 
 // ImageResponse defines model for ImageResponse.
 type ImageResponse struct {
-	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
+	// Data Examples: {"created_at":"2026-11-21T16:48:30.000000Z","description":"A red sky over the sea","favorite":false,"filter":null,"generation":{"cost_usd":0.04,"error":null,"finished_at":"2026-11-21T16:48:41.000000Z","input_tokens":null,"model":"amazon.nova-canvas-v1:0","output_tokens":null,"status":"done"},"id":7,"medium":null,"name":"Sunset","negative_prompt":"people","resolution":"1024x1024","result":"9f86d081884c7d659a2feaa0c55ad015.png","style":"digital_art","updated_at":"2026-11-21T16:48:41.000000Z","url":"https://bucket.s3.eu-west-1.amazonaws.com/acme/9f86d081884c7d659a2feaa0c55ad015.png?X-Amz-Signature=abc"}
 	Data   Image               `json:"data"`
 	Status ImageResponseStatus `json:"status"`
 }
@@ -6871,8 +7220,9 @@ type ImageResponseStatus int
 // ImageUpdate defines model for ImageUpdate.
 type ImageUpdate struct {
 	// Favorite A flag, stored and shown as a boolean. Also taken: the JSON numbers 1 and 0, and the
-	// text `1`, `0`, `true` or `false` in any letter case (with white space around it (Unicode's, as Go's `unicode.IsSpace`)), which a form
-	// or an HTML checkbox sends.
+	// text `1`, `true`, `on` or `yes` for true and `0`, `false`, `off` or `no` for false (what
+	// a form, an HTML checkbox and Laravel's boolean rule send), in any letter case, with
+	// white space around it (Unicode's, as Go's `unicode.IsSpace`).
 	Favorite *FavoriteInput `json:"favorite,omitempty"`
 
 	// Name A name; its length counts after trimming.
@@ -7007,6 +7357,22 @@ type RateLimitedMessage string
 // RateLimitedStatus defines model for RateLimited.Status.
 type RateLimitedStatus int
 
+// ReadsMeter A resource's read units, counted in batches: each function instance gathers an account's
+// units and adds them to `used` in one write per `batch` (no DynamoDB call per read). So
+// `used` trails the reads by up to a batch per warm instance: it shows 0 until an
+// instance has read a batch's worth (10,000 units: some 5,000 gets, or 400 lists of 100
+// small records), and what a stopped instance had not added is never counted.
+type ReadsMeter struct {
+	// Batch How many read units an instance gathers before it counts them.
+	Batch int `json:"batch"`
+
+	// Limit The month's limit; null is unlimited, 0 allows none.
+	Limit *int `json:"limit"`
+
+	// Used Read units counted this month, whole batches only.
+	Used int `json:"used"`
+}
+
 // Resolution defines model for Resolution.
 type Resolution string
 
@@ -7020,6 +7386,24 @@ type ResolutionInput = Resolution
 //
 // Examples: Our new espresso machine is here.
 type ResultInput = string
+
+// Spend What the account's generations cost in the month, in US dollars at the deployment's model
+// prices: each generation's `cost_usd`, counted when its write-back is made (docs/generation.md,
+// Each generation's cost). It trails a generation's end by the stream's lag, usually well under a
+// second, as totals trail a delete.
+type Spend struct {
+	// ByDay Each day of the month (UTC) with spend, in order; days without spend are left out.
+	ByDay []struct {
+		Date    openapi_types.Date `json:"date"`
+		UsedUsd float32            `json:"used_usd"`
+	} `json:"by_day"`
+
+	// LimitUsd The month's spend limit in dollars; null is none.
+	LimitUsd *float32 `json:"limit_usd"`
+
+	// UsedUsd Spent this month, nine decimals.
+	UsedUsd float32 `json:"used_usd"`
+}
 
 // Style defines model for Style.
 type Style string
@@ -7051,6 +7435,31 @@ type Template struct {
 // TemplateName defines model for Template.Name.
 type TemplateName string
 
+// TemplateEntry A document template.
+//
+// Examples: {"description":"A complete blog post: title, introduction, sections and conclusion.","id":9,"name":"Blog post"}
+type TemplateEntry struct {
+	// Description What it writes, in one line.
+	Description string `json:"description"`
+
+	// Id A document template, by id: 1 Freestyle, 2 About us, 3 Advertisement, 4 Article,
+	// 5 Blog intro, 6 Blog outline, 7 Blog outro, 8 Blog paragraph, 9 Blog post, 10 Blog section,
+	// 11 Blog talking points, 12 Blog title, 13 Call to action, 14 Content rewrite,
+	// 15 Content summary, 16 FAQ, 17 Hashtags, 18 Headline, 19 How it works, 20 Meta description,
+	// 21 Meta keywords, 22 Mission statement, 23 Newsletter, 24 Pain-Agitate-Solution,
+	// 25 Paragraph, 26 Press release, 27 Social post, 28 Social post caption, 29 Startup ideas,
+	// 30 Startup names, 31 Subheadline, 32 Testimonial, 33 Tweet, 34 Twitter thread,
+	// 35 Value proposition, 36 Video description, 37 Video script, 38 Video tags, 39 Video title,
+	// 40 Vision statement, 41 Product sheet, 42 Welcome email, 43 Push notification,
+	// 44 Blog listicle, 45 Content grammar, 46 Blog tags, 47 Pros and cons,
+	// 48 Google advertisement, 49 Facebook advertisement, 50 Job description, 51 Review,
+	// 52 Feature section.
+	Id TemplateId `json:"id"`
+
+	// Name Its name, as a document's `template` shows it.
+	Name string `json:"name"`
+}
+
 // TemplateId A document template, by id: 1 Freestyle, 2 About us, 3 Advertisement, 4 Article,
 // 5 Blog intro, 6 Blog outline, 7 Blog outro, 8 Blog paragraph, 9 Blog post, 10 Blog section,
 // 11 Blog talking points, 12 Blog title, 13 Call to action, 14 Content rewrite,
@@ -7069,6 +7478,15 @@ type TemplateId = int
 // (`"9"`, `"09"`, with white space around it (Unicode's, as Go's `unicode.IsSpace`)), which a form sends.
 type TemplateIdInput = int
 
+// TemplatesResponse defines model for TemplatesResponse.
+type TemplatesResponse struct {
+	Data   []TemplateEntry         `json:"data"`
+	Status TemplatesResponseStatus `json:"status"`
+}
+
+// TemplatesResponseStatus defines model for TemplatesResponse.Status.
+type TemplatesResponseStatus int
+
 // Timestamp ISO-8601 UTC with microseconds.
 //
 // Examples: 2026-11-21T16:48:30.000000Z
@@ -7082,7 +7500,7 @@ type ToneInput = Tone
 
 // Usage This month's usage and limits.
 //
-// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200},"voices":{"limit":1000000,"used":120}},"words":{"limit":50000,"used":48211}}
+// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"batch":10000,"limit":1000000,"used":400000},"images":{"batch":10000,"limit":1000000,"used":80000},"voices":{"batch":10000,"limit":100000,"used":0}},"spend":{"by_day":[{"date":"2026-11-27","used_usd":0.36},{"date":"2026-11-28","used_usd":0.202184315}],"limit_usd":null,"used_usd":0.562184315},"words":{"limit":50000,"used":48211}}
 type Usage struct {
 	// Deliveries Webhook delivery attempts, each counted when it is made (first attempts, retries and
 	// test events alike), against the limit: past it deliveries are skipped, not sent.
@@ -7096,10 +7514,33 @@ type Usage struct {
 
 	// Reads Read units of each resource's lists and gets, each against the limit.
 	Reads struct {
-		Documents Meter `json:"documents"`
-		Images    Meter `json:"images"`
-		Voices    Meter `json:"voices"`
+		// Documents A resource's read units, counted in batches: each function instance gathers an account's
+		// units and adds them to `used` in one write per `batch` (no DynamoDB call per read). So
+		// `used` trails the reads by up to a batch per warm instance: it shows 0 until an
+		// instance has read a batch's worth (10,000 units: some 5,000 gets, or 400 lists of 100
+		// small records), and what a stopped instance had not added is never counted.
+		Documents ReadsMeter `json:"documents"`
+
+		// Images A resource's read units, counted in batches: each function instance gathers an account's
+		// units and adds them to `used` in one write per `batch` (no DynamoDB call per read). So
+		// `used` trails the reads by up to a batch per warm instance: it shows 0 until an
+		// instance has read a batch's worth (10,000 units: some 5,000 gets, or 400 lists of 100
+		// small records), and what a stopped instance had not added is never counted.
+		Images ReadsMeter `json:"images"`
+
+		// Voices A resource's read units, counted in batches: each function instance gathers an account's
+		// units and adds them to `used` in one write per `batch` (no DynamoDB call per read). So
+		// `used` trails the reads by up to a batch per warm instance: it shows 0 until an
+		// instance has read a batch's worth (10,000 units: some 5,000 gets, or 400 lists of 100
+		// small records), and what a stopped instance had not added is never counted.
+		Voices ReadsMeter `json:"voices"`
 	} `json:"reads"`
+
+	// Spend What the account's generations cost in the month, in US dollars at the deployment's model
+	// prices: each generation's `cost_usd`, counted when its write-back is made (docs/generation.md,
+	// Each generation's cost). It trails a generation's end by the stream's lag, usually well under a
+	// second, as totals trail a delete.
+	Spend Spend `json:"spend"`
 	Words Meter `json:"words"`
 }
 
@@ -7107,7 +7548,7 @@ type Usage struct {
 type UsageResponse struct {
 	// Data This month's usage and limits.
 	//
-	// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"limit":1000000,"used":402311},"images":{"limit":1000000,"used":81200},"voices":{"limit":1000000,"used":120}},"words":{"limit":50000,"used":48211}}
+	// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"batch":10000,"limit":1000000,"used":400000},"images":{"batch":10000,"limit":1000000,"used":80000},"voices":{"batch":10000,"limit":100000,"used":0}},"spend":{"by_day":[{"date":"2026-11-27","used_usd":0.36},{"date":"2026-11-28","used_usd":0.202184315}],"limit_usd":null,"used_usd":0.562184315},"words":{"limit":50000,"used":48211}}
 	Data   Usage               `json:"data"`
 	Status UsageResponseStatus `json:"status"`
 }
@@ -7324,8 +7765,9 @@ type WebhookCreate struct {
 	// Description Anything to tell endpoints apart, at most 256 characters.
 	Description *string `json:"description,omitempty"`
 
-	// Events The event types to receive (`WebhookEventType`), comma-separated, at most 1,024
-	// characters; empty or not given: all of them. A test event is sent to the endpoint
+	// Events The event types to receive (`WebhookEventType`): comma-separated text of at most
+	// 1,024 characters, or in JSON a list of them, as the answer shows them; empty text or
+	// not given: all of them (an empty list is 422). A test event is sent to the endpoint
 	// tested whatever it subscribed to.
 	//
 	//
@@ -7394,11 +7836,35 @@ type WebhookDelivery struct {
 // limit of deliveries: not sent, and never to be (`reason` says so).
 type WebhookDeliveryStatus string
 
-// WebhookDeliveryList defines model for WebhookDeliveryList.
+// WebhookDeliveryList A page of the log, in the shape of Laravel's simple paginator: links to the first, the
+// previous and the next page, and no total (counting a log would read all of it).
 type WebhookDeliveryList struct {
-	Data   []WebhookDelivery         `json:"data"`
+	Data  []WebhookDelivery `json:"data"`
+	Links struct {
+		First string `json:"first"`
+
+		// Next The next page; null when no older delivery follows.
+		Next *string `json:"next"`
+		Prev *string `json:"prev"`
+	} `json:"links"`
+	Meta struct {
+		CurrentPage int `json:"current_page"`
+
+		// From The position of the page's first delivery, newest first; null when the page is empty.
+		From *int `json:"from"`
+
+		// Path The log's absolute URL without query.
+		Path    string                         `json:"path"`
+		PerPage WebhookDeliveryListMetaPerPage `json:"per_page"`
+
+		// To The position of the page's last delivery; null when the page is empty.
+		To *int `json:"to"`
+	} `json:"meta"`
 	Status WebhookDeliveryListStatus `json:"status"`
 }
+
+// WebhookDeliveryListMetaPerPage defines model for WebhookDeliveryList.Meta.PerPage.
+type WebhookDeliveryListMetaPerPage int
 
 // WebhookDeliveryListStatus defines model for WebhookDeliveryList.Status.
 type WebhookDeliveryListStatus int
@@ -7456,6 +7922,33 @@ type WebhookTestQueuedMessage string
 
 // WebhookTestQueuedStatus defines model for WebhookTestQueued.Status.
 type WebhookTestQueuedStatus int
+
+// WebhookUpdate The fields to change, at least one, judged as a registration's: text trimmed, and
+// empty, white space only or null as not given (so a description cannot be emptied, only
+// replaced).
+type WebhookUpdate struct {
+	// Description Anything to tell endpoints apart, at most 256 characters.
+	Description *string `json:"description,omitempty"`
+
+	// Enabled False disables the endpoint (`disabled_reason` "Disabled by the account."); true enables
+	// it, and an endpoint the service disabled after 5 days of failures starts afresh: its
+	// failures count again from the next one. A flag as `favorite` takes it.
+	Enabled *FavoriteInput `json:"enabled,omitempty"`
+
+	// Events The event types to receive (`WebhookEventType`): comma-separated text of at most
+	// 1,024 characters, or in JSON a list of them, as the answer shows them; empty text or
+	// not given: all of them (an empty list is 422). A test event is sent to the endpoint
+	// tested whatever it subscribed to.
+	//
+	//
+	// Examples: image.generated,image.failed
+	Events *string `json:"events,omitempty"`
+
+	// Url Where deliveries are posted: `https`, at most 2,048 characters, its host resolving to
+	// public addresses only (never loopback, private, link-local, unique-local, multicast
+	// or unspecified, IPv4 or IPv6).
+	Url *string `json:"url,omitempty"`
+}
 
 // WebhookWithSecret The endpoint with its signing secret, shown in this answer only.
 type WebhookWithSecret struct {
@@ -7668,6 +8161,9 @@ type ServiceUnavailable struct {
 // ServiceUnavailableStatus defines model for ServiceUnavailable.Status.
 type ServiceUnavailableStatus int
 
+// TemplatesOK defines model for TemplatesOK.
+type TemplatesOK = TemplatesResponse
+
 // TooManyRequests The answer over the rate limit.
 type TooManyRequests = RateLimited
 
@@ -7736,7 +8232,8 @@ type WebhookOK = WebhookResponse
 // ListDocumentsParams defines parameters for ListDocuments.
 type ListDocumentsParams struct {
 	// Search Only records whose `search_by` field contains this text, ignoring letter case and
-	// accents. Empty means no search.
+	// accents. The text is trimmed, as a body's text is; empty, or white space
+	// alone, means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
 	// SearchBy What `search` looks in. Also taken empty, for the default.
@@ -7746,8 +8243,9 @@ type ListDocumentsParams struct {
 	// leading zeros (`09`), and empty for 1.
 	TemplateId *TemplateIdScope `form:"template_id,omitempty" json:"template_id,omitempty"`
 
-	// Favorite Only favorite (`true`) or only other (`false`) records. Also taken: `1` and `0`, `true`
-	// and `false` in any letter case, and empty for no filter.
+	// Favorite Only favorite (`true`) or only other (`false`) records. Also taken: `1`, `on` and `yes`
+	// for true, `0`, `off` and `no` for false (what an HTML checkbox and Laravel's boolean
+	// rule send), each in any letter case, and empty for no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
 
 	// Language Only documents whose `language` is this, as they show it. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
@@ -7760,7 +8258,8 @@ type ListDocumentsParams struct {
 	// by id in the direction of `sort`. Also taken empty, for the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`. Also taken empty, for the default.
+	// Sort The direction of `sort_by`. Also taken in any letter case (`ASC` is `asc`), and empty
+	// for the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// PerPage Records per page. Also taken with leading zeros (`025`), and empty for the default.
@@ -7803,7 +8302,8 @@ type ListDocuments503JSONResponseBodyStatus int
 // HeadDocumentsParams defines parameters for HeadDocuments.
 type HeadDocumentsParams struct {
 	// Search Only records whose `search_by` field contains this text, ignoring letter case and
-	// accents. Empty means no search.
+	// accents. The text is trimmed, as a body's text is; empty, or white space
+	// alone, means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
 	// SearchBy What `search` looks in. Also taken empty, for the default.
@@ -7813,8 +8313,9 @@ type HeadDocumentsParams struct {
 	// leading zeros (`09`), and empty for 1.
 	TemplateId *TemplateIdScope `form:"template_id,omitempty" json:"template_id,omitempty"`
 
-	// Favorite Only favorite (`true`) or only other (`false`) records. Also taken: `1` and `0`, `true`
-	// and `false` in any letter case, and empty for no filter.
+	// Favorite Only favorite (`true`) or only other (`false`) records. Also taken: `1`, `on` and `yes`
+	// for true, `0`, `off` and `no` for false (what an HTML checkbox and Laravel's boolean
+	// rule send), each in any letter case, and empty for no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
 
 	// Language Only documents whose `language` is this, as they show it. It is matched on the documents themselves, which the list indexes do not carry, so such a list reads each of them it passes, as a search of their text does, and its total may be estimated ("Bounded cost").
@@ -7827,7 +8328,8 @@ type HeadDocumentsParams struct {
 	// by id in the direction of `sort`. Also taken empty, for the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`. Also taken empty, for the default.
+	// Sort The direction of `sort_by`. Also taken in any letter case (`ASC` is `asc`), and empty
+	// for the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// PerPage Records per page. Also taken with leading zeros (`025`), and empty for the default.
@@ -8173,7 +8675,8 @@ type RegenerateDocument503JSONResponseBodyStatus int
 // ListImagesParams defines parameters for ListImages.
 type ListImagesParams struct {
 	// Search Only records whose `search_by` field contains this text, ignoring letter case and
-	// accents. Empty means no search.
+	// accents. The text is trimmed, as a body's text is; empty, or white space
+	// alone, means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
 	// SearchBy What `search` looks in. Also taken empty, for the default.
@@ -8191,15 +8694,17 @@ type ListImagesParams struct {
 	// Filter Only images whose `filter` is this, as they show it.
 	Filter *FilterFilter `form:"filter,omitempty" json:"filter,omitempty"`
 
-	// Favorite Only favorite (`true`) or only other (`false`) records. Also taken: `1` and `0`, `true`
-	// and `false` in any letter case, and empty for no filter.
+	// Favorite Only favorite (`true`) or only other (`false`) records. Also taken: `1`, `on` and `yes`
+	// for true, `0`, `off` and `no` for false (what an HTML checkbox and Laravel's boolean
+	// rule send), each in any letter case, and empty for no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
 
 	// SortBy The order: `id` is creation order; `name` ignores letter case and accents and breaks ties
 	// by id in the direction of `sort`. Also taken empty, for the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`. Also taken empty, for the default.
+	// Sort The direction of `sort_by`. Also taken in any letter case (`ASC` is `asc`), and empty
+	// for the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// PerPage Records per page. Also taken with leading zeros (`025`), and empty for the default.
@@ -8242,7 +8747,8 @@ type ListImages503JSONResponseBodyStatus int
 // HeadImagesParams defines parameters for HeadImages.
 type HeadImagesParams struct {
 	// Search Only records whose `search_by` field contains this text, ignoring letter case and
-	// accents. Empty means no search.
+	// accents. The text is trimmed, as a body's text is; empty, or white space
+	// alone, means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
 	// SearchBy What `search` looks in. Also taken empty, for the default.
@@ -8260,15 +8766,17 @@ type HeadImagesParams struct {
 	// Filter Only images whose `filter` is this, as they show it.
 	Filter *FilterFilter `form:"filter,omitempty" json:"filter,omitempty"`
 
-	// Favorite Only favorite (`true`) or only other (`false`) records. Also taken: `1` and `0`, `true`
-	// and `false` in any letter case, and empty for no filter.
+	// Favorite Only favorite (`true`) or only other (`false`) records. Also taken: `1`, `on` and `yes`
+	// for true, `0`, `off` and `no` for false (what an HTML checkbox and Laravel's boolean
+	// rule send), each in any letter case, and empty for no filter.
 	Favorite *FavoriteFilter `form:"favorite,omitempty" json:"favorite,omitempty"`
 
 	// SortBy The order: `id` is creation order; `name` ignores letter case and accents and breaks ties
 	// by id in the direction of `sort`. Also taken empty, for the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`. Also taken empty, for the default.
+	// Sort The direction of `sort_by`. Also taken in any letter case (`ASC` is `asc`), and empty
+	// for the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// PerPage Records per page. Also taken with leading zeros (`025`), and empty for the default.
@@ -8639,6 +9147,27 @@ type HeadOpenAPIDocumentParams struct {
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
+// ListTemplates401JSONResponseBodyMessage defines parameters for ListTemplates.
+type ListTemplates401JSONResponseBodyMessage string
+
+// ListTemplates401JSONResponseBodyStatus defines parameters for ListTemplates.
+type ListTemplates401JSONResponseBodyStatus int
+
+// ListTemplates405JSONResponseBodyMessage defines parameters for ListTemplates.
+type ListTemplates405JSONResponseBodyMessage string
+
+// ListTemplates405JSONResponseBodyStatus defines parameters for ListTemplates.
+type ListTemplates405JSONResponseBodyStatus int
+
+// ListTemplates500JSONResponseBodyMessage defines parameters for ListTemplates.
+type ListTemplates500JSONResponseBodyMessage string
+
+// ListTemplates500JSONResponseBodyStatus defines parameters for ListTemplates.
+type ListTemplates500JSONResponseBodyStatus int
+
+// ListTemplates503JSONResponseBodyStatus defines parameters for ListTemplates.
+type ListTemplates503JSONResponseBodyStatus int
+
 // GetUsage401JSONResponseBodyMessage defines parameters for GetUsage.
 type GetUsage401JSONResponseBodyMessage string
 
@@ -8663,7 +9192,8 @@ type GetUsage503JSONResponseBodyStatus int
 // ListVoicesParams defines parameters for ListVoices.
 type ListVoicesParams struct {
 	// Search Only records whose `search_by` field contains this text, ignoring letter case and
-	// accents. Empty means no search.
+	// accents. The text is trimmed, as a body's text is; empty, or white space
+	// alone, means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
 	// SearchBy What `search` looks in. Also taken empty, for the default.
@@ -8673,7 +9203,8 @@ type ListVoicesParams struct {
 	// by id in the direction of `sort`. Also taken empty, for the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`. Also taken empty, for the default.
+	// Sort The direction of `sort_by`. Also taken in any letter case (`ASC` is `asc`), and empty
+	// for the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// PerPage Records per page. Also taken with leading zeros (`025`), and empty for the default.
@@ -8716,7 +9247,8 @@ type ListVoices503JSONResponseBodyStatus int
 // HeadVoicesParams defines parameters for HeadVoices.
 type HeadVoicesParams struct {
 	// Search Only records whose `search_by` field contains this text, ignoring letter case and
-	// accents. Empty means no search.
+	// accents. The text is trimmed, as a body's text is; empty, or white space
+	// alone, means no search.
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
 	// SearchBy What `search` looks in. Also taken empty, for the default.
@@ -8726,7 +9258,8 @@ type HeadVoicesParams struct {
 	// by id in the direction of `sort`. Also taken empty, for the default.
 	SortBy *SortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
 
-	// Sort The direction of `sort_by`. Also taken empty, for the default.
+	// Sort The direction of `sort_by`. Also taken in any letter case (`ASC` is `asc`), and empty
+	// for the default.
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// PerPage Records per page. Also taken with leading zeros (`025`), and empty for the default.
@@ -9122,6 +9655,55 @@ type GetWebhook500JSONResponseBodyStatus int
 // GetWebhook503JSONResponseBodyStatus defines parameters for GetWebhook.
 type GetWebhook503JSONResponseBodyStatus int
 
+// UpdateWebhook400JSONResponseBodyStatus defines parameters for UpdateWebhook.
+type UpdateWebhook400JSONResponseBodyStatus int
+
+// UpdateWebhook401JSONResponseBodyMessage defines parameters for UpdateWebhook.
+type UpdateWebhook401JSONResponseBodyMessage string
+
+// UpdateWebhook401JSONResponseBodyStatus defines parameters for UpdateWebhook.
+type UpdateWebhook401JSONResponseBodyStatus int
+
+// UpdateWebhook403JSONResponseBodyStatus defines parameters for UpdateWebhook.
+type UpdateWebhook403JSONResponseBodyStatus int
+
+// UpdateWebhook404JSONResponseBodyMessage defines parameters for UpdateWebhook.
+type UpdateWebhook404JSONResponseBodyMessage string
+
+// UpdateWebhook404JSONResponseBodyStatus defines parameters for UpdateWebhook.
+type UpdateWebhook404JSONResponseBodyStatus int
+
+// UpdateWebhook405JSONResponseBodyMessage defines parameters for UpdateWebhook.
+type UpdateWebhook405JSONResponseBodyMessage string
+
+// UpdateWebhook405JSONResponseBodyStatus defines parameters for UpdateWebhook.
+type UpdateWebhook405JSONResponseBodyStatus int
+
+// UpdateWebhook413JSONResponseBodyStatus defines parameters for UpdateWebhook.
+type UpdateWebhook413JSONResponseBodyStatus int
+
+// UpdateWebhook415JSONResponseBodyStatus defines parameters for UpdateWebhook.
+type UpdateWebhook415JSONResponseBodyStatus int
+
+// UpdateWebhook500JSONResponseBodyMessage defines parameters for UpdateWebhook.
+type UpdateWebhook500JSONResponseBodyMessage string
+
+// UpdateWebhook500JSONResponseBodyStatus defines parameters for UpdateWebhook.
+type UpdateWebhook500JSONResponseBodyStatus int
+
+// UpdateWebhook503JSONResponseBodyStatus defines parameters for UpdateWebhook.
+type UpdateWebhook503JSONResponseBodyStatus int
+
+// ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
+type ListWebhookDeliveriesParams struct {
+	// Page The page, from 1 to 10^12. A page past the end answers an empty `data` with correct
+	// `meta`. Also taken with leading zeros (`02`), and empty for the default.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// PerPage Deliveries per page. Also taken with leading zeros (`025`), and empty for the default.
+	PerPage *int `form:"per_page,omitempty" json:"per_page,omitempty"`
+}
+
 // ListWebhookDeliveries401JSONResponseBodyMessage defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveries401JSONResponseBodyMessage string
 
@@ -9366,6 +9948,15 @@ type CreateWebhookFormdataRequestBody = WebhookCreate
 
 // CreateWebhookMultipartRequestBody defines body for CreateWebhook for multipart/form-data ContentType.
 type CreateWebhookMultipartRequestBody = WebhookCreate
+
+// UpdateWebhookJSONRequestBody defines body for UpdateWebhook for application/json ContentType.
+type UpdateWebhookJSONRequestBody = WebhookUpdate
+
+// UpdateWebhookFormdataRequestBody defines body for UpdateWebhook for application/x-www-form-urlencoded ContentType.
+type UpdateWebhookFormdataRequestBody = WebhookUpdate
+
+// UpdateWebhookMultipartRequestBody defines body for UpdateWebhook for multipart/form-data ContentType.
+type UpdateWebhookMultipartRequestBody = WebhookUpdate
 
 // DeliverDocumentFailedJSONRequestBody defines body for DeliverDocumentFailed for application/json ContentType.
 type DeliverDocumentFailedJSONRequestBody = DocumentEvent
@@ -10043,6 +10634,23 @@ type ClientInterface interface {
 	// Corresponds with HEAD /api/v1/openapi.json (the `HeadOpenAPIDocument` operationId).
 	HeadOpenAPIDocument(ctx context.Context, params *HeadOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListTemplates The document templates
+	//
+	// The 52 document templates a document's `template_id` names, by id: each one's name, as a
+	// document's `template` shows it, and a line on what it writes. One answer, not paginated;
+	// it reads no table, so it counts against no monthly limit. It changes only with a
+	// deployment. Needs the read scope.
+	//
+	// Corresponds with GET /api/v1/templates (the `ListTemplates` operationId).
+	ListTemplates(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadTemplates The document templates, headers only
+	//
+	// The status and headers `GET` would answer, without the body.
+	//
+	// Corresponds with HEAD /api/v1/templates (the `HeadTemplates` operationId).
+	HeadTemplates(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetUsage Usage of this month
 	//
 	// What the account has used this month (a calendar month in UTC) and its limits: images and
@@ -10267,13 +10875,58 @@ type ClientInterface interface {
 	// Corresponds with HEAD /api/v1/webhooks/{id} (the `HeadWebhook` operationId).
 	HeadWebhook(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// UpdateWebhookWithBody Update a webhook endpoint
+	//
+	// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+	// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+	// disabled (by the account, or by the service after 5 days of failures: that count starts
+	// afresh, and its next delivery is not sent to the slow lane for its past). One
+	// conditional write: retrying it after a lost answer writes the same again. Needs the
+	// write scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithBody(ctx context.Context, id WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhook Update a webhook endpoint
+	//
+	// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+	// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+	// disabled (by the account, or by the service after 5 days of failures: that count starts
+	// afresh, and its next delivery is not sent to the slow lane for its past). One
+	// conditional write: retrying it after a lost answer writes the same again. Needs the
+	// write scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+	UpdateWebhook(ctx context.Context, id WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhookWithFormdataBody Update a webhook endpoint
+	//
+	// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+	// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+	// disabled (by the account, or by the service after 5 days of failures: that count starts
+	// afresh, and its next delivery is not sent to the slow lane for its past). One
+	// conditional write: retrying it after a lost answer writes the same again. Needs the
+	// write scope.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithFormdataBody(ctx context.Context, id WebhookId, body UpdateWebhookFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListWebhookDeliveries The endpoint's delivery log
 	//
-	// The endpoint's latest 100 deliveries, newest first, each updated on every attempt. A
-	// delivery is kept 30 days after its event. Needs the read scope.
+	// The endpoint's deliveries, newest first, each updated on every attempt, a page at a time:
+	// `page` and `per_page` as a list takes them, but `per_page` is 100 unless given, so the
+	// first page is the latest 100. The pages reach back 10,000 deliveries (a page past them is
+	// 422 naming `page`); a delivery is kept 30 days after its event. A page past the
+	// first reads through the deliveries before it (some 300 bytes each). Needs the read scope.
 	//
 	// Corresponds with GET /api/v1/webhooks/{id}/deliveries (the `ListWebhookDeliveries` operationId).
-	ListWebhookDeliveries(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListWebhookDeliveries(ctx context.Context, id WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HeadWebhookDeliveries The endpoint's delivery log, headers only
 	//
@@ -11030,6 +11683,43 @@ func (c *Client) HeadOpenAPIDocument(ctx context.Context, params *HeadOpenAPIDoc
 	return c.Client.Do(req)
 }
 
+// ListTemplates The document templates
+//
+// The 52 document templates a document's `template_id` names, by id: each one's name, as a
+// document's `template` shows it, and a line on what it writes. One answer, not paginated;
+// it reads no table, so it counts against no monthly limit. It changes only with a
+// deployment. Needs the read scope.
+//
+// Corresponds with GET /api/v1/templates (the `ListTemplates` operationId).
+func (c *Client) ListTemplates(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListTemplatesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadTemplates The document templates, headers only
+//
+// The status and headers `GET` would answer, without the body.
+//
+// Corresponds with HEAD /api/v1/templates (the `HeadTemplates` operationId).
+func (c *Client) HeadTemplates(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadTemplatesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetUsage Usage of this month
 //
 // What the account has used this month (a calendar month in UTC) and its limits: images and
@@ -11494,14 +12184,89 @@ func (c *Client) HeadWebhook(ctx context.Context, id WebhookId, reqEditors ...Re
 	return c.Client.Do(req)
 }
 
+// UpdateWebhookWithBody Update a webhook endpoint
+//
+// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+// disabled (by the account, or by the service after 5 days of failures: that count starts
+// afresh, and its next delivery is not sent to the slow lane for its past). One
+// conditional write: retrying it after a lost answer writes the same again. Needs the
+// write scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+func (c *Client) UpdateWebhookWithBody(ctx context.Context, id WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhook Update a webhook endpoint
+//
+// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+// disabled (by the account, or by the service after 5 days of failures: that count starts
+// afresh, and its next delivery is not sent to the slow lane for its past). One
+// conditional write: retrying it after a lost answer writes the same again. Needs the
+// write scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+func (c *Client) UpdateWebhook(ctx context.Context, id WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhookWithFormdataBody Update a webhook endpoint
+//
+// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+// disabled (by the account, or by the service after 5 days of failures: that count starts
+// afresh, and its next delivery is not sent to the slow lane for its past). One
+// conditional write: retrying it after a lost answer writes the same again. Needs the
+// write scope.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+func (c *Client) UpdateWebhookWithFormdataBody(ctx context.Context, id WebhookId, body UpdateWebhookFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookRequestWithFormdataBody(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListWebhookDeliveries The endpoint's delivery log
 //
-// The endpoint's latest 100 deliveries, newest first, each updated on every attempt. A
-// delivery is kept 30 days after its event. Needs the read scope.
+// The endpoint's deliveries, newest first, each updated on every attempt, a page at a time:
+// `page` and `per_page` as a list takes them, but `per_page` is 100 unless given, so the
+// first page is the latest 100. The pages reach back 10,000 deliveries (a page past them is
+// 422 naming `page`); a delivery is kept 30 days after its event. A page past the
+// first reads through the deliveries before it (some 300 bytes each). Needs the read scope.
 //
 // Corresponds with GET /api/v1/webhooks/{id}/deliveries (the `ListWebhookDeliveries` operationId).
-func (c *Client) ListWebhookDeliveries(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListWebhookDeliveriesRequest(c.Server, id)
+func (c *Client) ListWebhookDeliveries(ctx context.Context, id WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhookDeliveriesRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -13329,6 +14094,60 @@ func NewHeadOpenAPIDocumentRequest(server string, params *HeadOpenAPIDocumentPar
 	return req, nil
 }
 
+// NewListTemplatesRequest constructs an http.Request for the ListTemplates method
+func NewListTemplatesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/templates")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewHeadTemplatesRequest constructs an http.Request for the HeadTemplates method
+func NewHeadTemplatesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/templates")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetUsageRequest constructs an http.Request for the GetUsage method
 func NewGetUsageRequest(server string) (*http.Request, error) {
 	var err error
@@ -14245,8 +15064,66 @@ func NewHeadWebhookRequest(server string, id WebhookId) (*http.Request, error) {
 	return req, nil
 }
 
+// NewUpdateWebhookRequest calls the generic UpdateWebhook builder with application/json body
+func NewUpdateWebhookRequest(server string, id WebhookId, body UpdateWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateWebhookRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUpdateWebhookRequestWithFormdataBody calls the generic UpdateWebhook builder with application/x-www-form-urlencoded body
+func NewUpdateWebhookRequestWithFormdataBody(server string, id WebhookId, body UpdateWebhookFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewUpdateWebhookRequestWithBody(server, id, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewUpdateWebhookRequestWithBody constructs an http.Request for the UpdateWebhook method, with any body, and a specified content type
+func NewUpdateWebhookRequestWithBody(server string, id WebhookId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListWebhookDeliveriesRequest constructs an http.Request for the ListWebhookDeliveries method
-func NewListWebhookDeliveriesRequest(server string, id WebhookId) (*http.Request, error) {
+func NewListWebhookDeliveriesRequest(server string, id WebhookId, params *ListWebhookDeliveriesParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -14269,6 +15146,45 @@ func NewListWebhookDeliveriesRequest(server string, id WebhookId) (*http.Request
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PerPage != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -14790,6 +15706,27 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with HEAD /api/v1/openapi.json (the `HeadOpenAPIDocument` operationId).
 	HeadOpenAPIDocumentWithResponse(ctx context.Context, params *HeadOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*HeadOpenAPIDocumentResponse, error)
 
+	// ListTemplatesWithResponse The document templates
+	//
+	// The 52 document templates a document's `template_id` names, by id: each one's name, as a
+	// document's `template` shows it, and a line on what it writes. One answer, not paginated;
+	// it reads no table, so it counts against no monthly limit. It changes only with a
+	// deployment. Needs the read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/templates (the `ListTemplates` operationId).
+	ListTemplatesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListTemplatesResponse, error)
+
+	// HeadTemplatesWithResponse The document templates, headers only
+	//
+	// The status and headers `GET` would answer, without the body.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /api/v1/templates (the `HeadTemplates` operationId).
+	HeadTemplatesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadTemplatesResponse, error)
+
 	// GetUsageWithResponse Usage of this month
 	//
 	// What the account has used this month (a calendar month in UTC) and its limits: images and
@@ -15038,15 +15975,60 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with HEAD /api/v1/webhooks/{id} (the `HeadWebhook` operationId).
 	HeadWebhookWithResponse(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*HeadWebhookResponse, error)
 
+	// UpdateWebhookWithBodyWithResponse Update a webhook endpoint
+	//
+	// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+	// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+	// disabled (by the account, or by the service after 5 days of failures: that count starts
+	// afresh, and its next delivery is not sent to the slow lane for its past). One
+	// conditional write: retrying it after a lost answer writes the same again. Needs the
+	// write scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithBodyWithResponse(ctx context.Context, id WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error)
+
+	// UpdateWebhookWithResponse Update a webhook endpoint
+	//
+	// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+	// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+	// disabled (by the account, or by the service after 5 days of failures: that count starts
+	// afresh, and its next delivery is not sent to the slow lane for its past). One
+	// conditional write: retrying it after a lost answer writes the same again. Needs the
+	// write scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithResponse(ctx context.Context, id WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error)
+
+	// UpdateWebhookWithFormdataBodyWithResponse Update a webhook endpoint
+	//
+	// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+	// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+	// disabled (by the account, or by the service after 5 days of failures: that count starts
+	// afresh, and its next delivery is not sent to the slow lane for its past). One
+	// conditional write: retrying it after a lost answer writes the same again. Needs the
+	// write scope.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithFormdataBodyWithResponse(ctx context.Context, id WebhookId, body UpdateWebhookFormdataRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error)
+
 	// ListWebhookDeliveriesWithResponse The endpoint's delivery log
 	//
-	// The endpoint's latest 100 deliveries, newest first, each updated on every attempt. A
-	// delivery is kept 30 days after its event. Needs the read scope.
+	// The endpoint's deliveries, newest first, each updated on every attempt, a page at a time:
+	// `page` and `per_page` as a list takes them, but `per_page` is 100 unless given, so the
+	// first page is the latest 100. The pages reach back 10,000 deliveries (a page past them is
+	// 422 naming `page`); a delivery is kept 30 days after its event. A page past the
+	// first reads through the deliveries before it (some 300 bytes each). Needs the read scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/webhooks/{id}/deliveries (the `ListWebhookDeliveries` operationId).
-	ListWebhookDeliveriesWithResponse(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error)
+	ListWebhookDeliveriesWithResponse(ctx context.Context, id WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error)
 
 	// HeadWebhookDeliveriesWithResponse The endpoint's delivery log, headers only
 	//
@@ -17965,6 +18947,175 @@ func (r HeadOpenAPIDocumentResponse) ContentType() string {
 	return ""
 }
 
+// ListTemplatesResponse200Headers the declared response headers of an HTTP 200 response for ListTemplates
+type ListTemplatesResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// ListTemplatesResponse401Headers the declared response headers of an HTTP 401 response for ListTemplates
+type ListTemplatesResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ListTemplatesResponse405Headers the declared response headers of an HTTP 405 response for ListTemplates
+type ListTemplatesResponse405Headers struct {
+	Allow               string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// ListTemplatesResponse429Headers the declared response headers of an HTTP 429 response for ListTemplates
+type ListTemplatesResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// ListTemplatesResponse500Headers the declared response headers of an HTTP 500 response for ListTemplates
+type ListTemplatesResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// ListTemplatesResponse503Headers the declared response headers of an HTTP 503 response for ListTemplates
+type ListTemplatesResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+type ListTemplatesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TemplatesOK
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListTemplatesResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListTemplatesResponse401Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListTemplatesResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListTemplatesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListTemplatesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListTemplatesResponse503Headers
+}
+
+// Status returns HTTPResponse.Status
+func (r ListTemplatesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListTemplatesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListTemplatesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeadTemplatesResponse200Headers the declared response headers of an HTTP 200 response for HeadTemplates
+type HeadTemplatesResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// HeadTemplatesResponse4XXHeaders the declared response headers of an HTTP 4XX response for HeadTemplates
+type HeadTemplatesResponse4XXHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	WWWAuthenticate     *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// HeadTemplatesResponse5XXHeaders the declared response headers of an HTTP 5XX response for HeadTemplates
+type HeadTemplatesResponse5XXHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	WWWAuthenticate     *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+type HeadTemplatesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *HeadTemplatesResponse200Headers
+	// Headers4XX the parsed response headers for an HTTP 4XX response
+	Headers4XX *HeadTemplatesResponse4XXHeaders
+	// Headers5XX the parsed response headers for an HTTP 5XX response
+	Headers5XX *HeadTemplatesResponse5XXHeaders
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadTemplatesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadTemplatesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadTemplatesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetUsageResponse200Headers the declared response headers of an HTTP 200 response for GetUsage
 type GetUsageResponse200Headers struct {
 	XRateLimitLimit     *int
@@ -19940,6 +21091,182 @@ func (r HeadWebhookResponse) ContentType() string {
 	return ""
 }
 
+// UpdateWebhookResponse200Headers the declared response headers of an HTTP 200 response for UpdateWebhook
+type UpdateWebhookResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse400Headers the declared response headers of an HTTP 400 response for UpdateWebhook
+type UpdateWebhookResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse401Headers the declared response headers of an HTTP 401 response for UpdateWebhook
+type UpdateWebhookResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// UpdateWebhookResponse403Headers the declared response headers of an HTTP 403 response for UpdateWebhook
+type UpdateWebhookResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse404Headers the declared response headers of an HTTP 404 response for UpdateWebhook
+type UpdateWebhookResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse405Headers the declared response headers of an HTTP 405 response for UpdateWebhook
+type UpdateWebhookResponse405Headers struct {
+	Allow               string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse413Headers the declared response headers of an HTTP 413 response for UpdateWebhook
+type UpdateWebhookResponse413Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse415Headers the declared response headers of an HTTP 415 response for UpdateWebhook
+type UpdateWebhookResponse415Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse422Headers the declared response headers of an HTTP 422 response for UpdateWebhook
+type UpdateWebhookResponse422Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse429Headers the declared response headers of an HTTP 429 response for UpdateWebhook
+type UpdateWebhookResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse500Headers the declared response headers of an HTTP 500 response for UpdateWebhook
+type UpdateWebhookResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// UpdateWebhookResponse503Headers the declared response headers of an HTTP 503 response for UpdateWebhook
+type UpdateWebhookResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+type UpdateWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookOK
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateWebhookResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateWebhookResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateWebhookResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateWebhookResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateWebhookResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *UpdateWebhookResponse405Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UpdateWebhookResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *UpdateWebhookResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *UpdateWebhookResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateWebhookResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *UpdateWebhookResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateWebhookResponse503Headers
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListWebhookDeliveriesResponse200Headers the declared response headers of an HTTP 200 response for ListWebhookDeliveries
 type ListWebhookDeliveriesResponse200Headers struct {
 	XRateLimitLimit     *int
@@ -19965,6 +21292,14 @@ type ListWebhookDeliveriesResponse404Headers struct {
 // ListWebhookDeliveriesResponse405Headers the declared response headers of an HTTP 405 response for ListWebhookDeliveries
 type ListWebhookDeliveriesResponse405Headers struct {
 	Allow               string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// ListWebhookDeliveriesResponse422Headers the declared response headers of an HTTP 422 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse422Headers struct {
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -20008,6 +21343,8 @@ type ListWebhookDeliveriesResponse struct {
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -20024,6 +21361,8 @@ type ListWebhookDeliveriesResponse struct {
 	Headers404 *ListWebhookDeliveriesResponse404Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *ListWebhookDeliveriesResponse405Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ListWebhookDeliveriesResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListWebhookDeliveriesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -20864,6 +22203,39 @@ func (c *ClientWithResponses) HeadOpenAPIDocumentWithResponse(ctx context.Contex
 	return ParseHeadOpenAPIDocumentResponse(rsp)
 }
 
+// ListTemplatesWithResponse The document templates
+//
+// The 52 document templates a document's `template_id` names, by id: each one's name, as a
+// document's `template` shows it, and a line on what it writes. One answer, not paginated;
+// it reads no table, so it counts against no monthly limit. It changes only with a
+// deployment. Needs the read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/templates (the `ListTemplates` operationId).
+func (c *ClientWithResponses) ListTemplatesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListTemplatesResponse, error) {
+	rsp, err := c.ListTemplates(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListTemplatesResponse(rsp)
+}
+
+// HeadTemplatesWithResponse The document templates, headers only
+//
+// The status and headers `GET` would answer, without the body.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /api/v1/templates (the `HeadTemplates` operationId).
+func (c *ClientWithResponses) HeadTemplatesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadTemplatesResponse, error) {
+	rsp, err := c.HeadTemplates(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadTemplatesResponse(rsp)
+}
+
 // GetUsageWithResponse Usage of this month
 //
 // What the account has used this month (a calendar month in UTC) and its limits: images and
@@ -21256,16 +22628,79 @@ func (c *ClientWithResponses) HeadWebhookWithResponse(ctx context.Context, id We
 	return ParseHeadWebhookResponse(rsp)
 }
 
+// UpdateWebhookWithBodyWithResponse Update a webhook endpoint
+//
+// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+// disabled (by the account, or by the service after 5 days of failures: that count starts
+// afresh, and its next delivery is not sent to the slow lane for its past). One
+// conditional write: retrying it after a lost answer writes the same again. Needs the
+// write scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+func (c *ClientWithResponses) UpdateWebhookWithBodyWithResponse(ctx context.Context, id WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error) {
+	rsp, err := c.UpdateWebhookWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookResponse(rsp)
+}
+
+// UpdateWebhookWithResponse Update a webhook endpoint
+//
+// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+// disabled (by the account, or by the service after 5 days of failures: that count starts
+// afresh, and its next delivery is not sent to the slow lane for its past). One
+// conditional write: retrying it after a lost answer writes the same again. Needs the
+// write scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+func (c *ClientWithResponses) UpdateWebhookWithResponse(ctx context.Context, id WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error) {
+	rsp, err := c.UpdateWebhook(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookResponse(rsp)
+}
+
+// UpdateWebhookWithFormdataBodyWithResponse Update a webhook endpoint
+//
+// Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+// registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+// disabled (by the account, or by the service after 5 days of failures: that count starts
+// afresh, and its next delivery is not sent to the slow lane for its past). One
+// conditional write: retrying it after a lost answer writes the same again. Needs the
+// write scope.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/webhooks/{id} (the `UpdateWebhook` operationId).
+func (c *ClientWithResponses) UpdateWebhookWithFormdataBodyWithResponse(ctx context.Context, id WebhookId, body UpdateWebhookFormdataRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error) {
+	rsp, err := c.UpdateWebhookWithFormdataBody(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookResponse(rsp)
+}
+
 // ListWebhookDeliveriesWithResponse The endpoint's delivery log
 //
-// The endpoint's latest 100 deliveries, newest first, each updated on every attempt. A
-// delivery is kept 30 days after its event. Needs the read scope.
+// The endpoint's deliveries, newest first, each updated on every attempt, a page at a time:
+// `page` and `per_page` as a list takes them, but `per_page` is 100 unless given, so the
+// first page is the latest 100. The pages reach back 10,000 deliveries (a page past them is
+// 422 naming `page`); a delivery is kept 30 days after its event. A page past the
+// first reads through the deliveries before it (some 300 bytes each). Needs the read scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v1/webhooks/{id}/deliveries (the `ListWebhookDeliveries` operationId).
-func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error) {
-	rsp, err := c.ListWebhookDeliveries(ctx, id, reqEditors...)
+func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Context, id WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error) {
+	rsp, err := c.ListWebhookDeliveries(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -29411,6 +30846,424 @@ func ParseHeadOpenAPIDocumentResponse(rsp *http.Response) (*HeadOpenAPIDocumentR
 	return response, nil
 }
 
+// ParseListTemplatesResponse parses an HTTP response from a ListTemplatesWithResponse call
+func ParseListTemplatesResponse(rsp *http.Response) (*ListTemplatesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListTemplatesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TemplatesOK
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListTemplatesResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListTemplatesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListTemplatesResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListTemplatesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListTemplatesResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListTemplatesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadTemplatesResponse parses an HTTP response from a HeadTemplatesWithResponse call
+func ParseHeadTemplatesResponse(rsp *http.Response) (*HeadTemplatesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadTemplatesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers HeadTemplatesResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode/100 == 4:
+		var headers HeadTemplatesResponse4XXHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers4XX = &headers
+	case rsp.StatusCode/100 == 5:
+		var headers HeadTemplatesResponse5XXHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers5XX = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetUsageResponse parses an HTTP response from a GetUsageWithResponse call
 func ParseGetUsageResponse(rsp *http.Response) (*GetUsageResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -34758,6 +36611,498 @@ func ParseHeadWebhookResponse(rsp *http.Response) (*HeadWebhookResponse, error) 
 	return response, nil
 }
 
+// ParseUpdateWebhookResponse parses an HTTP response from a UpdateWebhookWithResponse call
+func ParseUpdateWebhookResponse(rsp *http.Response) (*UpdateWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookOK
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateWebhookResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdateWebhookResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateWebhookResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateWebhookResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateWebhookResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers UpdateWebhookResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 413:
+		var headers UpdateWebhookResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers UpdateWebhookResponse415Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers UpdateWebhookResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateWebhookResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers UpdateWebhookResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateWebhookResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListWebhookDeliveriesResponse parses an HTTP response from a ListWebhookDeliveriesWithResponse call
 func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliveriesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -34799,6 +37144,13 @@ func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliver
 			return nil, err
 		}
 		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -34948,6 +37300,37 @@ func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliver
 			headers.XRequestId = value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 422:
+		var headers ListWebhookDeliveriesResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListWebhookDeliveriesResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

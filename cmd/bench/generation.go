@@ -35,7 +35,7 @@ var generationEnv map[string]string
 
 // measureGeneration reports generation's figures. parts are the local
 // stand-ins the functions' environment (genEnv) points at.
-func measureGeneration(ctx context.Context, b *bench.Board, meter *ddblocal.Meter, db *dynamodb.Client, plain *dynamodb.Client, cfg app.Config,
+func measureGeneration(ctx context.Context, b *bench.Board, meter *ddblocal.Meter, logs *bench.LogMeter, db *dynamodb.Client, plain *dynamodb.Client, cfg app.Config,
 	parts *stack.Generation, tmpl *sam.Template, endpoint string, tables map[string]string, builds *artifacts) error {
 	logf("generation: creates to done with the Bedrock stand-in")
 	cfg.Generation = parts.Config()
@@ -79,11 +79,18 @@ func measureGeneration(ctx context.Context, b *bench.Board, meter *ddblocal.Mete
 	}
 
 	// What a create that generates costs in DynamoDB: the create's own
-	// writes, and the write-back of the content (the last call).
+	// writes, and the write-back of the content (the last call); and
+	// what it writes to CloudWatch Logs (its generation's line and
+	// metrics among them).
 	for _, m := range creates {
 		var ans bench.Answer
 		asked := parts.Bedrock.Calls()
+		logs.Mark()
+		start := time.Now()
 		calls := meter.Measure(func() { ans = c.Do("POST", m.path, m.form, nil) })
+		if _, err := logs.Request("generate_"+m.name, "POST", m.path, ans, time.Since(start)); err != nil {
+			return err
+		}
 		own := slices.DeleteFunc(calls, func(call ddblocal.MeteredCall) bool { return call.Purpose != "" })
 		if problem := bench.Generated(ans); problem != "" || len(own) == 0 {
 			b.Missing(problem, "calls_generate_"+m.name, "wru_writeback_"+m.name)

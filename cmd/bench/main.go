@@ -20,7 +20,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -158,7 +157,13 @@ func run(ctx context.Context, o options) error {
 	}
 	cfg.Webhooks = hooks.Config(tables)
 
-	cfg.LogOutput = io.Discard // the figures own stdout
+	// The figures own stdout; the functions' lines go to the meter of what
+	// each request writes to CloudWatch Logs.
+	logs, err := bench.NewLogMeter(tmpl)
+	if err != nil {
+		return err
+	}
+	cfg.LogOutput = logs
 	// Local stacks run without rate limits; the bench measures what a
 	// deployment pays, so it uses the template's default limit.
 	rate, err := deployedNumber(tmpl, app.EnvRateLimit)
@@ -180,9 +185,9 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	tl := &tallier{fn: tally, db: plain, table: tables["DocumentsTable"], account: account}
-	cold, results, rl := measureOperations(meter, c, s, tl)
-	quotaResults, err := measureQuota(ctx, meter, c, plain, tables)
+	tl := &bench.Tallier{Fn: tally, DB: plain, Table: tables["DocumentsTable"], Account: account}
+	cold, results, rl := measureOperations(meter, logs, c, s, tl)
+	quotaResults, err := measureQuota(ctx, meter, logs, c, plain, tables)
 	if err != nil {
 		return err
 	}
@@ -201,10 +206,10 @@ func run(ctx context.Context, o options) error {
 
 	rep := &report{board: b, Started: started, SeedTime: s.Took, Operations: append([]operationResult{cold}, results...),
 		RateLimit: rl, RateLimitPerMinute: cfg.RateLimitPerMinute, LoadAvg: [2]string{startLoad}, Worst: worst}
-	if err := measureGeneration(ctx, b, meter, metered, plain, cfg, parts, tmpl, srv.Endpoint(), tables, builds); err != nil {
+	if err := measureGeneration(ctx, b, meter, logs, metered, plain, cfg, parts, tmpl, srv.Endpoint(), tables, builds); err != nil {
 		return err
 	}
-	if err := measureWebhooks(ctx, b, meter, metered, plain, cfg, parts, hooks, tmpl, srv.Endpoint(), tables, builds); err != nil {
+	if err := measureWebhooks(ctx, b, meter, logs, metered, plain, cfg, parts, hooks, tmpl, srv.Endpoint(), tables, builds); err != nil {
 		return err
 	}
 	if !o.quick {
@@ -226,7 +231,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	rep.Costs = costs(b, rep.Operations, fn.MemorySize())
+	rep.Costs = costs(b, logs, rep.Operations, fn.MemorySize())
 	for _, f := range rep.Costs.Figures() {
 		b.Add(f)
 	}
@@ -241,7 +246,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	attempt := rep.Costs.Row(worstAttempt)
-	keyDay := worst.KeyDay(reads, len(app.Resources), deliveries, attempt.Total/1e6)
+	keyDay := worst.KeyDay(bench.ResourceReads(reads), deliveries, attempt.Total/1e6)
 	for _, f := range []string{"calls_webhook_delivery", "rru_webhook_delivery", "wru_webhook_delivery"} {
 		if b.Get(f).Missing != "" {
 			keyDay.Missing = "the worst webhook attempt's cost: " + f + " was not measured"

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"contentapi/shared/app"
 	"contentapi/shared/documents"
 	"contentapi/shared/fold"
 	"contentapi/shared/local/bench"
@@ -65,7 +66,7 @@ type operationResult struct {
 // (auth, parsing, store, rendering) with the key already authenticated, and
 // returns what each cost. The lists come before the writes, so their
 // totals can be checked against the seeded data.
-func measureOperations(m *ddblocal.Meter, c *bench.Caller, s *bench.SeededAccount, tl *tallier) (cold operationResult, results []operationResult, rl rateLimitCost) {
+func measureOperations(m *ddblocal.Meter, logs *bench.LogMeter, c *bench.Caller, s *bench.SeededAccount, tl *bench.Tallier) (cold operationResult, results []operationResult, rl rateLimitCost) {
 	freestyle := func(v records.Values) bool { return v["template_id"] == int64(documents.FreestyleID) }
 	other := func(v records.Values) bool { return !freestyle(v) }
 	getID := s.Document(0, freestyle)
@@ -144,14 +145,20 @@ func measureOperations(m *ddblocal.Meter, c *bench.Caller, s *bench.SeededAccoun
 	run := func(op operation) operationResult {
 		if op.deletes != 0 {
 			var r operationResult
-			tally, err := tl.measure(m, op.deletes, func() { r, _ = measure(m, c, op) })
+			tally, err := tl.Measure(m, op.deletes, func() { r, _ = measure(m, logs, c, op) })
 			r.Tally = &tally
 			if err != nil && r.Issue == "" {
 				r.Issue = "the tally: " + err.Error()
 			}
+			// The tally's invocation writes to its own group.
+			w, lerr := logs.Invocation(app.TallyFunction)
+			if lerr != nil && r.Issue == "" {
+				r.Issue = lerr.Error()
+			}
+			logs.Add(op.Name, w)
 			return r
 		}
-		r, a := measure(m, c, op)
+		r, a := measure(m, logs, c, op)
 		if op.Name == "create" {
 			created = a.ID()
 		}
@@ -178,12 +185,17 @@ func measureOperations(m *ddblocal.Meter, c *bench.Caller, s *bench.SeededAccoun
 	return cold, results, rl
 }
 
-// measure runs one operation and returns what it cost, and its answer.
-func measure(m *ddblocal.Meter, c *bench.Caller, op operation) (operationResult, bench.Answer) {
+// measure runs one operation and returns what it cost, and its answer;
+// logs keeps what it wrote to CloudWatch Logs, under its name.
+func measure(m *ddblocal.Meter, logs *bench.LogMeter, c *bench.Caller, op operation) (operationResult, bench.Answer) {
 	var a bench.Answer
+	logs.Mark()
 	start := time.Now()
 	calls := m.Measure(func() { a = c.Do(op.method, op.path, op.form, op.header) })
 	r := operationResult{Op: op, Calls: calls, Totals: ddblocal.SumMetered(calls), status: a.Status, Took: time.Since(start), Bytes: a.Wire, body: a.Raw}
+	if _, err := logs.Request(op.Name, op.method, op.path, a, r.Took); err != nil {
+		r.Issue = err.Error()
+	}
 	if a.Status != op.status {
 		r.Issue = fmt.Sprintf("status %d, want %d: %.200s", a.Status, op.status, a.Raw)
 	} else if op.check != nil {

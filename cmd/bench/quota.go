@@ -16,7 +16,7 @@ import (
 // limits of its own (checked and counted in the counter write a create
 // makes anyway), a create those limits refuse, and the usage endpoint. The
 // limits are set with db, unmetered, and taken away again after.
-func measureQuota(ctx context.Context, m *ddblocal.Meter, c *bench.Caller, db *dynamodb.Client, tables map[string]string) ([]operationResult, error) {
+func measureQuota(ctx context.Context, m *ddblocal.Meter, logs *bench.LogMeter, c *bench.Caller, db *dynamodb.Client, tables map[string]string) ([]operationResult, error) {
 	set := func(limits quota.Limits, reset ...quota.Kind) error {
 		_, err := app.SetLimits(ctx, db, tables, account, limits, reset)
 		return err
@@ -40,7 +40,7 @@ func measureQuota(ctx context.Context, m *ddblocal.Meter, c *bench.Caller, db *d
 		if err := set(o.limits); err != nil {
 			return nil, err
 		}
-		r, _ := measure(m, c, o.op)
+		r, _ := measure(m, logs, c, o.op)
 		results = append(results, r)
 	}
 	return results, set(nil, app.Kinds...)

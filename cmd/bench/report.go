@@ -65,6 +65,7 @@ func (r *report) write(path string) error {
 		"val":       func(name string) string { return bench.FormatFigure(r.board.Get(name).Value) },
 		"num":       bench.FormatFigure,
 		"dollars":   bench.Dollars,
+		"percent":   func(share float64) float64 { return share * 100 },
 		"hasPrefix": strings.HasPrefix,
 		"hasSuffix": strings.HasSuffix,
 		"contains":  strings.Contains,

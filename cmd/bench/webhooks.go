@@ -11,9 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"contentapi/shared/app"
 	"contentapi/shared/documents"
@@ -45,7 +43,7 @@ var webhookEnv map[string]string
 // them; then calls and WRU of one delivery (its publishing by the
 // generator and one successful attempt by the sender); then the sender's
 // bootstrap and cold start.
-func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddblocal.Meter, metered, plain *dynamodb.Client, cfg app.Config,
+func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddblocal.Meter, logs *bench.LogMeter, metered, plain *dynamodb.Client, cfg app.Config,
 	parts *stack.Generation, q *stack.WebhookQueue, tmpl *sam.Template, endpoint string, tables map[string]string, builds *artifacts) error {
 	logf("webhooks: creates to their delivery")
 	cfg.Generation = parts.Config()
@@ -102,7 +100,7 @@ func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddblocal.Meter,
 		b.Add(bench.Figure{Name: "ms_webhook_local", Value: ms(bench.Percentile(took, 50)), Unit: "ms"})
 	}
 
-	if err := measureDelivery(ctx, b, meter, metered, cfg, q, tables, rcv); err != nil {
+	if err := measureDelivery(ctx, b, meter, logs, metered, cfg, q, tables, rcv); err != nil {
 		return err
 	}
 	if err := measureBesideDeadEndpoint(ctx, b, a, plain, cfg, q, tables); err != nil {
@@ -118,8 +116,10 @@ func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddblocal.Meter,
 // document's event published to one endpoint (the account's endpoints read, the
 // delivery recorded) and its one successful attempt (the delivery and the
 // endpoint read, the attempt claimed, recorded, the endpoint's health
-// kept), through the metered client.
-func measureDelivery(ctx context.Context, b *bench.Board, meter *ddblocal.Meter, metered *dynamodb.Client, cfg app.Config,
+// kept), through the metered client; and keeps in logs what the two
+// invocations wrote to CloudWatch Logs, as deliveryCost, and what the
+// sender writes for an attempt without answer, as worstAttempt.
+func measureDelivery(ctx context.Context, b *bench.Board, meter *ddblocal.Meter, logs *bench.LogMeter, metered *dynamodb.Client, cfg app.Config,
 	q *stack.WebhookQueue, tables map[string]string, rcv *hookreceiver.Recorder) error {
 	names := []string{"calls_webhook_delivery", "rru_webhook_delivery", "wru_webhook_delivery"}
 	sealer, err := webhook.NewSealer(cfg.Webhooks.Seal)
@@ -127,11 +127,10 @@ func measureDelivery(ctx context.Context, b *bench.Board, meter *ddblocal.Meter,
 		return err
 	}
 	st := &hookstore.Store{Client: metered, Table: tables["WebhooksTable"], Sealer: sealer}
-	const account = "bench-delivery"
-	if _, _, err := st.Create(ctx, account, hookstore.Endpoint{URL: rcv.URL + "/hook", Events: app.EventTypes}); err != nil {
+	send, err := app.New(cfg, metered).SenderEntry()
+	if err != nil {
 		return err
 	}
-	p := &hooksender.Publisher{Store: st, Lanes: q.Lanes()}
 	// A document as GET shows it, with a result of the seed's size (~5
 	// KB): the queue's message carries the event, so that the delivery's
 	// writes do not grow with it.
@@ -139,34 +138,17 @@ func measureDelivery(ctx context.Context, b *bench.Board, meter *ddblocal.Meter,
 	if err != nil {
 		return err
 	}
+	const account = "bench-delivery"
 	ev := hooksender.Event{Account: account, Type: webhook.Generated(documents.Resource.Object), At: time.Now(), Data: data,
 		Identity: []string{"bench", account, "1"}}
-	var publishErr error
-	published := meter.Measure(func() { publishErr = p.Publish(ctx, ev) })
-	if publishErr != nil {
-		b.Missing(publishErr.Error(), names...)
-		return nil
-	}
-	out, err := q.Client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL), MaxNumberOfMessages: 1})
-	if err != nil || len(out.Messages) != 1 {
-		b.Missing(fmt.Sprintf("the published event is not queued: %v", err), names...)
-		return nil
-	}
-	m := out.Messages[0]
-	send, err := app.New(cfg, metered).SenderEntry()
+	d, err := bench.MeasureDelivery(ctx, meter, logs, st, q, send, rcv.URL, ev)
 	if err != nil {
-		return err
-	}
-	var resp events.SQSEventResponse
-	sent := meter.Measure(func() {
-		resp, err = send(ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: *m.MessageId,
-			ReceiptHandle: *m.ReceiptHandle, Body: *m.Body}}})
-	})
-	if err != nil || len(resp.BatchItemFailures) != 0 {
-		b.Missing(fmt.Sprintf("the sender did not deliver: %v %+v", err, resp), names...)
+		b.Missing(err.Error(), names...)
 		return nil
 	}
-	t := ddblocal.SumMetered(append(published, sent...))
+	logs.Add(deliveryCost, d.Logs...)
+	logs.Add(worstAttempt, d.Unanswered...)
+	t := ddblocal.SumMetered(d.Calls)
 	b.Add(bench.Figure{Name: "calls_webhook_delivery", Value: float64(t.RoundTrips), Unit: "calls"})
 	b.Add(bench.Figure{Name: "rru_webhook_delivery", Value: t.Reads, Unit: "rru"})
 	b.Add(bench.Figure{Name: "wru_webhook_delivery", Value: t.Writes, Unit: "wru"})
@@ -186,8 +168,8 @@ const (
 // account's deliveries, each from its event to its receiver's 2xx, while
 // another account has more events queued than the fast lane's invocations
 // take at once, all to a receiver that takes each request and never
-// answers. The sender runs as the template deploys it (each lane's batch
-// size and concurrency, stack.WebhookQueue.Run).
+// answers (bench.BesideDeadEndpoint). The sender runs as the template
+// deploys it (each lane's batch size and concurrency).
 func measureBesideDeadEndpoint(ctx context.Context, b *bench.Board, a *app.App, db *dynamodb.Client, cfg app.Config,
 	q *stack.WebhookQueue, tables map[string]string) error {
 	const name = "ms_webhook_p99_beside_dead_endpoint"
@@ -197,41 +179,14 @@ func measureBesideDeadEndpoint(ctx context.Context, b *bench.Board, a *app.App, 
 		return err
 	}
 	st := &hookstore.Store{Client: db, Table: tables["WebhooksTable"], Sealer: sealer}
-	dead := hookreceiver.NewHanging(nil, nil)
-	defer dead.Close()
-	rcv := hookreceiver.NewRecorder()
-	defer rcv.Close()
-	for account, u := range map[string]string{"bench-dead": dead.URL, "bench-beside": rcv.URL} {
-		if _, _, err := st.Create(ctx, account, hookstore.Endpoint{URL: u + "/hook", Events: app.EventTypes}); err != nil {
-			return err
-		}
-	}
-	generated := webhook.Generated(documents.Resource.Object)
-	if _, err := q.Backlog(ctx, st, "bench-dead", generated, time.Now()); err != nil {
-		return err
-	}
 	send, err := a.SenderEntry()
 	if err != nil {
 		return err
 	}
-	run, stop := context.WithCancel(ctx)
-	running := make(chan struct{})
-	go func() { q.Run(run, send, 10*time.Millisecond, nil); close(running) }()
-	defer func() { dead.Release(); stop(); <-running }()
-	var took []time.Duration
-	for i := range besideDeadRuns {
-		start := time.Now()
-		if err := q.Publish(ctx, st, "bench-beside", generated, i, time.Now()); err != nil {
-			return err
-		}
-		select {
-		case <-rcv.Wait(fmt.Sprint(i)):
-			took = append(took, time.Since(start))
-		case <-time.After(time.Minute):
-			b.Missing("a delivery beside the dead endpoint did not arrive within a minute", name)
-			return nil
-		}
-		time.Sleep(max(0, besideDeadEvery-time.Since(start)))
+	took, err := bench.BesideDeadEndpoint(ctx, st, q, send, webhook.Generated(documents.Resource.Object), besideDeadRuns, besideDeadEvery)
+	if err != nil {
+		b.Missing(err.Error(), name)
+		return nil
 	}
 	b.Add(bench.Figure{Name: name, Value: ms(bench.Percentile(took, 99)), Unit: "ms"})
 	return nil

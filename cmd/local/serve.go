@@ -195,7 +195,7 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	for _, s := range sweeps {
 		every = append(every, s.Every.String())
 	}
-	gw, err := lambdalocal.NewGateway(p.tmpl, fns, newLogger(stderr))
+	gw, err := lambdalocal.NewGateway(p.tmpl, fns, newLogger(stderr), stdout)
 	if err != nil {
 		return err
 	}

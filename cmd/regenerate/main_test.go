@@ -75,7 +75,7 @@ func newStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := lambdalocal.NewGateway(tmpl, fns, quiet)
+	gw, err := lambdalocal.NewGateway(tmpl, fns, quiet, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,13 +120,14 @@ func NewDynamoDB(ctx context.Context, cfg Config) (*dynamodb.Client, error) {
 // ExtraRoutes are the template routes of a function beyond its resource's
 // operations (keyed as "METHOD /path", or "$default"): the first
 // resource's function also serves the OpenAPI document, the account's
-// usage and its webhook endpoints, and answers unknown paths (so a wrong
-// method on a webhooks path gets its 405 there too).
+// usage, the document templates and its webhook endpoints, and answers
+// unknown paths (so a wrong method on a webhooks path gets its 405 there
+// too).
 func ExtraRoutes(function string) []string {
 	if function != Resources[0].Function() {
 		return nil
 	}
-	routes := []string{"GET " + OpenAPIPath, "GET " + UsagePath, "$default"}
+	routes := []string{"GET " + OpenAPIPath, "GET " + UsagePath, "GET " + TemplatesPath, "$default"}
 	for _, r := range (&hookapi.API{}).Routes() {
 		routes = append(routes, r.Method+" "+r.Pattern)
 	}
@@ -218,7 +219,8 @@ func (a *App) Handler(resource string) (http.Handler, error) {
 		}
 		routes = append(routes,
 			OpenAPIRoute(),
-			UsageRoute(tables, tables[0].Now, counters...))
+			UsageRoute(tables, tables[0].Now, counters...),
+			TemplatesRoute())
 		hooks, err := a.webhookRoutes(w)
 		if err != nil {
 			return nil, err
@@ -276,12 +278,13 @@ func (a *App) handler(function string, routes []httpapi.Route, timeoutFor func(*
 // withIdempotency serves requests with an Idempotency-Key through the
 // idempotency store, but for the webhooks' paths: a replayed registration
 // would keep the endpoint's secret in that store and show it again, and
-// the secret is shown once and kept only sealed.
+// the secret is shown once and kept only sealed. There a malformed key is
+// still 400, as everywhere.
 func (a *App) withIdempotency(h http.Handler) http.Handler {
-	kept := a.idem.Wrap(h)
+	kept, unkept := a.idem.Wrap(h), idempotency.CheckOnly(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hookapi.Serves(r.URL.Path) {
-			h.ServeHTTP(w, r)
+			unkept.ServeHTTP(w, r)
 			return
 		}
 		kept.ServeHTTP(w, r)

@@ -15,6 +15,7 @@ import (
 
 	"contentapi/shared/auth"
 	"contentapi/shared/crud"
+	"contentapi/shared/generation"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/quota"
 	"contentapi/shared/records"
@@ -91,6 +92,9 @@ type Generation struct {
 	// called in Region (the function's own unless BEDROCK_REGION says).
 	TextModel, ImageModel string
 	Region                string
+	// Prices price the models' calls: generation.DefaultPrices, with the
+	// deployment's own (MODEL_PRICES, a JSON list) over them.
+	Prices generation.Prices
 	// Wait is how long create and regenerate wait for content unless the
 	// request's Prefer says otherwise; 0 answers at once.
 	Wait time.Duration
@@ -142,6 +146,7 @@ const (
 	EnvGeneration      = "GENERATION"
 	EnvTextModel       = "TEXT_MODEL"
 	EnvImageModel      = "IMAGE_MODEL"
+	EnvModelPrices     = "MODEL_PRICES"
 	EnvGenerationWait  = "GENERATION_WAIT_SECONDS"
 	EnvPicturesBucket  = "PICTURES_BUCKET"
 	EnvBedrockEndpoint = "BEDROCK_ENDPOINT"
@@ -167,7 +172,7 @@ func DeployedEnv(resources []Resource, function string) (common, own []string) {
 	for _, k := range KindsOf(resources) {
 		common = append(common, EnvDefaultMonthly(k))
 	}
-	common = append(common, EnvGeneration, EnvTextModel, EnvImageModel, EnvBedrockRegion, EnvGenerationWait,
+	common = append(common, EnvGeneration, EnvTextModel, EnvImageModel, EnvModelPrices, EnvBedrockRegion, EnvGenerationWait,
 		EnvBedrockEndpoint, EnvS3Endpoint, EnvSQSEndpoint)
 
 	webhooks := []string{EnvWebhooksTable, EnvWebhookQueue, EnvWebhookSlowQueue, EnvWebhookSeal}
@@ -331,6 +336,11 @@ func (e *envReader) generation() Generation {
 		BedrockEndpoint: e.endpoint(EnvBedrockEndpoint),
 		S3Endpoint:      e.endpoint(EnvS3Endpoint),
 	}
+	prices, err := generation.DefaultPrices.With(os.Getenv(EnvModelPrices))
+	if err != nil {
+		e.errs = append(e.errs, fmt.Errorf("%s: %w", EnvModelPrices, err))
+	}
+	g.Prices = prices
 	return g
 }
 

@@ -53,6 +53,7 @@ func (a *App) newModels() (models, error) {
 		Text: client, Image: client,
 		TextModel: client.TextModel(), ImageModel: client.ImageModel(),
 		MaxTries: g.MaxTries, Backoff: g.Backoff,
+		Prices:  g.Prices,
 		Logger:  a.logger,
 		Metrics: a.metrics,
 	}

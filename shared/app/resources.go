@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -33,8 +34,11 @@ var Resources = []Resource{
 		Reserve: quota.Reserve{Kind: quota.Words, N: prompts.MaxAnswerTokens}},
 	// A voice costs no model call and counts against no monthly limit
 	// (an account holds at most voices.MaxPerAccount); reading voices
-	// counts against the reads, as reading any resource does.
-	{Def: voices.Resource, Quota: quota.Policy{MetersReads: true}},
+	// counts against the reads, as reading any resource does, with a
+	// tenth of the deployment's default: all 50 voices are at most about
+	// 100 read units, so a tenth is 1,000 full lists a month, and a key's
+	// worst day (docs/accounts.md) stays what two resources made it.
+	{Def: voices.Resource, Quota: quota.Policy{MetersReads: true}, DefaultReadsPercent: 10},
 }
 
 // Kinds are the kinds of the accounts' monthly limits: each that a
@@ -115,12 +119,20 @@ type Resource struct {
 	// words), held from its create or regenerate until it ends where the
 	// deployment generates (quota.Policy.Reserve).
 	Reserve quota.Reserve
+	// DefaultReadsPercent is the share of the deployment's default reads
+	// limit that applies to the resource's reads, where it is not the
+	// whole (0). An account's own reads limit applies whole.
+	DefaultReadsPercent int64
 }
 
 // Policy is the resource's quota policy under the deployment's defaults.
 func (r Resource) Policy(defaults quota.Limits) quota.Policy {
 	p := r.Quota
 	p.Defaults = defaults
+	if reads, limited := defaults[quota.Reads].Value(); limited && r.DefaultReadsPercent > 0 {
+		p.Defaults = maps.Clone(defaults)
+		p.Defaults[quota.Reads] = quota.Max(reads * r.DefaultReadsPercent / 100)
+	}
 	return p
 }
 

@@ -6,9 +6,12 @@ package app
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
+	"contentapi/shared/generation"
 	"contentapi/shared/httpapi"
 	"contentapi/shared/quota"
 	"contentapi/shared/store"
@@ -24,6 +27,14 @@ type Counter interface {
 	Usage(ctx context.Context, account string, period quota.Period) (map[quota.Kind]quota.Meter, error)
 }
 
+// readsMeter is a resource's reads as the usage shows them: what is
+// counted, and the batch it is counted in, which says how far used may
+// trail the reads (store.Table.CountReads).
+type readsMeter struct {
+	quota.Meter
+	Batch int64 `json:"batch"`
+}
+
 // UsageRoute serves the usage of the kinds the tables and the other
 // counters count, by the clock now: one strongly consistent read of each
 // one's counter item.
@@ -33,10 +44,11 @@ func UsageRoute(tables []*store.Table, now func() time.Time, others ...Counter) 
 	type source struct {
 		Counter
 		resource string
+		batch    int64
 	}
 	var sources []source
 	for _, t := range tables {
-		sources = append(sources, source{t, t.Resource()})
+		sources = append(sources, source{t, t.Resource(), t.ReadsBatchSize()})
 	}
 	for _, c := range others {
 		sources = append(sources, source{Counter: c})
@@ -53,17 +65,61 @@ func UsageRoute(tables []*store.Table, now func() time.Time, others ...Counter) 
 			}
 			for k, m := range meters {
 				if k == quota.Reads {
-					reads, _ := data[string(k)].(map[string]quota.Meter)
+					reads, _ := data[string(k)].(map[string]readsMeter)
 					if reads == nil {
-						reads = map[string]quota.Meter{}
+						reads = map[string]readsMeter{}
 						data[string(k)] = reads
 					}
-					reads[src.resource] = m
+					reads[src.resource] = readsMeter{m, src.batch}
 					continue
 				}
 				data[string(k)] = m
 			}
 		}
+		spend, err := spending(r.Context(), tables, p.Account, period)
+		if err != nil {
+			httpapi.WriteError(w, r, store.Classify(err))
+			return
+		}
+		data["spend"] = spend
 		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": data, "status": http.StatusOK})
 	}}
+}
+
+// Spend is what the account's generations cost in a period, in dollars:
+// in all and by day, with the monthly spend limit (null: none).
+type Spend struct {
+	UsedUSD  generation.USD  `json:"used_usd"`
+	LimitUSD *generation.USD `json:"limit_usd"`
+	ByDay    []DaySpend      `json:"by_day"`
+}
+
+// DaySpend is what was spent on one day (UTC).
+type DaySpend struct {
+	Date    string         `json:"date"`
+	UsedUSD generation.USD `json:"used_usd"`
+}
+
+// spending sums what the generated resources' tables say the account
+// spent in period: one strongly consistent read of each one's spend item.
+func spending(ctx context.Context, tables []*store.Table, account string, period quota.Period) (Spend, error) {
+	spend := Spend{ByDay: []DaySpend{}}
+	byDay := map[string]generation.USD{}
+	for _, t := range tables {
+		if !t.Generates() {
+			continue
+		}
+		s, err := t.Spent(ctx, account, period)
+		if err != nil {
+			return Spend{}, err
+		}
+		spend.UsedUSD += s.Used
+		for _, d := range s.Days {
+			byDay[d.Date] += d.Used
+		}
+	}
+	for _, date := range slices.Sorted(maps.Keys(byDay)) {
+		spend.ByDay = append(spend.ByDay, DaySpend{Date: date, UsedUSD: byDay[date]})
+	}
+	return spend, nil
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -174,28 +175,69 @@ func freshPictureURL(pics *picturebucket.Store, resources []Resource) func(conte
 		if !slices.ContainsFunc(pictured, func(o string) bool { return eventType == webhook.Generated(o) || eventType == webhook.Failed(o) }) {
 			return body, nil
 		}
-		var ev map[string]json.RawMessage
-		var data map[string]json.RawMessage
-		var name *string
+		var ev webhook.Envelope
+		var shown struct {
+			Result *string `json:"result"`
+		}
 		if err := json.Unmarshal(body, &ev); err != nil {
 			return nil, fmt.Errorf("webhooks: an image event's body: %w", err)
 		}
-		if err := json.Unmarshal(ev["data"], &data); err != nil {
+		if err := json.Unmarshal(ev.Data, &shown); err != nil {
 			return nil, fmt.Errorf("webhooks: an image event's record: %w", err)
 		}
-		if err := json.Unmarshal(data["result"], &name); err != nil || name == nil {
+		if shown.Result == nil {
 			return body, nil // no picture (a failure before the first): url stays null
 		}
-		u, err := pics.URL(ctx, *name)
+		u, err := pics.URL(ctx, *shown.Result)
 		if err != nil {
 			return nil, err
 		}
-		data["url"], _ = json.Marshal(u)
-		if ev["data"], err = json.Marshal(data); err != nil {
-			return nil, err
+		url, _ := json.Marshal(u) // a string always encodes
+		if ev.Data, err = withField(ev.Data, "url", url); err != nil {
+			return nil, fmt.Errorf("webhooks: an image event's record: %w", err)
 		}
 		return json.Marshal(ev)
 	}
+}
+
+// withField is the JSON object obj with key's value set to value, its keys
+// in the order they came (the record's, as GET shows it): in place where
+// obj holds key, else last.
+func withField(obj json.RawMessage, key string, value json.RawMessage) (json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	var out bytes.Buffer
+	put := func(name string, v json.RawMessage) {
+		if out.Len() > 0 {
+			out.WriteByte(',')
+		}
+		k, _ := json.Marshal(name) // a string always encodes
+		out.Write(k)
+		out.WriteByte(':')
+		out.Write(v)
+	}
+	placed := false
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		if name == key {
+			v, placed = value, true
+		}
+		put(name, v)
+	}
+	if !placed {
+		put(key, value)
+	}
+	return json.RawMessage("{" + out.String() + "}"), nil
 }
 
 // publishEnds turns the generations' ends the generator meets into their

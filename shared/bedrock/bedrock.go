@@ -109,20 +109,23 @@ func (c *Client) Text(ctx context.Context, req generation.TextRequest) (generati
 	if err != nil {
 		return generation.TextResult{}, classify(ctx, err)
 	}
+	res := generation.TextResult{Model: c.text, Truncated: out.StopReason == types.StopReasonMaxTokens}
+	if u := out.Usage; u != nil {
+		res.InputTokens, res.OutputTokens = int64(aws.ToInt32(u.InputTokens)), int64(aws.ToInt32(u.OutputTokens))
+	}
 	switch out.StopReason {
 	case types.StopReasonContentFiltered, types.StopReasonGuardrailIntervened:
-		return generation.TextResult{}, generation.Wrap(generation.ContentFiltered, fmt.Errorf("bedrock: converse stopped: %s", out.StopReason))
+		// Bedrock bills the tokens of an answer its filters stopped: the
+		// result carries them, for the generation's cost, and no text.
+		return generation.TextResult{Model: res.Model, InputTokens: res.InputTokens, OutputTokens: res.OutputTokens},
+			generation.Wrap(generation.ContentFiltered, fmt.Errorf("bedrock: converse stopped: %s", out.StopReason))
 	}
-	res := generation.TextResult{Model: c.text, Truncated: out.StopReason == types.StopReasonMaxTokens}
 	if msg, ok := out.Output.(*types.ConverseOutputMemberMessage); ok {
 		for _, block := range msg.Value.Content {
 			if text, ok := block.(*types.ContentBlockMemberText); ok {
 				res.Text += text.Value
 			}
 		}
-	}
-	if u := out.Usage; u != nil {
-		res.InputTokens, res.OutputTokens = int64(aws.ToInt32(u.InputTokens)), int64(aws.ToInt32(u.OutputTokens))
 	}
 	return res, nil
 }

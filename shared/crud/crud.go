@@ -6,7 +6,6 @@ package crud
 import (
 	"net/http"
 	"strconv"
-	"strings"
 
 	"contentapi/shared/httpapi"
 	"contentapi/shared/records"
@@ -189,7 +188,7 @@ func (res *Resource) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	item = res.await(w, r, plan, item)
 	id, _ := store.IntAttr(item, store.AttrID)
-	w.Header().Set("Location", baseURL(r)+res.collection+"/"+strconv.FormatInt(id, 10))
+	w.Header().Set("Location", httpapi.BaseURL(r)+res.collection+"/"+strconv.FormatInt(id, 10))
 	return res.single(w, r, http.StatusCreated, item)
 }
 
@@ -225,22 +224,4 @@ func (res *Resource) delete(w http.ResponseWriter, r *http.Request) error {
 		"id": id, "object": res.def.Object, "deleted": true, "status": http.StatusOK,
 	})
 	return nil
-}
-
-// baseURL is the scheme and host the client used, for absolute links:
-// API Gateway says the scheme in X-Forwarded-Proto, the Lambda adapter in
-// the request URL; a bare server answers by whether it runs TLS.
-func baseURL(r *http.Request) string {
-	scheme, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
-	scheme = strings.TrimSpace(scheme)
-	switch {
-	case scheme == "http" || scheme == "https":
-	case r.URL.Scheme != "":
-		scheme = r.URL.Scheme
-	case r.TLS != nil:
-		scheme = "https"
-	default:
-		scheme = "http"
-	}
-	return scheme + "://" + r.Host
 }

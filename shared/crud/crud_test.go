@@ -170,8 +170,8 @@ func TestBaseURL(t *testing.T) {
 			if tc.tls {
 				r.TLS = &tls.ConnectionState{}
 			}
-			if got := baseURL(r); got != tc.want {
-				t.Errorf("baseURL = %s, want %s", got, tc.want)
+			if got := httpapi.BaseURL(r); got != tc.want {
+				t.Errorf("BaseURL = %s, want %s", got, tc.want)
 			}
 		})
 	}

@@ -114,7 +114,7 @@ func (res *Resource) list(w http.ResponseWriter, r *http.Request) error {
 	if count > 0 {
 		answer.Truncate(answer.Len() - 1) // the last record's comma
 	}
-	path := baseURL(r) + r.URL.Path
+	path := httpapi.BaseURL(r) + r.URL.Path
 	meta := records.Paginate(q, page.Total, page.Start, count, path)
 	meta.TotalEstimated, meta.Partial = page.TotalEstimated, page.Partial
 	links := pageLinks(cursors, path, query, meta, q, page.Next)

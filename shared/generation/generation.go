@@ -51,12 +51,17 @@ func ParseTime(s string) (time.Time, error) { return time.Parse(TimeLayout, s) }
 // and shown in its JSON. The fields a client does not see (which attempt
 // owns the record, when it was requested and started) are stored only.
 type State struct {
-	Status       Status  `json:"status" dynamodbav:"status"`
-	Model        string  `json:"model" dynamodbav:"model"`
-	Error        *Error  `json:"error" dynamodbav:"error"`
-	InputTokens  *int64  `json:"input_tokens" dynamodbav:"input_tokens"`
-	OutputTokens *int64  `json:"output_tokens" dynamodbav:"output_tokens"`
-	FinishedAt   *string `json:"finished_at" dynamodbav:"finished_at"`
+	Status       Status `json:"status" dynamodbav:"status"`
+	Model        string `json:"model" dynamodbav:"model"`
+	Error        *Error `json:"error" dynamodbav:"error"`
+	InputTokens  *int64 `json:"input_tokens" dynamodbav:"input_tokens"`
+	OutputTokens *int64 `json:"output_tokens" dynamodbav:"output_tokens"`
+	// CostUSD is what the generation's calls of the models cost so far, at
+	// the deployment's prices (Meter): every try's, every variant's, and
+	// of a call that reached the model whatever came of it after. Stored
+	// in nano-dollars, a whole number.
+	CostUSD    USD     `json:"cost_usd" dynamodbav:"cost_nusd,omitempty"`
+	FinishedAt *string `json:"finished_at" dynamodbav:"finished_at"`
 
 	// Attempt identifies one request for generation. Every write-back is
 	// conditional on it, so of duplicate or overtaken deliveries exactly
@@ -204,6 +209,13 @@ func (s State) Keep(made Output) State {
 		s.Parts = made.Parts
 		s.InputTokens, s.OutputTokens = made.Usage.InputTokens, made.Usage.OutputTokens
 	}
+	return s
+}
+
+// Spend is the state with c more spent on the models: what the try that
+// writes it cost, added to what the earlier tries did.
+func (s State) Spend(c USD) State {
+	s.CostUSD += max(c, 0)
 	return s
 }
 

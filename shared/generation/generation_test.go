@@ -121,7 +121,7 @@ func TestJSONShowsTheContractFieldsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]any{"status": "running", "model": "amazon.nova-micro-v1:0", "error": nil,
-		"input_tokens": nil, "output_tokens": nil, "finished_at": nil}
+		"input_tokens": nil, "output_tokens": nil, "cost_usd": float64(0), "finished_at": nil}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("JSON = %s, want the keys and values of %v", b, want)
 	}

@@ -45,7 +45,10 @@ type ImageResult struct {
 	Model string
 }
 
-// TextModel writes text. Its errors are *Error, classified for clients.
+// TextModel writes text. Its errors are *Error, classified for clients; a
+// call that failed after the model answered (its content filters stopped
+// the answer) still gives the tokens it used, and the model, in its
+// result.
 type TextModel interface {
 	Text(context.Context, TextRequest) (TextResult, error)
 }

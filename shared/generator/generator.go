@@ -59,6 +59,8 @@ type Generator struct {
 	// Lookup reads the records a record names (records.Ref: a document's
 	// voice), as they are when its generation starts.
 	Lookup store.Lookup
+	// Prices price the models' calls, for each generation's cost.
+	Prices generation.Prices
 }
 
 // DefaultMaxTries is MaxTries unless set.
@@ -156,9 +158,10 @@ func (g *Generator) Run(ctx context.Context, job Job) (store.Item, error) {
 	var (
 		out     generation.Output
 		picture string
+		meter   = &generation.Meter{Prices: g.Prices}
 	)
 	if err == nil {
-		out, picture, err = g.make(genCtx, job, named)
+		out, picture, err = g.make(genCtx, job, named, meter)
 	}
 	took := time.Since(started)
 	outOfTime := genCtx.Err() == context.DeadlineExceeded && ctx.Err() == nil
@@ -183,6 +186,8 @@ func (g *Generator) Run(ctx context.Context, job Job) (store.Item, error) {
 			to = s.FailAfter(cause, out, g.now())
 		}
 	}
+	// Whatever the outcome, the try's calls of the models were paid for.
+	to = to.Spend(meter.Cost())
 	// What an unfinished try made is written only where it is part of its
 	// content, kept for the next try or the failure (a document's variants).
 	fields := out.Fields
@@ -263,7 +268,7 @@ func (g *Generator) discard(ctx context.Context, name string) {
 
 // make runs the job's content with the models, on the record as stored,
 // and names the picture it stored ("" for none).
-func (g *Generator) make(ctx context.Context, job Job, named map[string]store.Item) (out generation.Output, picture string, err error) {
+func (g *Generator) make(ctx context.Context, job Job, named map[string]store.Item, meter *generation.Meter) (out generation.Output, picture string, err error) {
 	models := generation.Models{Text: g.Text, Image: g.Image,
 		PutPicture: func(ctx context.Context, png []byte) (string, error) {
 			// Named after the attempt: a repeated delivery of it rewrites
@@ -281,7 +286,10 @@ func (g *Generator) make(ctx context.Context, job Job, named map[string]store.It
 			record.Refs[field] = decoder(item)
 		}
 	}
-	out, err = job.Content.Make(ctx, models, record)
+	out, err = job.Content.Make(ctx, meter.Models(models), record)
+	if model := meter.Unpriced(); model != "" {
+		g.logger().Warn("no price declared for the model called: its calls count no cost (ModelPrices)", "model", model)
+	}
 	return out, picture, err
 }
 

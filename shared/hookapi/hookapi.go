@@ -64,6 +64,7 @@ func (a *API) Routes() []httpapi.Route {
 		{Method: http.MethodPost, Pattern: Path, Handler: a.handle(a.create)},
 		{Method: http.MethodGet, Pattern: Path, Handler: a.handle(a.list)},
 		{Method: http.MethodGet, Pattern: item, Handler: a.handle(a.get)},
+		{Method: http.MethodPatch, Pattern: item, Handler: a.handle(a.update)},
 		{Method: http.MethodDelete, Pattern: item, Handler: a.handle(a.delete)},
 		{Method: http.MethodPost, Pattern: item + "/test", Handler: a.handle(a.test)},
 		{Method: http.MethodGet, Pattern: item + "/deliveries", Handler: a.handle(a.deliveries)},
@@ -134,6 +135,9 @@ var Registration = &records.Resource{
 // host (CheckURL, a DNS lookup made only for a well-formed request) and
 // the event types, each problem named by its field.
 func (a *API) endpoint(r *http.Request, f records.Input) (hookstore.Endpoint, error) {
+	if err := eventsAsText(f); err != nil {
+		return hookstore.Endpoint{}, err
+	}
 	values, err := Registration.ValidateCreate(f)
 	if err != nil {
 		return hookstore.Endpoint{}, err
@@ -150,6 +154,22 @@ func (a *API) endpoint(r *http.Request, f records.Input) (hookstore.Endpoint, er
 		return hookstore.Endpoint{}, httpapi.Invalid(problems)
 	}
 	return e, nil
+}
+
+// eventsAsText takes a registration's events sent as a JSON array of
+// types, as the answer shows them, as the comma-separated text a form
+// sends. An empty array subscribes to nothing, which no endpoint may: 422,
+// where an absent or empty text means every type.
+func eventsAsText(f records.Input) error {
+	v, ok := f.Values["events"]
+	if !ok || v.Type != records.InputList {
+		return nil
+	}
+	if len(v.Items) == 0 {
+		return httpapi.InvalidField("events", "The events field must list at least one event type.")
+	}
+	f.Values["events"] = records.InputValue{Text: strings.Join(v.Items, ","), Type: records.InputString}
+	return nil
 }
 
 // urlProblem is why a URL was refused, in the words of webhook.CheckURL
@@ -176,6 +196,65 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, account string) error
 
 func (a *API) get(w http.ResponseWriter, r *http.Request, account string) error {
 	e, err := a.Store.Get(r.Context(), account, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": viewEndpoint(e), "status": http.StatusOK})
+	return nil
+}
+
+// Changes declares the fields an endpoint's update takes, judged as a
+// registration's are, each optional, at least one: enabled is a flag, as
+// a record's favorite.
+var Changes = &records.Resource{
+	Name:   "webhooks",
+	Object: "webhook",
+	Fields: []records.Field{
+		{Name: "url", Kind: records.Text{Min: 1, Max: webhook.MaxURLLength}, Update: true},
+		{Name: "events", Kind: records.Text{Min: 1, Max: MaxEvents}, Update: true},
+		{Name: "description", Kind: records.Text{Min: 1, Max: MaxDescription}, Update: true},
+		{Name: "enabled", Kind: records.Bool{}, Update: true},
+	},
+}
+
+// update changes an endpoint's url, events, description or enabled:
+// enabling a disabled endpoint gives it a fresh start (hookstore.Update).
+// The url and the event types are checked as at registration.
+func (a *API) update(w http.ResponseWriter, r *http.Request, account string) error {
+	fields, err := httpapi.ParseBody(r)
+	if err != nil {
+		return err
+	}
+	if err := eventsAsText(fields); err != nil {
+		return err
+	}
+	values, err := Changes.ValidateUpdate(fields)
+	if err != nil {
+		return err
+	}
+	var c hookstore.Change
+	problems := map[string][]string{}
+	if u, ok := values["url"].(string); ok {
+		if err := a.Client.CheckURL(r.Context(), u); err != nil {
+			problems["url"] = []string{"The url " + urlProblem(err) + "."}
+		}
+		c.URL = &u
+	}
+	if ev, ok := values["events"].(string); ok {
+		if c.Events, err = webhook.ParseEvents(ev, a.Events); err != nil {
+			problems["events"] = []string{"The events field has an " + err.Error() + "."}
+		}
+	}
+	if d, ok := values["description"].(string); ok {
+		c.Description = &d
+	}
+	if on, ok := values["enabled"].(bool); ok {
+		c.Enabled = &on
+	}
+	if len(problems) > 0 {
+		return httpapi.Invalid(problems)
+	}
+	e, err := a.Store.Update(r.Context(), account, r.PathValue("id"), c)
 	if err != nil {
 		return err
 	}
@@ -229,8 +308,23 @@ func (a *API) test(w http.ResponseWriter, r *http.Request, account string) error
 	return nil
 }
 
+// deliveries is a page of the endpoint's log, newest first: page and
+// per_page as a list's (per_page one of records.PerPages, 100 by default:
+// the first page is the latest 100, as the log was before it had pages),
+// reaching back hookstore.MaxDeliveryLog deliveries. The answer is Laravel's simple
+// paginator's: links to the previous and next pages, no total (counting a
+// log would read all of it).
 func (a *API) deliveries(w http.ResponseWriter, r *http.Request, account string) error {
-	ds, err := a.Store.Deliveries(r.Context(), account, r.PathValue("id"))
+	q, err := httpapi.ParseQuery(r)
+	if err != nil {
+		return err
+	}
+	page, perPage, err := logPage(q)
+	if err != nil {
+		return err
+	}
+	offset := int((page - 1) * int64(perPage))
+	ds, more, err := a.Store.DeliveriesPage(r.Context(), account, r.PathValue("id"), offset, perPage)
 	if err != nil {
 		return err
 	}
@@ -238,8 +332,46 @@ func (a *API) deliveries(w http.ResponseWriter, r *http.Request, account string)
 	for i, d := range ds {
 		views[i] = viewDelivery(d)
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": views, "status": http.StatusOK})
+	path := httpapi.BaseURL(r) + r.URL.Path
+	link := func(n int64, ok bool) *string {
+		if !ok {
+			return nil
+		}
+		u := path + "?" + httpapi.QueryWithPage(q, n)
+		return &u
+	}
+	meta := map[string]any{"current_page": page, "per_page": perPage, "path": path, "from": nil, "to": nil}
+	if len(ds) > 0 {
+		meta["from"], meta["to"] = offset+1, offset+len(ds)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{
+		"data":   views,
+		"links":  logLinks{link(1, true), link(page-1, page > 1), link(page+1, more)},
+		"meta":   meta,
+		"status": http.StatusOK,
+	})
 	return nil
+}
+
+// logLinks are a delivery log page's links, in the order a list's are.
+type logLinks struct {
+	First *string `json:"first"`
+	Prev  *string `json:"prev"`
+	Next  *string `json:"next"`
+}
+
+// logPage reads a delivery log's page and per_page, spelt as a list's,
+// within the log's reach (hookstore.MaxDeliveryLog).
+func logPage(q records.Query) (int64, int, error) {
+	page, perPage, err := records.ParsePage(q, hookstore.MaxDeliveries)
+	if err != nil {
+		return 0, 0, err
+	}
+	if page > int64(hookstore.MaxDeliveryLog/perPage) {
+		return 0, 0, httpapi.InvalidField("page", fmt.Sprintf("The delivery log's pages reach back %d deliveries: at most page %d of %d.",
+			hookstore.MaxDeliveryLog, hookstore.MaxDeliveryLog/perPage, perPage))
+	}
+	return page, perPage, nil
 }
 
 // endpointView is an endpoint as the API shows it: its times written as

@@ -2,6 +2,7 @@ package hookapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -128,7 +129,9 @@ func TestRegistrationErrorsNameTheirField(t *testing.T) {
 		`{"url":"https://169.254.169.254/latest"}`:                                               "url",
 		`{"url":"https://hooks.example.com/` + strings.Repeat("a", 2048) + `"}`:                  "url",
 		`{"url":"https://hooks.example.com/a","events":"image.deleted"}`:                         "events",
-		`{"url":"https://hooks.example.com/a","events":["image.failed"]}`:                        "events",
+		`{"url":"https://hooks.example.com/a","events":["image.deleted"]}`:                       "events",
+		`{"url":"https://hooks.example.com/a","events":[]}`:                                      "events",
+		`{"url":"https://hooks.example.com/a","events":["image.failed",7]}`:                      "events",
 		`{"url":"https://hooks.example.com/a","description":"` + strings.Repeat("é", 257) + `"}`: "description",
 		`{"url":"https://hooks.example.com/a","secret":"whsec_x"}`:                               "secret",
 	})
@@ -173,5 +176,103 @@ func TestRegistrationFieldsFollowTheRecordsRules(t *testing.T) {
 	data, _ = out["data"].(map[string]any)
 	if code != 201 || data["description"] != "" || len(data["events"].([]any)) != 5 {
 		t.Errorf("blank and null: %d %v, want not given (no description, every event)", code, out)
+	}
+}
+
+// events takes a JSON array of types as well, as the answer shows them.
+func TestRegistrationTakesEventsAsAnArray(t *testing.T) {
+	a := newAPI(t)
+	code, out := a.do(t, "acct", "POST", hookapi.Path, `{"url":"https://hooks.example.com/a","events":["image.failed"," image.generated","image.failed"]}`)
+	data, _ := out["data"].(map[string]any)
+	if got, _ := json.Marshal(data["events"]); code != 201 || string(got) != `["image.failed","image.generated"]` {
+		t.Errorf("%d %v, want the two types once each", code, out)
+	}
+}
+
+// The delivery log pages with page and per_page as a list does, newest
+// first, beyond the latest 100: each delivery on one page only, the next
+// link while older ones follow, and a page past the log's reach a 422.
+func TestDeliveryLogPages(t *testing.T) {
+	a := newAPI(t)
+	_, out := a.do(t, "acct", "POST", hookapi.Path, `{"url":"https://hooks.example.com/a"}`)
+	id := out["data"].(map[string]any)["id"].(string)
+	for range 23 {
+		if code, out := a.do(t, "acct", "POST", hookapi.Path+"/"+id+"/test", ""); code != 202 {
+			t.Fatalf("test: %d %v", code, out)
+		}
+	}
+	log := hookapi.Path + "/" + id + "/deliveries"
+	if code, out := a.do(t, "acct", "GET", log, ""); code != 200 || len(out["data"].([]any)) != 23 || out["links"].(map[string]any)["next"] != nil {
+		t.Fatalf("the first page by default: %d %v", code, out)
+	}
+	seen := map[string]bool{}
+	for page, want := range []int{10, 10, 3, 0} {
+		code, out := a.do(t, "acct", "GET", fmt.Sprintf("%s?per_page=10&page=%d", log, page+1), "")
+		data, _ := out["data"].([]any)
+		links, _ := out["links"].(map[string]any)
+		if code != 200 || len(data) != want || (links["next"] != nil) != (page < 2) || (links["prev"] != nil) != (page > 0) {
+			t.Fatalf("page %d: %d %v", page+1, code, out)
+		}
+		for _, d := range data {
+			seen[d.(map[string]any)["id"].(string)] = true
+		}
+	}
+	if len(seen) != 23 {
+		t.Errorf("%d deliveries over the pages, want the 23 once each", len(seen))
+	}
+	for _, q := range []string{"per_page=7", "page=0", "page=x", "per_page=10&page=1001", "page=101"} {
+		if code, out := a.do(t, "acct", "GET", log+"?"+q, ""); code != 422 {
+			t.Errorf("%s: %d %v, want 422", q, code, out)
+		}
+	}
+	if code, _ := a.do(t, "acct", "GET", log+"?per_page=10&page=1000", ""); code != 200 {
+		t.Errorf("the last page in reach: %d", code)
+	}
+}
+
+// PATCH changes an endpoint's url, events, description and enabled, each
+// checked as at registration; enabling an endpoint the service disabled
+// gives it a fresh start, and disabling says the account did it.
+func TestUpdateAnEndpoint(t *testing.T) {
+	a := newAPI(t)
+	_, out := a.do(t, "acct", "POST", hookapi.Path, `{"url":"https://hooks.example.com/a","description":"old"}`)
+	id := out["data"].(map[string]any)["id"].(string)
+	item := hookapi.Path + "/" + id
+	code, out := a.do(t, "acct", "PATCH", item, `{"url":"https://hooks.example.com/b","events":["image.failed"],"description":"new"}`)
+	data, _ := out["data"].(map[string]any)
+	if got, _ := json.Marshal(data["events"]); code != 200 || data["url"] != "https://hooks.example.com/b" || data["description"] != "new" || string(got) != `["image.failed"]` || data["enabled"] != true {
+		t.Fatalf("update: %d %v", code, out)
+	}
+	code, out = a.do(t, "acct", "PATCH", item, `{"enabled":"off"}`)
+	data, _ = out["data"].(map[string]any)
+	if code != 200 || data["enabled"] != false || data["disabled_reason"] != hookstore.DisabledByAccount || data["url"] != "https://hooks.example.com/b" {
+		t.Fatalf("disable: %d %v", code, out)
+	}
+	code, out = a.do(t, "acct", "PATCH", item, `{"enabled":true}`)
+	data, _ = out["data"].(map[string]any)
+	if code != 200 || data["enabled"] != true || data["disabled_reason"] != nil {
+		t.Fatalf("enable: %d %v", code, out)
+	}
+	for body, field := range map[string]string{
+		`{}`:                                   "url",
+		`{"url":"http://hooks.example.com/a"}`: "url",
+		`{"events":"image.deleted"}`:           "events",
+		`{"events":[]}`:                        "events",
+		`{"enabled":"maybe"}`:                  "enabled",
+		`{"secret":"whsec_x"}`:                 "secret",
+	} {
+		code, out := a.do(t, "acct", "PATCH", item, body)
+		if errs, _ := out["errors"].(map[string]any); code != 422 || errs[field] == nil {
+			t.Errorf("%s: %d %v, want 422 naming %s", body, code, out, field)
+		}
+	}
+	if _, out := a.do(t, "acct", "GET", item, ""); out["data"].(map[string]any)["url"] != "https://hooks.example.com/b" {
+		t.Errorf("a refused update changed the endpoint: %v", out)
+	}
+	if code, _ := a.do(t, "other", "PATCH", item, `{"enabled":false}`); code != 404 {
+		t.Errorf("another account's update: %d, want 404", code)
+	}
+	if code, _ := a.do(t, "acct", "PATCH", hookapi.Path+"/wh_000000000000000000000000", `{"enabled":false}`); code != 404 {
+		t.Errorf("an unknown endpoint's update: %d, want 404", code)
 	}
 }

@@ -170,48 +170,27 @@ func (s *Store) health(ctx context.Context, account, endpoint string, ok, strugg
 	} else {
 		up = up.Remove(expression.Name(attrStruggling))
 	}
-	b, err := expression.NewBuilder().WithUpdate(up).WithCondition(cond).Build()
-	if err != nil {
-		return false, err
-	}
-	out, err := s.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Table), Key: key(account, endpointPrefix+endpoint), UpdateExpression: b.Update(),
-		ConditionExpression: b.Condition(), ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values(),
-		ReturnValues: types.ReturnValueAllNew,
-	})
-	var gone *types.ConditionalCheckFailedException
-	if errors.As(err, &gone) {
-		return false, nil // deleted meanwhile
-	}
+	it, found, err := s.updateEndpoint(ctx, account, endpoint, up, cond)
 	if err != nil {
 		return false, fmt.Errorf("hookstore: endpoint health: %w", err)
 	}
-	var it endpointItem
-	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
-		return false, err
+	if !found {
+		return false, nil // deleted meanwhile
 	}
 	if ok || !it.Enabled || it.FailingSince == 0 || !webhook.Disable(time.Unix(it.FailingSince, 0), at) {
 		return false, nil
 	}
 	reason := "Every delivery failed for 5 days."
-	d, err := expression.NewBuilder().
-		WithUpdate(expression.Set(expression.Name("enabled"), expression.Value(false)).
-			Set(expression.Name("disabled_reason"), expression.Value(reason))).
-		WithCondition(expression.AttributeExists(expression.Name(AttrSK))).Build()
-	if err != nil {
-		return false, err
-	}
-	_, err = s.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Table), Key: key(account, endpointPrefix+endpoint), UpdateExpression: d.Update(),
-		ConditionExpression: d.Condition(), ExpressionAttributeNames: d.Names(), ExpressionAttributeValues: d.Values(),
-	})
-	if errors.As(err, &gone) {
-		return false, nil
-	}
+	// Only while it is failing since then: an account that enabled it
+	// again meanwhile (Update) cleared failing_since, and its decision
+	// stands.
+	_, disabled, err := s.updateEndpoint(ctx, account, endpoint,
+		expression.Set(expression.Name("enabled"), expression.Value(false)).Set(expression.Name("disabled_reason"), expression.Value(reason)),
+		expression.Name("failing_since").Equal(expression.Value(it.FailingSince)))
 	if err != nil {
 		return false, fmt.Errorf("hookstore: disable endpoint: %w", err)
 	}
-	return true, nil
+	return disabled, nil
 }
 
 // attrStruggling is Endpoint.Struggling's attribute.

@@ -40,8 +40,12 @@ import (
 const (
 	// MaxEndpoints an account may register (openapi.yaml, createWebhook).
 	MaxEndpoints = 10
-	// MaxDeliveries a delivery log lists, newest first.
+	// MaxDeliveries a delivery log lists, newest first, on a page.
 	MaxDeliveries = 100
+	// MaxDeliveryLog is how far back a delivery log's pages reach: the
+	// newest 10,000 deliveries, which a page past them reads through (some
+	// 3 MB, 750 read units at most).
+	MaxDeliveryLog = 10_000
 	// DeliveryTTL is how long a delivery's record is kept after its event:
 	// past the 28-hour schedule and long enough to look back a month.
 	DeliveryTTL = 30 * 24 * time.Hour
@@ -195,6 +199,87 @@ func (s *Store) Create(ctx context.Context, account string, e Endpoint) (Endpoin
 	return e, secret, nil
 }
 
+// Change is what an update of an endpoint sets (already checked); a nil
+// field stays as it is.
+type Change struct {
+	URL, Description *string
+	Events           []string
+	Enabled          *bool
+}
+
+// DisabledByAccount is the disabled_reason of an endpoint its account
+// disabled.
+const DisabledByAccount = "Disabled by the account."
+
+// Update changes the account's endpoint id in one conditional write (the
+// endpoint exists) and returns it as it is then. Enabling it clears what
+// disabled it: its disabled_reason, its failing_since (the 5 days of
+// failures that disable it count again from its next failure) and
+// struggling (its next delivery takes the fast lane). Disabling it says
+// the account did it (DisabledByAccount), whatever disabled it before:
+// that is why it stays disabled now. The write sets
+// values, so the SDK's retry of one whose answer was lost writes the same
+// again.
+func (s *Store) Update(ctx context.Context, account, id string, c Change) (Endpoint, error) {
+	if !wellFormed(id) {
+		return Endpoint{}, ErrNotFound
+	}
+	var up expression.UpdateBuilder
+	if c.URL != nil {
+		up = up.Set(expression.Name("url"), expression.Value(*c.URL))
+	}
+	if c.Description != nil {
+		up = up.Set(expression.Name("description"), expression.Value(*c.Description))
+	}
+	if c.Events != nil {
+		up = up.Set(expression.Name("events"), expression.Value(c.Events))
+	}
+	switch {
+	case c.Enabled == nil:
+	case *c.Enabled:
+		up = up.Set(expression.Name("enabled"), expression.Value(true)).
+			Set(expression.Name("disabled_reason"), expression.Value(nil)).
+			Remove(expression.Name("failing_since")).Remove(expression.Name(attrStruggling))
+	default:
+		up = up.Set(expression.Name("enabled"), expression.Value(false)).
+			Set(expression.Name("disabled_reason"), expression.Value(DisabledByAccount))
+	}
+	it, found, err := s.updateEndpoint(ctx, account, id, up, expression.AttributeExists(expression.Name(AttrSK)))
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("hookstore: update: %w", err)
+	}
+	if !found {
+		return Endpoint{}, ErrNotFound
+	}
+	return it.Endpoint, nil
+}
+
+// updateEndpoint applies up to the account's endpoint id where cond holds
+// and returns the endpoint as it is then; found is false where cond did
+// not hold (for a condition of its existence: it is gone).
+func (s *Store) updateEndpoint(ctx context.Context, account, id string, up expression.UpdateBuilder, cond expression.ConditionBuilder) (it endpointItem, found bool, err error) {
+	b, err := expression.NewBuilder().WithUpdate(up).WithCondition(cond).Build()
+	if err != nil {
+		return endpointItem{}, false, err
+	}
+	out, err := s.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.Table), Key: key(account, endpointPrefix+id), UpdateExpression: b.Update(),
+		ConditionExpression: b.Condition(), ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values(),
+		ReturnValues: types.ReturnValueAllNew,
+	})
+	var refused *types.ConditionalCheckFailedException
+	if errors.As(err, &refused) {
+		return endpointItem{}, false, nil
+	}
+	if err != nil {
+		return endpointItem{}, false, err
+	}
+	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
+		return endpointItem{}, false, fmt.Errorf("endpoint item: %w", err)
+	}
+	return it, true, nil
+}
+
 // failed says whether err is a transaction cancelled by the condition of
 // its item i.
 func failed(err error, i int) bool {
@@ -259,22 +344,35 @@ func (s *Store) List(ctx context.Context, account string) ([]Endpoint, error) {
 	return out, nil
 }
 
-func (s *Store) query(ctx context.Context, account, prefix string, forward bool, limit int32) ([]map[string]types.AttributeValue, error) {
+// query reads up to limit of the account's items whose key starts with
+// prefix, in key order or (forward false) against it.
+func (s *Store) query(ctx context.Context, account, prefix string, forward bool, limit int) ([]map[string]types.AttributeValue, error) {
 	q, err := expression.NewBuilder().WithKeyCondition(
 		expression.Key(AttrAccount).Equal(expression.Value(account)).And(expression.Key(AttrSK).BeginsWith(prefix)),
 	).Build()
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.Client.Query(ctx, &dynamodb.QueryInput{
+	in := &dynamodb.QueryInput{
 		TableName: aws.String(s.Table), KeyConditionExpression: q.KeyCondition(),
 		ExpressionAttributeNames: q.Names(), ExpressionAttributeValues: q.Values(),
-		ScanIndexForward: aws.Bool(forward), Limit: aws.Int32(limit), ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("hookstore: query: %w", err)
+		ScanIndexForward: aws.Bool(forward), ConsistentRead: aws.Bool(true),
 	}
-	return out.Items, nil
+	// A Query answers at most 1 MB: the next takes up where it stopped.
+	var items []map[string]types.AttributeValue
+	for len(items) < limit {
+		in.Limit = aws.Int32(int32(limit - len(items)))
+		out, err := s.Client.Query(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("hookstore: query: %w", err)
+		}
+		items = append(items, out.Items...)
+		if out.LastEvaluatedKey == nil {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	return items, nil
 }
 
 // Delete removes the account's endpoint id; its deliveries expire with
@@ -423,20 +521,37 @@ func (s *Store) AddDelivery(ctx context.Context, account, endpoint, msgID, event
 // Deliveries is the endpoint's delivery log: the latest MaxDeliveries,
 // newest first. An endpoint the account does not have is ErrNotFound.
 func (s *Store) Deliveries(ctx context.Context, account, endpoint string) ([]Delivery, error) {
+	ds, _, err := s.DeliveriesPage(ctx, account, endpoint, 0, MaxDeliveries)
+	return ds, err
+}
+
+// DeliveriesPage is n deliveries of the endpoint's log, newest first, after
+// the newest offset ones, and whether older ones follow. The log's key
+// orders it, so the offset is read through (a delivery's item is some 300
+// bytes): MaxDeliveryLog bounds offset+n. An endpoint the account does not
+// have is ErrNotFound.
+func (s *Store) DeliveriesPage(ctx context.Context, account, endpoint string, offset, n int) ([]Delivery, bool, error) {
+	if offset < 0 || n < 1 || offset+n > MaxDeliveryLog {
+		return nil, false, fmt.Errorf("hookstore: a delivery log's page %d+%d is out of its bounds", offset, n)
+	}
 	if _, err := s.get(ctx, account, endpoint); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	items, err := s.query(ctx, account, deliveryPrefix+endpoint+"#", false, MaxDeliveries)
+	// One more than the page, to tell whether older deliveries follow.
+	want := offset + n + 1
+	items, err := s.query(ctx, account, deliveryPrefix+endpoint+"#", false, want)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	more := len(items) == want
+	items = items[min(offset, len(items)):min(offset+n, len(items))]
 	out := make([]Delivery, 0, len(items))
 	for _, item := range items {
 		var d deliveryItem
 		if err := attributevalue.UnmarshalMap(item, &d); err != nil {
-			return nil, fmt.Errorf("hookstore: delivery item: %w", err)
+			return nil, false, fmt.Errorf("hookstore: delivery item: %w", err)
 		}
 		out = append(out, d.Delivery)
 	}
-	return out, nil
+	return out, more, nil
 }

@@ -1,6 +1,7 @@
 package hookstore_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -372,18 +373,7 @@ func TestAdmitWithItsAnswerLostCountsOnce(t *testing.T) {
 // queued. A second copy of the message, which read the same attempts, still
 // loses.
 func TestAClaimWithItsAnswerLostIsTheCallers(t *testing.T) {
-	env := ddblocal.NewTestEnv(t)
-	proxy := ddblocal.NewFaultProxy(env.Endpoint)
-	t.Cleanup(proxy.Close)
-	db, err := ddblocal.NewClient(t.Context(), proxy.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := webhook.NewSealer([]byte("test secret"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &hookstore.Store{Client: db, Table: env.Tables["WebhooksTable"], Sealer: sealer}
+	s, proxy, _ := faultyStore(t)
 	ctx := t.Context()
 	_, k, d := pendingTestDelivery(t, s, "lost")
 	proxy.Inject(ddblocal.MatchOp("UpdateItem", `"claim"`), ddblocal.LoseAnswer, 1)
@@ -396,6 +386,24 @@ func TestAClaimWithItsAnswerLostIsTheCallers(t *testing.T) {
 	if err := s.Claim(ctx, d); !errors.Is(err, hookstore.ErrLost) {
 		t.Fatalf("another copy's claim of the same attempt: %v, want ErrLost", err)
 	}
+}
+
+// faultyStore is a store whose calls pass a fault proxy, the proxy, and
+// the test tables beside it.
+func faultyStore(t *testing.T) (*hookstore.Store, *ddblocal.FaultProxy, *ddblocal.TestEnv) {
+	t.Helper()
+	env := ddblocal.NewTestEnv(t)
+	proxy := ddblocal.NewFaultProxy(env.Endpoint)
+	t.Cleanup(proxy.Close)
+	db, err := ddblocal.NewClient(t.Context(), proxy.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, err := webhook.NewSealer([]byte("test secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &hookstore.Store{Client: db, Table: env.Tables["WebhooksTable"], Sealer: sealer}, proxy, env
 }
 
 // pendingTestDelivery is a new endpoint of acct's and a test event's
@@ -416,4 +424,78 @@ func pendingTestDelivery(t *testing.T, s *hookstore.Store, event string) (hookst
 		t.Fatal(err)
 	}
 	return e, k, d
+}
+
+// Update is one conditional write of values: with its answer lost the
+// SDK's retry writes the same again, with DynamoDB stalled it changes
+// nothing, and throttled it is retried. Enabling an endpoint the service
+// disabled clears what disabled it, and a disabling decided before that
+// enable, landing after it, does not undo it.
+func TestUpdateThroughFaults(t *testing.T) {
+	s, proxy, env := faultyStore(t)
+	ctx := t.Context()
+	e, _, d := pendingTestDelivery(t, s, "update")
+	item := func() map[string]types.AttributeValue {
+		t.Helper()
+		in := getInput(s.Table, "acct", "wh#"+e.ID)
+		in.ConsistentRead = aws.Bool(true)
+		out, err := env.Client.GetItem(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Item
+	}
+	// Failing for six days: the next failure disables it.
+	if _, err := env.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Table),
+		Key: getInput(s.Table, "acct", "wh#"+e.ID).Key, UpdateExpression: aws.String("SET failing_since = :t, struggling = :s"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":t": &types.AttributeValueMemberN{Value: fmt.Sprint(time.Now().Add(-6 * 24 * time.Hour).Unix())},
+			":s": &types.AttributeValueMemberBOOL{Value: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	// The failure's disabling write is held until the account has enabled
+	// the endpoint again.
+	disabling := proxy.Inject(ddblocal.MatchOp("UpdateItem", "Every delivery failed"), ddblocal.HoldCall, 1)
+	recorded := make(chan error, 1)
+	go func() {
+		_, err := s.Record(ctx, d, hookstore.Outcome{Status: 500, At: time.Now(), Next: time.Now().Add(time.Minute)})
+		recorded <- err
+	}()
+	<-disabling.Held()
+	on := true
+	proxy.Inject(ddblocal.MatchOp("UpdateItem", `"disabled_reason"`), ddblocal.LoseAnswer, 1)
+	got, err := s.Update(ctx, "acct", e.ID, hookstore.Change{Enabled: &on})
+	if err != nil || !got.Enabled || got.DisabledReason != nil {
+		t.Fatalf("enable with its answer lost: %+v %v", got, err)
+	}
+	disabling.Release()
+	if err := <-recorded; err != nil {
+		t.Fatal(err)
+	}
+	it := item()
+	if _, failing := it["failing_since"]; failing || it["struggling"] != nil || it["enabled"].(*types.AttributeValueMemberBOOL).Value != true {
+		t.Fatalf("after the enable and the stale disabling: %v, want enabled afresh", it)
+	}
+
+	description := "stalled"
+	stall, cancel := context.WithTimeout(ctx, time.Second)
+	proxy.Down(ddblocal.HangCall)
+	_, err = s.Update(stall, "acct", e.ID, hookstore.Change{Description: &description})
+	proxy.Up()
+	cancel()
+	if err == nil {
+		t.Fatal("an update with DynamoDB stalled succeeded")
+	}
+	if after, _ := s.Get(ctx, "acct", e.ID); after.Description == description {
+		t.Errorf("an update with DynamoDB stalled changed the endpoint: %+v", after)
+	}
+
+	proxy.Inject(ddblocal.MatchOp("UpdateItem", `"description"`), ddblocal.ThrottleCall, 2)
+	description = "retried"
+	if got, err := s.Update(ctx, "acct", e.ID, hookstore.Change{Description: &description}); err != nil || got.Description != description {
+		t.Fatalf("throttled twice, retried: %+v %v", got, err)
+	}
+	if _, err := s.Update(ctx, "other", e.ID, hookstore.Change{Description: &description}); !errors.Is(err, hookstore.ErrNotFound) {
+		t.Errorf("another account's update: %v, want ErrNotFound", err)
+	}
 }

@@ -41,10 +41,18 @@ func (lw *lineWriter) Write(p []byte) (int, error) {
 	return lw.w.Write(p)
 }
 
-// logAccess writes the request's access line. The query string is left
-// out: search text is the client's data.
+// logAccess writes the request's line: at Info for an answer that failed
+// or was refused (4xx, 5xx), at Debug for the others. In AWS the HTTP
+// API's access log already has a line for every request; this one adds
+// what only the function knows, the account and (in the lines logged
+// before it) why the answer failed, where that is worth a line. The query
+// string is left out: search text is the client's data.
 func logAccess(ctx context.Context, logger *slog.Logger, ri *requestInfo, r *http.Request, start time.Time) {
-	if !logger.Enabled(ctx, slog.LevelInfo) {
+	level := slog.LevelDebug
+	if ri.rec.status >= http.StatusBadRequest {
+		level = slog.LevelInfo
+	}
+	if !logger.Enabled(ctx, level) {
 		return
 	}
 	attrs := make([]slog.Attr, 0, 6)
@@ -54,5 +62,5 @@ func logAccess(ctx context.Context, logger *slog.Logger, ri *requestInfo, r *htt
 	}
 	attrs = append(attrs, slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", ri.rec.status),
 		slog.Float64("latency_ms", float64(time.Since(start).Microseconds())/1000))
-	logger.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
+	logger.LogAttrs(ctx, level, "request", attrs...)
 }

@@ -25,7 +25,7 @@ func TestLogHandlerSharesItsLines(t *testing.T) {
 			for i := range lines {
 				if w%2 == 0 {
 					ri := &requestInfo{id: "r", base: logger}
-					ri.rec.status = 200
+					ri.rec.status = 500
 					r, _ := http.NewRequest(http.MethodGet, "/p", nil)
 					logAccess(context.Background(), logger, ri, r, time.Now())
 				} else {
@@ -48,22 +48,37 @@ func TestLogHandlerSharesItsLines(t *testing.T) {
 	}
 }
 
-// TestLogHandlerLevel: above Info, the access line is not written, as
-// slog's handler would not write it.
+// TestLogHandlerLevel: an answer that succeeds has its line at Debug, one
+// that failed or was refused at Info, and the handler's level leaves out
+// what is below it, as slog's handler would.
 func TestLogHandlerLevel(t *testing.T) {
-	var out bytes.Buffer
-	logger := slog.New(NewLogHandler(&out, slog.LevelWarn))
-	ri := &requestInfo{id: "r", base: logger}
-	ri.rec.status = 200
-	r, _ := http.NewRequest(http.MethodGet, "/x", nil)
-	logAccess(context.Background(), logger, ri, r, time.Now())
-	if out.Len() != 0 {
-		t.Fatalf("written at Warn: %q", out.String())
-	}
-	logger = slog.New(NewLogHandler(&out, nil))
-	logAccess(context.Background(), logger, ri, r, time.Now())
-	var line struct{ Msg, Path, Request_ID string }
-	if err := json.Unmarshal(out.Bytes(), &line); err != nil || line.Msg != "request" || line.Path != "/x" || line.Request_ID != "r" {
-		t.Fatalf("%v: %q", err, out.String())
+	for _, tc := range []struct {
+		level  slog.Level
+		status int
+		want   string // the line's level, "" for none
+	}{
+		{slog.LevelInfo, 200, ""},
+		{slog.LevelInfo, 304, ""},
+		{slog.LevelInfo, 404, "INFO"},
+		{slog.LevelInfo, 503, "INFO"},
+		{slog.LevelDebug, 200, "DEBUG"},
+		{slog.LevelWarn, 500, ""},
+	} {
+		var out bytes.Buffer
+		logger := slog.New(NewLogHandler(&out, tc.level))
+		ri := &requestInfo{id: "r", base: logger}
+		ri.rec.status = tc.status
+		r, _ := http.NewRequest(http.MethodGet, "/x", nil)
+		logAccess(context.Background(), logger, ri, r, time.Now())
+		if tc.want == "" {
+			if out.Len() != 0 {
+				t.Errorf("%d at %v: written %q", tc.status, tc.level, out.String())
+			}
+			continue
+		}
+		var line struct{ Level, Msg, Path, Request_ID string }
+		if err := json.Unmarshal(out.Bytes(), &line); err != nil || line.Level != tc.want || line.Msg != "request" || line.Path != "/x" || line.Request_ID != "r" {
+			t.Errorf("%d at %v: %v: %q, want a request line at %s", tc.status, tc.level, err, out.String(), tc.want)
+		}
 	}
 }

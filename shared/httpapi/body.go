@@ -212,6 +212,16 @@ func jsonValue(v any) records.InputValue {
 		return records.InputValue{Text: "false", Type: records.InputBool}
 	case nil:
 		return records.InputValue{Type: records.InputNull}
+	case []any:
+		items := make([]string, len(t))
+		for i, e := range t {
+			s, ok := e.(string)
+			if !ok {
+				return records.InputValue{Type: records.InputOther}
+			}
+			items[i] = s
+		}
+		return records.InputValue{Type: records.InputList, Items: items}
 	}
 	return records.InputValue{Type: records.InputOther}
 }

@@ -6,6 +6,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -43,9 +44,10 @@ func TestParseBodyTypes(t *testing.T) {
 			map[string]records.InputValue{"name": {Text: "Café au lait"}, "favorite": {Text: "1"}}},
 		{"form with charset", "application/x-www-form-urlencoded; charset=UTF-8", "name=a",
 			map[string]records.InputValue{"name": {Text: "a"}}},
-		{"json", "application/json", `{"name":"x","creativity":0.5,"favorite":true,"style":null,"tags":[1]}`,
+		{"json", "application/json", `{"name":"x","creativity":0.5,"favorite":true,"style":null,"tags":[1],"events":["a","b"]}`,
 			map[string]records.InputValue{"name": {Text: "x"}, "creativity": {Text: "0.5", Type: records.InputNumber},
-				"favorite": {Text: "true", Type: records.InputBool}, "style": {Type: records.InputNull}, "tags": {Type: records.InputOther}}},
+				"favorite": {Text: "true", Type: records.InputBool}, "style": {Type: records.InputNull}, "tags": {Type: records.InputOther},
+				"events": {Type: records.InputList, Items: []string{"a", "b"}}}},
 		{"multipart", mw.FormDataContentType(), mp.String(),
 			map[string]records.InputValue{"name": {Text: "Café"}, "favorite": {Text: "1"}}},
 		{"empty without type", "", "", map[string]records.InputValue{}},
@@ -60,7 +62,7 @@ func TestParseBodyTypes(t *testing.T) {
 				t.Fatalf("got %v, want %v", in.Values, tt.want)
 			}
 			for k, v := range tt.want {
-				if in.Values[k] != v {
+				if !reflect.DeepEqual(in.Values[k], v) {
 					t.Errorf("%s = %+v, want %+v", k, in.Values[k], v)
 				}
 			}

@@ -50,3 +50,21 @@ func QueryWithPage(params records.Query, n int64) string {
 	}
 	return b.String()
 }
+
+// BaseURL is the scheme and host the client used, for absolute links:
+// API Gateway says the scheme in X-Forwarded-Proto, the Lambda adapter in
+// the request URL; a bare server answers by whether it runs TLS.
+func BaseURL(r *http.Request) string {
+	scheme, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+	scheme = strings.TrimSpace(scheme)
+	switch {
+	case scheme == "http" || scheme == "https":
+	case r.URL.Scheme != "":
+		scheme = r.URL.Scheme
+	case r.TLS != nil:
+		scheme = "https"
+	default:
+		scheme = "http"
+	}
+	return scheme + "://" + r.Host
+}

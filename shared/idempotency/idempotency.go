@@ -122,12 +122,8 @@ func New(db DB, table string, classify func(error) error) *Store {
 // authentication: keys are per account.
 func (s *Store) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The whole header: API Gateway joins a repeated header with
-		// commas and the adapter splits it there again, so taking the
-		// first value would make order-77,part-1 and order-77,part-2 one
-		// key. Joined, the comma makes it invalid.
-		key := strings.Join(r.Header.Values(Header), ",")
-		if key == "" || !slices.Contains(methods, r.Method) {
+		key, given := requestKey(r)
+		if !given {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -137,9 +133,36 @@ func (s *Store) Wrap(next http.Handler) http.Handler {
 	})
 }
 
+// requestKey is the Idempotency-Key of a write request, given when the
+// header is there and not empty.
+func requestKey(r *http.Request) (string, bool) {
+	// The whole header: API Gateway joins a repeated header with commas
+	// and the adapter splits it there again, so taking the first value
+	// would make order-77,part-1 and order-77,part-2 one key. Joined, the
+	// comma makes it invalid.
+	key := strings.Join(r.Header.Values(Header), ",")
+	return key, key != "" && slices.Contains(methods, r.Method)
+}
+
+// errBadKey is the answer to a malformed Idempotency-Key.
+var errBadKey = httpapi.BadRequest("The Idempotency-Key header must be given once, as 1 to 255 visible ASCII characters other than a comma.")
+
+// CheckOnly serves a path that does not honour an Idempotency-Key (it
+// keeps no answer) but refuses a malformed one as Wrap does, so that a
+// client's bug shows on every path alike.
+func CheckOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if key, given := requestKey(r); given && !ValidKey(key) {
+			httpapi.WriteError(w, r, errBadKey)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 func (s *Store) serve(w http.ResponseWriter, r *http.Request, key string, next http.Handler) error {
 	if !ValidKey(key) {
-		return httpapi.BadRequest("The Idempotency-Key header must be given once, as 1 to 255 visible ASCII characters other than a comma.")
+		return errBadKey
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, httpapi.MaxBodyBytes))
 	if err != nil {

@@ -141,6 +141,7 @@ func TestUpdate(t *testing.T) {
 		{records.InputValue{Text: "1"}, true}, {records.InputValue{Text: "0"}, false},
 		{records.InputValue{Text: "true"}, true}, {records.InputValue{Text: "false"}, false},
 		{records.InputValue{Text: "TRUE"}, true},
+		{records.InputValue{Text: "yes"}, true}, {records.InputValue{Text: "Off"}, false},
 		{records.InputValue{Text: "true", Type: records.InputBool}, true},
 		{records.InputValue{Text: "0", Type: records.InputNumber}, false},
 	} {
@@ -151,7 +152,7 @@ func TestUpdate(t *testing.T) {
 			t.Errorf("favorite %+v: got %v, %v", spelling.in, v, err)
 		}
 	}
-	for _, bad := range []string{"maybe", "2", "yes", "-1"} {
+	for _, bad := range []string{"maybe", "2", "y", "-1"} {
 		msg := fieldError(t, errOf(Resource.ValidateUpdate(form("favorite", bad))), "favorite")
 		if msg != "The favorite field must be true or false." {
 			t.Errorf("favorite=%s: %q", bad, msg)

@@ -152,7 +152,9 @@ func (c Charge) Build(update expression.UpdateBuilder, conds ...expression.Condi
 // Adds are the usage the charge moves, by the counter item's attribute: a
 // write that undoes the charge moves them back.
 func (c Charge) Adds() map[string]int64 {
-	if !c.policy.Counting() || c.n == 0 {
+	// A generation of a resource that counts nothing adds nothing; its
+	// reads (Usage) still count, as any resource's do.
+	if c.kind == "" || c.n == 0 {
 		return nil
 	}
 	adds := map[string]int64{UsedAttr(c.kind, c.period): c.n}

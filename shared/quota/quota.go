@@ -45,6 +45,11 @@ const (
 	// made: first attempts, retries and test events alike. The webhooks
 	// count them, on the account's counter item in their own table.
 	Deliveries Kind = "deliveries"
+	// Spend is what the account's generations cost at the models' prices,
+	// in nano-dollars (generation.USD). The tally counts it from each
+	// generation's write-backs, on an item of each resource's table beside
+	// the counter item (shared/store, spend.go), by month and by day.
+	Spend Kind = "spend"
 )
 
 // Period is a calendar month in UTC: usage counts from its first instant
@@ -79,6 +84,22 @@ func RetryAfter(now time.Time) time.Duration { return PeriodOf(now).End().Sub(no
 // period: used_images_2026_11.
 func UsedAttr(k Kind, p Period) string {
 	return fmt.Sprintf("used_%s_%04d_%02d", k, p.year, p.month)
+}
+
+// DayAttr is the attribute holding a kind's usage on the day t falls in,
+// in UTC: used_spend_2026_11_28.
+func DayAttr(k Kind, t time.Time) string {
+	t = t.UTC()
+	return fmt.Sprintf("used_%s_%04d_%02d_%02d", k, t.Year(), t.Month(), t.Day())
+}
+
+// Days are the days of the period, in order.
+func (p Period) Days() []time.Time {
+	var days []time.Time
+	for d := p.Start(); d.Before(p.End()); d = d.AddDate(0, 0, 1) {
+		days = append(days, d)
+	}
+	return days
 }
 
 // LimitAttr is the counter item's attribute holding the account's own limit

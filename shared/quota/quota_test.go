@@ -165,6 +165,11 @@ func TestBuild(t *testing.T) {
 	if err != nil || plain.Condition() != nil || len(plain.Names()) != 1 {
 		t.Errorf("a policy counting nothing changed the write: %v %v", plain.Names(), err)
 	}
+	// A resource that counts nothing (voices) still counts its reads.
+	reads, err := Policy{MetersReads: true}.Usage(Reads, 3, now).Build(expression.UpdateBuilder{})
+	if err != nil || reads.Update() == nil || !strings.HasPrefix(*reads.Update(), "ADD ") || !slices.Contains(slices.Collect(maps.Values(reads.Names())), "used_reads_2026_11") {
+		t.Errorf("the reads of a resource counting nothing: %v %v", reads.Names(), err)
+	}
 }
 
 // A generation's charge holds its reservation beside its count, a refund

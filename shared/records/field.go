@@ -84,19 +84,27 @@ func (k AnyCase) parse(field string, v InputValue) (any, string) {
 	return nil, fmt.Sprintf("The selected %s is invalid.", label(field))
 }
 
-// Bool is a flag sent as 1, 0, true or false (or a JSON boolean).
+// Bool is a flag sent as 1, 0, true or false (or a JSON boolean), or as
+// on, off, yes or no: what an HTML checkbox sends checked (on) and what
+// Laravel's boolean rule takes. Text is taken in any letter case.
 type Bool struct{}
+
+// BoolSpellings are the texts a flag takes, in any letter case, true's and
+// false's (openapi.yaml's patterns and docs/api.md list them).
+var BoolSpellings = map[bool][]string{
+	true:  {"1", "true", "on", "yes"},
+	false: {"0", "false", "off", "no"},
+}
 
 func (Bool) parse(field string, v InputValue) (any, string) {
 	switch {
 	case v.Type == InputBool:
 		return v.Text == "true", ""
 	case v.Type == InputString:
-		switch strings.ToLower(v.Text) {
-		case "1", "true":
-			return true, ""
-		case "0", "false":
-			return false, ""
+		for _, b := range []bool{true, false} {
+			if slices.Contains(BoolSpellings[b], strings.ToLower(v.Text)) {
+				return b, ""
+			}
 		}
 	case v.Type == InputNumber:
 		// A JSON number is its value, however written: 1.0 is 1, as it is

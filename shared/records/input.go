@@ -14,15 +14,20 @@ const (
 	InputNumber
 	InputBool
 	InputNull
-	// InputOther is an array or object: never a valid field value.
+	// InputOther is an object, or an array of anything but strings: never
+	// a valid field value.
 	InputOther
+	// InputList is a JSON array of strings, in Items: a field that takes a
+	// list (a webhook's events) reads it; it is no value of any Kind.
+	InputList
 )
 
 // InputValue is one field of a request body. Text is the string, the
 // number as written, or "true"/"false".
 type InputValue struct {
-	Text string
-	Type InputType
+	Text  string
+	Type  InputType
+	Items []string // an InputList's strings
 }
 
 // Input is a parsed request body: fields in the order they came.

@@ -3,6 +3,7 @@ package records
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"contentapi/shared/fold"
 )
@@ -11,10 +12,11 @@ import (
 // lists them from here: make generate).
 var (
 	PerPages = []int{10, 25, 50, 100}
-	// perPage reads per_page as page does: digits only, no sign.
-	perPage = Int{Min: 1, Max: 100}
-	SortBys = Enum{"id", "name"}
-	Sorts   = Enum{"desc", "asc"}
+	// perPageKind reads per_page as page does: digits only, no sign.
+	perPageKind = Int{Min: 1, Max: 100}
+	SortBys     = Enum{"id", "name"}
+	// Sorts are taken in any letter case (ASC, Desc), as SQL writes them.
+	Sorts = AnyCase{"desc", "asc"}
 )
 
 // MaxPage bounds page so offsets stay far from overflow; any page past the
@@ -47,33 +49,13 @@ func (q ListQuery) Offset() int64 { return (q.Page - 1) * int64(q.PerPage) }
 
 // ParseList validates a list request's query parameters, a cursor against
 // the deployment's cursors. Every known parameter with an invalid value is a
-// 422 naming it; unknown ones are ignored, as the contract says.
+// 422 naming it; unknown ones are ignored, as the contract says. The
+// search is text, trimmed as a body's text is ("search= sunrise " searches
+// for "sunrise"); the other parameters take the spellings the document
+// lists, white space around them refused.
 func (r *Resource) ParseList(q Query, cursors Cursors) (ListQuery, error) {
-	errs := fieldErrors{}
-	get := func(name string) (string, bool) {
-		v, given, repeated := q.Get(name)
-		if repeated {
-			errs.add(name, fmt.Sprintf("The %s field must not be repeated.", label(name)))
-			return "", false
-		}
-		if msg := checkText(name, v); msg != "" {
-			errs.add(name, msg)
-			return "", false
-		}
-		return v, given && v != ""
-	}
-	parse := func(name string, k Kind) (any, bool) {
-		v, ok := get(name)
-		if !ok {
-			return nil, false
-		}
-		val, msg := k.parse(name, InputValue{Text: v})
-		if msg != "" {
-			errs.add(name, msg)
-			return nil, false
-		}
-		return val, true
-	}
+	in := &queryReader{q: q, errs: fieldErrors{}}
+	get, parse := in.get, in.parse
 
 	lq := ListQuery{SortBy: "id", Desc: true, PerPage: 10, Page: 1}
 	if r.Scope != nil {
@@ -88,7 +70,7 @@ func (r *Resource) ParseList(q Query, cursors Cursors) (ListQuery, error) {
 		}
 	}
 	if v, ok := get("search"); ok {
-		lq.Search = fold.String(v)
+		lq.Search = fold.String(strings.TrimSpace(v))
 	}
 	lq.SearchBy = r.SearchBy[0]
 	if v, ok := parse("search_by", Enum(r.SearchBy)); ok {
@@ -100,27 +82,81 @@ func (r *Resource) ParseList(q Query, cursors Cursors) (ListQuery, error) {
 	if v, ok := parse("sort", Sorts); ok {
 		lq.Desc = v.(string) == "desc"
 	}
-	if v, ok := parse("per_page", perPage); ok {
-		if n := int(v.(int64)); slices.Contains(PerPages, n) {
-			lq.PerPage = n
-		} else {
-			errs.add("per_page", "The selected per page is invalid.")
-		}
-	}
-	if v, ok := parse("page", Int{Min: 1, Max: MaxPage}); ok {
-		lq.Page = v.(int64)
-	}
-	if v, ok := get("cursor"); ok && len(errs) == 0 {
+	in.page(&lq.Page, &lq.PerPage)
+	if v, ok := get("cursor"); ok && len(in.errs) == 0 {
 		c, ok := cursors.decode(lq, v)
 		if !ok {
-			errs.add(cursorField, invalidCursor)
+			in.errs.add(cursorField, invalidCursor)
 		}
 		lq.Cursor = c
 	}
-	if err := errs.err(); err != nil {
+	if err := in.errs.err(); err != nil {
 		return ListQuery{}, err
 	}
 	return lq, nil
+}
+
+// ParsePage validates a page's parameters alone, page and per_page, as a
+// list's, for a list of what is no Resource (a webhook endpoint's
+// deliveries); perPage is the default per_page.
+func ParsePage(q Query, perPage int) (page int64, per int, err error) {
+	in := &queryReader{q: q, errs: fieldErrors{}}
+	page, per = 1, perPage
+	in.page(&page, &per)
+	if err := in.errs.err(); err != nil {
+		return 0, 0, err
+	}
+	return page, per, nil
+}
+
+// queryReader reads a query's parameters, keeping each invalid one's
+// problem by its name.
+type queryReader struct {
+	q    Query
+	errs fieldErrors
+}
+
+// get is the value of a parameter given once, in valid text, and not
+// empty.
+func (in *queryReader) get(name string) (string, bool) {
+	v, given, repeated := in.q.Get(name)
+	if repeated {
+		in.errs.add(name, fmt.Sprintf("The %s field must not be repeated.", label(name)))
+		return "", false
+	}
+	if msg := checkText(name, v); msg != "" {
+		in.errs.add(name, msg)
+		return "", false
+	}
+	return v, given && v != ""
+}
+
+// parse is a given parameter's value of kind k.
+func (in *queryReader) parse(name string, k Kind) (any, bool) {
+	v, ok := in.get(name)
+	if !ok {
+		return nil, false
+	}
+	val, msg := k.parse(name, InputValue{Text: v})
+	if msg != "" {
+		in.errs.add(name, msg)
+		return nil, false
+	}
+	return val, true
+}
+
+// page reads page and per_page (one of PerPages) where they are given.
+func (in *queryReader) page(page *int64, perPage *int) {
+	if v, ok := in.parse("per_page", perPageKind); ok {
+		if n := int(v.(int64)); slices.Contains(PerPages, n) {
+			*perPage = n
+		} else {
+			in.errs.add("per_page", "The selected per page is invalid.")
+		}
+	}
+	if v, ok := in.parse("page", Int{Min: 1, Max: MaxPage}); ok {
+		*page = v.(int64)
+	}
 }
 
 // Meta is the paginator's "meta" object, as Laravel's LengthAwarePaginator

@@ -41,6 +41,13 @@ func TestSpellings(t *testing.T) {
 		{documents.Resource, "creativity", number("25e-2"), 0.25},
 		{images.Resource, "favorite", text("TRUE"), true},
 		{images.Resource, "favorite", text("fAlSe"), false},
+		{images.Resource, "favorite", text("on"), true},
+		{images.Resource, "favorite", text("Yes"), true},
+		{images.Resource, "favorite", text("OFF"), false},
+		{images.Resource, "favorite", text("no"), false},
+		{images.Resource, "favorite", text(" on "), true},
+		{images.Resource, "favorite", text("y"), nil},
+		{images.Resource, "favorite", text("onn"), nil},
 		{images.Resource, "favorite", text("t"), nil},
 		{images.Resource, "favorite", text("01"), nil},
 		{images.Resource, "favorite", number("1"), true},
@@ -84,6 +91,38 @@ func TestPerPageSpellings(t *testing.T) {
 			t.Errorf("%s: accepted as %d", raw, lq.PerPage)
 		case want != 0 && (err != nil || lq.PerPage != want):
 			t.Errorf("%s: %d %v, want %d", raw, lq.PerPage, err, want)
+		}
+	}
+}
+
+// TestListSpellings: a list's search is trimmed as a body's text is, sort
+// takes any letter case, and favorite every flag's spelling.
+func TestListSpellings(t *testing.T) {
+	tests := []struct {
+		raw  string
+		want func(records.ListQuery) bool // nil: refused
+	}{
+		{"search=%20sunrise%20", func(q records.ListQuery) bool { return q.Search == "sunrise" }},
+		{"search=%20%20", func(q records.ListQuery) bool { return q.Search == "" }},
+		{"sort=ASC", func(q records.ListQuery) bool { return !q.Desc }},
+		{"sort=Desc", func(q records.ListQuery) bool { return q.Desc }},
+		{"sort=%20asc", nil},
+		{"sort=up", nil},
+		{"favorite=on", func(q records.ListQuery) bool { return len(q.Filters) == 1 && q.Filters[0].Value == true }},
+		{"favorite=No", func(q records.ListQuery) bool { return len(q.Filters) == 1 && q.Filters[0].Value == false }},
+		{"favorite=maybe", nil},
+	}
+	for _, tt := range tests {
+		q, err := httpapi.ParseQueryString(tt.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lq, err := images.Resource.ParseList(q, records.Cursors{})
+		switch {
+		case tt.want == nil && err == nil:
+			t.Errorf("%s: accepted as %+v", tt.raw, lq)
+		case tt.want != nil && (err != nil || !tt.want(lq)):
+			t.Errorf("%s: %+v %v", tt.raw, lq, err)
 		}
 	}
 }

@@ -94,6 +94,16 @@ func (m *readMeter) learn(account string, period quota.Period, meter quota.Meter
 	return a.over, a.limit
 }
 
+// ReadsBatchSize is how many read units of an account a function gathers
+// before it adds them to the month's usage: what the usage's reads trail
+// by, at most, per warm instance.
+func (t *Table) ReadsBatchSize() int64 {
+	if t.ReadsBatch > 0 {
+		return int64(math.Ceil(t.ReadsBatch))
+	}
+	return DefaultReadsBatch
+}
+
 // CountReads adds units to the account's reads. They are gathered until
 // there are ReadsBatch of them, then added to the month's usage in one
 // write on the counter item, which also tells whether the limit is
@@ -108,11 +118,7 @@ func (t *Table) CountReads(ctx context.Context, account string, units float64) {
 	t.reads.mu.Lock()
 	a := t.reads.account(account, period)
 	a.pending += units
-	batch := t.ReadsBatch
-	if batch <= 0 {
-		batch = DefaultReadsBatch
-	}
-	if a.pending < batch {
+	if a.pending < float64(t.ReadsBatchSize()) {
 		t.reads.mu.Unlock()
 		return
 	}

@@ -33,6 +33,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"contentapi/shared/generation"
 )
 
 const (
@@ -57,6 +59,9 @@ type Change struct {
 	// Usage is what it adds to the counter's usage attributes (negative:
 	// a hold given back).
 	Usage map[string]int64
+	// Spent is what a generation's write-back added to its cost, which
+	// the account's spend item sums (spend.go).
+	Spent generation.USD
 	// Seq is the stream record's sequence number, At its approximate
 	// creation time.
 	Seq string
@@ -79,7 +84,10 @@ func (t *Table) Changed(event string, old, new Item) (account string, c Change, 
 		c.Deleted, c.Scope = true, scope
 	}
 	c.Usage = givenBack(old, new, gone)
-	return account, c, c.Deleted || len(c.Usage) > 0
+	if !gone {
+		c.Spent = spent(old, new)
+	}
+	return account, c, c.Deleted || len(c.Usage) > 0 || c.Spent > 0
 }
 
 // The stream's event names that Changed reads.
@@ -107,6 +115,32 @@ func ValidSeq(seq string) bool {
 // must be ValidSeq. On an error, some or none of them may be applied:
 // delivering them again is safe.
 func (t *Table) Apply(ctx context.Context, shard, account string, cs []Change) error {
+	counted := slices.DeleteFunc(slices.Clone(cs), func(c Change) bool { return !c.Deleted && len(c.Usage) == 0 })
+	err := t.applyTo(ctx, shard, account, counterID, counted, func(pending []Change) (map[string]int64, []string) {
+		adds := map[string]int64{}
+		for _, c := range pending {
+			if c.Deleted {
+				adds[countAttr(c.Scope)]--
+			}
+			for attr, n := range c.Usage {
+				adds[attr] += n
+			}
+		}
+		return adds, nil
+	})
+	if err != nil {
+		return err
+	}
+	spends := slices.DeleteFunc(slices.Clone(cs), func(c Change) bool { return c.Spent <= 0 })
+	return t.applyTo(ctx, shard, account, spendID, spends, func(pending []Change) (map[string]int64, []string) {
+		return spendUpdate(pending, t.Now())
+	})
+}
+
+// applyTo moves cs onto the account's item id (the counter, or the spend
+// item) with what moves gives for those not counted yet, under the item's
+// own watermark of the shard.
+func (t *Table) applyTo(ctx context.Context, shard, account string, id int64, cs []Change, moves func([]Change) (map[string]int64, []string)) error {
 	pending := slices.Clone(cs)
 	for i := range pending {
 		pending[i].Seq = padSeq(pending[i].Seq)
@@ -118,25 +152,20 @@ func (t *Table) Apply(ctx context.Context, shard, account string, cs []Change) e
 			return nil
 		}
 		first, last := pending[0], pending[len(pending)-1]
-		adds := map[string]int64{}
-		for _, c := range pending {
-			if c.Deleted {
-				adds[countAttr(c.Scope)]--
-			}
-			for attr, n := range c.Usage {
-				adds[attr] += n
-			}
-		}
+		adds, removes := moves(pending)
 		u := newUpdate()
 		for _, attr := range slices.Sorted(maps.Keys(adds)) {
 			if adds[attr] != 0 {
 				u.add(attr, adds[attr])
 			}
 		}
+		for _, attr := range removes {
+			u.remove(attr)
+		}
 		m := u.name(mark)
 		u.set(m + " = " + u.value(str(last.Seq+" "+strconv.FormatInt(last.At.Unix(), 10))))
 		u.cond("(attribute_not_exists(" + m + ") OR " + m + " < " + u.value(str(first.Seq)) + ")")
-		counter, err := t.writeCounter(ctx, account, u)
+		item, err := t.writeAt(ctx, account, id, u)
 		if old, failed := conditionFailed(err); failed {
 			counted := watermark(old, mark)
 			pending = slices.DeleteFunc(pending, func(c Change) bool { return c.Seq <= counted })
@@ -147,16 +176,25 @@ func (t *Table) Apply(ctx context.Context, shard, account string, cs []Change) e
 		}
 		// Counted. Pruning is housekeeping: should it fail, a later
 		// count of the account prunes.
-		_ = t.pruneMarks(ctx, account, counter, mark)
+		_ = t.pruneMarks(ctx, account, id, item, mark)
 		return nil
 	}
 	return fmt.Errorf("counting changes in %s: no progress", t.name)
 }
 
+// writeAt is a write of the account's item id: the counter item's, with
+// what rides on it (writeCounter), or another's.
+func (t *Table) writeAt(ctx context.Context, account string, id int64, u *update) (Item, error) {
+	if id == counterID {
+		return t.writeCounter(ctx, account, u)
+	}
+	return t.writeRecord(ctx, account, id, u)
+}
+
 // pruneMarks removes the watermarks of the counter that are older than
 // markRetention, each only if it is still what was read, but the one just
 // written (keep).
-func (t *Table) pruneMarks(ctx context.Context, account string, counter Item, keep string) error {
+func (t *Table) pruneMarks(ctx context.Context, account string, id int64, counter Item, keep string) error {
 	cutoff := t.Now().Add(-markRetention).Unix()
 	u := newUpdate()
 	for _, name := range slices.Sorted(maps.Keys(counter)) {
@@ -174,7 +212,7 @@ func (t *Table) pruneMarks(ctx context.Context, account string, counter Item, ke
 	if len(u.removes) == 0 {
 		return nil
 	}
-	_, err := t.writeCounter(ctx, account, u)
+	_, err := t.writeAt(ctx, account, id, u)
 	if _, failed := conditionFailed(err); failed {
 		return nil // moved since: not stale any more
 	}

@@ -24,6 +24,7 @@ import (
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/metrics"
 	"contentapi/shared/metrics/metricstest"
+	"contentapi/shared/quota"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 	"contentapi/shared/tally"
@@ -162,11 +163,14 @@ func (r *rig) wantTotal(account string, template, want int64) {
 	}
 }
 
-func (r *rig) counter(account string) store.Item {
+func (r *rig) counter(account string) store.Item { return r.item(account, "0") }
+
+// item is the account's item id, as stored.
+func (r *rig) item(account, id string) store.Item {
 	r.t.Helper()
 	out, err := r.env.Client.GetItem(context.Background(), &dynamodb.GetItemInput{
 		TableName: aws.String(r.docs.Name()), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{"account": &types.AttributeValueMemberS{Value: account}, "id": &types.AttributeValueMemberN{Value: "0"}},
+		Key: map[string]types.AttributeValue{"account": &types.AttributeValueMemberS{Value: account}, "id": &types.AttributeValueMemberN{Value: id}},
 	})
 	if err != nil {
 		r.t.Fatal(err)
@@ -432,4 +436,78 @@ func TestHoldsComeBackOnce(t *testing.T) {
 		t.Fatalf("%s = %d after a held record was deleted: want -4096, given back once", words, got)
 	}
 	r.wantTotal("acme", 1, 1)
+}
+
+// spendItem is the account's spend item (id -1), as stored.
+func (r *rig) spendItem(account string) store.Item { return r.item(account, "-1") }
+
+// What each write-back of a generation adds to its cost is summed on the
+// account's spend item, by month and by day, once: whether the write that
+// sums it loses its answer, is held past the SDK's retries until the
+// batch fails, or meets the database down; a claim spends nothing, and
+// nothing of it lands on the counter item.
+func TestSpendCountsOnce(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	now := time.Now()
+	month, day := quota.UsedAttr(quota.Spend, quota.PeriodOf(now)), quota.DayAttr(quota.Spend, now)
+	step := func(id int64, from, to generation.State) store.Item {
+		t.Helper()
+		item, err := r.docs.Transition(ctx, "acme", id, from.Attempt, from.Status, to, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return item
+	}
+	// A generation of two tries: the first spends 100 and hands back, the
+	// second spends 50 more and ends.
+	gen := generation.Request("m", now)
+	created, err := r.docs.Create(ctx, "acme", document("d", 1), &gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := store.IntAttr(created, store.AttrID)
+	first := gen.Claim(now)
+	claimed := step(id, gen, first)
+	again := first.Requeue(true).Spend(100)
+	handedBack := step(id, first, again)
+	second := again.Claim(now)
+	reclaimed := step(id, again, second)
+	ended := step(id, second, second.Finish("m", generation.Usage{}, now).Spend(50))
+	claim, back, claim2, end := r.change(created, claimed), r.change(claimed, handedBack), r.change(handedBack, reclaimed), r.change(reclaimed, ended)
+	want := func(n int64) {
+		t.Helper()
+		item := r.spendItem("acme")
+		if m, _ := store.IntAttr(item, month); m != n {
+			t.Fatalf("%s = %d, want %d", month, m, n)
+		}
+		if d, _ := store.IntAttr(item, day); d != n {
+			t.Fatalf("%s = %d, want %d", day, d, n)
+		}
+		if _, ok := r.counter("acme")[month]; ok {
+			t.Fatal("the counter item counts spend")
+		}
+	}
+
+	r.proxy.Inject(ddblocal.MatchOp("UpdateItem", `"sq_`), ddblocal.LoseAnswer, 1)
+	r.deliver("shard-1", claim, back)
+	r.deliver("shard-1", claim, back)
+	want(100)
+
+	held := r.proxy.Inject(ddblocal.MatchOp("UpdateItem", `"sq_`), ddblocal.HoldCall, 100) // every SDK attempt
+	if resp := r.deliver("shard-1", claim2, end); len(resp.BatchItemFailures) != 1 {
+		t.Fatalf("failures %v, want the held write's", resp.BatchItemFailures)
+	}
+	<-held.Held()
+	held.Release()
+	r.proxy.Reset()
+	r.proxy.Wait()
+	r.proxy.Down(ddblocal.HangCall)
+	if resp := r.deliver("shard-1", claim2, end); len(resp.BatchItemFailures) != 1 {
+		t.Fatalf("failures %v with the database down", resp.BatchItemFailures)
+	}
+	r.proxy.Up()
+	r.proxy.Wait()
+	r.deliver("shard-1", back, claim2, end)
+	want(150)
 }

@@ -108,9 +108,15 @@ func EventID(endpoint string, parts ...string) string {
 // (the generation's end), the same on every attempt; the attempt's own
 // time is in its webhook-timestamp header.
 func Body(eventType string, at time.Time, data json.RawMessage) ([]byte, error) {
-	return json.Marshal(struct {
-		Type      string          `json:"type"`
-		Timestamp string          `json:"timestamp"`
-		Data      json.RawMessage `json:"data"`
-	}{eventType, at.UTC().Format(time.RFC3339Nano), data})
+	return json.Marshal(Envelope{eventType, at.UTC().Format(time.RFC3339Nano), data})
+}
+
+// Envelope is a delivery's payload as Body writes it, its keys in that
+// order for every event type: what changes a body on its way (an image's
+// url made for each attempt) decodes it into an Envelope and encodes that
+// again, never into a map, whose keys encoding/json sorts.
+type Envelope struct {
+	Type      string          `json:"type"`
+	Timestamp string          `json:"timestamp"`
+	Data      json.RawMessage `json:"data"`
 }

@@ -361,6 +361,39 @@ export interface paths {
         patch: operations["patchVoice"];
         trace?: never;
     };
+    "/api/v1/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The document templates
+         * @description The 52 document templates a document's `template_id` names, by id: each one's name, as a
+         *     document's `template` shows it, and a line on what it writes. One answer, not paginated;
+         *     it reads no table, so it counts against no monthly limit. It changes only with a
+         *     deployment. Needs the read scope.
+         */
+        get: operations["listTemplates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * CORS preflight of /templates
+         * @description The CORS preflight a browser sends before a cross-origin request: 204 with the methods and
+         *     headers a cross-origin request may use. It needs no key and is answered the same on every
+         *     path.
+         */
+        options: operations["preflightTemplates"];
+        /**
+         * The document templates, headers only
+         * @description The status and headers `GET` would answer, without the body.
+         */
+        head: operations["headTemplates"];
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/usage": {
         parameters: {
             query?: never;
@@ -474,7 +507,16 @@ export interface paths {
          * @description The status and headers `GET` would answer, without the body.
          */
         head: operations["headWebhook"];
-        patch?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Changes the endpoint's `url`, `events`, `description` or `enabled`, each checked as at
+         *     registration; the fields not sent stay. `enabled: true` enables an endpoint that was
+         *     disabled (by the account, or by the service after 5 days of failures: that count starts
+         *     afresh, and its next delivery is not sent to the slow lane for its past). One
+         *     conditional write: retrying it after a lost answer writes the same again. Needs the
+         *     write scope.
+         */
+        patch: operations["updateWebhook"];
         trace?: never;
     };
     "/api/v1/webhooks/{id}/test": {
@@ -531,8 +573,11 @@ export interface paths {
         };
         /**
          * The endpoint's delivery log
-         * @description The endpoint's latest 100 deliveries, newest first, each updated on every attempt. A
-         *     delivery is kept 30 days after its event. Needs the read scope.
+         * @description The endpoint's deliveries, newest first, each updated on every attempt, a page at a time:
+         *     `page` and `per_page` as a list takes them, but `per_page` is 100 unless given, so the
+         *     first page is the latest 100. The pages reach back 10,000 deliveries (a page past them is
+         *     422 naming `page`); a delivery is kept 30 days after its event. A page past the
+         *     first reads through the deliveries before it (some 300 bytes each). Needs the read scope.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -762,8 +807,9 @@ export interface components {
         VariantsInput: components["schemas"]["Variants"];
         /**
          * @description A flag, stored and shown as a boolean. Also taken: the JSON numbers 1 and 0, and the
-         *     text `1`, `0`, `true` or `false` in any letter case (with white space around it (Unicode's, as Go's `unicode.IsSpace`)), which a form
-         *     or an HTML checkbox sends.
+         *     text `1`, `true`, `on` or `yes` for true and `0`, `false`, `off` or `no` for false (what
+         *     a form, an HTML checkbox and Laravel's boolean rule send), in any letter case, with
+         *     white space around it (Unicode's, as Go's `unicode.IsSpace`).
          */
         FavoriteInput: boolean;
         /**
@@ -967,6 +1013,7 @@ export interface components {
          *       "error": null,
          *       "input_tokens": 412,
          *       "output_tokens": 388,
+         *       "cost_usd": 0.00011784,
          *       "finished_at": "2026-11-21T16:48:36.000000Z"
          *     }
          */
@@ -985,6 +1032,14 @@ export interface components {
             input_tokens: number | null;
             /** @description Tokens the model wrote; null until it has answered (and for pictures, when the model does not say). */
             output_tokens: number | null;
+            /**
+             * @description What the generation's calls of the models cost, in US dollars at the deployment's
+             *     model prices (docs/generation.md, What it costs): every call that reached the model,
+             *     of every variant and every try, including one whose answer the model's filters stopped.
+             *     0 until a call has come back. Nine decimals, a nano-dollar; the Lambda, DynamoDB and S3
+             *     around it are not in it.
+             */
+            cost_usd: number;
             /**
              * Format: date-time
              * @description When generation ended, `done` or `failed`; null before.
@@ -1027,6 +1082,7 @@ export interface components {
          *         "error": null,
          *         "input_tokens": null,
          *         "output_tokens": null,
+         *         "cost_usd": 0.04,
          *         "finished_at": "2026-11-21T16:48:41.000000Z"
          *       },
          *       "created_at": "2026-11-21T16:48:30.000000Z",
@@ -1108,6 +1164,7 @@ export interface components {
          *         "error": null,
          *         "input_tokens": 412,
          *         "output_tokens": 9,
+         *         "cost_usd": 0.00002688,
          *         "finished_at": "2026-11-21T16:48:32.000000Z"
          *       },
          *       "created_at": "2026-11-21T16:48:30.000000Z",
@@ -1429,6 +1486,26 @@ export interface components {
              */
             partial: boolean;
         };
+        TemplatesResponse: {
+            data: components["schemas"]["TemplateEntry"][];
+            /** @constant */
+            status: 200;
+        };
+        /**
+         * @description A document template.
+         * @example {
+         *       "id": 9,
+         *       "name": "Blog post",
+         *       "description": "A complete blog post: title, introduction, sections and conclusion."
+         *     }
+         */
+        TemplateEntry: {
+            id: components["schemas"]["TemplateId"];
+            /** @description Its name, as a document's `template` shows it. */
+            name: string;
+            /** @description What it writes, in one line. */
+            description: string;
+        };
         UsageResponse: {
             data: components["schemas"]["Usage"];
             /** @constant */
@@ -1456,17 +1533,34 @@ export interface components {
          *       },
          *       "reads": {
          *         "images": {
-         *           "used": 81200,
-         *           "limit": 1000000
+         *           "used": 80000,
+         *           "limit": 1000000,
+         *           "batch": 10000
          *         },
          *         "documents": {
-         *           "used": 402311,
-         *           "limit": 1000000
+         *           "used": 400000,
+         *           "limit": 1000000,
+         *           "batch": 10000
          *         },
          *         "voices": {
-         *           "used": 120,
-         *           "limit": 1000000
+         *           "used": 0,
+         *           "limit": 100000,
+         *           "batch": 10000
          *         }
+         *       },
+         *       "spend": {
+         *         "used_usd": 0.562184315,
+         *         "limit_usd": null,
+         *         "by_day": [
+         *           {
+         *             "date": "2026-11-27",
+         *             "used_usd": 0.36
+         *           },
+         *           {
+         *             "date": "2026-11-28",
+         *             "used_usd": 0.202184315
+         *           }
+         *         ]
          *       }
          *     }
          */
@@ -1484,10 +1578,44 @@ export interface components {
             deliveries?: components["schemas"]["Meter"];
             /** @description Read units of each resource's lists and gets, each against the limit. */
             reads: {
-                images: components["schemas"]["Meter"];
-                documents: components["schemas"]["Meter"];
-                voices: components["schemas"]["Meter"];
+                images: components["schemas"]["ReadsMeter"];
+                documents: components["schemas"]["ReadsMeter"];
+                voices: components["schemas"]["ReadsMeter"];
             };
+            spend: components["schemas"]["Spend"];
+        };
+        /**
+         * @description A resource's read units, counted in batches: each function instance gathers an account's
+         *     units and adds them to `used` in one write per `batch` (no DynamoDB call per read). So
+         *     `used` trails the reads by up to a batch per warm instance: it shows 0 until an
+         *     instance has read a batch's worth (10,000 units: some 5,000 gets, or 400 lists of 100
+         *     small records), and what a stopped instance had not added is never counted.
+         */
+        ReadsMeter: {
+            /** @description Read units counted this month, whole batches only. */
+            used: number;
+            /** @description The month's limit; null is unlimited, 0 allows none. */
+            limit: number | null;
+            /** @description How many read units an instance gathers before it counts them. */
+            batch: number;
+        };
+        /**
+         * @description What the account's generations cost in the month, in US dollars at the deployment's model
+         *     prices: each generation's `cost_usd`, counted when its write-back is made (docs/generation.md,
+         *     Each generation's cost). It trails a generation's end by the stream's lag, usually well under a
+         *     second, as totals trail a delete.
+         */
+        Spend: {
+            /** @description Spent this month, nine decimals. */
+            used_usd: number;
+            /** @description The month's spend limit in dollars; null is none. */
+            limit_usd: number | null;
+            /** @description Each day of the month (UTC) with spend, in order; days without spend are left out. */
+            by_day: {
+                /** Format: date */
+                date: string;
+                used_usd: number;
+            }[];
         };
         Meter: {
             /** @description Used this month. */
@@ -1508,8 +1636,9 @@ export interface components {
              */
             url: string;
             /**
-             * @description The event types to receive (`WebhookEventType`), comma-separated, at most 1,024
-             *     characters; empty or not given: all of them. A test event is sent to the endpoint
+             * @description The event types to receive (`WebhookEventType`): comma-separated text of at most
+             *     1,024 characters, or in JSON a list of them, as the answer shows them; empty text or
+             *     not given: all of them (an empty list is 422). A test event is sent to the endpoint
              *     tested whatever it subscribed to.
              * @example image.generated,image.failed
              */
@@ -1541,6 +1670,35 @@ export interface components {
         WebhookTestData: {
             /** @description The endpoint's id (`Webhook.id`). */
             webhook_id: string;
+        };
+        /**
+         * @description The fields to change, at least one, judged as a registration's: text trimmed, and
+         *     empty, white space only or null as not given (so a description cannot be emptied, only
+         *     replaced).
+         */
+        WebhookUpdate: {
+            /**
+             * @description Where deliveries are posted: `https`, at most 2,048 characters, its host resolving to
+             *     public addresses only (never loopback, private, link-local, unique-local, multicast
+             *     or unspecified, IPv4 or IPv6).
+             */
+            url?: string;
+            /**
+             * @description The event types to receive (`WebhookEventType`): comma-separated text of at most
+             *     1,024 characters, or in JSON a list of them, as the answer shows them; empty text or
+             *     not given: all of them (an empty list is 422). A test event is sent to the endpoint
+             *     tested whatever it subscribed to.
+             * @example image.generated,image.failed
+             */
+            events?: string;
+            /** @description Anything to tell endpoints apart, at most 256 characters. */
+            description?: string;
+            /**
+             * @description False disables the endpoint (`disabled_reason` "Disabled by the account."); true enables
+             *     it, and an endpoint the service disabled after 5 days of failures starts afresh: its
+             *     failures count again from the next one. A flag as `favorite` takes it.
+             */
+            enabled?: components["schemas"]["FavoriteInput"];
         };
         /** @enum {string} */
         WebhookEventType: "document.generated" | "document.failed" | "image.generated" | "image.failed" | "webhook.test";
@@ -1650,8 +1808,37 @@ export interface components {
             /** @description When the next attempt is due; null once the delivery has ended. */
             next_attempt_at: components["schemas"]["Timestamp"] | null;
         };
+        /**
+         * @description A page of the log, in the shape of Laravel's simple paginator: links to the first, the
+         *     previous and the next page, and no total (counting a log would read all of it).
+         */
         WebhookDeliveryList: {
             data: components["schemas"]["WebhookDelivery"][];
+            links: {
+                /** Format: uri */
+                first: string;
+                /** Format: uri */
+                prev: string | null;
+                /**
+                 * Format: uri
+                 * @description The next page; null when no older delivery follows.
+                 */
+                next: string | null;
+            };
+            meta: {
+                current_page: number;
+                /** @description The position of the page's first delivery, newest first; null when the page is empty. */
+                from: number | null;
+                /**
+                 * Format: uri
+                 * @description The log's absolute URL without query.
+                 */
+                path: string;
+                /** @enum {integer} */
+                per_page: 10 | 25 | 50 | 100;
+                /** @description The position of the page's last delivery; null when the page is empty. */
+                to: number | null;
+            };
             /** @constant */
             status: 200;
         };
@@ -2076,6 +2263,19 @@ export interface components {
             };
             content?: never;
         };
+        /** @description The document templates, by id. */
+        TemplatesOK: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TemplatesResponse"];
+            };
+        };
         /** @description This month's usage and limits. */
         UsageOK: {
             headers: {
@@ -2154,7 +2354,7 @@ export interface components {
                 "application/json": components["schemas"]["WebhookTestQueued"];
             };
         };
-        /** @description The endpoint's latest 100 deliveries, newest first. */
+        /** @description A page of the endpoint's deliveries, newest first. */
         WebhookDeliveryList: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2647,13 +2847,15 @@ export interface components {
         TemplateIdScope: number;
         /**
          * @description Only records whose `search_by` field contains this text, ignoring letter case and
-         *     accents. Empty means no search.
+         *     accents. The text is trimmed, as a body's text is; empty, or white space
+         *     alone, means no search.
          * @example café
          */
         Search: components["schemas"]["PlainText"];
         /**
-         * @description Only favorite (`true`) or only other (`false`) records. Also taken: `1` and `0`, `true`
-         *     and `false` in any letter case, and empty for no filter.
+         * @description Only favorite (`true`) or only other (`false`) records. Also taken: `1`, `on` and `yes`
+         *     for true, `0`, `off` and `no` for false (what an HTML checkbox and Laravel's boolean
+         *     rule send), each in any letter case, and empty for no filter.
          * @example true
          */
         FavoriteFilter: boolean;
@@ -2664,7 +2866,8 @@ export interface components {
          */
         SortBy: "id" | "name";
         /**
-         * @description The direction of `sort_by`. Also taken empty, for the default.
+         * @description The direction of `sort_by`. Also taken in any letter case (`ASC` is `asc`), and empty
+         *     for the default.
          * @example asc
          */
         Sort: "desc" | "asc";
@@ -2823,6 +3026,14 @@ export interface components {
                 "application/json": components["schemas"]["WebhookCreate"];
             };
         };
+        /** @description The fields to change, form-encoded, as multipart or as a JSON object; any other field is 422. */
+        WebhookUpdate: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["WebhookUpdate"];
+                "multipart/form-data": components["schemas"]["WebhookUpdate"];
+                "application/json": components["schemas"]["WebhookUpdate"];
+            };
+        };
     };
     headers: {
         /** @description The gateway's id of the request, on every response. */
@@ -2881,7 +3092,8 @@ export interface operations {
             query?: {
                 /**
                  * @description Only records whose `search_by` field contains this text, ignoring letter case and
-                 *     accents. Empty means no search.
+                 *     accents. The text is trimmed, as a body's text is; empty, or white space
+                 *     alone, means no search.
                  * @example café
                  */
                 search?: components["parameters"]["Search"];
@@ -2896,8 +3108,9 @@ export interface operations {
                 /** @description Only images whose `filter` is this, as they show it. */
                 filter?: components["schemas"]["FilterFilter"];
                 /**
-                 * @description Only favorite (`true`) or only other (`false`) records. Also taken: `1` and `0`, `true`
-                 *     and `false` in any letter case, and empty for no filter.
+                 * @description Only favorite (`true`) or only other (`false`) records. Also taken: `1`, `on` and `yes`
+                 *     for true, `0`, `off` and `no` for false (what an HTML checkbox and Laravel's boolean
+                 *     rule send), each in any letter case, and empty for no filter.
                  * @example true
                  */
                 favorite?: components["parameters"]["FavoriteFilter"];
@@ -2908,7 +3121,8 @@ export interface operations {
                  */
                 sort_by?: components["parameters"]["SortBy"];
                 /**
-                 * @description The direction of `sort_by`. Also taken empty, for the default.
+                 * @description The direction of `sort_by`. Also taken in any letter case (`ASC` is `asc`), and empty
+                 *     for the default.
                  * @example asc
                  */
                 sort?: components["parameters"]["Sort"];
@@ -3022,7 +3236,8 @@ export interface operations {
             query?: {
                 /**
                  * @description Only records whose `search_by` field contains this text, ignoring letter case and
-                 *     accents. Empty means no search.
+                 *     accents. The text is trimmed, as a body's text is; empty, or white space
+                 *     alone, means no search.
                  * @example café
                  */
                 search?: components["parameters"]["Search"];
@@ -3037,8 +3252,9 @@ export interface operations {
                 /** @description Only images whose `filter` is this, as they show it. */
                 filter?: components["schemas"]["FilterFilter"];
                 /**
-                 * @description Only favorite (`true`) or only other (`false`) records. Also taken: `1` and `0`, `true`
-                 *     and `false` in any letter case, and empty for no filter.
+                 * @description Only favorite (`true`) or only other (`false`) records. Also taken: `1`, `on` and `yes`
+                 *     for true, `0`, `off` and `no` for false (what an HTML checkbox and Laravel's boolean
+                 *     rule send), each in any letter case, and empty for no filter.
                  * @example true
                  */
                 favorite?: components["parameters"]["FavoriteFilter"];
@@ -3049,7 +3265,8 @@ export interface operations {
                  */
                 sort_by?: components["parameters"]["SortBy"];
                 /**
-                 * @description The direction of `sort_by`. Also taken empty, for the default.
+                 * @description The direction of `sort_by`. Also taken in any letter case (`ASC` is `asc`), and empty
+                 *     for the default.
                  * @example asc
                  */
                 sort?: components["parameters"]["Sort"];
@@ -3429,7 +3646,8 @@ export interface operations {
             query?: {
                 /**
                  * @description Only records whose `search_by` field contains this text, ignoring letter case and
-                 *     accents. Empty means no search.
+                 *     accents. The text is trimmed, as a body's text is; empty, or white space
+                 *     alone, means no search.
                  * @example café
                  */
                 search?: components["parameters"]["Search"];
@@ -3441,8 +3659,9 @@ export interface operations {
                  */
                 template_id?: components["parameters"]["TemplateIdScope"];
                 /**
-                 * @description Only favorite (`true`) or only other (`false`) records. Also taken: `1` and `0`, `true`
-                 *     and `false` in any letter case, and empty for no filter.
+                 * @description Only favorite (`true`) or only other (`false`) records. Also taken: `1`, `on` and `yes`
+                 *     for true, `0`, `off` and `no` for false (what an HTML checkbox and Laravel's boolean
+                 *     rule send), each in any letter case, and empty for no filter.
                  * @example true
                  */
                 favorite?: components["parameters"]["FavoriteFilter"];
@@ -3457,7 +3676,8 @@ export interface operations {
                  */
                 sort_by?: components["parameters"]["SortBy"];
                 /**
-                 * @description The direction of `sort_by`. Also taken empty, for the default.
+                 * @description The direction of `sort_by`. Also taken in any letter case (`ASC` is `asc`), and empty
+                 *     for the default.
                  * @example asc
                  */
                 sort?: components["parameters"]["Sort"];
@@ -3571,7 +3791,8 @@ export interface operations {
             query?: {
                 /**
                  * @description Only records whose `search_by` field contains this text, ignoring letter case and
-                 *     accents. Empty means no search.
+                 *     accents. The text is trimmed, as a body's text is; empty, or white space
+                 *     alone, means no search.
                  * @example café
                  */
                 search?: components["parameters"]["Search"];
@@ -3583,8 +3804,9 @@ export interface operations {
                  */
                 template_id?: components["parameters"]["TemplateIdScope"];
                 /**
-                 * @description Only favorite (`true`) or only other (`false`) records. Also taken: `1` and `0`, `true`
-                 *     and `false` in any letter case, and empty for no filter.
+                 * @description Only favorite (`true`) or only other (`false`) records. Also taken: `1`, `on` and `yes`
+                 *     for true, `0`, `off` and `no` for false (what an HTML checkbox and Laravel's boolean
+                 *     rule send), each in any letter case, and empty for no filter.
                  * @example true
                  */
                 favorite?: components["parameters"]["FavoriteFilter"];
@@ -3599,7 +3821,8 @@ export interface operations {
                  */
                 sort_by?: components["parameters"]["SortBy"];
                 /**
-                 * @description The direction of `sort_by`. Also taken empty, for the default.
+                 * @description The direction of `sort_by`. Also taken in any letter case (`ASC` is `asc`), and empty
+                 *     for the default.
                  * @example asc
                  */
                 sort?: components["parameters"]["Sort"];
@@ -3979,7 +4202,8 @@ export interface operations {
             query?: {
                 /**
                  * @description Only records whose `search_by` field contains this text, ignoring letter case and
-                 *     accents. Empty means no search.
+                 *     accents. The text is trimmed, as a body's text is; empty, or white space
+                 *     alone, means no search.
                  * @example café
                  */
                 search?: components["parameters"]["Search"];
@@ -3992,7 +4216,8 @@ export interface operations {
                  */
                 sort_by?: components["parameters"]["SortBy"];
                 /**
-                 * @description The direction of `sort_by`. Also taken empty, for the default.
+                 * @description The direction of `sort_by`. Also taken in any letter case (`ASC` is `asc`), and empty
+                 *     for the default.
                  * @example asc
                  */
                 sort?: components["parameters"]["Sort"];
@@ -4106,7 +4331,8 @@ export interface operations {
             query?: {
                 /**
                  * @description Only records whose `search_by` field contains this text, ignoring letter case and
-                 *     accents. Empty means no search.
+                 *     accents. The text is trimmed, as a body's text is; empty, or white space
+                 *     alone, means no search.
                  * @example café
                  */
                 search?: components["parameters"]["Search"];
@@ -4119,7 +4345,8 @@ export interface operations {
                  */
                 sort_by?: components["parameters"]["SortBy"];
                 /**
-                 * @description The direction of `sort_by`. Also taken empty, for the default.
+                 * @description The direction of `sort_by`. Also taken in any letter case (`ASC` is `asc`), and empty
+                 *     for the default.
                  * @example asc
                  */
                 sort?: components["parameters"]["Sort"];
@@ -4407,6 +4634,66 @@ export interface operations {
             default: components["responses"]["UnexpectedError"];
         };
     };
+    listTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["TemplatesOK"];
+            401: components["responses"]["Unauthenticated"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    preflightTemplates: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The origin of the page that wants to make the request.
+                 * @example https://app.example
+                 */
+                Origin?: components["parameters"]["Origin"];
+                /**
+                 * @description The method of the request the browser is about to make.
+                 * @example PUT
+                 */
+                "Access-Control-Request-Method"?: components["parameters"]["Access-Control-Request-Method"];
+                /**
+                 * @description The headers the request will carry beyond the simple ones.
+                 * @example authorization, content-type
+                 */
+                "Access-Control-Request-Headers"?: components["parameters"]["Access-Control-Request-Headers"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["Preflight"];
+        };
+    };
+    headTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Head"];
+            "4XX": components["responses"]["HeadError"];
+            "5XX": components["responses"]["HeadError"];
+        };
+    };
     getUsage: {
         parameters: {
             query?: never;
@@ -4659,6 +4946,37 @@ export interface operations {
             "5XX": components["responses"]["HeadError"];
         };
     };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook endpoint's id, `wh_` and 24 lowercase hex digits. Any other id, and another
+                 *     account's endpoint, answers 404.
+                 * @example wh_5f0c2e9a7b3d41c8a6e2f901
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["WebhookUpdate"];
+        responses: {
+            200: components["responses"]["WebhookOK"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
     testWebhook: {
         parameters: {
             query?: never;
@@ -4723,7 +5041,19 @@ export interface operations {
     };
     listWebhookDeliveries: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The page, from 1 to 10^12. A page past the end answers an empty `data` with correct
+                 *     `meta`. Also taken with leading zeros (`02`), and empty for the default.
+                 * @example 2
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Deliveries per page. Also taken with leading zeros (`025`), and empty for the default.
+                 * @example 25
+                 */
+                per_page?: 10 | 25 | 50 | 100;
+            };
             header?: never;
             path: {
                 /**
@@ -4741,6 +5071,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -269,6 +269,13 @@ func TestGeneratedClient(t *testing.T) {
 	}
 	headUsage, err := c.HeadUsageWithResponse(ctx)
 	status(t, "HEAD usage", headUsage.HTTPResponse, err, 200)
+	templates, err := c.ListTemplatesWithResponse(ctx)
+	status(t, "templates", templates.HTTPResponse, err, 200)
+	if l := templates.JSON200.Data; len(l) != 52 || l[8].Id != 9 || l[8].Name != "Blog post" {
+		t.Errorf("templates: %+v", l)
+	}
+	headTemplates, err := c.HeadTemplatesWithResponse(ctx)
+	status(t, "HEAD templates", headTemplates.HTTPResponse, err, 200)
 
 	// A document written in the voice, in another language and three
 	// variants: its tone is the voice's.
@@ -303,11 +310,20 @@ func TestGeneratedClient(t *testing.T) {
 	if gotHook.JSON200.Data.Description != "CMS" {
 		t.Errorf("get webhook: %s", gotHook.Body)
 	}
+	off := false
+	disabled, err := c.UpdateWebhookWithResponse(ctx, h.Id, client.WebhookUpdate{Enabled: &off, Description: ptr("CMS, paused")})
+	status(t, "update webhook", disabled.HTTPResponse, err, 200)
+	if d := disabled.JSON200.Data; d.Enabled || d.Description != "CMS, paused" || d.DisabledReason == nil {
+		t.Errorf("updated webhook: %s", disabled.Body)
+	}
+	on := true
+	enabled, err := c.UpdateWebhookWithResponse(ctx, h.Id, client.WebhookUpdate{Enabled: &on})
+	status(t, "enable webhook", enabled.HTTPResponse, err, 200)
 	headHook, err := c.HeadWebhookWithResponse(ctx, h.Id)
 	status(t, "HEAD webhook", headHook.HTTPResponse, err, 200)
 	tested, err := c.TestWebhookWithResponse(ctx, h.Id)
 	status(t, "test webhook", tested.HTTPResponse, err, 202)
-	hookLog, err := c.ListWebhookDeliveriesWithResponse(ctx, h.Id)
+	hookLog, err := c.ListWebhookDeliveriesWithResponse(ctx, h.Id, nil)
 	status(t, "webhook deliveries", hookLog.HTTPResponse, err, 200)
 	if l := hookLog.JSON200.Data; len(l) != 1 || l[0].Type != client.WebhookTest || l[0].Status != client.DeliveryPending {
 		t.Errorf("deliveries: %s", hookLog.Body)

@@ -7,12 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
+	"contentapi/shared/generation"
 	"contentapi/shared/quota"
 )
 
@@ -27,7 +29,7 @@ func configVars() []string {
 	for _, k := range app.Kinds {
 		vars = append(vars, app.EnvDefaultMonthly(k))
 	}
-	return append(vars, app.EnvGeneration, app.EnvTextModel, app.EnvImageModel, app.EnvBedrockRegion,
+	return append(vars, app.EnvGeneration, app.EnvTextModel, app.EnvImageModel, app.EnvModelPrices, app.EnvBedrockRegion,
 		app.EnvGenerationWait, app.EnvPicturesBucket, app.EnvBedrockEndpoint, app.EnvS3Endpoint,
 		app.EnvWebhooksTable, app.EnvWebhookQueue, app.EnvWebhookSlowQueue, app.EnvWebhookSeal, app.EnvSQSEndpoint)
 }
@@ -53,11 +55,16 @@ func TestGenerationConfig(t *testing.T) {
 	}{
 		{"off when unset", map[string]string{app.EnvKeysTable: "keys", app.EnvTextModel: "t"}, app.Generation{}, nil},
 		{"off", with(app.EnvGeneration, "off"), app.Generation{}, nil},
-		{"on, with the defaults", on, app.Generation{On: true, TextModel: "t", ImageModel: "i", Wait: 25 * time.Second}, nil},
+		{"on, with the defaults", on, app.Generation{On: true, TextModel: "t", ImageModel: "i", Wait: 25 * time.Second,
+			Prices: generation.DefaultPrices}, nil},
+		{"on, with prices of its own", with(app.EnvModelPrices, `[{"model": "t", "input_tokens": 0.5, "output_tokens": 1.5, "taken": "2026-11-28"}]`),
+			app.Generation{On: true, TextModel: "t", ImageModel: "i", Wait: 25 * time.Second, Prices: append(slices.Clone(generation.DefaultPrices),
+				generation.Price{Model: "t", InputTokens: 500_000_000, OutputTokens: 1_500_000_000, Taken: "2026-11-28"})}, nil},
+		{"prices that do not read", with(app.EnvModelPrices, `[{"model": "t", "input_tokens": "cheap"}]`), app.Generation{}, []string{app.EnvModelPrices}},
 		{"on, every variable", with(app.EnvRegion, "eu-west-1", app.EnvBedrockRegion, "us-west-2", app.EnvGenerationWait, "0",
 			app.EnvPicturesBucket, "pics", app.EnvBedrockEndpoint, "http://127.0.0.1:8002", app.EnvS3Endpoint, "http://127.0.0.1:8001"),
 			app.Generation{On: true, TextModel: "t", ImageModel: "i", Region: "us-west-2", Bucket: "pics",
-				BedrockEndpoint: "http://127.0.0.1:8002", S3Endpoint: "http://127.0.0.1:8001"}, nil},
+				BedrockEndpoint: "http://127.0.0.1:8002", S3Endpoint: "http://127.0.0.1:8001", Prices: generation.DefaultPrices}, nil},
 		{"a word other than on or off", with(app.EnvGeneration, "yes"), app.Generation{}, []string{app.EnvGeneration}},
 		{"on without its models", map[string]string{app.EnvKeysTable: "keys", app.EnvGeneration: "on"}, app.Generation{},
 			[]string{app.EnvTextModel, app.EnvImageModel}},

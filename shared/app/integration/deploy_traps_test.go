@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"contentapi/shared/local/sam"
 )
 
 // statefulTypes are the resource types that keep something when deleted
@@ -13,15 +15,18 @@ import (
 var statefulTypes = []string{"AWS::DynamoDB::Table", "AWS::S3::Bucket", "AWS::SQS::Queue", "AWS::SecretsManager::Secret", "AWS::Logs::LogGroup"}
 
 // Every stateful resource chooses its fate on deletion and replacement,
-// the same for both; the generation failures queue is kept, as the tables
-// are, so a stack's last failures outlive it.
+// the same for both, but that a log group deleted with the stack may be
+// kept when replaced (a change of its class makes a new group), so that
+// its lines last until they expire; the generation failures queue is
+// kept, as the tables are, so a stack's last failures outlive it.
 func TestTemplateStatefulResourcesChooseTheirFate(t *testing.T) {
 	tmpl := loadTemplate(t)
 	for id, r := range tmpl.Resources {
 		if !slices.Contains(statefulTypes, r.Type) {
 			continue
 		}
-		if r.DeletionPolicy == "" || r.UpdateReplacePolicy != r.DeletionPolicy {
+		keptLines := r.Type == sam.LogGroupType && r.DeletionPolicy == "Delete" && r.UpdateReplacePolicy == "Retain"
+		if r.DeletionPolicy == "" || r.UpdateReplacePolicy != r.DeletionPolicy && !keptLines {
 			t.Errorf("%s (%s): DeletionPolicy %q, UpdateReplacePolicy %q", id, r.Type, r.DeletionPolicy, r.UpdateReplacePolicy)
 		}
 	}
@@ -70,7 +75,7 @@ func TestDocsCostsMatchTheTemplate(t *testing.T) {
 	costs := section(t, docPage(t, "docs/deploying.md"), "**What it costs.**", "\n#")
 	tracing := false
 	for _, f := range tmpl.Functions() {
-		tracing = tracing || f.Properties["Tracing"] == "Active"
+		tracing = tracing || tmpl.ResolveParameters(f.Properties["Tracing"]) == "Active"
 	}
 	sse, pitr := false, false
 	tables, err := tmpl.Tables()

@@ -1,7 +1,6 @@
 package integration_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +14,7 @@ import (
 	"contentapi/shared/auth"
 	"contentapi/shared/documents"
 	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/metrics/metricstest"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
@@ -46,7 +46,7 @@ func expectUnavailable(t *testing.T, r response) {
 }
 
 func TestDynamoDBFaults(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &lambdalocal.LogBuffer{}
 	s, proxy := faultyStack(t, func(c *app.Config) { c.RequestTimeout, c.LogOutput = 2*time.Second, logs })
 	createImage(t, s, "Before the storm")
 	for mode, fault := range map[string]ddblocal.Fault{"throttle": ddblocal.ThrottleCall, "error": ddblocal.FailCall, "drop": ddblocal.DropCall} {
@@ -78,7 +78,7 @@ func TestDynamoDBFaults(t *testing.T) {
 		t.Fatalf("after faults: %s", r.Raw)
 	}
 	// Every 503 was counted, as the images function's.
-	if got := metricstest.Sum(logs.lines(t), "DynamoDBUnavailable", "Function=images"); got != 3*3+1 {
+	if got := metricstest.Sum(metricLines(t, logs), "DynamoDBUnavailable", "Function=images"); got != 3*3+1 {
 		t.Errorf("DynamoDBUnavailable = %v, want 10", got)
 	}
 }
@@ -233,26 +233,8 @@ func TestConcurrentWritesLoseNothing(t *testing.T) {
 	}
 }
 
-// syncBuffer collects log lines written from many goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestSecretsStayOut(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &lambdalocal.LogBuffer{}
 	s, proxy := faultyStack(t, func(c *app.Config) {
 		c.LogOutput = logs
 		c.LogLevel = -4 // debug: everything that is ever logged

@@ -26,6 +26,7 @@ import (
 	"contentapi/client"
 	"contentapi/shared/app"
 	"contentapi/shared/documents"
+	"contentapi/shared/generation"
 	"contentapi/shared/local/bedrockstandin"
 	"contentapi/shared/local/lambdalocal"
 	localstack "contentapi/shared/local/stack"
@@ -122,6 +123,23 @@ func state(d map[string]any) map[string]any {
 	return g
 }
 
+// wantCost holds a record's generation.cost_usd to want, to the
+// nano-dollar.
+func wantCost(t *testing.T, d map[string]any, want generation.USD) {
+	t.Helper()
+	cost, ok := state(d)["cost_usd"].(float64)
+	if got := fmt.Sprintf("%.9f", cost); !ok || got != want.Decimal() {
+		t.Fatalf("cost_usd = %v, want %s", state(d)["cost_usd"], want.Decimal())
+	}
+}
+
+// textCost is what in and out tokens of the stand-in's text model cost,
+// at the prices of the model it stands in for.
+func textCost(in, out int64) generation.USD {
+	p, _ := bedrockstandin.Prices().Of(bedrockstandin.TextModel)
+	return p.Text(in, out)
+}
+
 func genStatus(d map[string]any) string {
 	s, _ := state(d)["status"].(string)
 	return s
@@ -206,6 +224,8 @@ func TestCreateDocumentGeneratesItsText(t *testing.T) {
 	if r.Header.Get("Preference-Applied") != "" || g.parts.Bedrock.Calls() != 1 {
 		t.Fatalf("Preference-Applied %q, %d model calls", r.Header.Get("Preference-Applied"), g.parts.Bedrock.Calls())
 	}
+	// The one call cost its tokens at the model's price.
+	wantCost(t, d, textCost(num(st["input_tokens"]), num(st["output_tokens"])))
 	// What the answer showed is what is stored.
 	if got := g.get(fmt.Sprintf("/api/v1/documents/%v", d["id"])).data(); got["result"] != result || genStatus(got) != "done" {
 		t.Fatalf("stored: %v", got)
@@ -226,6 +246,7 @@ func TestCreateImageDrawsItsPicture(t *testing.T) {
 	if genStatus(d) != "done" || state(d)["model"] != bedrockstandin.ImageModel || !picturebucket.IsName(name) {
 		t.Fatalf("image = %v", d)
 	}
+	wantCost(t, d, 40_000_000) // a picture at Stable Image Core's $0.04
 	img := fetch(t, d["url"].(string))
 	if b := img.Bounds(); b.Dx() != 256 || b.Dy() != 256 {
 		t.Fatalf("picture is %dx%d", b.Dx(), b.Dy())

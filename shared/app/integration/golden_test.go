@@ -94,7 +94,7 @@ func TestGoldenAnswers(t *testing.T) {
 			return resp, err
 		}
 	}
-	g, err := lambdalocal.NewGateway(loadTemplate(t), recorded, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g, err := lambdalocal.NewGateway(loadTemplate(t), recorded, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,16 +11,17 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/local/bedrockstandin"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/metrics"
 	"contentapi/shared/metrics/metricstest"
 	"contentapi/shared/quota"
 	"contentapi/shared/store"
 )
 
-// lines are the metric lines written so far.
-func (s *syncBuffer) lines(t *testing.T) []metricstest.Line {
+// metricLines are the metric lines written to logs so far.
+func metricLines(t *testing.T, logs *lambdalocal.LogBuffer) []metricstest.Line {
 	t.Helper()
-	lines, err := metricstest.Parse([]byte(s.String()))
+	lines, err := metricstest.Parse([]byte(logs.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,10 +30,10 @@ func (s *syncBuffer) lines(t *testing.T) []metricstest.Line {
 
 // wantSum waits for the metric's sum over the lines with dims to be want:
 // a generation's line is written just after its record.
-func (s *syncBuffer) wantSum(t *testing.T, want float64, name string, dims ...string) {
+func wantSum(t *testing.T, logs *lambdalocal.LogBuffer, want float64, name string, dims ...string) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("%s %v = %v", name, dims, want), func() (bool, string) {
-		got := metricstest.Sum(s.lines(t), name, dims...)
+		got := metricstest.Sum(metricLines(t, logs), name, dims...)
 		return got == want, fmt.Sprint(got)
 	})
 }
@@ -42,7 +43,7 @@ func (s *syncBuffer) wantSum(t *testing.T, want float64, name string, dims ...st
 // queue) by kind and outcome, their errors by code, latency and tokens,
 // and refusals by the function that answered.
 func TestFunctionsWriteTheirMetrics(t *testing.T) {
-	var out syncBuffer
+	var out lambdalocal.LogBuffer
 	g := newGenStack(t, genOptions{maxTries: 2, configure: func(c *app.Config) {
 		c.LogOutput, c.Stack = &out, "staging"
 		c.QuotaDefaults = quota.Limits{quota.Images: quota.Max(0)}
@@ -63,16 +64,16 @@ func TestFunctionsWriteTheirMetrics(t *testing.T) {
 
 	stack := metrics.DimStack + "=staging"
 	docs := metrics.DimKind + "=documents"
-	out.wantSum(t, 2, "Generations", stack, docs, "Outcome=done")
-	out.wantSum(t, 1, "Generations", stack, docs, "Outcome=filtered")
-	out.wantSum(t, 1, "Generations", stack, docs, "Outcome=failed")
-	out.wantSum(t, 3, "Generations", stack, docs, "Outcome=retried")
-	out.wantSum(t, 1, "Generations", stack, "Outcome=failed") // the kinds together
-	out.wantSum(t, 1, "GenerationErrors", stack, docs, "Code=content_filtered")
-	out.wantSum(t, 1, "GenerationErrors", stack, docs, "Code=throttled")
-	out.wantSum(t, 3, "GenerationErrors", stack, docs, "Code=model_unavailable")
-	out.wantSum(t, 1, "QuotaRefusals", stack, metrics.DimFunction+"=images")
-	lines := out.lines(t)
+	wantSum(t, &out, 2, "Generations", stack, docs, "Outcome=done")
+	wantSum(t, &out, 1, "Generations", stack, docs, "Outcome=filtered")
+	wantSum(t, &out, 1, "Generations", stack, docs, "Outcome=failed")
+	wantSum(t, &out, 3, "Generations", stack, docs, "Outcome=retried")
+	wantSum(t, &out, 1, "Generations", stack, "Outcome=failed") // the kinds together
+	wantSum(t, &out, 1, "GenerationErrors", stack, docs, "Code=content_filtered")
+	wantSum(t, &out, 1, "GenerationErrors", stack, docs, "Code=throttled")
+	wantSum(t, &out, 3, "GenerationErrors", stack, docs, "Code=model_unavailable")
+	wantSum(t, &out, 1, "QuotaRefusals", stack, metrics.DimFunction+"=images")
+	lines := metricLines(t, &out)
 	if n := metricstest.Sum(lines, "InputTokens", stack, docs); n <= 0 {
 		t.Errorf("input tokens %v", n)
 	}
@@ -88,7 +89,7 @@ func TestFunctionsWriteTheirMetrics(t *testing.T) {
 // of a deleted image, with S3 down) is reported as the batch's failure,
 // to be delivered again, and the batch is counted as the generator's.
 func TestGeneratorCountsTheBatchItCouldNotHandle(t *testing.T) {
-	var out syncBuffer
+	var out lambdalocal.LogBuffer
 	g := newGenStack(t, genOptions{noStream: true, configure: func(c *app.Config) { c.LogOutput, c.Stack = &out, "staging" }})
 	r := g.form("POST", "/api/v1/images", "name", "x", "description", "A lighthouse", "resolution", "256x256")
 	expect(t, r, 201)
@@ -111,7 +112,7 @@ func TestGeneratorCountsTheBatchItCouldNotHandle(t *testing.T) {
 	if err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "100" {
 		t.Fatalf("failures %v, error %v; want the record reported", resp.BatchItemFailures, err)
 	}
-	if got := metricstest.Sum(out.lines(t), "BatchFailures", metrics.DimStack+"=staging",
+	if got := metricstest.Sum(metricLines(t, &out), "BatchFailures", metrics.DimStack+"=staging",
 		metrics.DimFunction+"="+metrics.FunctionGenerator); got != 1 {
 		t.Errorf("BatchFailures of the generator = %v, want 1", got)
 	}

@@ -154,11 +154,11 @@ func favoriteClasses() []valueClass {
 	for _, s := range []string{"1", "0", "true", "false", "TRUE", "True"} {
 		out = append(out, typedText(s, accepted))
 	}
-	for _, s := range []string{"fAlSe", " true\t"} {
+	for _, s := range []string{"fAlSe", " true\t", "on", "Yes", "OFF", "no"} {
 		out = append(out, typedText(s, tolerated))
 	}
 	out = append(out, valueClass{name: `"t"`, text: "t", want: refused, formExcept: lenient})
-	for _, s := range []string{"yes", "2", "01", "1.0", "on"} {
+	for _, s := range []string{"y", "2", "01", "1.0", "onn"} {
 		out = append(out, valueClass{name: fmt.Sprintf("%q", s), text: s, want: refused})
 	}
 	for _, j := range []string{"true", "false"} {
@@ -401,10 +401,10 @@ func queryCases(key string) []agreementCase {
 		{"images", "style", images.Styles, empty, wrong, nil},
 		{"images", "medium", images.Media, empty, wrong, nil},
 		{"images", "filter", images.Filters, empty, wrong, nil},
-		{"images", "favorite", []string{"true", "false", "1", "0", "TRUE", "False"}, empty, []string{"yes", "2", "%201", "01"}, []string{"t"}},
+		{"images", "favorite", []string{"true", "false", "1", "0", "TRUE", "False"}, []string{"on", "Yes", "off", "NO", ""}, []string{"y", "2", "%201", "01"}, []string{"t"}},
 		{"documents", "favorite", []string{"1"}, []string{"fALSE", ""}, []string{"maybe"}, nil},
 		{"images", "sort_by", []string{"id", "name"}, empty, []string{"created", "ID"}, nil},
-		{"images", "sort", []string{"asc", "desc"}, empty, []string{"up", "ASC"}, nil},
+		{"images", "sort", []string{"asc", "desc"}, []string{"ASC", "Desc", ""}, []string{"up", "%20asc"}, nil},
 		{"images", "per_page", []string{"10", "25", "50", "100", "010", "0100", ""}, nil, []string{"7", "0", "+10", "-10", "%2010", "1000", "10.0", "1e1"}, []string{"%2B10"}},
 		{"images", "page", []string{"1", "2", "01", "1000000000000", "0001000000000000", ""}, nil, []string{"0", "1000000000001", "-1", "abc", "99999999999999999999", "1.0"}, []string{"%2B1"}},
 		{"documents", "template_id", []string{"1", "9", "09", "52", "000052", ""}, nil, []string{"0", "53", "%209", "000", "9.0"}, []string{"%2B1"}},

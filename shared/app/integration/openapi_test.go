@@ -631,6 +631,10 @@ func TestOpenAPIConformance(t *testing.T) {
 	c.get(200, "/api/v1/images", w)
 	c.get(200, "/api/v1/images?search=CAFE&search_by=name&resolution=512x512&favorite=0&sort_by=name&sort=asc&per_page=25&page=1", w)
 	c.get(200, "/api/v1/images?style=anime&medium=ink&filter=sepia&favorite=false&sort_by=id&sort=desc&per_page=10&page=1", w)
+	c.get(200, "/api/v1/templates", w)
+	c.call(200, request{method: "HEAD", path: "/api/v1/templates", key: w})
+	c.get(200, "/api/v1/images?favorite=on&search=%20CAFE%20", w)
+	c.get(200, "/api/v1/images?favorite=No", w)
 	c.get(200, "/api/v1/images?page=2", w)
 	c.get(200, "/api/v1/images?per_page=100&page=99&unknown=ignored", w)
 	c.call(200, request{method: "HEAD", path: "/api/v1/images", key: w})
@@ -771,8 +775,16 @@ func TestOpenAPIConformance(t *testing.T) {
 	c.call(200, request{method: "HEAD", path: "/api/v1/webhooks", key: w})
 	c.get(200, hookPath, ro)
 	c.call(200, request{method: "HEAD", path: hookPath, key: w})
+	c.json(200, "PATCH", hookPath, w, `{"enabled":false,"events":["image.failed"]}`)
+	c.form(200, "PATCH", hookPath, w, "enabled", "on", "description", "Gallery")
+	c.json(422, "PATCH", hookPath, w, `{"enabled":"maybe"}`)
+	c.call(404, request{method: "PATCH", path: hookPath, key: other, contentType: formType, body: "enabled=1"})
+	c.call(403, request{method: "PATCH", path: hookPath, key: ro, contentType: formType, body: "enabled=1"})
 	c.call(202, request{method: "POST", path: hookPath + "/test", key: w})
 	c.get(200, hookPath+"/deliveries", ro)
+	c.get(200, hookPath+"/deliveries?per_page=10&page=2", ro)
+	// Past the log's reach, which depends on per_page: no pattern says it.
+	c.refusedForState(422, request{method: "GET", path: hookPath + "/deliveries?page=1001&per_page=10", key: ro})
 	c.call(200, request{method: "HEAD", path: hookPath + "/deliveries", key: w})
 	c.get(404, hookPath, other)
 	c.get(404, "/api/v1/webhooks/wh_nope", w)
@@ -802,7 +814,7 @@ func TestOpenAPIConformance(t *testing.T) {
 	c.get(404, hookPath, w)
 
 	for _, path := range []string{"/api/v1/images", "/api/v1/images/1", "/api/v1/images/1/regenerate", "/api/v1/documents",
-		"/api/v1/documents/1", "/api/v1/documents/1/regenerate", "/api/v1/usage", app.OpenAPIPath,
+		"/api/v1/documents/1", "/api/v1/documents/1/regenerate", "/api/v1/usage", app.TemplatesPath, app.OpenAPIPath,
 		"/api/v1/webhooks", hookPath, hookPath + "/test", hookPath + "/deliveries"} {
 		c.call(204, request{method: "OPTIONS", path: path,
 			header: map[string]string{"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}})

@@ -46,7 +46,7 @@ func outageStack(t *testing.T, deadline time.Duration) (*stack, *ddblocal.FaultP
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := lambdalocal.NewGateway(loadTemplate(t), fns, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g, err := lambdalocal.NewGateway(loadTemplate(t), fns, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/prompts"
 	"contentapi/shared/quota"
+	"contentapi/shared/store"
 )
 
 // setLimits gives an account limits of its own, as make limits does.
@@ -387,6 +388,17 @@ func TestReadsCountedInBatches(t *testing.T) {
 		counted := slices.DeleteFunc(slices.Clone(calls), func(r ddblocal.ProxiedCall) bool { return !r.Has("used_reads_") })
 		if len(counted) != writes || len(calls) != 40+writes {
 			t.Errorf("batch %v: %d calls for 40 gets, %d of them counting reads; want %d counting", batch, len(calls), len(counted), writes)
+		}
+		// The usage shows what is counted, and the batch it trails by:
+		// the 40 units under a batch of ten, none under the default's.
+		u := s.get(app.UsagePath)
+		docs, _ := u.data()["reads"].(map[string]any)["documents"].(map[string]any)
+		used, size := int64(40), int64(batch)
+		if batch == 0 {
+			used, size = 0, store.DefaultReadsBatch
+		}
+		if num(docs["used"]) != used || num(docs["batch"]) != size {
+			t.Errorf("batch %v: usage of reads %v, want %d used in batches of %d", batch, docs, used, size)
 		}
 	}
 }

@@ -19,7 +19,7 @@ func serve(t testing.TB, a *app.App) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := lambdalocal.NewGateway(loadTemplate(t), fns, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g, err := lambdalocal.NewGateway(loadTemplate(t), fns, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,8 @@ func TestTemplateTally(t *testing.T) {
 
 // The tally's filter passes exactly a delete, a live record turned into its
 // tombstone, and any change of a record whose generation holds part of the
-// month's quota (its end gives it back); not a create, a void id, an edit,
+// month's quota (its end gives it back), and a write-back of a running
+// generation that spent (the tally sums it); not a create, a void id, an edit,
 // a tombstone touched again, an edit of a record whose generation ended.
 func TestTemplateTallyFilter(t *testing.T) {
 	tmpl := loadTemplate(t)
@@ -119,6 +120,13 @@ func TestTemplateTallyFilter(t *testing.T) {
 	pending.Hold = &generation.Hold{Usage: "used_words_2026_11", Held: 4096}
 	running := pending.Claim(time.Now())
 	done := running.Finish("m", generation.Usage{Counted: 12}, time.Now())
+	// An image's generation holds nothing; its write-backs pass for what
+	// they spent, a claim of it does not.
+	picture := generation.Request("m", time.Now())
+	drawing := picture.Claim(time.Now())
+	drawn := drawing.Finish("m", generation.Usage{}, time.Now()).Spend(40_000_000)
+	handedBack := drawing.Requeue(true).Spend(40_000_000)
+	unpriced := drawing.Finish("m", generation.Usage{}, time.Now())
 	testCases := []struct {
 		name     string
 		event    string
@@ -137,6 +145,11 @@ func TestTemplateTallyFilter(t *testing.T) {
 		{"a holding record removed", "REMOVE", withState(live, pending), nil, true},
 		{"an ended generation's record edited", "MODIFY", withState(live, done), withState(edited, done), false},
 		{"an ended generation regenerated", "MODIFY", withState(live, done), withState(live, pending), false},
+		{"a generation holding nothing claimed", "MODIFY", withState(live, picture), withState(live, drawing), false},
+		{"a generation that spent ended", "MODIFY", withState(live, drawing), withState(live, drawn), true},
+		{"a generation that spent handed back", "MODIFY", withState(live, drawing), withState(live, handedBack), true},
+		{"a generation that spent nothing ended", "MODIFY", withState(live, drawing), withState(live, unpriced), false},
+		{"a spent generation's record edited", "MODIFY", withState(live, drawn), withState(edited, drawn), false},
 	}
 	count := 0
 	for _, m := range mappings {

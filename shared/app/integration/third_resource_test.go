@@ -285,7 +285,7 @@ func serveTemplate(t *testing.T, a *app.App, tmpl *sam.Template) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := lambdalocal.NewGateway(tmpl, fns, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	gw, err := lambdalocal.NewGateway(tmpl, fns, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,11 +52,17 @@ func TestUsageByTheMonth(t *testing.T) {
 	if err := doc.CountUsage(ctx, "acme", quota.Words, 1234); err != nil {
 		t.Fatal(err)
 	}
+	// A generation's write-back that spent $0.0000015, as the tally counts it.
+	if err := doc.Apply(ctx, "shard-1", "acme", []store.Change{{Spent: 1500, Seq: "1", At: now}}); err != nil {
+		t.Fatal(err)
+	}
 	data := get()
 	want := map[string]any{"period": "2026-11",
 		"images":    map[string]any{"used": 1.0, "limit": 100.0},
 		"documents": map[string]any{"used": 0.0, "limit": nil},
-		"words":     map[string]any{"used": 1234.0, "limit": nil}}
+		"words":     map[string]any{"used": 1234.0, "limit": nil},
+		"spend": map[string]any{"used_usd": 0.0000015, "limit_usd": nil,
+			"by_day": []any{map[string]any{"date": "2026-11-30", "used_usd": 0.0000015}}}}
 	if !equalJSON(data, want) {
 		t.Errorf("November: %v, want %v", data, want)
 	}
@@ -66,7 +72,8 @@ func TestUsageByTheMonth(t *testing.T) {
 	want = map[string]any{"period": "2026-12",
 		"images":    map[string]any{"used": 0.0, "limit": 100.0},
 		"documents": map[string]any{"used": 0.0, "limit": nil},
-		"words":     map[string]any{"used": 0.0, "limit": nil}}
+		"words":     map[string]any{"used": 0.0, "limit": nil},
+		"spend":     map[string]any{"used_usd": 0.0, "limit_usd": nil, "by_day": []any{}}}
 	if !equalJSON(data, want) {
 		t.Errorf("December: %v, want %v", data, want)
 	}

@@ -6,9 +6,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"contentapi/shared/app"
 	"contentapi/shared/local/bedrockstandin"
-
+	"contentapi/shared/quota"
 	"contentapi/shared/voices"
 )
 
@@ -255,4 +257,32 @@ func TestADeletedVoiceLeavesItsDocuments(t *testing.T) {
 	if got := texts(t, re.data()); !slices.Equal(got, []string{re.data()["result"].(string)}) {
 		t.Fatalf("results %q", got)
 	}
+}
+
+// Reading voices counts against a tenth of the deployment's default reads
+// limit (app.Resources): a voice list reads a few units, and the key's
+// worst day stays bounded with a third resource. /usage shows that limit,
+// and the documents keep the whole.
+func TestVoicesReadATenthOfTheDefaultReads(t *testing.T) {
+	s := newStackWith(t, func(c *app.Config) {
+		c.QuotaDefaults = quota.Limits{quota.Reads: quota.Max(40)}
+		c.ReadsBatch = 1
+	})
+	s.voice(t, "name", "House", "guide", "Short sentences, no jargon, warm.")
+	u := s.get(app.UsagePath)
+	reads, _ := u.data()["reads"].(map[string]any)
+	voicesReads, _ := reads["voices"].(map[string]any)
+	documentsReads, _ := reads["documents"].(map[string]any)
+	if num(voicesReads["limit"]) != 4 || num(documentsReads["limit"]) != 40 {
+		t.Fatalf("reads limits: voices %v, documents %v; want 4 and 40: %s", voicesReads["limit"], documentsReads["limit"], u.Raw)
+	}
+	before := time.Now()
+	for range 100 {
+		if r := s.get("/api/v1/voices"); r.Status != 200 {
+			expectQuota(t, r, "reads", 4, before, time.Now())
+			expect(t, s.get("/api/v1/documents"), 200)
+			return
+		}
+	}
+	t.Fatalf("100 voice lists passed a limit of 4 read units: %s", s.get(app.UsagePath).Raw)
 }

@@ -89,6 +89,7 @@ type deliveryStack struct {
 	endpoint hookstore.Endpoint
 	mu       sync.Mutex
 	bodies   []map[string]any
+	raw      [][]byte // the bodies as they came
 }
 
 // newDeliveryStack starts it; status answers the receiver's nth call
@@ -118,6 +119,7 @@ func newDeliveryStack(t *testing.T, schedule webhook.Schedule, status func(n int
 		var b map[string]any
 		_ = json.Unmarshal(body, &b)
 		d.bodies = append(d.bodies, b)
+		d.raw = append(d.raw, body)
 		w.WriteHeader(status(len(d.bodies)))
 	}))
 	t.Cleanup(srv.Close)
@@ -202,11 +204,28 @@ func TestImageEventsCarryAURLMadeForEachAttempt(t *testing.T) {
 	r := d.form("POST", "/api/v1/images", "name", "Cliff", "description", "A lighthouse", "resolution", "256x256")
 	expect(t, r, 201)
 	attempts := d.received(t, 2)
+	shown := d.get("/api/v1/images/" + fmt.Sprint(r.data()["id"]))
+	expect(t, shown, 200)
 	for i, b := range attempts {
 		data, _ := b["data"].(map[string]any)
 		u, _ := data["url"].(string)
 		if b["type"] != "image.generated" || data["result"] != r.data()["result"] || u == "" {
 			t.Fatalf("attempt %d delivered %v", i+1, b)
+		}
+		// Built as every event's body is: type, timestamp, data, and the
+		// record's keys in the order GET shows them.
+		d.mu.Lock()
+		raw := d.raw[i]
+		d.mu.Unlock()
+		var ev struct{ Data json.RawMessage }
+		_ = json.Unmarshal(raw, &ev)
+		if got := keyOrder(t, raw); !slices.Equal(got, []string{"type", "timestamp", "data"}) {
+			t.Errorf("attempt %d's body has its keys in the order %v", i+1, got)
+		}
+		var get struct{ Data json.RawMessage }
+		_ = json.Unmarshal([]byte(shown.Raw), &get)
+		if got, want := keyOrder(t, ev.Data), keyOrder(t, get.Data); !slices.Equal(got, want) {
+			t.Errorf("attempt %d's record has its keys in the order %v, GET's %v", i+1, got, want)
 		}
 		pic, err := http.Get(u)
 		if err != nil {
@@ -266,6 +285,17 @@ func TestWebhookSecretsAreNeverReplayed(t *testing.T) {
 	if out.Count != 0 {
 		t.Errorf("the idempotency table keeps %d answers", out.Count)
 	}
+	// A malformed key is a client's bug, 400 here as on every path, and
+	// registers nothing.
+	for _, bad := range []string{"not visible ASCII", "a,b", strings.Repeat("k", 256)} {
+		badKey := register
+		badKey.header = map[string]string{"Idempotency-Key": bad}
+		expect(t, s.do(badKey), 400)
+	}
+	list := s.do(request{method: "GET", path: "/api/v1/webhooks", key: s.writeKey})
+	if n := len(list.list()); n != 2 {
+		t.Errorf("%d endpoints after the malformed keys' requests, want the 2 registered before", n)
+	}
 }
 
 // A generation's end met again (the stream's record delivered twice, a
@@ -316,4 +346,26 @@ func TestAGenerationsEndMetAgainIsDeliveredOnce(t *testing.T) {
 	if err != nil || len(log) != 1 || log[0].Attempts != 1 || log[0].Status != hookstore.Succeeded {
 		t.Errorf("log %+v %v", log, err)
 	}
+}
+
+// keyOrder is the keys of a JSON object, in the order they came.
+func keyOrder(t *testing.T, obj []byte) []string {
+	t.Helper()
+	var keys []string
+	dec := json.NewDecoder(strings.NewReader(string(obj)))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("not an object: %s", obj)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
 }

@@ -191,6 +191,13 @@ func TestHandOverKeepsTheVariantsWritten(t *testing.T) {
 	if len(asked["1 of 3"]) != 1 || len(asked["2 of 3"]) != 1 || len(asked["3 of 3"]) != 2 {
 		t.Fatalf("asked: %d, %d, %d times", len(asked["1 of 3"]), len(asked["2 of 3"]), len(asked["3 of 3"]))
 	}
+	// The cost is every variant's, the request's two and the queue's one:
+	// the tokens the record shows, all three variants', at the price.
+	if cost, _ := state(r.data())["cost_usd"].(float64); cost <= 0 {
+		t.Fatalf("the answer handed over shows no cost of its two variants: %v", state(r.data()))
+	}
+	st := state(d)
+	wantCost(t, d, textCost(num(st["input_tokens"]), num(st["output_tokens"])))
 }
 
 // A generation of n variants holds n times one generation's words until it

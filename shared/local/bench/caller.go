@@ -13,6 +13,8 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/hookapi"
+	"contentapi/shared/httpapi"
+	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/stack"
 )
 
@@ -60,7 +62,10 @@ func (c *Caller) Do(method, path string, form url.Values, header map[string]stri
 	if strings.HasPrefix(path, "/api/v1/images") || strings.HasPrefix(path, app.UsagePath) || hookapi.Serves(path) {
 		h = c.Images
 	}
-	r := stack.APIRequest(context.Background(), method, "https://api.example.com"+path, c.Key, form)
+	// An id shaped as API Gateway's, which the answer and the function's
+	// lines carry as they would in AWS.
+	ctx := httpapi.WithGatewayRequestID(context.Background(), lambdalocal.NewRequestID())
+	r := stack.APIRequest(ctx, method, "https://api.example.com"+path, c.Key, form)
 	r.Header.Set("Accept-Encoding", "gzip")
 	for k, v := range header {
 		r.Header.Set(k, v)

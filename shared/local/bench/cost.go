@@ -5,6 +5,8 @@ import (
 	"math"
 	"time"
 
+	"contentapi/shared/local/lambdalocal"
+	"contentapi/shared/local/sam"
 	"contentapi/shared/webhook"
 )
 
@@ -31,6 +33,12 @@ type Prices struct {
 	// SQS per million requests to a standard queue (each 64 KB chunk;
 	// the first million a month free).
 	SQS float64
+	// LogsStandard and LogsInfrequent per GB that a CloudWatch Logs group
+	// of that class ingests (the first 10 TB a month); LogsStorage per
+	// GB-month it keeps, either class.
+	LogsStandard, LogsInfrequent, LogsStorage float64
+	// XRay per million traces recorded (the first 100,000 a month free).
+	XRay float64
 }
 
 // AWSPrices are the prices as read on PricesRead from the sources the report
@@ -41,9 +49,11 @@ var AWSPrices = Prices{
 	DynamoDBRead: 0.125, DynamoDBWrite: 0.625,
 	TextModel: "us.amazon.nova-micro-v1:0", ImageModel: "stability.stable-image-core-v1:1",
 	TextInput: 0.035, TextOutput: 0.14, Picture: 0.04,
-	S3Put:   0.005,
-	DataOut: 0.09,
-	SQS:     0.40,
+	S3Put:        0.005,
+	DataOut:      0.09,
+	SQS:          0.40,
+	LogsStandard: 0.50, LogsInfrequent: 0.25, LogsStorage: 0.03,
+	XRay: 5.00,
 }
 
 // PricesRead is when AWS's prices were last checked.
@@ -74,7 +84,28 @@ const (
 	// the publisher's send, the mapping's receive, the sender's move to
 	// the slow lane (a send) and the mapping's delete.
 	sqsPerWorstAttempt = 4
+	// TracedRate is the steady traffic, in requests a second, at which
+	// traces are priced: Lambda's active tracing records the first
+	// request of each second and 5% of the others, so the share of
+	// requests traced depends on it.
+	TracedRate = 100
+	// daysPerMonth turns a group's retention into the months storage is
+	// billed by.
+	daysPerMonth = 365.25 / 12
 )
+
+// TracedShare is the share of a function's invocations X-Ray records
+// under tracing mode (Active or PassThrough) at rps invocations a second:
+// Lambda samples one a second and 5% of the rest when Active; when
+// PassThrough, only those whose caller sent a sampled trace header, which
+// neither the HTTP API (it traces nothing) nor the event sources do.
+func TracedShare(tracing string, rps float64) float64 {
+	if tracing != "Active" || rps <= 0 {
+		return 0
+	}
+	reservoir := min(rps, 1)
+	return (reservoir + 0.05*(rps-reservoir)) / rps
+}
 
 // CostOperation is what one request of an operation does.
 type CostOperation struct {
@@ -90,6 +121,8 @@ type CostOperation struct {
 	// for one of it, in an invocation of its own: as many deletes as a
 	// batch holds share one, so this is the most it costs.
 	Streamed float64
+	// Logs is what one of it writes to CloudWatch Logs (LogMeter).
+	Logs []LogWrite
 }
 
 // CostRow is what a million requests of one operation cost, in dollars.
@@ -97,7 +130,12 @@ type CostRow struct {
 	Op                                       string
 	Calls, RRU, WRU, Ms, Bytes               float64
 	Gateway, DataOut, Lambda, DynamoDB, Rest float64
-	Total                                    float64
+	// LogBytes is what one request writes to CloudWatch Logs; Logs and
+	// XRay what a million of them cost there and in traces.
+	LogBytes, Logs, XRay float64
+	// Total is the bill; Untraced the same without logs and traces, as
+	// the table gave it before it counted them.
+	Total, Untraced float64
 }
 
 // CostModel is the cost table and what it was computed from.
@@ -111,16 +149,64 @@ type CostModel struct {
 	PricesRead                       string
 	RoundTripMs, TokensPerSecond     int
 	PictureSeconds, ReceiverMs       int
+	// Tracing is the functions' tracing mode; TracedShare the share of
+	// their invocations traced at TracedRate requests a second, and
+	// ActiveShare and ActiveCost what Active would trace and cost a million
+	// requests.
+	Tracing                              string
+	TracedShare, ActiveShare, ActiveCost float64
+	TracedRate, DaysInMonth              float64
+	// PlatformInfoBytes is what Lambda's own lines of an invocation weigh
+	// at the system level INFO, which the default leaves out.
+	PlatformInfoBytes int
 	// Missing names what the table could not be computed from, if anything.
 	Missing string
 }
 
-// NewCostModel is an empty table for a function of memoryMB on arm64.
-func NewCostModel(memoryMB int) *CostModel {
+// NewCostModel is an empty table for a function of memoryMB on arm64,
+// traced as tracing (the template's mode) says.
+func NewCostModel(memoryMB int, tracing string) *CostModel {
 	return &CostModel{MemoryMB: memoryMB, Prices: AWSPrices, PricesRead: PricesRead, RoundTripMs: RoundTripMs,
 		TokensPerSecond: TokensPerSecond, PictureSeconds: PictureSeconds, ReceiverMs: ReceiverMs,
 		CPUScale:            float64(vCPUMemoryMB) / float64(memoryMB),
-		LambdaPerSecondPerM: float64(memoryMB) / 1024 * AWSPrices.LambdaARMGBSecond * 1e6}
+		LambdaPerSecondPerM: float64(memoryMB) / 1024 * AWSPrices.LambdaARMGBSecond * 1e6,
+		Tracing:             tracing, TracedShare: TracedShare(tracing, TracedRate), TracedRate: TracedRate, DaysInMonth: daysPerMonth,
+		ActiveShare: TracedShare("Active", TracedRate), ActiveCost: TracedShare("Active", TracedRate) * AWSPrices.XRay,
+		PlatformInfoBytes: platformInfoBytes}
+}
+
+// platformInfoBytes is what Lambda's own lines of an invocation weigh at
+// the system level INFO.
+var platformInfoBytes, _ = platformBytes(lambdalocal.LogFormatJSON, "INFO")
+
+// platformBytes is what Lambda's own lines of an invocation weigh in
+// format at system level.
+func platformBytes(format, level string) (int, error) {
+	lines, err := lambdalocal.PlatformLines(format, level)
+	n := 0
+	for _, l := range lines {
+		n += len(l)
+	}
+	return n, err
+}
+
+// logsAndTraces adds to r what a million requests of invocations Lambda
+// invocations each, writing writes, cost in CloudWatch Logs (ingested at
+// the class's price, kept for the group's retention: priced on the bytes
+// as ingested, though AWS bills storage compressed, so an upper bound) and
+// in X-Ray traces, and makes the total.
+func (m *CostModel) logsAndTraces(r *CostRow, invocations float64, writes []LogWrite) {
+	for _, w := range writes {
+		gb := w.Bytes / (1 << 30) * 1e6
+		ingest := m.Prices.LogsStandard
+		if w.Class == sam.LogClassInfrequentAccess {
+			ingest = m.Prices.LogsInfrequent
+		}
+		r.Logs += gb * (ingest + m.Prices.LogsStorage*float64(w.RetentionDays)/daysPerMonth)
+	}
+	r.LogBytes = LogBytes(writes)
+	r.XRay = invocations * m.TracedShare * m.Prices.XRay
+	r.Total = r.Untraced + r.Logs + r.XRay
 }
 
 // Add prices a million requests of op and adds them to the table. Lambda
@@ -138,26 +224,32 @@ func (m *CostModel) Add(op CostOperation) CostRow {
 		r.Lambda += m.Prices.LambdaRequests + ms/1000*m.LambdaPerSecondPerM
 	}
 	r.DynamoDB = r.RRU*m.Prices.DynamoDBRead + r.WRU*m.Prices.DynamoDBWrite
-	r.Total = r.Gateway + r.DataOut + r.Lambda + r.DynamoDB + r.Rest
+	r.Untraced = r.Gateway + r.DataOut + r.Lambda + r.DynamoDB + r.Rest
+	invocations := 1.0
+	if op.Streamed > 0 {
+		invocations++
+	}
+	m.logsAndTraces(&r, invocations, op.Logs)
 	m.Rows = append(m.Rows, r)
 	return r
 }
 
 // Delivery prices a million webhook deliveries of one successful attempt
 // each, from their DynamoDB calls and units (the generator's publishing and
-// the sender's attempt): no API Gateway and no answer out; two Lambda
-// invocations at most, as a generation's end is a stream record of its own
-// for the generator and a delivery a message for the sender (batches share
-// invocations, so this is the most), their duration RoundTripMs per call
-// plus the sender's wait for the receiver; and the queue's requests,
-// priced in the rest.
-func (m *CostModel) Delivery(name string, calls, rru, wru float64) CostRow {
+// the sender's attempt) and what they write to CloudWatch Logs: no API
+// Gateway and no answer out; two Lambda invocations at most, as a
+// generation's end is a stream record of its own for the generator and a
+// delivery a message for the sender (batches share invocations, so this
+// is the most), their duration RoundTripMs per call plus the sender's wait
+// for the receiver; and the queue's requests, priced in the rest.
+func (m *CostModel) Delivery(name string, calls, rru, wru float64, logs []LogWrite) CostRow {
 	r := CostRow{Op: name, Calls: calls, RRU: rru, WRU: wru}
 	r.Ms = math.Ceil(calls*RoundTripMs + ReceiverMs)
 	r.Lambda = 2*m.Prices.LambdaRequests + r.Ms/1000*m.LambdaPerSecondPerM
 	r.DynamoDB = rru*m.Prices.DynamoDBRead + wru*m.Prices.DynamoDBWrite
 	r.Rest = sqsPerDelivery * m.Prices.SQS
-	r.Total = r.Lambda + r.DynamoDB + r.Rest
+	r.Untraced = r.Lambda + r.DynamoDB + r.Rest
+	m.logsAndTraces(&r, 2, logs)
 	m.Rows = append(m.Rows, r)
 	return r
 }
@@ -167,14 +259,17 @@ func (m *CostModel) Delivery(name string, calls, rru, wru float64) CostRow {
 // its own for the attempt's whole timeout (webhook.DefaultTimeout; an
 // attempt in a batch would share one), with the DynamoDB calls and units
 // of a first attempt and its publishing (a retry makes fewer), and the
-// queue's requests. What a key's deliveries cost at worst (KeyDay).
-func (m *CostModel) WorstAttempt(name string, calls, rru, wru float64) CostRow {
+// queue's requests; and what the sender writes to CloudWatch Logs for an
+// attempt without answer (logs) and its invocation's trace. What a key's
+// deliveries cost at worst (KeyDay).
+func (m *CostModel) WorstAttempt(name string, calls, rru, wru float64, logs []LogWrite) CostRow {
 	r := CostRow{Op: name, Calls: calls, RRU: rru, WRU: wru}
 	r.Ms = math.Ceil(calls*RoundTripMs + float64(webhook.DefaultTimeout/time.Millisecond))
 	r.Lambda = m.Prices.LambdaRequests + r.Ms/1000*m.LambdaPerSecondPerM
 	r.DynamoDB = rru*m.Prices.DynamoDBRead + wru*m.Prices.DynamoDBWrite
 	r.Rest = sqsPerWorstAttempt * m.Prices.SQS
-	r.Total = r.Lambda + r.DynamoDB + r.Rest
+	r.Untraced = r.Lambda + r.DynamoDB + r.Rest
+	m.logsAndTraces(&r, 1, logs)
 	m.Rows = append(m.Rows, r)
 	return r
 }
@@ -192,12 +287,15 @@ func (m *CostModel) Row(name string) CostRow {
 
 // Figures are the totals of the table's operations that generate
 // nothing, usd_<operation> per million requests: what the service's own
-// work costs, where a generating create's is mostly the model's.
+// work costs, where a generating create's is mostly the model's. Beside
+// each, usdx_<operation> is the same without CloudWatch Logs and X-Ray,
+// which the figures left out before they counted them.
 func (m *CostModel) Figures() []Figure {
 	var out []Figure
 	for _, r := range m.Rows {
 		if r.Rest == 0 {
-			out = append(out, Figure{Name: "usd_" + r.Op, Value: r.Total, Unit: "$/M", Missing: m.Missing})
+			out = append(out, Figure{Name: "usd_" + r.Op, Value: r.Total, Unit: "$/M", Missing: m.Missing},
+				Figure{Name: "usdx_" + r.Op, Value: r.Untraced, Unit: "$/M", Missing: m.Missing})
 		}
 	}
 	return out

@@ -27,7 +27,13 @@
 //     against the standard library's (GzipFigures).
 //   - A CostModel prices requests at AWS's list prices: what a million
 //     requests of an operation cost, from its DynamoDB calls and request
-//     units, its answer's size, its duration and the models it calls.
+//     units, its answer's size, its duration, the models it calls, what it
+//     writes to CloudWatch Logs (measured by a LogMeter, the functions'
+//     log output, as the template's logging configuration keeps the
+//     lines) and the traces it makes.
+//   - A webhook delivery measured (MeasureDelivery: its calls, its lines,
+//     and an attempt without answer's), and deliveries timed beside a
+//     receiver that never answers (BesideDeadEndpoint).
 //
 // seed, loadgen, apicall, worstcase, figures, gobench and cost were
 // packages of their own; names here carry what they belong to

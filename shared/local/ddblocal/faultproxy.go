@@ -42,9 +42,12 @@ const (
 	HoldCall
 	// HangCall keeps the call until its client gives up; it is never applied.
 	HangCall
+	// RefuseCall answers ValidationException, as DynamoDB refuses a call it
+	// finds malformed (a bug's, which no retry mends); nothing is applied.
+	RefuseCall
 )
 
-var faultNames = [...]string{"pass", "fail", "throttle", "drop", "lose answer", "hold", "hang"}
+var faultNames = [...]string{"pass", "fail", "throttle", "drop", "lose answer", "hold", "hang", "refuse"}
 
 func (f Fault) String() string {
 	if int(f) < len(faultNames) {
@@ -243,6 +246,8 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 	case ThrottleCall:
 		answer(w, http.StatusBadRequest, "ProvisionedThroughputExceededException",
 			"The level of configured provisioned throughput for the table was exceeded.")
+	case RefuseCall:
+		answer(w, http.StatusBadRequest, "ValidationException", "One or more parameter values were invalid")
 	case DropCall:
 		reset(w)
 	case HangCall:

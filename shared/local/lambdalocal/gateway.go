@@ -10,7 +10,8 @@
 // HTTP API it caps the request line and header values at 10,240 bytes
 // together (431), takes bodies up to 10 MB, and refuses a function's
 // response past Lambda's 6 MB with API Gateway's bare 500. Its access log
-// names each request's path, never its query string.
+// is the template's (AccessLog): a line per request in the format the
+// HTTP API's AccessLogSettings give, with its path, never its query string.
 
 package lambdalocal
 
@@ -56,7 +57,8 @@ type Gateway struct {
 	Router    *Router
 	Functions map[string]app.APIEntry  // by logical ID
 	Timeouts  map[string]time.Duration // by logical ID; a missing one means no limit
-	Log       *slog.Logger             // access log and function failures
+	Log       *slog.Logger             // function failures
+	AccessLog *AccessLog               // a line per request; nil writes none
 	Now       func() time.Time         // the request time; tests fix it
 	RequestID func() string            // tests fix it
 	Account   string                   // requestContext.accountId
@@ -70,15 +72,25 @@ type Gateway struct {
 }
 
 // NewGateway builds a gateway for the template's routes, calling fns (by
-// function logical ID) under the template's function timeouts.
-func NewGateway(tmpl *sam.Template, fns map[string]app.APIEntry, log *slog.Logger) (*Gateway, error) {
+// function logical ID) under the template's function timeouts, its access
+// log written to access in the template's format.
+func NewGateway(tmpl *sam.Template, fns map[string]app.APIEntry, log *slog.Logger, access io.Writer) (*Gateway, error) {
+	settings, err := tmpl.HTTPAPIAccessLog()
+	if err != nil {
+		return nil, err
+	}
+	accessLog, err := NewAccessLog(settings.Format, access)
+	if err != nil {
+		return nil, err
+	}
 	g := &Gateway{
+		AccessLog: accessLog,
 		Router:    NewRouter(tmpl.Routes()),
 		Functions: fns,
 		Timeouts:  map[string]time.Duration{},
 		Log:       log,
 		Now:       time.Now,
-		RequestID: newRequestID,
+		RequestID: NewRequestID,
 		// What `sam local` uses; nothing reads it, but a real event has one.
 		Account: "123456789012",
 		APIID:   "local",
@@ -94,49 +106,78 @@ func NewGateway(tmpl *sam.Template, fns map[string]app.APIEntry, log *slog.Logge
 	return g, nil
 }
 
-// newRequestID makes an id shaped like HTTP API's ("LV7fzho-PHcEJPw="):
+// NewRequestID makes an id shaped like HTTP API's ("LV7fzho-PHcEJPw="):
 // 16 characters of URL-safe base64.
-func newRequestID() string {
+func NewRequestID() string {
 	var b [11]byte
 	_, _ = rand.Read(b[:]) // never fails, by its documentation
 	return base64.URLEncoding.EncodeToString(b[:])
 }
 
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	e := AccessEntry{RequestID: g.RequestID(), Time: g.Now(), Method: r.Method,
+		// The path only: a query string holds search terms, and in a log
+		// they outlive the request.
+		Path: r.URL.EscapedPath(), SourceIP: r.RemoteAddr}
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		e.SourceIP = h
+	}
 	start := time.Now()
-	requestID := g.RequestID()
-	status, route := g.serve(w, r, requestID)
-	// The path only: a query string holds search terms, and in a log
-	// they outlive the request.
-	g.Log.Info("request", "method", r.Method, "path", r.URL.EscapedPath(), "status", status,
-		"route", route, "requestId", requestID, "ms", time.Since(start).Milliseconds())
+	cw := &countingWriter{ResponseWriter: w}
+	g.serve(cw, r, &e)
+	e.Latency, e.ResponseLength = time.Since(start), cw.n
+	if g.AccessLog != nil {
+		g.AccessLog.Write(e)
+	}
 }
 
-// serve answers one request and returns the status and route key, for the
-// access log.
-func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, requestID string) (int, string) {
+// countingWriter counts the body bytes sent, for the access log.
+type countingWriter struct {
+	http.ResponseWriter
+	n int
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	c.n += n
+	return n, err
+}
+
+// serve answers one request and records in e what the access log says of
+// it: the status, the route, and the function's part.
+func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, e *AccessEntry) {
+	requestID := e.RequestID
 	if g.Host != "" {
 		if !g.servesHost(r.Host) {
-			return gatewayError(w, requestID, http.StatusForbidden, "Forbidden"), ""
+			e.Status = serviceError(w, requestID, http.StatusForbidden, "The local gateway answers only requests for its own address.")
+			return
 		}
 		r.Host = g.Host
 	}
 	if headerBytes(r) > MaxHeaderBytes {
-		return gatewayError(w, requestID, http.StatusRequestHeaderFieldsTooLarge, "Request Header Fields Too Large"), ""
+		e.Status = serviceError(w, requestID, http.StatusRequestHeaderFieldsTooLarge,
+			fmt.Sprintf("The request line and header values are over %d bytes together.", MaxHeaderBytes))
+		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 	if err != nil {
-		return gatewayError(w, requestID, http.StatusBadRequest, "Bad Request"), ""
+		e.Status = gatewayError(w, requestID, http.StatusBadRequest, "Bad Request")
+		return
 	}
 	if len(body) > MaxBodyBytes {
-		return gatewayError(w, requestID, http.StatusRequestEntityTooLarge, "Request Entity Too Large"), ""
+		e.Status = gatewayError(w, requestID, http.StatusRequestEntityTooLarge, "Request Entity Too Large")
+		return
 	}
 	m, ok := g.Router.Match(r.Method, r.URL.EscapedPath())
 	if !ok {
-		return gatewayError(w, requestID, http.StatusNotFound, "Not Found"), ""
+		e.Status = gatewayError(w, requestID, http.StatusNotFound, "Not Found")
+		return
 	}
+	e.RouteKey = m.Route.Key()
 	ev := g.Event(r, body, m, requestID)
+	called := time.Now()
 	resp, err := g.call(r.Context(), m.Route.Function, ev)
+	e.Integration = time.Since(called)
 	if err == nil {
 		err = checkResponseSize(resp)
 	}
@@ -147,9 +188,11 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, requestID string
 		// What API Gateway answers for a function error, a timeout or a
 		// response it cannot use; the details are in the function's logs.
 		g.Log.Error("function failed", "function", m.Route.Function, "requestId", requestID, "error", err.Error())
-		return gatewayError(w, requestID, http.StatusInternalServerError, "Internal Server Error"), m.Route.Key()
+		e.IntegrationError = err.Error()
+		e.Status = gatewayError(w, requestID, http.StatusInternalServerError, "Internal Server Error")
+		return
 	}
-	return resp.StatusCode, m.Route.Key()
+	e.Status = resp.StatusCode
 }
 
 // servesHost reports whether a request for host is the gateway's: its
@@ -397,12 +440,24 @@ func writeResponse(w http.ResponseWriter, resp events.APIGatewayV2HTTPResponse, 
 }
 
 // gatewayError answers the way API Gateway does when it, not the function,
-// fails a request: a short JSON message.
+// fails a request: a short JSON message, {"message"} alone.
 func gatewayError(w http.ResponseWriter, requestID string, status int, message string) int {
+	return writeError(w, requestID, status, map[string]any{"message": message})
+}
+
+// serviceError answers a refusal of the local gateway's own, which a
+// client meets as the service's (its Host checked, its header cap), with
+// the error body every answer of the service has: {"message", "status"}.
+func serviceError(w http.ResponseWriter, requestID string, status int, message string) int {
+	return writeError(w, requestID, status, map[string]any{"message": message, "status": status})
+}
+
+func writeError(w http.ResponseWriter, requestID string, status int, body map[string]any) int {
+	b, _ := json.Marshal(body) // strings and ints always encode
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Apigw-Requestid", requestID)
 	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"message":%q}`, message)
+	_, _ = w.Write(b)
 	return status
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -343,11 +345,11 @@ func TestNewGatewayNeedsAnEntryPointPerRoute(t *testing.T) {
 	}
 	last := app.Resources[len(app.Resources)-1].Function()
 	delete(fns, last)
-	if _, err := NewGateway(tmpl, fns, slog.Default()); err == nil || !strings.Contains(err.Error(), last) {
+	if _, err := NewGateway(tmpl, fns, slog.Default(), io.Discard); err == nil || !strings.Contains(err.Error(), last) {
 		t.Errorf("NewGateway error = %v, want one naming %s", err, last)
 	}
 	fns[last] = stub
-	g, err := NewGateway(tmpl, fns, slog.Default())
+	g, err := NewGateway(tmpl, fns, slog.Default(), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +363,7 @@ func TestNewGatewayNeedsAnEntryPointPerRoute(t *testing.T) {
 }
 
 func TestRequestIDShape(t *testing.T) {
-	a, b := newRequestID(), newRequestID()
+	a, b := NewRequestID(), NewRequestID()
 	if len(a) != 16 || !strings.HasSuffix(a, "=") || a == b {
 		t.Errorf("request ids %q, %q: want 16 characters ending in =, unique", a, b)
 	}
@@ -378,16 +380,83 @@ func TestAccessLogLeavesQueryOut(t *testing.T) {
 	g := testGateway(func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		return events.APIGatewayV2HTTPResponse{StatusCode: 200, Body: "{}"}, nil
 	})
-	g.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	var err error
+	if g.AccessLog, err = NewAccessLog(`{"path":"$context.path"}`, &logs); err != nil {
+		t.Fatal(err)
+	}
 	for _, target := range []string{"/items/7?search=needle&page=2", "/nowhere/x?search=needle"} {
 		g.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", target, nil))
 	}
-	out := logs.String()
-	if !strings.Contains(out, "path=/items/7 ") || !strings.Contains(out, "path=/nowhere/x ") {
-		t.Errorf("the access log lacks the paths:\n%s", out)
+	if out := logs.String(); out != "{\"path\":\"/items/7\"}\n{\"path\":\"/nowhere/x\"}\n" {
+		t.Errorf("the access log is\n%s", out)
 	}
-	if strings.Contains(out, "needle") || strings.Contains(out, "?") {
-		t.Errorf("the access log carries a query string:\n%s", out)
+}
+
+// The gateway's access line is the template's format filled in as API
+// Gateway fills it: every variable with the request's value, "-" for what
+// the request has none of (no route, no function), the body's length as
+// sent, and a function's failure as its integration error, quoted so the
+// line stays JSON.
+func TestAccessLogIsTheTemplates(t *testing.T) {
+	settings, err := projectTemplate(t).HTTPAPIAccessLog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	g := testGateway(func(_ context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		if ev.PathParameters["id"] == "crash" {
+			return events.APIGatewayV2HTTPResponse{}, errors.New(`boom: "quoted"`)
+		}
+		return events.APIGatewayV2HTTPResponse{StatusCode: 200, Body: `{"id":7}`}, nil
+	})
+	if g.AccessLog, err = NewAccessLog(settings.Format, &logs); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"/items/7?q=x", "/items/crash"} {
+		r := httptest.NewRequest("GET", target, nil)
+		r.RemoteAddr = "203.0.113.9:4321"
+		g.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	g.Router = NewRouter(routes("GET /items/{id}"))
+	g.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/nowhere", nil))
+	lines := strings.Split(strings.TrimSuffix(logs.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines:\n%s", len(lines), logs.String())
+	}
+	var got []map[string]string
+	for _, l := range lines {
+		var fields map[string]string
+		if err := json.Unmarshal([]byte(l), &fields); err != nil {
+			t.Fatalf("not a JSON line: %v\n%s", err, l)
+		}
+		got = append(got, fields)
+	}
+	want := []map[string]string{
+		{"requestId": "AbCdEfGhIjKlMnO=", "ip": "203.0.113.9", "method": "GET", "path": "/items/7", "routeKey": "GET /items/{id}",
+			"status": "200", "bytes": "8", "integrationError": "-"},
+		{"path": "/items/crash", "status": "500", "bytes": `{"message":"Internal Server Error"}`, "integrationError": `boom: "quoted"`},
+		{"path": "/nowhere", "routeKey": "-", "status": "404", "integrationLatencyMs": "-", "integrationError": "-"},
+	}
+	want[1]["bytes"] = strconv.Itoa(len(want[1]["bytes"]))
+	for i, w := range want {
+		for k, v := range w {
+			if got[i][k] != v {
+				t.Errorf("line %d: %s = %q, want %q\n%s", i, k, got[i][k], v, lines[i])
+			}
+		}
+		for _, k := range []string{"latencyMs", "integrationLatencyMs"} {
+			if _, err := strconv.Atoi(got[i][k]); err != nil && w[k] != "-" {
+				t.Errorf("line %d: %s = %q, want milliseconds", i, k, got[i][k])
+			}
+		}
+	}
+}
+
+// A format with a variable the local gateway does not know is refused,
+// not written wrong.
+func TestAccessLogRefusesUnknownVariables(t *testing.T) {
+	if _, err := NewAccessLog(`{"who":"$context.authorizer.claims.sub"}`, io.Discard); err == nil || !strings.Contains(err.Error(), "authorizer.claims.sub") {
+		t.Errorf("err = %v, want one naming the variable", err)
 	}
 }
 
@@ -414,7 +483,7 @@ func TestServeHostIsTheListenAddress(t *testing.T) {
 		if want := []string{"127.0.0.1:8080 127.0.0.1:8080"}; status == 200 && !reflect.DeepEqual(got, want) {
 			t.Errorf("Host %s: the function saw %q, want %q", host, got, want)
 		}
-		if status == 403 && (got != nil || readBody(t, resp) != `{"message":"Forbidden"}`) {
+		if status == 403 && (got != nil || readBody(t, resp) != `{"message":"The local gateway answers only requests for its own address.","status":403}`) {
 			t.Errorf("Host %s: a foreign host reached the function (%q)", host, got)
 		}
 	}
@@ -437,7 +506,7 @@ func TestServeCapsRequestLineAndHeaders(t *testing.T) {
 	longHeader.Header.Set("X-Long", strings.Repeat("h", MaxHeaderBytes))
 	for _, req := range []*http.Request{httptest.NewRequest("GET", "/items/1?q="+strings.Repeat("a", 1<<20), nil), longHeader} {
 		resp := serveOnce(t, g, req)
-		if body := readBody(t, resp); resp.StatusCode != 431 || body != `{"message":"Request Header Fields Too Large"}` || called != 1 {
+		if body := readBody(t, resp); resp.StatusCode != 431 || body != `{"message":"The request line and header values are over 10240 bytes together.","status":431}` || called != 1 {
 			t.Errorf("%d %s (function called %d times), want 431", resp.StatusCode, body, called)
 		}
 	}

@@ -30,6 +30,7 @@ func variables(resources []app.Resource) map[string]string {
 		"app.EnvGeneration":       app.EnvGeneration,
 		"app.EnvTextModel":        app.EnvTextModel,
 		"app.EnvImageModel":       app.EnvImageModel,
+		"app.EnvModelPrices":      app.EnvModelPrices,
 		"app.EnvBedrockRegion":    app.EnvBedrockRegion,
 		"app.EnvGenerationWait":   app.EnvGenerationWait,
 		"app.EnvBedrockEndpoint":  app.EnvBedrockEndpoint,

@@ -42,11 +42,13 @@ import (
 	"slices"
 
 	"contentapi/shared/app"
+	"contentapi/shared/generation"
 	"contentapi/shared/local/sam"
 )
 
 // Documents are the files whose marked values listgen writes, relative to
-// the repository's root; it also names the briefs' templates (Briefs).
+// the repository's root; it also names the briefs' templates (Briefs) and
+// writes the models' prices into the cost table (PriceTable).
 var Documents = []string{"openapi.yaml", "template.yaml"}
 
 // Run rewrites the documents under root as the code declares them, for
@@ -68,10 +70,11 @@ func Run(root string) error {
 	return nil
 }
 
-// Read reads the documents under root, by name: Documents and Briefs.
+// Read reads the documents under root, by name: Documents, Briefs and
+// PriceTable.
 func Read(root string) (map[string][]byte, error) {
 	srcs := map[string][]byte{}
-	for _, name := range append(slices.Clip(Documents), Briefs) {
+	for _, name := range append(slices.Clip(Documents), Briefs, PriceTable) {
 		b, err := os.ReadFile(filepath.Join(root, name))
 		if err != nil {
 			return nil, err
@@ -124,6 +127,10 @@ func Generate(srcs map[string][]byte, resources []app.Resource) (map[string][]by
 		return nil, fmt.Errorf("template.yaml: %w", err)
 	}
 	if err := rewrite(Briefs, NameTemplates); err != nil {
+		return nil, err
+	}
+	err = rewrite(PriceTable, func(src []byte) ([]byte, error) { return WritePrices(src, generation.DefaultPrices) })
+	if err != nil {
 		return nil, err
 	}
 	for _, name := range slices.Sorted(maps.Keys(values)) {

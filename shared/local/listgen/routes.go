@@ -20,9 +20,11 @@ import (
 var extraEvents = []struct{ route, name, why string }{
 	{"GET " + app.OpenAPIPath, "OpenApiDocument", ""},
 	{"GET " + app.UsagePath, "Usage", ""},
+	{"GET " + app.TemplatesPath, "Templates", ""},
 	{"GET " + hookapi.Path, "ListWebhooks", "The webhook endpoints (shared/hookapi). A wrong method on their\npaths reaches this function through the $default route below."},
 	{"POST " + hookapi.Path, "CreateWebhook", ""},
 	{"GET " + hookapi.Path + "/{id}", "GetWebhook", ""},
+	{"PATCH " + hookapi.Path + "/{id}", "UpdateWebhook", ""},
 	{"DELETE " + hookapi.Path + "/{id}", "DeleteWebhook", ""},
 	{"POST " + hookapi.Path + "/{id}/test", "TestWebhook", ""},
 	{"GET " + hookapi.Path + "/{id}/deliveries", "ListWebhookDeliveries", ""},

@@ -35,8 +35,9 @@ var placeholder = regexp.MustCompile(`(\$|&)\{[a-zA-Z0-9.:]+\}`)
 //   - An Fn::Sub left with no placeholder is its string; a Ref's or an
 //     Fn::GetAtt's argument is expanded first (Ref: !Sub '${Name}Table' is
 //     Ref: ImagesTable).
-//   - An Fn::FindInMap whose arguments are text or loop identifiers is the
-//     mapping's value.
+//   - An Fn::FindInMap whose arguments are text, loop identifiers or
+//     parameters with a default (taken at their default, as cfn-lint
+//     does) is the mapping's value.
 //   - Fn::ToJsonString's argument stays as written, and so does
 //     Fn::If's condition name; a key whose value is null is dropped.
 //
@@ -45,9 +46,16 @@ var placeholder = regexp.MustCompile(`(\$|&)\{[a-zA-Z0-9.:]+\}`)
 // parameter or any other intrinsic is an error here, as is an
 // Fn::FindInMap that cannot be resolved: this reader does not guess.
 func expandLanguageExtensions(root map[string]any) (map[string]any, error) {
-	x := expander{mappings: map[string]any{}}
+	x := expander{mappings: map[string]any{}, defaults: map[string]string{}}
 	if m, ok := root["Mappings"].(map[string]any); ok {
 		x.mappings = m
+	}
+	if ps, ok := root["Parameters"].(map[string]any); ok {
+		for name, p := range ps {
+			if d, ok := p.(map[string]any)["Default"]; ok && d != nil {
+				x.defaults[name] = fmt.Sprint(d)
+			}
+		}
 	}
 	v, err := x.walk(root, nil)
 	if err != nil {
@@ -89,6 +97,8 @@ func hasForEach(v any) bool {
 
 type expander struct {
 	mappings map[string]any
+	// defaults are the parameters' defaults, as text.
+	defaults map[string]string
 }
 
 // walk returns v expanded with the loop identifiers' values params.
@@ -234,7 +244,7 @@ func (x expander) intrinsic(name string, arg any, params map[string]string) (v a
 }
 
 // findInMap is the value !FindInMap [map, top, second] names, each argument
-// text or a loop identifier's Ref.
+// text or the Ref of a loop identifier or of a parameter with a default.
 func (x expander) findInMap(arg any, params map[string]string) (any, error) {
 	a, ok := arg.([]any)
 	if !ok || len(a) != 3 {
@@ -245,10 +255,12 @@ func (x expander) findInMap(arg any, params map[string]string) (any, error) {
 		s, isString := e.(string)
 		if name, ref, ok := Intrinsic(e); ok && name == "Ref" {
 			id, _ := ref.(string)
-			s, isString = params[id]
+			if s, isString = params[id]; !isString {
+				s, isString = x.defaults[id]
+			}
 		}
 		if !isString {
-			return nil, fmt.Errorf("Fn::FindInMap %v: an argument is neither text nor a loop's identifier", arg)
+			return nil, fmt.Errorf("Fn::FindInMap %v: an argument is neither text nor a loop's identifier nor a parameter with a default", arg)
 		}
 		path = append(path, s)
 	}

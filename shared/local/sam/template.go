@@ -39,6 +39,9 @@ type Template struct {
 	// Rules is the template's Rules section: what CloudFormation asserts
 	// of the parameters before it deploys, by rule name.
 	Rules map[string]map[string]any
+	// Mappings is the template's Mappings section: map, top-level key,
+	// second-level key, value.
+	Mappings map[string]map[string]any
 }
 
 // Parameter is one entry of the Parameters section.
@@ -117,6 +120,7 @@ func Parse(b []byte) (*Template, error) {
 		Resources:  map[string]Resource{},
 		Outputs:    map[string]map[string]any{},
 		Rules:      map[string]map[string]any{},
+		Mappings:   map[string]map[string]any{},
 	}
 	if err := t.fill(root); err != nil {
 		return nil, err
@@ -217,6 +221,10 @@ func (t *Template) fill(root map[string]any) error {
 		}},
 		{"Rules", func(name string, body map[string]any) error {
 			t.Rules[name] = body
+			return nil
+		}},
+		{"Mappings", func(name string, body map[string]any) error {
+			t.Mappings[name] = body
 			return nil
 		}},
 	}

@@ -11,6 +11,7 @@ import (
 
 	"contentapi/shared/app"
 	"contentapi/shared/bedrock"
+	"contentapi/shared/generation"
 	"contentapi/shared/local/bedrockstandin"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/s3local"
@@ -95,10 +96,12 @@ func (s *Generation) Config() app.Generation {
 	g := app.Generation{
 		On: true, Wait: 25 * time.Second, Bucket: PicturesBucket, S3Endpoint: s.s3URL,
 		TextModel: bedrock.DefaultTextModel, ImageModel: bedrock.DefaultImageModel, Region: s.region,
+		Prices: generation.DefaultPrices,
 	}
 	if s.bedrockURL != "" {
 		g.TextModel, g.ImageModel = bedrockstandin.TextModel, bedrockstandin.ImageModel
 		g.BedrockEndpoint = s.bedrockURL
+		g.Prices = append(generation.DefaultPrices[:len(generation.DefaultPrices):len(generation.DefaultPrices)], bedrockstandin.Prices()...)
 	}
 	return g
 }
@@ -112,6 +115,9 @@ func (s *Generation) Env() map[string]string {
 	}
 	if g.BedrockEndpoint == "" && s.region != "" {
 		env[app.EnvBedrockRegion] = s.region
+	}
+	if g.BedrockEndpoint != "" {
+		env[app.EnvModelPrices] = bedrockstandin.PricesJSON()
 	}
 	return env
 }

@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"contentapi/shared/app"
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
@@ -45,4 +49,18 @@ func (q *WebhookQueue) Backlog(ctx context.Context, st *hookstore.Store, account
 		}
 	}
 	return n, nil
+}
+
+// SendOne hands the fast lane's next message to send, alone, as the
+// lane's mapping would: what the sender answered.
+func (q *WebhookQueue) SendOne(ctx context.Context, send app.SenderEntry) (events.SQSEventResponse, error) {
+	out, err := q.Client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL), MaxNumberOfMessages: 1})
+	if err != nil {
+		return events.SQSEventResponse{}, err
+	}
+	if len(out.Messages) != 1 {
+		return events.SQSEventResponse{}, fmt.Errorf("stack: %d messages in the fast lane, want one", len(out.Messages))
+	}
+	m := out.Messages[0]
+	return send(ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: *m.MessageId, ReceiptHandle: *m.ReceiptHandle, Body: *m.Body}}})
 }
