@@ -7932,8 +7932,9 @@ type WebhookUpdate struct {
 
 	// Enabled False disables the endpoint (`disabled_reason` "Disabled by the account."); true enables
 	// it, and an endpoint the service disabled after 5 days of failures starts afresh: its
-	// failures count again from the next one. A flag as `favorite` takes it.
-	Enabled *FavoriteInput `json:"enabled,omitempty"`
+	// failures count again from the next one. Also taken: the spellings of a flag that
+	// `FavoriteInput` lists (`1`, `on`, `yes`, ...).
+	Enabled *bool `json:"enabled,omitempty"`
 
 	// Events The event types to receive (`WebhookEventType`): comma-separated text of at most
 	// 1,024 characters, or in JSON a list of them, as the answer shows them; empty text or
@@ -9696,9 +9697,11 @@ type UpdateWebhook503JSONResponseBodyStatus int
 
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveriesParams struct {
-	// Page The page, from 1 to 10^12. A page past the end answers an empty `data` with correct
-	// `meta`. Also taken with leading zeros (`02`), and empty for the default.
-	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+	// Page The page, from 1. The pages reach back 10,000 deliveries, so every page up to the
+	// maximum is in reach whatever `per_page`; at a smaller `per_page` the pages go on to
+	// 10,000 deliveries (page 1000 of 10), and a page past them is 422 naming `page`. Also
+	// taken with leading zeros (`02`), and empty for the default.
+	Page *int64 `form:"page,omitempty" json:"page,omitempty"`
 
 	// PerPage Deliveries per page. Also taken with leading zeros (`025`), and empty for the default.
 	PerPage *int `form:"per_page,omitempty" json:"per_page,omitempty"`

@@ -17,7 +17,8 @@ func TestDocsShowTheExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocksAreExamples(t, pages, "go", exampleBodies(t), "client/example_test.go")
+	examples := functionBodies(t, "example_test.go", `(?s)\nfunc Example\w*\(\) \{\n(.*?)\n\}\n`, "\t")
+	blocksAreExamples(t, pages, "go", examples, "client/example_test.go")
 }
 
 // blocksAreExamples fails where a page's block of lang is none of the
@@ -38,24 +39,25 @@ func blocksAreExamples(t *testing.T, pages []doccheck.Page, lang string, example
 	}
 }
 
-// exampleBodies are the bodies of the Example functions of
-// example_test.go, unindented once, as a page shows them.
-func exampleBodies(t *testing.T) map[string]bool {
+// functionBodies are the bodies of the functions of file that function
+// (a regular expression whose group is the body) finds, each line
+// unindented once by indent, as a page shows them.
+func functionBodies(t *testing.T, file, function, indent string) map[string]bool {
 	t.Helper()
-	src, err := os.ReadFile("example_test.go")
+	src, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?s)\nfunc Example\w*\(\) \{\n(.*?)\n\}\n`).FindAllStringSubmatch(string(src), -1) {
+	for _, m := range regexp.MustCompile(function).FindAllStringSubmatch(string(src), -1) {
 		var body strings.Builder
 		for _, line := range strings.Split(m[1], "\n") {
-			body.WriteString(strings.TrimPrefix(line, "\t") + "\n")
+			body.WriteString(strings.TrimPrefix(line, indent) + "\n")
 		}
 		out[body.String()] = true
 	}
 	if len(out) == 0 {
-		t.Fatal("example_test.go has no func Example")
+		t.Fatalf("%s has no example function", file)
 	}
 	return out
 }
@@ -68,20 +70,6 @@ func TestDocsShowTheTypeScriptExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile("ts/test/example.ts")
-	if err != nil {
-		t.Fatal(err)
-	}
-	examples := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?s)\nexport async function example\w*\(\): Promise<void> \{\n(.*?)\n\}\n`).FindAllStringSubmatch(string(src), -1) {
-		var body strings.Builder
-		for _, line := range strings.Split(m[1], "\n") {
-			body.WriteString(strings.TrimPrefix(line, "  ") + "\n")
-		}
-		examples[body.String()] = true
-	}
-	if len(examples) == 0 {
-		t.Fatal("example.ts has no example function")
-	}
+	examples := functionBodies(t, "ts/test/example.ts", `(?s)\nexport async function example\w*\(\): Promise<void> \{\n(.*?)\n\}\n`, "  ")
 	blocksAreExamples(t, pages, "ts", examples, "client/ts/test/example.ts")
 }

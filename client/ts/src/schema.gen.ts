@@ -1696,9 +1696,10 @@ export interface components {
             /**
              * @description False disables the endpoint (`disabled_reason` "Disabled by the account."); true enables
              *     it, and an endpoint the service disabled after 5 days of failures starts afresh: its
-             *     failures count again from the next one. A flag as `favorite` takes it.
+             *     failures count again from the next one. Also taken: the spellings of a flag that
+             *     `FavoriteInput` lists (`1`, `on`, `yes`, ...).
              */
-            enabled?: components["schemas"]["FavoriteInput"];
+            enabled?: boolean;
         };
         /** @enum {string} */
         WebhookEventType: "document.generated" | "document.failed" | "image.generated" | "image.failed" | "webhook.test";
@@ -5043,11 +5044,13 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The page, from 1 to 10^12. A page past the end answers an empty `data` with correct
-                 *     `meta`. Also taken with leading zeros (`02`), and empty for the default.
+                 * @description The page, from 1. The pages reach back 10,000 deliveries, so every page up to the
+                 *     maximum is in reach whatever `per_page`; at a smaller `per_page` the pages go on to
+                 *     10,000 deliveries (page 1000 of 10), and a page past them is 422 naming `page`. Also
+                 *     taken with leading zeros (`02`), and empty for the default.
                  * @example 2
                  */
-                page?: components["parameters"]["Page"];
+                page?: number;
                 /**
                  * @description Deliveries per page. Also taken with leading zeros (`025`), and empty for the default.
                  * @example 25

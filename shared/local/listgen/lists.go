@@ -129,6 +129,8 @@ func declared(resources []app.Resource) (map[string]*yaml.Node, error) {
 	v["webhook.MaxURLLength"] = integer(webhook.MaxURLLength)
 	v["hookapi.MaxDescription"] = integer(hookapi.MaxDescription)
 	v["hookapi.MaxEvents"] = integer(hookapi.MaxEvents)
+	// Every delivery log page up to this one is in reach at any per_page.
+	v["hookstore.MaxDeliveryLog pages"] = integer(hookstore.MaxDeliveryLog / slices.Max(records.PerPages))
 
 	maps.Copy(v, variableNodes(resources))
 	names, err := metricNames()
