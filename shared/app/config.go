@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/url"
 	"os"
 	"regexp"
@@ -359,21 +360,36 @@ func (e *envReader) fail(name, value, want string) {
 	e.errs = append(e.errs, fmt.Errorf("%s=%q: want %s", name, value, want))
 }
 
+// A pattern is a regular expression over ASCII and bounds on the length.
+// The bounds stay out of the expression: a counted repeat such as {3,255}
+// compiles to one state per count, thousands of allocations in every
+// function's package init (a cold start's milliseconds) for a check that
+// is a comparison of lengths.
+type pattern struct {
+	re       *regexp.Regexp
+	min, max int
+}
+
+func (p pattern) matches(v string) bool {
+	return len(v) >= p.min && len(v) <= p.max && p.re.MatchString(v)
+}
+
 var (
-	region = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
-	// tableName is DynamoDB's rule for table names.
-	tableName = regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
-	// stackName is CloudFormation's rule for stack names.
-	stackName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]{0,127}$`)
+	region = pattern{regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`), 0, math.MaxInt}
+	// tableName is DynamoDB's rule for table names: 3 to 255 of these.
+	tableName = pattern{regexp.MustCompile(`^[A-Za-z0-9_.-]+$`), 3, 255}
+	// stackName is CloudFormation's rule for stack names: a letter, then
+	// up to 127 of these.
+	stackName = pattern{regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]*$`), 1, 128}
 )
 
-// match is name's value if it matches re, def when unset.
-func (e *envReader) match(name, def string, re *regexp.Regexp, want string) string {
+// match is name's value if it matches p, def when unset.
+func (e *envReader) match(name, def string, p pattern, want string) string {
 	v := os.Getenv(name)
 	if v == "" {
 		return def
 	}
-	if !re.MatchString(v) {
+	if !p.matches(v) {
 		e.fail(name, v, want)
 	}
 	return v

@@ -143,6 +143,13 @@ func TestConfigFromEnv(t *testing.T) {
 				t.Errorf("config: %+v", c)
 			}
 		}},
+		// DynamoDB's and CloudFormation's longest names.
+		{"the longest names", map[string]string{app.EnvKeysTable: strings.Repeat("k", 255), first.TableEnv(): "t.-",
+			app.EnvStack: "s" + strings.Repeat("-", 127)}, func(t *testing.T, c app.Config) {
+			if len(c.KeysTable) != 255 || c.Tables[first.Table()] != "t.-" || len(c.Stack) != 128 {
+				t.Errorf("config: %+v", c)
+			}
+		}},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -179,6 +186,8 @@ func TestConfigFromEnvRefuses(t *testing.T) {
 		{"rate limit overflowing", map[string]string{app.EnvRateLimit: "99999999999999999999"}, []string{app.EnvRateLimit}},
 		{"log level", map[string]string{app.EnvLogLevel: "loud"}, []string{app.EnvLogLevel}},
 		{"stack name", map[string]string{app.EnvStack: "my stack"}, []string{app.EnvStack}},
+		{"stack name past 128", map[string]string{app.EnvStack: "s" + strings.Repeat("-", 128)}, []string{app.EnvStack}},
+		{"stack name not from a letter", map[string]string{app.EnvStack: "1stack"}, []string{app.EnvStack}},
 		{"region", map[string]string{app.EnvRegion: "us east 1"}, []string{app.EnvRegion}},
 		{"endpoint without a scheme", map[string]string{app.EnvEndpoint: "localhost:8000"}, []string{app.EnvEndpoint}},
 		{"endpoint of another scheme", map[string]string{app.EnvEndpoint: "ftp://127.0.0.1"}, []string{app.EnvEndpoint}},
@@ -186,6 +195,8 @@ func TestConfigFromEnvRefuses(t *testing.T) {
 		{"origin with a header in it", map[string]string{app.EnvAllowOrigin: "https://a.example.com\r\nSet-Cookie: x=1"}, []string{app.EnvAllowOrigin}},
 		{"idempotency table name", map[string]string{app.EnvIdempotency: "x"}, []string{app.EnvIdempotency}},
 		{"resource table name", map[string]string{first.TableEnv(): "a table"}, []string{first.TableEnv()}},
+		{"resource table name past 255", map[string]string{first.TableEnv(): strings.Repeat("t", 256)}, []string{first.TableEnv()}},
+		{"resource table name under 3", map[string]string{first.TableEnv(): "t."}, []string{first.TableEnv()}},
 		{"monthly limit negative", map[string]string{"DEFAULT_MONTHLY_IMAGES": "-1"}, []string{"DEFAULT_MONTHLY_IMAGES"}},
 		{"monthly limit a word", map[string]string{"DEFAULT_MONTHLY_WORDS": "none"}, []string{"DEFAULT_MONTHLY_WORDS"}},
 		{"monthly limit fractional", map[string]string{"DEFAULT_MONTHLY_DOCUMENTS": "2.5"}, []string{"DEFAULT_MONTHLY_DOCUMENTS"}},
