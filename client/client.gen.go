@@ -8014,8 +8014,8 @@ type Sort = string
 // SortBy defines model for SortBy.
 type SortBy = string
 
-// TemplateIdScope Examples: 9
-type TemplateIdScope = int
+// TemplateIdScope Examples: 9, all
+type TemplateIdScope = TemplateScope
 
 // WebhookId defines model for WebhookId.
 type WebhookId = string
@@ -8240,8 +8240,10 @@ type ListDocumentsParams struct {
 	// SearchBy What `search` looks in. Also taken empty, for the default.
 	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
 
-	// TemplateId The template whose documents are listed, a `TemplateId`; 1 unless given. Also taken:
-	// leading zeros (`09`), and empty for 1.
+	// TemplateId The template whose documents are listed, a `TemplateId`, or `all` for every template's
+	// documents in one list (by `id`, creation order across the templates, or by `name`); 1
+	// unless given. A page of `all` past the first in `id` order reads every document before
+	// it ("Bounded cost" in docs/api.md). Also taken: leading zeros (`09`), and empty for 1.
 	TemplateId *TemplateIdScope `form:"template_id,omitempty" json:"template_id,omitempty"`
 
 	// Favorite Only favorite (`true`) or only other (`false`) records. Also taken: `1`, `on` and `yes`
@@ -8310,8 +8312,10 @@ type HeadDocumentsParams struct {
 	// SearchBy What `search` looks in. Also taken empty, for the default.
 	SearchBy *string `form:"search_by,omitempty" json:"search_by,omitempty"`
 
-	// TemplateId The template whose documents are listed, a `TemplateId`; 1 unless given. Also taken:
-	// leading zeros (`09`), and empty for 1.
+	// TemplateId The template whose documents are listed, a `TemplateId`, or `all` for every template's
+	// documents in one list (by `id`, creation order across the templates, or by `name`); 1
+	// unless given. A page of `all` past the first in `id` order reads every document before
+	// it ("Bounded cost" in docs/api.md). Also taken: leading zeros (`09`), and empty for 1.
 	TemplateId *TemplateIdScope `form:"template_id,omitempty" json:"template_id,omitempty"`
 
 	// Favorite Only favorite (`true`) or only other (`false`) records. Also taken: `1`, `on` and `yes`
@@ -12373,7 +12377,7 @@ func NewListDocumentsRequest(server string, params *ListDocumentsParams) (*http.
 
 		if params.TemplateId != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "template_id", *params.TemplateId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "template_id", *params.TemplateId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12547,7 +12551,7 @@ func NewHeadDocumentsRequest(server string, params *HeadDocumentsParams) (*http.
 
 		if params.TemplateId != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "template_id", *params.TemplateId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "template_id", *params.TemplateId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

@@ -30,8 +30,12 @@ var Tones = records.Enum{"professional", "casual", "friendly", "formal", "persua
 // MaxVariants is how many texts one generation of a document may write.
 const MaxVariants = 3
 
+// AllTemplates is the template_id of a list of every template's documents.
+const AllTemplates = "all"
+
 // Resource is the document resource. Every list is limited to one template
-// (Freestyle unless template_id names another), as in the original app.
+// (Freestyle unless template_id names another), as in the original app, or
+// takes them all (AllTemplates).
 var Resource = &records.Resource{
 	Name:   "documents",
 	Object: "document",
@@ -47,7 +51,7 @@ var Resource = &records.Resource{
 		{Name: "result", Kind: records.Text{Min: 1, Max: maxResult}, Update: true},
 		{Name: "favorite", Kind: records.Bool{}, Update: true},
 	},
-	Scope: &records.Scope{Field: "template_id", Default: FreestyleID, Kind: templateKind},
+	Scope: &records.Scope{Field: "template_id", Default: FreestyleID, Kind: templateKind, All: AllTemplates},
 	Filters: []records.Filter{
 		{Param: "favorite", Kind: records.Bool{}},
 		// A document's language and voice are matched as it shows them:

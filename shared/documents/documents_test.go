@@ -165,7 +165,16 @@ func TestParseList(t *testing.T) {
 	if err != nil || lq.Scope != 52 || lq.SearchBy != "result" || lq.Search != "cafe" || len(lq.Filters) != 1 || lq.Filters[0].Value != false {
 		t.Fatalf("parsed: %+v %v", lq, err)
 	}
-	for raw, field := range map[string]string{"template_id=53": "template_id", "template_id=x": "template_id", "search_by=prompt": "search_by", "style=anime&favorite=2": "favorite"} {
+	// Every template at once, spelled exactly.
+	lq, err = parse("template_id=all&sort_by=name")
+	if err != nil || !lq.AllScopes || lq.SortBy != "name" {
+		t.Fatalf("template_id=all: %+v %v", lq, err)
+	}
+	if lq, err = parse("template_id=9"); err != nil || lq.AllScopes {
+		t.Fatalf("template_id=9: %+v %v", lq, err)
+	}
+	for raw, field := range map[string]string{"template_id=53": "template_id", "template_id=x": "template_id", "search_by=prompt": "search_by", "style=anime&favorite=2": "favorite",
+		"template_id=ALL": "template_id", "template_id=%20all": "template_id", "template_id=all&template_id=all": "template_id"} {
 		_, err := parse(raw)
 		only422(t, err, field)
 	}

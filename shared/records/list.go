@@ -31,14 +31,16 @@ type Equal struct {
 
 // ListQuery is a validated list request.
 type ListQuery struct {
-	Scope    int64
-	Filters  []Equal
-	Search   string // folded; "" means no search
-	SearchBy string
-	SortBy   string // "id" or "name"
-	Desc     bool
-	PerPage  int
-	Page     int64
+	Scope int64
+	// AllScopes lists the records of every scope (Scope.All), Scope unused.
+	AllScopes bool
+	Filters   []Equal
+	Search    string // folded; "" means no search
+	SearchBy  string
+	SortBy    string // "id" or "name"
+	Desc      bool
+	PerPage   int
+	Page      int64
 	// Cursor resumes the reading where an answer cut short by its bounds
 	// stopped; nil reads from the start.
 	Cursor *Cursor
@@ -60,8 +62,12 @@ func (r *Resource) ParseList(q Query, cursors Cursors) (ListQuery, error) {
 	lq := ListQuery{SortBy: "id", Desc: true, PerPage: 10, Page: 1}
 	if r.Scope != nil {
 		lq.Scope = r.Scope.Default
-		if v, ok := parse(r.Scope.Field, r.Scope.Kind); ok {
-			lq.Scope = v.(int64)
+		if v, ok := get(r.Scope.Field); ok && r.Scope.All != "" && v == r.Scope.All {
+			lq.Scope, lq.AllScopes = 0, true
+		} else if ok {
+			if v, ok := in.value(r.Scope.Field, v, r.Scope.Kind); ok {
+				lq.Scope = v.(int64)
+			}
 		}
 	}
 	for _, f := range r.Filters {
@@ -137,6 +143,11 @@ func (in *queryReader) parse(name string, k Kind) (any, bool) {
 	if !ok {
 		return nil, false
 	}
+	return in.value(name, v, k)
+}
+
+// value is the parameter's text v read as kind k.
+func (in *queryReader) value(name, v string, k Kind) (any, bool) {
 	val, msg := k.parse(name, InputValue{Text: v})
 	if msg != "" {
 		in.errs.add(name, msg)

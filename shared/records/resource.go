@@ -115,6 +115,9 @@ type Scope struct {
 	Field   string
 	Default int64
 	Kind    Int
+	// All, when set, is the value of Field that lists the records of every
+	// scope at once (ListQuery.AllScopes).
+	All string
 }
 
 // Values are validated field values ready to store: string, bool, int64,

@@ -200,3 +200,160 @@ func TestResultSearchBoundedByReadBudget(t *testing.T) {
 		t.Fatal("150 documents of 13 KB read within the budget: the test account is too small")
 	}
 }
+
+// A list of every template's documents (template_id=all) is in creation
+// order across templates, counts them all, and filters, searches and sorts
+// by name as a one-template list does.
+func TestListEveryTemplate(t *testing.T) {
+	ctx := context.Background()
+	_, doc, tally := tallied(t)
+	for i, tpl := range []int64{1, 9, 4, 9, 1, 52} {
+		if _, err := doc.Create(ctx, "acme", document(fmt.Sprintf("doc %c", 'f'-i), tpl), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := doc.Create(ctx, "other", document("not acme's", 9), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Delete(ctx, "acme", 3, store.Precondition{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{2, 5} {
+		if _, err := doc.Update(ctx, "acme", id, records.Values{"favorite": true}, store.Precondition{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tally.Drain()
+
+	all := records.ListQuery{AllScopes: true, Desc: true}
+	testCases := []struct {
+		name  string
+		q     func(records.ListQuery) records.ListQuery
+		want  string
+		total int64
+	}{
+		{"newest first", func(q records.ListQuery) records.ListQuery { return q }, "[6 5 4 2 1]", 5},
+		{"oldest first", func(q records.ListQuery) records.ListQuery { q.Desc = false; return q }, "[1 2 4 5 6]", 5},
+		{"page 2 of 2 a page", func(q records.ListQuery) records.ListQuery { q.PerPage, q.Page = 2, 2; return q }, "[4 2]", 5},
+		{"past the end", func(q records.ListQuery) records.ListQuery { q.Page = 2; return q }, "[]", 5},
+		{"by name", func(q records.ListQuery) records.ListQuery { q.SortBy, q.Desc = "name", false; return q }, "[6 5 4 2 1]", 5},
+		{"favorites", func(q records.ListQuery) records.ListQuery {
+			q.Filters = []records.Equal{{Attr: "favorite", Value: true}}
+			return q
+		}, "[5 2]", 2},
+		{"a search by name", func(q records.ListQuery) records.ListQuery { q.Search = fold.String("DOC E"); return q }, "[2]", 1},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := list(t, doc, "acme", tc.q(all))
+			if got := fmt.Sprint(ids(p)); got != tc.want || p.Total != tc.total || p.TotalEstimated || p.Partial {
+				t.Fatalf("ids %s, total %d (estimated %v, partial %v); want %s of %d", got, p.Total, p.TotalEstimated, p.Partial, tc.want, tc.total)
+			}
+		})
+	}
+	// One template's list is as it was.
+	if p := list(t, doc, "acme", records.ListQuery{Scope: 9, Desc: true}); fmt.Sprint(ids(p)) != "[4 2]" || p.Total != 2 {
+		t.Fatalf("template 9: %v of %d", ids(p), p.Total)
+	}
+}
+
+// The first page of every template reads the page's records from the
+// table itself and the counter for the total: two calls, and no more read
+// units than the first page of one template, which reads its index and
+// then fetches the same records.
+func TestEveryTemplatesFirstPageCost(t *testing.T) {
+	env := ddblocal.NewTestEnv(t)
+	db, meter := env.Metered(t)
+	tbl := store.New(db, env.Tables["DocumentsTable"], documents.Resource)
+	var vs []records.Values
+	for i := range 40 {
+		v := document(fmt.Sprintf("doc %d", i), int64(1+i%4))
+		v["result"] = strings.Repeat("A blog post of some length. ", 180) // ~5 KB, a blog post's size
+		vs = append(vs, v)
+	}
+	if _, err := store.New(env.Client, env.Tables["DocumentsTable"], documents.Resource).Import(context.Background(), "acme", vs); err != nil {
+		t.Fatal(err)
+	}
+	measure := func(q records.ListQuery) (store.Page, []ddblocal.MeteredCall) {
+		var p store.Page
+		calls := meter.Measure(func() { p = list(t, tbl, "acme", q) })
+		return p, calls
+	}
+	p, allCalls := measure(records.ListQuery{AllScopes: true, Desc: true})
+	if len(p.Items) != 10 || p.Total != 40 || ids(p)[0] != 40 || ids(p)[9] != 31 {
+		t.Fatalf("page 1 of every template: %v of %d", ids(p), p.Total)
+	}
+	var ops []string
+	for _, c := range allCalls {
+		ops = append(ops, c.Op+" "+c.Index)
+		if c.Eventual {
+			t.Errorf("%s read eventually consistent: a list shows its records as they are", c)
+		}
+	}
+	if want := []string{"Query ", "BatchGetItem "}; !slices.Equal(ops, want) {
+		t.Fatalf("page 1 of every template made the calls %q, want %q (the records from the table, then the counter)", ops, want)
+	}
+	one, oneCalls := measure(records.ListQuery{Scope: 1, Desc: true})
+	if len(one.Items) != 10 || one.Total != 10 {
+		t.Fatalf("page 1 of template 1: %v of %d", ids(one), one.Total)
+	}
+	allUnits, oneUnits := ddblocal.SumMetered(allCalls).Reads, ddblocal.SumMetered(oneCalls).Reads
+	if allUnits > oneUnits {
+		t.Fatalf("page 1 of every template read %g units, of one template %g", allUnits, oneUnits)
+	}
+	t.Logf("page 1 of 10 documents of ~5 KB: every template %g read units in %d calls, one template %g in %d", allUnits, len(allCalls), oneUnits, len(oneCalls))
+}
+
+// Under a read budget a list of every template resumes by its cursors
+// through the table and shows each document once, in order.
+func TestEveryTemplateBoundedByReadBudget(t *testing.T) {
+	env := ddblocal.NewTestEnv(t)
+	db, meter := env.Metered(t)
+	tbl := store.New(db, env.Tables["DocumentsTable"], documents.Resource)
+	tbl.ReadBudget = testBudget
+	var vs []records.Values
+	for i := range 120 {
+		v := document(fmt.Sprintf("doc %d", i), int64(1+i%7))
+		v["result"] = strings.Repeat("plain text ", 1200) // ~13 KB: 4 read units each
+		if i%2 == 0 {
+			v["favorite"] = true
+		}
+		vs = append(vs, v)
+	}
+	first, err := store.New(env.Client, env.Tables["DocumentsTable"], documents.Resource).Import(context.Background(), "acme", vs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var newestFirst, favorites []int64
+	for i := 119; i >= 0; i-- {
+		newestFirst = append(newestFirst, first+int64(i))
+		if i%2 == 0 {
+			favorites = append(favorites, first+int64(i))
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		q    records.ListQuery
+		want []int64
+	}{
+		{"all", records.ListQuery{AllScopes: true, SortBy: "id", Desc: true, PerPage: 25}, newestFirst},
+		{"favorites", records.ListQuery{AllScopes: true, Filters: []records.Equal{{Attr: "favorite", Value: true}}, SortBy: "id", Desc: true, PerPage: 10}, favorites},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seen, pages := follow(t, tbl, meter, tc.q)
+			if !slices.Equal(seen, tc.want) {
+				t.Fatalf("following the links saw %d records (%v...), want each of %d once, in order", len(seen), seen[:min(5, len(seen))], len(tc.want))
+			}
+			bounded := false
+			for _, p := range pages {
+				bounded = bounded || p.Partial || p.TotalEstimated
+			}
+			if !bounded {
+				t.Fatalf("no answer of %d met the budget: the account is too small to test it", len(pages))
+			}
+			if last := pages[len(pages)-1]; last.TotalEstimated || last.Total != int64(len(tc.want)) {
+				t.Errorf("the last page's total %d (estimated %v), want %d", last.Total, last.TotalEstimated, len(tc.want))
+			}
+		})
+	}
+}

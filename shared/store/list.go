@@ -70,7 +70,7 @@ func (t *Table) list(ctx context.Context, w *walk) (Page, error) {
 	if w.counted && !withCount {
 		// Learn the total first: a page past the end then costs one small
 		// read instead of a walk through the index.
-		total, err := t.scopeCount(ctx, account, q.Scope, &w.budget)
+		total, err := t.scopeCount(ctx, account, q, &w.budget)
 		if err != nil {
 			return Page{}, err
 		}
@@ -104,6 +104,9 @@ type walk struct {
 	// verify is set when matching needs the whole record (a search by
 	// result): candidates from the index are fetched and tested.
 	verify func(Item) bool
+	// whole: the list reads the table itself, whose entries are the
+	// records (every scope in id order, wholeTable), so none is fetched.
+	whole bool
 	// counted lists are unfiltered: their total is the counter's count
 	// (total, once read).
 	counted bool
@@ -129,14 +132,14 @@ type pageEntry struct {
 }
 
 func (t *Table) newWalk(account string, q records.ListQuery) *walk {
-	w := &walk{t: t, account: account, q: q, in: t.indexQuery(account, q), budget: t.readBudget(),
+	w := &walk{t: t, account: account, q: q, in: t.indexQuery(account, q), budget: t.readBudget(), whole: wholeTable(q),
 		offset: q.Offset(), end: q.Offset() + int64(q.PerPage), counted: len(q.Filters) == 0 && q.Search == "",
 		page: make([]pageEntry, 0, min(max(q.PerPage, 0), maxQueryLimit))}
 	onRecord := t.recordFilters(q)
 	if q.Search != "" && q.SearchBy == "result" {
 		// The index filters the scope and the equality filters; the text
 		// is only in the records.
-		w.in = t.indexQuery(account, records.ListQuery{Scope: q.Scope, Filters: q.Filters, SortBy: q.SortBy, Desc: q.Desc})
+		w.in = t.indexQuery(account, records.ListQuery{Scope: q.Scope, AllScopes: q.AllScopes, Filters: q.Filters, SortBy: q.SortBy, Desc: q.Desc})
 		w.verify = func(item Item) bool {
 			text, _ := item["result"].(*types.AttributeValueMemberS)
 			return text != nil && strings.Contains(fold.String(text.Value), q.Search) &&
@@ -161,20 +164,34 @@ func (t *Table) newWalk(account string, q records.ListQuery) *walk {
 	return w
 }
 
-// sortAttr is the index sort key of the list's order.
+// sortAttr is the sort key of the list's order: of its index, or the
+// table's own.
 func sortAttr(q records.ListQuery) string {
-	if q.SortBy == "name" {
+	switch {
+	case q.SortBy == "name":
 		return AttrNameKey
+	case wholeTable(q):
+		return AttrID
 	}
 	return AttrIDKey
 }
 
+// wholeTable reports a list read from the table itself rather than an
+// index: every scope in id order. by_id orders scope by scope (id_key is
+// scope and id), so the order of ids across scopes is the table's key.
+// Its entries are the records, which the page would fetch anyway: the
+// common first page costs one Query of its records and the counter, where
+// merging the scopes' index ranges would add a Query for each non-empty
+// scope; a page further on reads every record before it (docs/api.md).
+func wholeTable(q records.ListQuery) bool { return q.AllScopes && q.SortBy != "name" }
+
 // startKey is the ExclusiveStartKey that resumes the index after c.
 func (t *Table) startKey(account string, q records.ListQuery, c records.Cursor) Item {
 	k := key(account, c.ID)
-	if q.SortBy == "name" {
+	switch sortAttr(q) {
+	case AttrNameKey:
 		k[AttrNameKey] = str(c.Key)
-	} else {
+	case AttrIDKey:
 		n, _ := strconv.ParseInt(c.Key, 10, 64)
 		k[AttrIDKey] = num(n)
 	}
@@ -199,7 +216,7 @@ func (w *walk) position(entry Item) records.Cursor {
 // an estimate.
 func (w *walk) reserve() float64 {
 	r := counterWorst
-	if w.verify == nil && w.matches < w.end {
+	if w.verify == nil && !w.whole && w.matches < w.end {
 		pending := len(w.page) + int(w.end-max(w.matches, w.offset))
 		// At most half of what the budget leaves beside one index page, so
 		// that every request reads some of the index and a cursor moves on.
@@ -212,15 +229,22 @@ func (w *walk) reserve() float64 {
 // run reads on until done, the index ends or the budget does.
 func (w *walk) run(ctx context.Context, done func() bool) error {
 	for !done() && !w.ended && !w.stopped {
-		spare := w.budget.left - w.reserve() - w.t.indexPageWorst()
+		spare := w.budget.left - w.reserve()
+		if !w.whole {
+			spare -= w.t.indexPageWorst()
+		}
 		if spare < 0 {
 			w.stopped = true
 			break
 		}
 		w.in.Limit = nil
 		switch {
-		case w.verify != nil:
+		case w.verify != nil || w.whole:
+			// Each entry may cost a whole record, read or fetched.
 			n := int32(min(spare/w.t.itemWorst(), maxQueryLimit))
+			if w.whole && w.counted && w.matches < w.end {
+				n = min(n, int32(w.end-w.matches))
+			}
 			if n < 1 {
 				w.stopped = true
 				return nil
@@ -253,7 +277,7 @@ func (w *walk) pass(ctx context.Context, out *dynamodb.QueryOutput) error {
 	for len(entries) > 0 {
 		var fetched map[int64]Item
 		n := len(entries)
-		if w.verify != nil {
+		if w.verify != nil && !w.whole {
 			n = min(n, maxBatchKeys, max(0, int((w.budget.left-counterWorst)/w.t.itemWorst())))
 			if n < 1 {
 				// The budget ends inside this page: resume at its first
@@ -273,7 +297,13 @@ func (w *walk) pass(ctx context.Context, out *dynamodb.QueryOutput) error {
 		}
 		for _, e := range entries[:n] {
 			var item Item
-			if w.verify != nil {
+			switch {
+			case w.whole:
+				if item = e; !isLive(item) || (w.verify != nil && !w.verify(item)) {
+					w.at = w.position(e)
+					continue
+				}
+			case w.verify != nil:
 				id, _ := IntAttr(e, AttrID)
 				if item = fetched[id]; item == nil || !isLive(item) || !w.verify(item) {
 					w.at = w.position(e)
@@ -349,7 +379,7 @@ func (w *walk) fetchPage(ctx context.Context, withCount bool) error {
 			}
 		}
 		if withCount && first {
-			total, _ := IntAttr(byID[counterID], countAttr(w.q.Scope))
+			total := countOf(byID[counterID], w.q)
 			w.total = &total
 		}
 		pending = pending[n:]
@@ -376,7 +406,7 @@ func (w *walk) result(ctx context.Context) (Page, error) {
 	p.Partial = w.cutOff || (w.stopped && w.matches < w.end)
 	if w.counted && w.total == nil {
 		// The budget ended the page before the counter was read with it.
-		total, err := w.t.scopeCount(ctx, w.account, w.q.Scope, &w.budget)
+		total, err := w.t.scopeCount(ctx, w.account, w.q, &w.budget)
 		if err != nil {
 			return Page{}, err
 		}
@@ -439,18 +469,28 @@ func (t *Table) indexEntries(ctx context.Context, account string, q records.List
 		return 0, err
 	}
 	b.spend(out.ConsumedCapacity)
-	if q.SortBy != "name" {
-		n, _ := IntAttr(out.Item, countAttr(q.Scope))
-		return n, nil
+	if q.SortBy == "name" {
+		// The name index holds every scope.
+		q.AllScopes = true
+	}
+	return countOf(out.Item, q), nil
+}
+
+// countOf is how many records of the list's scope the counter item counts:
+// of every scope, for a list of them all.
+func countOf(counter Item, q records.ListQuery) int64 {
+	if !q.AllScopes {
+		n, _ := IntAttr(counter, countAttr(q.Scope))
+		return n
 	}
 	var n int64
-	for name := range out.Item {
+	for name := range counter {
 		if strings.HasPrefix(name, countPrefix) {
-			c, _ := IntAttr(out.Item, name)
+			c, _ := IntAttr(counter, name)
 			n += c
 		}
 	}
-	return n, nil
+	return n
 }
 
 // expression collects the names, values and filter terms of a Query.
@@ -485,7 +525,7 @@ func (e *expression) apply(in *dynamodb.QueryInput) {
 // scopeAndFilters adds the list's equality filters, and its scope unless
 // the key condition already limits it.
 func (t *Table) scopeAndFilters(e *expression, q records.ListQuery, scopeInKey bool) {
-	if t.res.Scope != nil && !scopeInKey {
+	if t.res.Scope != nil && !scopeInKey && !q.AllScopes {
 		e.equal(t.res.Scope.Field, q.Scope)
 	}
 	for _, f := range q.Filters {
@@ -587,17 +627,30 @@ func (t *Table) indexQuery(account string, q records.ListQuery) *dynamodb.QueryI
 		// The sort key too, so that a cursor can resume after any entry.
 		ProjectionExpression: ptr("#id, #sortkey"),
 	}
-	if byID {
+	switch {
+	case wholeTable(q):
+		// The records, ids 1 and up: not the counter (0) nor the
+		// account's other items below it; tombstones filtered out.
+		in.ProjectionExpression = nil
+		in.ConsistentRead = ptr(true)
+		in.KeyConditionExpression = ptr("#account = :account AND #id BETWEEN :lo AND :hi")
+		e.values[":lo"] = num(1)
+		e.values[":hi"] = num(scopeStride - 1)
+		e.names["#idkey"] = AttrIDKey
+		e.filters = append(e.filters, "attribute_exists(#idkey)")
+	case byID:
 		in.IndexName = ptr(IndexByID)
 		in.KeyConditionExpression = ptr("#account = :account AND #idkey BETWEEN :lo AND :hi")
 		e.names["#idkey"] = AttrIDKey
 		e.values[":lo"] = num(idKey(q.Scope, 1))
 		e.values[":hi"] = num(idKey(q.Scope, scopeStride-1))
-	} else {
+	default:
 		in.IndexName = ptr(IndexByName)
 		in.KeyConditionExpression = ptr("#account = :account")
 	}
-	e.names["#sortkey"] = sortAttr(q)
+	if in.ProjectionExpression != nil {
+		e.names["#sortkey"] = sortAttr(q)
+	}
 	t.scopeAndFilters(e, q, byID)
 	if q.Search != "" {
 		e.names["#fold"] = AttrNameFold
@@ -608,21 +661,25 @@ func (t *Table) indexQuery(account string, q records.ListQuery) *dynamodb.QueryI
 	return in
 }
 
-func (t *Table) scopeCount(ctx context.Context, account string, scope int64, b *budget) (int64, error) {
-	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:                &t.name,
-		Key:                      key(account, counterID),
-		ConsistentRead:           ptr(true),
-		ProjectionExpression:     ptr("#count"),
-		ExpressionAttributeNames: map[string]string{"#count": countAttr(scope)},
-		ReturnConsumedCapacity:   types.ReturnConsumedCapacityTotal,
-	})
+// scopeCount is how many records the list's scope holds (every scope's,
+// for a list of them all), read strongly consistent.
+func (t *Table) scopeCount(ctx context.Context, account string, q records.ListQuery, b *budget) (int64, error) {
+	in := &dynamodb.GetItemInput{
+		TableName:              &t.name,
+		Key:                    key(account, counterID),
+		ConsistentRead:         ptr(true),
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+	}
+	if !q.AllScopes {
+		in.ProjectionExpression = ptr("#count")
+		in.ExpressionAttributeNames = map[string]string{"#count": countAttr(q.Scope)}
+	}
+	out, err := t.db.GetItem(ctx, in)
 	if err != nil {
 		return 0, err
 	}
 	b.spend(out.ConsumedCapacity)
-	n, _ := IntAttr(out.Item, countAttr(scope))
-	return n, nil
+	return countOf(out.Item, q), nil
 }
 
 // maxBatchKeys is BatchGetItem's limit of keys per call.

@@ -2842,10 +2842,12 @@ export interface components {
          */
         WebhookId: string;
         /**
-         * @description The template whose documents are listed, a `TemplateId`; 1 unless given. Also taken:
-         *     leading zeros (`09`), and empty for 1.
+         * @description The template whose documents are listed, a `TemplateId`, or `all` for every template's
+         *     documents in one list (by `id`, creation order across the templates, or by `name`); 1
+         *     unless given. A page of `all` past the first in `id` order reads every document before
+         *     it ("Bounded cost" in docs/api.md). Also taken: leading zeros (`09`), and empty for 1.
          */
-        TemplateIdScope: number;
+        TemplateIdScope: number | "all";
         /**
          * @description Only records whose `search_by` field contains this text, ignoring letter case and
          *     accents. The text is trimmed, as a body's text is; empty, or white space
@@ -3655,8 +3657,10 @@ export interface operations {
                 /** @description What `search` looks in. Also taken empty, for the default. */
                 search_by?: "name" | "result";
                 /**
-                 * @description The template whose documents are listed, a `TemplateId`; 1 unless given. Also taken:
-                 *     leading zeros (`09`), and empty for 1.
+                 * @description The template whose documents are listed, a `TemplateId`, or `all` for every template's
+                 *     documents in one list (by `id`, creation order across the templates, or by `name`); 1
+                 *     unless given. A page of `all` past the first in `id` order reads every document before
+                 *     it ("Bounded cost" in docs/api.md). Also taken: leading zeros (`09`), and empty for 1.
                  */
                 template_id?: components["parameters"]["TemplateIdScope"];
                 /**
@@ -3800,8 +3804,10 @@ export interface operations {
                 /** @description What `search` looks in. Also taken empty, for the default. */
                 search_by?: "name" | "result";
                 /**
-                 * @description The template whose documents are listed, a `TemplateId`; 1 unless given. Also taken:
-                 *     leading zeros (`09`), and empty for 1.
+                 * @description The template whose documents are listed, a `TemplateId`, or `all` for every template's
+                 *     documents in one list (by `id`, creation order across the templates, or by `name`); 1
+                 *     unless given. A page of `all` past the first in `id` order reads every document before
+                 *     it ("Bounded cost" in docs/api.md). Also taken: leading zeros (`09`), and empty for 1.
                  */
                 template_id?: components["parameters"]["TemplateIdScope"];
                 /**

@@ -97,6 +97,20 @@ test("list and follow links.next", async () => {
   assert.equal(page2.links.next, null);
 });
 
+test("every template's documents in one list: template_id all", async () => {
+  const ids: number[] = [];
+  for (const template_id of [9, 4]) {
+    const r = await api.POST("/api/v1/documents", { body: { name: `Template ${template_id}`, prompt: "p", template_id } });
+    assert.equal(r.response.status, 201);
+    ids.push(r.data?.data.id ?? 0);
+  }
+  const all = await api.GET("/api/v1/documents", { params: { query: { template_id: "all" } } });
+  assert.equal(all.response.status, 200);
+  assert.deepEqual(all.data?.data.slice(0, 2).map((d) => d.id), [ids[1], ids[0]]);
+  const nine = await api.GET("/api/v1/documents", { params: { query: { template_id: 9 } } });
+  assert.deepEqual(nine.data?.data.map((d) => d.id), [ids[0]]);
+});
+
 test("regenerate with Prefer: respond-async", async () => {
   const created = await api.POST("/api/v1/images", {
     body: { name: "Cliff", description: "A lighthouse", resolution: "256x256", style: "digital_art" },
@@ -188,4 +202,6 @@ export function refusedByTheTypes(): void {
   void api.POST("/api/v1/documents", { body: { name: "N" } });
   // @ts-expect-error: favorite is a boolean
   void api.PATCH("/api/v1/images/{id}", { params: { path: { id: 7 } }, body: { favorite: "1" } });
+  // @ts-expect-error: a list's template is a number or "all"
+  void api.GET("/api/v1/documents", { params: { query: { template_id: "every" } } });
 }

@@ -228,13 +228,18 @@ func TestGeneratedClient(t *testing.T) {
 		t.Errorf("defaults: %+v", d)
 	}
 	docs, err := c.ListDocumentsWithResponse(ctx, &client.ListDocumentsParams{
-		Search: ptr("launch"), SearchBy: ptr("name"), TemplateId: ptr(9), Favorite: ptr(false), SortBy: ptr("id"), Sort: ptr("desc"),
+		Search: ptr("launch"), SearchBy: ptr("name"), TemplateId: ptr(client.TemplateScope(9)), Favorite: ptr(false), SortBy: ptr("id"), Sort: ptr("desc"),
 		PerPage: ptr(10), Page: ptr(int64(1))})
 	status(t, "list documents", docs.HTTPResponse, err, 200)
 	if len(docs.JSON200.Data) != 1 || docs.JSON200.Data[0].Id != 1 {
 		t.Errorf("document list: %+v", docs.JSON200)
 	}
-	headDocs, err := c.HeadDocumentsWithResponse(ctx, &client.HeadDocumentsParams{TemplateId: ptr(9)})
+	everyTemplate, err := c.ListDocumentsWithResponse(ctx, &client.ListDocumentsParams{TemplateId: ptr(client.AllTemplates)})
+	status(t, "list every template's documents", everyTemplate.HTTPResponse, err, 200)
+	if l := everyTemplate.JSON200; len(l.Data) != 2 || l.Data[0].Id != 2 || l.Data[1].Id != 1 || l.Meta.Total != 2 {
+		t.Errorf("every template's documents: %+v", l)
+	}
+	headDocs, err := c.HeadDocumentsWithResponse(ctx, &client.HeadDocumentsParams{TemplateId: ptr(client.TemplateScope(9))})
 	status(t, "HEAD documents", headDocs.HTTPResponse, err, 200)
 	gotDoc, err := c.GetDocumentWithResponse(ctx, 1, nil)
 	status(t, "get document", gotDoc.HTTPResponse, err, 200)

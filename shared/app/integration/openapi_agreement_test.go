@@ -407,7 +407,7 @@ func queryCases(key string) []agreementCase {
 		{"images", "sort", []string{"asc", "desc"}, []string{"ASC", "Desc", ""}, []string{"up", "%20asc"}, nil},
 		{"images", "per_page", []string{"10", "25", "50", "100", "010", "0100", ""}, nil, []string{"7", "0", "+10", "-10", "%2010", "1000", "10.0", "1e1"}, []string{"%2B10"}},
 		{"images", "page", []string{"1", "2", "01", "1000000000000", "0001000000000000", ""}, nil, []string{"0", "1000000000001", "-1", "abc", "99999999999999999999", "1.0"}, []string{"%2B1"}},
-		{"documents", "template_id", []string{"1", "9", "09", "52", "000052", ""}, nil, []string{"0", "53", "%209", "000", "9.0"}, []string{"%2B1"}},
+		{"documents", "template_id", []string{"1", "9", "09", "52", "000052", "all"}, empty, []string{"0", "53", "%209", "000", "9.0", "ALL", "%20all", "alll"}, []string{"%2B1"}},
 		{"documents", "page", []string{"3"}, nil, []string{"x"}, nil},
 		{"images", "unknown", []string{"anything", ""}, nil, nil, nil},
 	}

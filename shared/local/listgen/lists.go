@@ -72,6 +72,9 @@ func declared(resources []app.Resource) (map[string]*yaml.Node, error) {
 		}
 		v["routes of "+r.Function()] = events
 		name := r.Def.Name
+		if sc := r.Def.Scope; sc != nil && sc.All != "" {
+			v[name+".Resource "+sc.Field+" all"] = list([]string{sc.All})
+		}
 		for _, f := range r.Def.Fields {
 			field := name + ".Resource " + f.Name
 			switch f.Kind.(type) {
