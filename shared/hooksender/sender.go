@@ -180,7 +180,7 @@ func (s *Sender) message(ctx context.Context, inv *invocation, m events.SQSMessa
 		// queue's delay): wait with the others.
 		return s.wait(ctx, m, msg, d.NextAttemptAt.Sub(now))
 	}
-	endpoint, key, err := s.Store.SigningKey(ctx, k.Account, d.Endpoint)
+	endpoint, keys, err := s.Store.SigningKeys(ctx, k.Account, d.Endpoint)
 	if errors.Is(err, hookstore.ErrNotFound) || err == nil && !endpoint.Enabled {
 		// Deleted or disabled: the delivery ends, failed, unattempted.
 		_, err = s.Store.Record(ctx, d, hookstore.Outcome{At: now, Final: hookstore.Failed})
@@ -238,7 +238,7 @@ func (s *Sender) message(ctx context.Context, inv *invocation, m events.SQSMessa
 		return false, err
 	}
 	started := time.Now()
-	resp, sendErr := s.Client.Deliver(ctx, webhook.Attempt{URL: endpoint.URL, Key: key, MsgID: d.ID, Body: body})
+	resp, sendErr := s.Client.Deliver(ctx, webhook.Attempt{URL: endpoint.URL, Key: keys[0], Previous: keys[1:], MsgID: d.ID, Body: body})
 	made := d.Attempts + 1
 	o := hookstore.Outcome{Status: resp.Status, Slow: time.Since(started) >= webhook.SlowAnswer, At: now}
 	wait, retry := s.schedule().Retry(made)
