@@ -1467,6 +1467,21 @@ func (e WebhookResponseStatus) Valid() bool {
 	}
 }
 
+// Defines values for WebhookSecretRotatedResponseStatus.
+const (
+	WebhookSecretRotatedResponseStatusN200 WebhookSecretRotatedResponseStatus = 200
+)
+
+// Valid indicates whether the value is a known member of the WebhookSecretRotatedResponseStatus enum.
+func (e WebhookSecretRotatedResponseStatus) Valid() bool {
+	switch e {
+	case WebhookSecretRotatedResponseStatusN200:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookTestQueuedMessage.
 const (
 	TestEventQueued WebhookTestQueuedMessage = "Test event queued."
@@ -6537,6 +6552,171 @@ func (e ListWebhookDeliveries503JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for RotateWebhookSecret400JSONResponseBodyStatus.
+const (
+	RotateWebhookSecret400JSONResponseBodyStatusN400 RotateWebhookSecret400JSONResponseBodyStatus = 400
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret400JSONResponseBodyStatus enum.
+func (e RotateWebhookSecret400JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RotateWebhookSecret400JSONResponseBodyStatusN400:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret401JSONResponseBodyMessage.
+const (
+	RotateWebhookSecret401JSONResponseBodyMessageUnauthenticated RotateWebhookSecret401JSONResponseBodyMessage = "Unauthenticated."
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret401JSONResponseBodyMessage enum.
+func (e RotateWebhookSecret401JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case RotateWebhookSecret401JSONResponseBodyMessageUnauthenticated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret401JSONResponseBodyStatus.
+const (
+	RotateWebhookSecret401JSONResponseBodyStatusN401 RotateWebhookSecret401JSONResponseBodyStatus = 401
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret401JSONResponseBodyStatus enum.
+func (e RotateWebhookSecret401JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RotateWebhookSecret401JSONResponseBodyStatusN401:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret403JSONResponseBodyStatus.
+const (
+	RotateWebhookSecret403JSONResponseBodyStatusN403 RotateWebhookSecret403JSONResponseBodyStatus = 403
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret403JSONResponseBodyStatus enum.
+func (e RotateWebhookSecret403JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RotateWebhookSecret403JSONResponseBodyStatusN403:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret404JSONResponseBodyMessage.
+const (
+	RotateWebhookSecret404JSONResponseBodyMessageResourceNotFound RotateWebhookSecret404JSONResponseBodyMessage = "Resource not found."
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret404JSONResponseBodyMessage enum.
+func (e RotateWebhookSecret404JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case RotateWebhookSecret404JSONResponseBodyMessageResourceNotFound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret404JSONResponseBodyStatus.
+const (
+	RotateWebhookSecret404JSONResponseBodyStatusN404 RotateWebhookSecret404JSONResponseBodyStatus = 404
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret404JSONResponseBodyStatus enum.
+func (e RotateWebhookSecret404JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RotateWebhookSecret404JSONResponseBodyStatusN404:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret405JSONResponseBodyMessage.
+const (
+	RotateWebhookSecret405JSONResponseBodyMessageMethodNotAllowed RotateWebhookSecret405JSONResponseBodyMessage = "Method not allowed."
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret405JSONResponseBodyMessage enum.
+func (e RotateWebhookSecret405JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case RotateWebhookSecret405JSONResponseBodyMessageMethodNotAllowed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret405JSONResponseBodyStatus.
+const (
+	RotateWebhookSecret405JSONResponseBodyStatusN405 RotateWebhookSecret405JSONResponseBodyStatus = 405
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret405JSONResponseBodyStatus enum.
+func (e RotateWebhookSecret405JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RotateWebhookSecret405JSONResponseBodyStatusN405:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret500JSONResponseBodyMessage.
+const (
+	RotateWebhookSecret500JSONResponseBodyMessageServerError RotateWebhookSecret500JSONResponseBodyMessage = "Server error."
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret500JSONResponseBodyMessage enum.
+func (e RotateWebhookSecret500JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case RotateWebhookSecret500JSONResponseBodyMessageServerError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret500JSONResponseBodyStatus.
+const (
+	RotateWebhookSecret500JSONResponseBodyStatusN500 RotateWebhookSecret500JSONResponseBodyStatus = 500
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret500JSONResponseBodyStatus enum.
+func (e RotateWebhookSecret500JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RotateWebhookSecret500JSONResponseBodyStatusN500:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret503JSONResponseBodyStatus.
+const (
+	RotateWebhookSecret503JSONResponseBodyStatusN503 RotateWebhookSecret503JSONResponseBodyStatus = 503
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret503JSONResponseBodyStatus enum.
+func (e RotateWebhookSecret503JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RotateWebhookSecret503JSONResponseBodyStatusN503:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TestWebhook401JSONResponseBodyMessage.
 const (
 	TestWebhook401JSONResponseBodyMessageUnauthenticated TestWebhook401JSONResponseBodyMessage = "Unauthenticated."
@@ -7854,6 +8034,16 @@ type WebhookResponse struct {
 // WebhookResponseStatus defines model for WebhookResponse.Status.
 type WebhookResponseStatus int
 
+// WebhookSecretRotatedResponse defines model for WebhookSecretRotatedResponse.
+type WebhookSecretRotatedResponse struct {
+	// Data The endpoint with its signing secret, shown in this answer only.
+	Data   WebhookWithSecret                  `json:"data"`
+	Status WebhookSecretRotatedResponseStatus `json:"status"`
+}
+
+// WebhookSecretRotatedResponseStatus defines model for WebhookSecretRotatedResponse.Status.
+type WebhookSecretRotatedResponseStatus int
+
 // WebhookTestQueued defines model for WebhookTestQueued.
 type WebhookTestQueued struct {
 	Message WebhookTestQueuedMessage `json:"message"`
@@ -8153,6 +8343,9 @@ type WebhookCreated = WebhookCreatedResponse
 
 // WebhookOK defines model for WebhookOK.
 type WebhookOK = WebhookResponse
+
+// WebhookSecretRotated defines model for WebhookSecretRotated.
+type WebhookSecretRotated = WebhookSecretRotatedResponse
 
 // ListDocumentsParams defines parameters for ListDocuments.
 type ListDocumentsParams struct {
@@ -9644,6 +9837,39 @@ type ListWebhookDeliveries500JSONResponseBodyStatus int
 // ListWebhookDeliveries503JSONResponseBodyStatus defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveries503JSONResponseBodyStatus int
 
+// RotateWebhookSecret400JSONResponseBodyStatus defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret400JSONResponseBodyStatus int
+
+// RotateWebhookSecret401JSONResponseBodyMessage defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret401JSONResponseBodyMessage string
+
+// RotateWebhookSecret401JSONResponseBodyStatus defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret401JSONResponseBodyStatus int
+
+// RotateWebhookSecret403JSONResponseBodyStatus defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret403JSONResponseBodyStatus int
+
+// RotateWebhookSecret404JSONResponseBodyMessage defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret404JSONResponseBodyMessage string
+
+// RotateWebhookSecret404JSONResponseBodyStatus defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret404JSONResponseBodyStatus int
+
+// RotateWebhookSecret405JSONResponseBodyMessage defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret405JSONResponseBodyMessage string
+
+// RotateWebhookSecret405JSONResponseBodyStatus defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret405JSONResponseBodyStatus int
+
+// RotateWebhookSecret500JSONResponseBodyMessage defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret500JSONResponseBodyMessage string
+
+// RotateWebhookSecret500JSONResponseBodyStatus defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret500JSONResponseBodyStatus int
+
+// RotateWebhookSecret503JSONResponseBodyStatus defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret503JSONResponseBodyStatus int
+
 // TestWebhook401JSONResponseBodyMessage defines parameters for TestWebhook.
 type TestWebhook401JSONResponseBodyMessage string
 
@@ -10626,8 +10852,8 @@ type ClientInterface interface {
 	// CreateWebhookWithBody Register a webhook endpoint
 	//
 	// Registers an endpoint that is told when a generation ends. The answer holds the
-	// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-	// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+	// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+	// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 	// characters) and its host must resolve to public addresses only, else 422 naming `url`;
 	// an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 	// scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -10642,8 +10868,8 @@ type ClientInterface interface {
 	// CreateWebhook Register a webhook endpoint
 	//
 	// Registers an endpoint that is told when a generation ends. The answer holds the
-	// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-	// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+	// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+	// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 	// characters) and its host must resolve to public addresses only, else 422 naming `url`;
 	// an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 	// scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -10658,8 +10884,8 @@ type ClientInterface interface {
 	// CreateWebhookWithFormdataBody Register a webhook endpoint
 	//
 	// Registers an endpoint that is told when a generation ends. The answer holds the
-	// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-	// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+	// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+	// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 	// characters) and its host must resolve to public addresses only, else 422 naming `url`;
 	// an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 	// scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -10752,6 +10978,23 @@ type ClientInterface interface {
 	//
 	// Corresponds with HEAD /api/v1/webhooks/{id}/deliveries (the `HeadWebhookDeliveries` operationId).
 	HeadWebhookDeliveries(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateWebhookSecret Rotate the endpoint's signing secret
+	//
+	// Gives the endpoint a new signing secret, shown in this answer only (never readable again,
+	// never logged). For 24 hours after the rotation every delivery carries two signatures in
+	// `webhook-signature`, space-separated as Standard Webhooks allows: the new secret's first,
+	// the replaced one's after it, so a receiver verifies with either while it switches; after
+	// 24 hours only the new one signs. A rotation within 24 hours of another keeps the earlier
+	// replaced secrets signing until their own 24 hours end, so a call retried after a lost
+	// answer rotates again (a new secret in its answer) and the secret the receiver holds still
+	// verifies. At most 5 secrets sign at once: a rotation past that is 429, with `Retry-After`
+	// until the oldest stops. `Idempotency-Key` is not honoured here (a malformed one is still
+	// 400): replaying the answer would mean keeping its secret. Needs the write scope; another
+	// account's endpoint is 404.
+	//
+	// Corresponds with POST /api/v1/webhooks/{id}/rotate-secret (the `RotateWebhookSecret` operationId).
+	RotateWebhookSecret(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TestWebhook Send a test event
 	//
@@ -11875,8 +12118,8 @@ func (c *Client) HeadWebhooks(ctx context.Context, reqEditors ...RequestEditorFn
 // CreateWebhookWithBody Register a webhook endpoint
 //
 // Registers an endpoint that is told when a generation ends. The answer holds the
-// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 // characters) and its host must resolve to public addresses only, else 422 naming `url`;
 // an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 // scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -11901,8 +12144,8 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, 
 // CreateWebhook Register a webhook endpoint
 //
 // Registers an endpoint that is told when a generation ends. The answer holds the
-// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 // characters) and its host must resolve to public addresses only, else 422 naming `url`;
 // an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 // scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -11927,8 +12170,8 @@ func (c *Client) CreateWebhook(ctx context.Context, body CreateWebhookJSONReques
 // CreateWebhookWithFormdataBody Register a webhook endpoint
 //
 // Registers an endpoint that is told when a generation ends. The answer holds the
-// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 // characters) and its host must resolve to public addresses only, else 422 naming `url`;
 // an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 // scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -12102,6 +12345,33 @@ func (c *Client) ListWebhookDeliveries(ctx context.Context, id WebhookId, params
 // Corresponds with HEAD /api/v1/webhooks/{id}/deliveries (the `HeadWebhookDeliveries` operationId).
 func (c *Client) HeadWebhookDeliveries(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeadWebhookDeliveriesRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateWebhookSecret Rotate the endpoint's signing secret
+//
+// Gives the endpoint a new signing secret, shown in this answer only (never readable again,
+// never logged). For 24 hours after the rotation every delivery carries two signatures in
+// `webhook-signature`, space-separated as Standard Webhooks allows: the new secret's first,
+// the replaced one's after it, so a receiver verifies with either while it switches; after
+// 24 hours only the new one signs. A rotation within 24 hours of another keeps the earlier
+// replaced secrets signing until their own 24 hours end, so a call retried after a lost
+// answer rotates again (a new secret in its answer) and the secret the receiver holds still
+// verifies. At most 5 secrets sign at once: a rotation past that is 429, with `Retry-After`
+// until the oldest stops. `Idempotency-Key` is not honoured here (a malformed one is still
+// 400): replaying the answer would mean keeping its secret. Needs the write scope; another
+// account's endpoint is 404.
+//
+// Corresponds with POST /api/v1/webhooks/{id}/rotate-secret (the `RotateWebhookSecret` operationId).
+func (c *Client) RotateWebhookSecret(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateWebhookSecretRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -15047,6 +15317,40 @@ func NewHeadWebhookDeliveriesRequest(server string, id WebhookId) (*http.Request
 	return req, nil
 }
 
+// NewRotateWebhookSecretRequest constructs an http.Request for the RotateWebhookSecret method
+func NewRotateWebhookSecretRequest(server string, id WebhookId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks/%s/rotate-secret", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewTestWebhookRequest constructs an http.Request for the TestWebhook method
 func NewTestWebhookRequest(server string, id WebhookId) (*http.Request, error) {
 	var err error
@@ -15720,8 +16024,8 @@ type ClientWithResponsesInterface interface {
 	// CreateWebhookWithBodyWithResponse Register a webhook endpoint
 	//
 	// Registers an endpoint that is told when a generation ends. The answer holds the
-	// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-	// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+	// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+	// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 	// characters) and its host must resolve to public addresses only, else 422 naming `url`;
 	// an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 	// scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -15736,8 +16040,8 @@ type ClientWithResponsesInterface interface {
 	// CreateWebhookWithResponse Register a webhook endpoint
 	//
 	// Registers an endpoint that is told when a generation ends. The answer holds the
-	// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-	// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+	// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+	// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 	// characters) and its host must resolve to public addresses only, else 422 naming `url`;
 	// an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 	// scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -15752,8 +16056,8 @@ type ClientWithResponsesInterface interface {
 	// CreateWebhookWithFormdataBodyWithResponse Register a webhook endpoint
 	//
 	// Registers an endpoint that is told when a generation ends. The answer holds the
-	// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-	// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+	// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+	// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 	// characters) and its host must resolve to public addresses only, else 422 naming `url`;
 	// an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 	// scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -15856,6 +16160,25 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with HEAD /api/v1/webhooks/{id}/deliveries (the `HeadWebhookDeliveries` operationId).
 	HeadWebhookDeliveriesWithResponse(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*HeadWebhookDeliveriesResponse, error)
+
+	// RotateWebhookSecretWithResponse Rotate the endpoint's signing secret
+	//
+	// Gives the endpoint a new signing secret, shown in this answer only (never readable again,
+	// never logged). For 24 hours after the rotation every delivery carries two signatures in
+	// `webhook-signature`, space-separated as Standard Webhooks allows: the new secret's first,
+	// the replaced one's after it, so a receiver verifies with either while it switches; after
+	// 24 hours only the new one signs. A rotation within 24 hours of another keeps the earlier
+	// replaced secrets signing until their own 24 hours end, so a call retried after a lost
+	// answer rotates again (a new secret in its answer) and the secret the receiver holds still
+	// verifies. At most 5 secrets sign at once: a rotation past that is 429, with `Retry-After`
+	// until the oldest stops. `Idempotency-Key` is not honoured here (a malformed one is still
+	// 400): replaying the answer would mean keeping its secret. Needs the write scope; another
+	// account's endpoint is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/webhooks/{id}/rotate-secret (the `RotateWebhookSecret` operationId).
+	RotateWebhookSecretWithResponse(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*RotateWebhookSecretResponse, error)
 
 	// TestWebhookWithResponse Send a test event
 	//
@@ -21278,6 +21601,146 @@ func (r HeadWebhookDeliveriesResponse) ContentType() string {
 	return ""
 }
 
+// RotateWebhookSecretResponse200Headers the declared response headers of an HTTP 200 response for RotateWebhookSecret
+type RotateWebhookSecretResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RotateWebhookSecretResponse400Headers the declared response headers of an HTTP 400 response for RotateWebhookSecret
+type RotateWebhookSecretResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RotateWebhookSecretResponse401Headers the declared response headers of an HTTP 401 response for RotateWebhookSecret
+type RotateWebhookSecretResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// RotateWebhookSecretResponse403Headers the declared response headers of an HTTP 403 response for RotateWebhookSecret
+type RotateWebhookSecretResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RotateWebhookSecretResponse404Headers the declared response headers of an HTTP 404 response for RotateWebhookSecret
+type RotateWebhookSecretResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RotateWebhookSecretResponse405Headers the declared response headers of an HTTP 405 response for RotateWebhookSecret
+type RotateWebhookSecretResponse405Headers struct {
+	Allow               string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RotateWebhookSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateWebhookSecret
+type RotateWebhookSecretResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RotateWebhookSecretResponse500Headers the declared response headers of an HTTP 500 response for RotateWebhookSecret
+type RotateWebhookSecretResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RotateWebhookSecretResponse503Headers the declared response headers of an HTTP 503 response for RotateWebhookSecret
+type RotateWebhookSecretResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+type RotateWebhookSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookSecretRotated
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RotateWebhookSecretResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RotateWebhookSecretResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RotateWebhookSecretResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RotateWebhookSecretResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RotateWebhookSecretResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *RotateWebhookSecretResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateWebhookSecretResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RotateWebhookSecretResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RotateWebhookSecretResponse503Headers
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateWebhookSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateWebhookSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateWebhookSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // TestWebhookResponse202Headers the declared response headers of an HTTP 202 response for TestWebhook
 type TestWebhookResponse202Headers struct {
 	XRateLimitLimit     *int
@@ -22337,8 +22800,8 @@ func (c *ClientWithResponses) HeadWebhooksWithResponse(ctx context.Context, reqE
 // CreateWebhookWithBodyWithResponse Register a webhook endpoint
 //
 // Registers an endpoint that is told when a generation ends. The answer holds the
-// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 // characters) and its host must resolve to public addresses only, else 422 naming `url`;
 // an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 // scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -22359,8 +22822,8 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 // CreateWebhookWithResponse Register a webhook endpoint
 //
 // Registers an endpoint that is told when a generation ends. The answer holds the
-// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 // characters) and its host must resolve to public addresses only, else 422 naming `url`;
 // an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 // scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -22381,8 +22844,8 @@ func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, bod
 // CreateWebhookWithFormdataBodyWithResponse Register a webhook endpoint
 //
 // Registers an endpoint that is told when a generation ends. The answer holds the
-// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 // characters) and its host must resolve to public addresses only, else 422 naming `url`;
 // an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 // scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -22538,6 +23001,31 @@ func (c *ClientWithResponses) HeadWebhookDeliveriesWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseHeadWebhookDeliveriesResponse(rsp)
+}
+
+// RotateWebhookSecretWithResponse Rotate the endpoint's signing secret
+//
+// Gives the endpoint a new signing secret, shown in this answer only (never readable again,
+// never logged). For 24 hours after the rotation every delivery carries two signatures in
+// `webhook-signature`, space-separated as Standard Webhooks allows: the new secret's first,
+// the replaced one's after it, so a receiver verifies with either while it switches; after
+// 24 hours only the new one signs. A rotation within 24 hours of another keeps the earlier
+// replaced secrets signing until their own 24 hours end, so a call retried after a lost
+// answer rotates again (a new secret in its answer) and the secret the receiver holds still
+// verifies. At most 5 secrets sign at once: a rotation past that is 429, with `Retry-After`
+// until the oldest stops. `Idempotency-Key` is not honoured here (a malformed one is still
+// 400): replaying the answer would mean keeping its secret. Needs the write scope; another
+// account's endpoint is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/webhooks/{id}/rotate-secret (the `RotateWebhookSecret` operationId).
+func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*RotateWebhookSecretResponse, error) {
+	rsp, err := c.RotateWebhookSecret(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateWebhookSecretResponse(rsp)
 }
 
 // TestWebhookWithResponse Send a test event
@@ -37410,6 +37898,384 @@ func ParseHeadWebhookDeliveriesResponse(rsp *http.Response) (*HeadWebhookDeliver
 			headers.XRequestId = value
 		}
 		response.Headers5XX = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRotateWebhookSecretResponse parses an HTTP response from a RotateWebhookSecretWithResponse call
+func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateWebhookSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookSecretRotated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RotateWebhookSecretResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RotateWebhookSecretResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RotateWebhookSecretResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RotateWebhookSecretResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RotateWebhookSecretResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers RotateWebhookSecretResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers RotateWebhookSecretResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RotateWebhookSecretResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RotateWebhookSecretResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -66,6 +66,7 @@ func (a *API) Routes() []httpapi.Route {
 		{Method: http.MethodGet, Pattern: item, Handler: a.handle(a.get)},
 		{Method: http.MethodPatch, Pattern: item, Handler: a.handle(a.update)},
 		{Method: http.MethodDelete, Pattern: item, Handler: a.handle(a.delete)},
+		{Method: http.MethodPost, Pattern: item + "/rotate-secret", Handler: a.handle(a.rotateSecret)},
 		{Method: http.MethodPost, Pattern: item + "/test", Handler: a.handle(a.test)},
 		{Method: http.MethodGet, Pattern: item + "/deliveries", Handler: a.handle(a.deliveries)},
 	}
@@ -108,10 +109,35 @@ func (a *API) create(w http.ResponseWriter, r *http.Request, account string) err
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"data": struct {
+	writeWithSecret(w, http.StatusCreated, created, secret)
+	return nil
+}
+
+// writeWithSecret answers an endpoint with its secret, the one answer
+// that ever shows it (a registration's or a rotation's).
+func writeWithSecret(w http.ResponseWriter, status int, e hookstore.Endpoint, secret string) {
+	httpapi.WriteJSON(w, status, map[string]any{"data": struct {
 		endpointView
 		Secret string `json:"secret"`
-	}{viewEndpoint(created), secret}, "status": http.StatusCreated})
+	}{viewEndpoint(e), secret}, "status": status})
+}
+
+// rotateSecret gives the endpoint a new secret, shown in this answer only:
+// the key it replaces still signs deliveries for a day, after the new one
+// (hookstore.RotateSecret). Past hookstore.MaxSigningKeys in force, 429
+// with Retry-After until the oldest stops.
+func (a *API) rotateSecret(w http.ResponseWriter, r *http.Request, account string) error {
+	e, secret, err := a.Store.RotateSecret(r.Context(), account, r.PathValue("id"))
+	var tooOften *hookstore.ErrRotatedTooOften
+	if errors.As(err, &tooOften) {
+		// The rate limit's answer, as the contract has one 429 body for
+		// every rate: Retry-After says when the oldest key stops.
+		return httpapi.Throttled(tooOften.RetryAfter)
+	}
+	if err != nil {
+		return err
+	}
+	writeWithSecret(w, http.StatusOK, e, secret)
 	return nil
 }
 

@@ -321,6 +321,11 @@ func TestGeneratedClient(t *testing.T) {
 	status(t, "enable webhook", enabled.HTTPResponse, err, 200)
 	headHook, err := c.HeadWebhookWithResponse(ctx, h.Id)
 	status(t, "HEAD webhook", headHook.HTTPResponse, err, 200)
+	rotated, err := c.RotateWebhookSecretWithResponse(ctx, h.Id)
+	status(t, "rotate a webhook's secret", rotated.HTTPResponse, err, 200)
+	if r := rotated.JSON200.Data; r.Id != h.Id || !strings.HasPrefix(r.Secret, "whsec_") || r.Secret == h.Secret {
+		t.Errorf("rotated: %s", rotated.Body)
+	}
 	tested, err := c.TestWebhookWithResponse(ctx, h.Id)
 	status(t, "test webhook", tested.HTTPResponse, err, 202)
 	hookLog, err := c.ListWebhookDeliveriesWithResponse(ctx, h.Id, nil)

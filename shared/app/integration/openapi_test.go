@@ -765,6 +765,10 @@ func TestOpenAPIConformance(t *testing.T) {
 	c.call(404, request{method: "PATCH", path: hookPath, key: other, contentType: formType, body: "enabled=1"})
 	c.call(403, request{method: "PATCH", path: hookPath, key: ro, contentType: formType, body: "enabled=1"})
 	c.call(202, request{method: "POST", path: hookPath + "/test", key: w})
+	c.call(200, request{method: "POST", path: hookPath + "/rotate-secret", key: w})
+	c.call(404, request{method: "POST", path: hookPath + "/rotate-secret", key: other})
+	c.call(403, request{method: "POST", path: hookPath + "/rotate-secret", key: ro})
+	c.call(400, request{method: "POST", path: hookPath + "/rotate-secret", key: w, header: map[string]string{"Idempotency-Key": "a,b"}})
 	c.get(200, hookPath+"/deliveries", ro)
 	c.get(200, hookPath+"/deliveries?per_page=10&page=2", ro)
 	// Past the log's reach, which depends on per_page: no pattern says it.
@@ -799,7 +803,7 @@ func TestOpenAPIConformance(t *testing.T) {
 
 	for _, path := range []string{"/api/v1/images", "/api/v1/images/1", "/api/v1/images/1/regenerate", "/api/v1/documents",
 		"/api/v1/documents/1", "/api/v1/documents/1/regenerate", "/api/v1/usage", app.TemplatesPath, app.OpenAPIPath,
-		"/api/v1/webhooks", hookPath, hookPath + "/test", hookPath + "/deliveries"} {
+		"/api/v1/webhooks", hookPath, hookPath + "/test", hookPath + "/rotate-secret", hookPath + "/deliveries"} {
 		c.call(204, request{method: "OPTIONS", path: path,
 			header: map[string]string{"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}})
 	}

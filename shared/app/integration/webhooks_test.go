@@ -90,6 +90,8 @@ type deliveryStack struct {
 	mu       sync.Mutex
 	bodies   []map[string]any
 	raw      [][]byte // the bodies as they came
+	headers  []http.Header
+	secret   string // the endpoint's, as registered
 }
 
 // newDeliveryStack starts it; status answers the receiver's nth call
@@ -114,6 +116,7 @@ func newDeliveryStack(t *testing.T, schedule webhook.Schedule, status func(n int
 		_ = json.Unmarshal(body, &b)
 		d.bodies = append(d.bodies, b)
 		d.raw = append(d.raw, body)
+		d.headers = append(d.headers, r.Header.Clone())
 		w.WriteHeader(status(len(d.bodies)))
 	}))
 	t.Cleanup(srv.Close)
@@ -123,7 +126,7 @@ func newDeliveryStack(t *testing.T, schedule webhook.Schedule, status func(n int
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.endpoint = endpoint
+	d.endpoint, d.secret = endpoint, secret
 	verifier, _ = standardwebhooks.NewWebhook(secret)
 	send, err := g.app.SenderEntry()
 	if err != nil {
@@ -235,12 +238,16 @@ func TestImageEventsCarryAURLMadeForEachAttempt(t *testing.T) {
 	}
 }
 
-// A registration's secret is shown once and kept only sealed: the
-// webhooks' paths take no Idempotency-Key, so a retry with one registers
-// again (a second endpoint, another secret) and no answer holding a secret
-// is kept in the idempotency table to be replayed.
+// A registration's or a rotation's secret is shown once and kept only
+// sealed: those paths take no Idempotency-Key, so a retry with one
+// registers (or rotates) again, with another secret, and no answer holding
+// a secret is kept in the idempotency table to be replayed.
 func TestWebhookSecretsAreNeverReplayed(t *testing.T) {
-	s := newStackWith(t, func(cfg *app.Config) { withWebhooks(t)(cfg) })
+	logs := &lambdalocal.LogBuffer{}
+	s := newStackWith(t, func(cfg *app.Config) {
+		withWebhooks(t)(cfg)
+		cfg.LogOutput, cfg.LogLevel = logs, -4 // debug: everything that is ever logged
+	})
 	register := request{method: "POST", path: "/api/v1/webhooks", key: s.writeKey, contentType: "application/x-www-form-urlencoded",
 		body: "url=https%3A%2F%2Fhooks.example.com%2Fa", header: map[string]string{"Idempotency-Key": "hook-1"}}
 	first, second := s.do(register), s.do(register)
@@ -267,6 +274,76 @@ func TestWebhookSecretsAreNeverReplayed(t *testing.T) {
 	if n := len(list.list()); n != 2 {
 		t.Errorf("%d endpoints after the malformed keys' requests, want the 2 registered before", n)
 	}
+	// A rotation retried with the same key rotates again rather than
+	// replay a secret: each answer shows its own, nothing is kept to
+	// replay, and no secret reaches the logs, even at debug level.
+	rotate := request{method: "POST", path: "/api/v1/webhooks/" + fmt.Sprint(first.data()["id"]) + "/rotate-secret", key: s.writeKey,
+		header: map[string]string{"Idempotency-Key": "rotate-1"}}
+	one, two := s.do(rotate), s.do(rotate)
+	expect(t, one, 200)
+	expect(t, two, 200)
+	if one.data()["secret"] == two.data()["secret"] || two.Header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("the rotation's retry was replayed: %v then %v", one.Raw, two.Raw)
+	}
+	if out, err := s.env.Client.Scan(t.Context(), &dynamodb.ScanInput{TableName: aws.String(s.env.Tables["IdempotencyTable"])}); err != nil || out.Count != 0 {
+		t.Errorf("the idempotency table keeps %v answers (%v)", out, err)
+	}
+	for _, r := range []response{first, second, one, two} {
+		if secret, _ := r.data()["secret"].(string); secret == "" || strings.Contains(logs.String(), strings.TrimPrefix(secret, "whsec_")) {
+			t.Errorf("a secret %q is missing from its answer or is in the logs", secret)
+		}
+	}
+	if !strings.Contains(logs.String(), "rotate-secret") {
+		t.Errorf("the logs have no line of the rotations, so the check above checked nothing: %s", logs.String())
+	}
+}
+
+// A rotated secret is shown once, in the rotation's 200, and from then on
+// every delivery carries two signatures in webhook-signature, the new
+// secret's first and the old one's after it, so receivers holding either
+// verify (the receiver here checks every delivery with the old one). The
+// rotation takes the write scope, and another account's endpoint is a
+// 404 that rotates nothing.
+func TestARotatedSecretSignsFirstBesideTheOld(t *testing.T) {
+	d := newDeliveryStack(t, nil, func(int) int { return http.StatusNoContent })
+	path := "/api/v1/webhooks/" + d.endpoint.ID + "/rotate-secret"
+	expect(t, d.do(request{method: "POST", path: path, key: d.otherKey}), 404)
+	expect(t, d.do(request{method: "POST", path: path, key: d.readKey}), 403)
+	expect(t, d.form("POST", "/api/v1/webhooks/"+d.endpoint.ID+"/test"), 202)
+	before := d.received(t, 1)
+	r := d.form("POST", path)
+	expect(t, r, 200)
+	secret, _ := r.data()["secret"].(string)
+	if !strings.HasPrefix(secret, "whsec_") || secret == d.secret || r.data()["id"] != d.endpoint.ID || r.data()["url"] != d.endpoint.URL {
+		t.Fatalf("rotated: %s", r.Raw)
+	}
+	if shown := d.get("/api/v1/webhooks/" + d.endpoint.ID); strings.Contains(shown.Raw, secret) || shown.data()["secret"] != nil {
+		t.Errorf("the endpoint shows its secret again: %s", shown.Raw)
+	}
+	expect(t, d.form("POST", "/api/v1/webhooks/"+d.endpoint.ID+"/test"), 202)
+	d.received(t, len(before)+1)
+	d.mu.Lock()
+	first, last := d.headers[0], d.headers[len(d.headers)-1]
+	body := d.raw[len(d.raw)-1]
+	d.mu.Unlock()
+	if n := len(strings.Fields(first.Get("webhook-signature"))); n != 1 {
+		t.Errorf("before the rotation a delivery carries %d signatures, want 1", n)
+	}
+	sigs := strings.Fields(last.Get("webhook-signature"))
+	if len(sigs) != 2 {
+		t.Fatalf("after the rotation webhook-signature is %q, want two signatures", last.Get("webhook-signature"))
+	}
+	// Each entry on its own: the new secret's first, the old one's second.
+	for i, secret := range []string{secret, d.secret} {
+		alone := last.Clone()
+		alone.Set("webhook-signature", sigs[i])
+		v, _ := standardwebhooks.NewWebhook(secret)
+		if err := v.Verify(body, alone); err != nil {
+			t.Errorf("signature %d of %q does not verify with the secret it should: %v", i+1, sigs, err)
+		}
+	}
+	others := d.do(request{method: "GET", path: "/api/v1/webhooks/" + d.endpoint.ID, key: d.otherKey})
+	expect(t, others, 404)
 }
 
 // A generation's end met again (the stream's record delivered twice, a
