@@ -12,7 +12,10 @@
 //     is too large for the queue's message, which otherwise carries it
 //     (hooksender): every attempt updates the log, and an update pays for
 //     the whole item, so a ~5 KB body in it would cost 6 WRU per update
-//     where the log alone costs 1.
+//     where the log alone costs 1;
+//   - "dlb#<endpoint>#<event time, ms>#<webhook-id>": the body of a
+//     delivery that ended unsent or failed, which its message carried,
+//     kept for the account's retry (KeepBody), outside the log's keys.
 //
 // Registering and deleting an endpoint move the count in the same
 // transaction: they are rare, and the count must stay exact for the limit.
@@ -571,6 +574,7 @@ type deliveryItem struct {
 	Delivery
 	Body      storedBody `dynamodbav:"body,omitempty"`
 	ExpiresAt int64      `dynamodbav:"expires_at"`
+	Manual    int        `dynamodbav:"manual,omitempty"` // PendingDelivery.Manual
 }
 
 // storedBody is a delivery item's body attribute: the event's body (B)

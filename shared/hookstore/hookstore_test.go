@@ -622,3 +622,137 @@ func TestRotateSecretThroughFaults(t *testing.T) {
 		t.Errorf("an ill-formed id's rotation: %v, want ErrNotFound", err)
 	}
 }
+
+// endDelivery makes the pending delivery d's next attempt and ends it
+// failed, as the sender does after the last one, keeping its body.
+func endDelivery(t *testing.T, s *hookstore.Store, d hookstore.PendingDelivery, body []byte) hookstore.PendingDelivery {
+	t.Helper()
+	ctx := t.Context()
+	if err := s.Claim(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.KeepBody(ctx, d, body); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Record(ctx, d, hookstore.Outcome{Status: 500, At: time.Now(), Final: hookstore.Failed}); err != nil {
+		t.Fatal(err)
+	}
+	ended, err := s.GetDelivery(ctx, d.Key)
+	if err != nil || ended.Status != hookstore.Failed {
+		t.Fatalf("ended: %+v %v", ended, err)
+	}
+	return ended
+}
+
+// A retry reopens an ended delivery for one numbered attempt, with the
+// body its end kept, in one write conditional on the delivery as read:
+// with its answer lost the SDK's retry finds it reopened for that attempt
+// and goes on (one attempt, not two); a call retried while it is reopened
+// gets it as it is; with DynamoDB stalled nothing changes; throttled, it
+// is retried; of two at once, both get the one reopened attempt. A
+// pending, succeeded or bodiless delivery is not retried, and another
+// account's or an unknown one is not found.
+func TestRetryThroughFaults(t *testing.T) {
+	s, proxy, _ := faultyStore(t)
+	ctx := t.Context()
+	e, k, d := pendingTestDelivery(t, s, "retried")
+	body := []byte(`{"type":"webhook.test","data":{}}`)
+	d = endDelivery(t, s, d, body)
+	reopen := ddblocal.MatchOp("UpdateItem", `"manual"`)
+
+	proxy.Inject(reopen, ddblocal.LoseAnswer, 1)
+	got, err := s.Retry(ctx, d, time.Now())
+	if err != nil || got.Status != hookstore.Pending || got.Manual != 2 || string(got.Body) != string(body) {
+		t.Fatalf("a retry with its answer lost: %+v %v", got, err)
+	}
+	again, err := s.Retry(ctx, d, time.Now()) // the call retried, holding the delivery as it read it
+	if err != nil || again.Manual != 2 || string(again.Body) != string(body) {
+		t.Fatalf("the call retried while reopened: %+v %v, want the same attempt", again, err)
+	}
+	if now, _ := s.GetDelivery(ctx, k); now.Status != hookstore.Pending || now.Manual != 2 || now.Attempts != 1 {
+		t.Fatalf("reopened: %+v", now)
+	}
+	reread, err := s.GetDelivery(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = endDelivery(t, s, reread, body) // the retry's attempt made, failed
+
+	stall, cancel := context.WithTimeout(ctx, time.Second)
+	proxy.Down(ddblocal.HangCall)
+	_, err = s.Retry(stall, d, time.Now())
+	proxy.Up()
+	cancel()
+	if err == nil {
+		t.Fatal("a retry with DynamoDB stalled succeeded")
+	}
+	if now, _ := s.GetDelivery(ctx, k); now.Status != hookstore.Failed || now.Manual != 2 {
+		t.Fatalf("a stalled retry changed the delivery: %+v", now)
+	}
+
+	proxy.Inject(reopen, ddblocal.ThrottleCall, 2)
+	if got, err := s.Retry(ctx, d, time.Now()); err != nil || got.Manual != 3 {
+		t.Fatalf("throttled twice, retried: %+v %v", got, err)
+	}
+	reread, _ = s.GetDelivery(ctx, k)
+	d = endDelivery(t, s, reread, body)
+
+	held := proxy.Inject(reopen, ddblocal.HoldCall, 1)
+	late := make(chan hookstore.PendingDelivery, 1)
+	go func() {
+		got, err := s.Retry(ctx, d, time.Now())
+		if err != nil {
+			t.Error(err)
+		}
+		late <- got
+	}()
+	<-held.Held()
+	early, err := s.Retry(ctx, d, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	held.Release()
+	if other := <-late; other.Manual != 4 || early.Manual != 4 {
+		t.Fatalf("two retries at once: attempts %d and %d, want both the one reopened, 4", early.Manual, other.Manual)
+	}
+	if _, err := s.Retry(ctx, early, time.Now()); err != nil {
+		t.Fatalf("a retry of a reopened delivery: %v, want it as it is", err)
+	}
+
+	_, pendingKey, pending := pendingTestDelivery(t, s, "scheduled")
+	if _, err := s.Retry(ctx, pending, time.Now()); !errors.Is(err, hookstore.ErrRetryPending) {
+		t.Errorf("a retry of a pending delivery: %v, want ErrRetryPending", err)
+	}
+	if err := s.Claim(ctx, pending); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Record(ctx, pending, hookstore.Outcome{Status: 204, At: time.Now(), Final: hookstore.Succeeded}); err != nil {
+		t.Fatal(err)
+	}
+	succeeded, _ := s.GetDelivery(ctx, pendingKey)
+	if _, err := s.Retry(ctx, succeeded, time.Now()); !errors.Is(err, hookstore.ErrNotKept) {
+		t.Errorf("a retry of a succeeded delivery: %v, want ErrNotKept", err)
+	}
+	_, _, bodiless := pendingTestDelivery(t, s, "bodiless")
+	if err := s.Claim(ctx, bodiless); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Record(ctx, bodiless, hookstore.Outcome{Status: 500, At: time.Now(), Final: hookstore.Failed}); err != nil {
+		t.Fatal(err)
+	}
+	bodiless, _ = s.GetDelivery(ctx, bodiless.Key)
+	if _, err := s.Retry(ctx, bodiless, time.Now()); !errors.Is(err, hookstore.ErrNotKept) {
+		t.Errorf("a retry of a failed delivery whose body was not kept: %v, want ErrNotKept", err)
+	}
+
+	if _, found, err := s.FindDelivery(ctx, "acct", e.ID, d.ID); err != nil || found.Key != k {
+		t.Errorf("found %+v %v, want %v", found.Key, err, k)
+	}
+	for _, c := range []struct{ account, endpoint, id string }{
+		{"other", e.ID, d.ID}, {"acct", e.ID, webhook.EventID(e.ID, "never")}, {"acct", e.ID, "msg_x"}, {"acct", "wh_x", d.ID},
+	} {
+		if _, _, err := s.FindDelivery(ctx, c.account, c.endpoint, c.id); !errors.Is(err, hookstore.ErrNotFound) {
+			t.Errorf("FindDelivery(%q, %q, %q): %v, want ErrNotFound", c.account, c.endpoint, c.id, err)
+		}
+	}
+}
