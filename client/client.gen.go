@@ -1410,6 +1410,21 @@ func (e WebhookDeliveryListStatus) Valid() bool {
 	}
 }
 
+// Defines values for WebhookDeliveryRetriedStatus.
+const (
+	WebhookDeliveryRetriedStatusN202 WebhookDeliveryRetriedStatus = 202
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryRetriedStatus enum.
+func (e WebhookDeliveryRetriedStatus) Valid() bool {
+	switch e {
+	case WebhookDeliveryRetriedStatusN202:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookEventType.
 const (
 	DocumentFailed    WebhookEventType = "document.failed"
@@ -1536,6 +1551,21 @@ const (
 func (e ConflictStatus) Valid() bool {
 	switch e {
 	case ConflictStatusN409:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeliveryNotRetriedStatus.
+const (
+	DeliveryNotRetriedStatusN409 DeliveryNotRetriedStatus = 409
+)
+
+// Valid indicates whether the value is a known member of the DeliveryNotRetriedStatus enum.
+func (e DeliveryNotRetriedStatus) Valid() bool {
+	switch e {
+	case DeliveryNotRetriedStatusN409:
 		return true
 	default:
 		return false
@@ -6552,6 +6582,186 @@ func (e ListWebhookDeliveries503JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for RetryWebhookDelivery400JSONResponseBodyStatus.
+const (
+	RetryWebhookDelivery400JSONResponseBodyStatusN400 RetryWebhookDelivery400JSONResponseBodyStatus = 400
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery400JSONResponseBodyStatus enum.
+func (e RetryWebhookDelivery400JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery400JSONResponseBodyStatusN400:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery401JSONResponseBodyMessage.
+const (
+	RetryWebhookDelivery401JSONResponseBodyMessageUnauthenticated RetryWebhookDelivery401JSONResponseBodyMessage = "Unauthenticated."
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery401JSONResponseBodyMessage enum.
+func (e RetryWebhookDelivery401JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery401JSONResponseBodyMessageUnauthenticated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery401JSONResponseBodyStatus.
+const (
+	RetryWebhookDelivery401JSONResponseBodyStatusN401 RetryWebhookDelivery401JSONResponseBodyStatus = 401
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery401JSONResponseBodyStatus enum.
+func (e RetryWebhookDelivery401JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery401JSONResponseBodyStatusN401:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery403JSONResponseBodyStatus.
+const (
+	RetryWebhookDelivery403JSONResponseBodyStatusN403 RetryWebhookDelivery403JSONResponseBodyStatus = 403
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery403JSONResponseBodyStatus enum.
+func (e RetryWebhookDelivery403JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery403JSONResponseBodyStatusN403:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery404JSONResponseBodyMessage.
+const (
+	RetryWebhookDelivery404JSONResponseBodyMessageResourceNotFound RetryWebhookDelivery404JSONResponseBodyMessage = "Resource not found."
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery404JSONResponseBodyMessage enum.
+func (e RetryWebhookDelivery404JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery404JSONResponseBodyMessageResourceNotFound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery404JSONResponseBodyStatus.
+const (
+	RetryWebhookDelivery404JSONResponseBodyStatusN404 RetryWebhookDelivery404JSONResponseBodyStatus = 404
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery404JSONResponseBodyStatus enum.
+func (e RetryWebhookDelivery404JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery404JSONResponseBodyStatusN404:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery405JSONResponseBodyMessage.
+const (
+	RetryWebhookDelivery405JSONResponseBodyMessageMethodNotAllowed RetryWebhookDelivery405JSONResponseBodyMessage = "Method not allowed."
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery405JSONResponseBodyMessage enum.
+func (e RetryWebhookDelivery405JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery405JSONResponseBodyMessageMethodNotAllowed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery405JSONResponseBodyStatus.
+const (
+	RetryWebhookDelivery405JSONResponseBodyStatusN405 RetryWebhookDelivery405JSONResponseBodyStatus = 405
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery405JSONResponseBodyStatus enum.
+func (e RetryWebhookDelivery405JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery405JSONResponseBodyStatusN405:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery409JSONResponseBodyStatus.
+const (
+	RetryWebhookDelivery409JSONResponseBodyStatusN409 RetryWebhookDelivery409JSONResponseBodyStatus = 409
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery409JSONResponseBodyStatus enum.
+func (e RetryWebhookDelivery409JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery409JSONResponseBodyStatusN409:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery500JSONResponseBodyMessage.
+const (
+	RetryWebhookDelivery500JSONResponseBodyMessageServerError RetryWebhookDelivery500JSONResponseBodyMessage = "Server error."
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery500JSONResponseBodyMessage enum.
+func (e RetryWebhookDelivery500JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery500JSONResponseBodyMessageServerError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery500JSONResponseBodyStatus.
+const (
+	RetryWebhookDelivery500JSONResponseBodyStatusN500 RetryWebhookDelivery500JSONResponseBodyStatus = 500
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery500JSONResponseBodyStatus enum.
+func (e RetryWebhookDelivery500JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery500JSONResponseBodyStatusN500:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery503JSONResponseBodyStatus.
+const (
+	RetryWebhookDelivery503JSONResponseBodyStatusN503 RetryWebhookDelivery503JSONResponseBodyStatus = 503
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery503JSONResponseBodyStatus enum.
+func (e RetryWebhookDelivery503JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery503JSONResponseBodyStatusN503:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RotateWebhookSecret400JSONResponseBodyStatus.
 const (
 	RotateWebhookSecret400JSONResponseBodyStatusN400 RotateWebhookSecret400JSONResponseBodyStatus = 400
@@ -8010,6 +8220,16 @@ type WebhookDeliveryListMetaPerPage int
 // WebhookDeliveryListStatus defines model for WebhookDeliveryList.Status.
 type WebhookDeliveryListStatus int
 
+// WebhookDeliveryRetried defines model for WebhookDeliveryRetried.
+type WebhookDeliveryRetried struct {
+	// Data One event's delivery to the endpoint, updated on every attempt.
+	Data   WebhookDelivery              `json:"data"`
+	Status WebhookDeliveryRetriedStatus `json:"status"`
+}
+
+// WebhookDeliveryRetriedStatus defines model for WebhookDeliveryRetried.Status.
+type WebhookDeliveryRetriedStatus int
+
 // WebhookEventType defines model for WebhookEventType.
 type WebhookEventType string
 
@@ -8104,6 +8324,9 @@ type WebhookWithSecret struct {
 // Cursor defines model for Cursor.
 type Cursor = string
 
+// DeliveryId defines model for DeliveryId.
+type DeliveryId = string
+
 // FavoriteFilter defines model for FavoriteFilter.
 type FavoriteFilter = bool
 
@@ -8160,6 +8383,15 @@ type Conflict struct {
 
 // ConflictStatus defines model for Conflict.Status.
 type ConflictStatus int
+
+// DeliveryNotRetried defines model for DeliveryNotRetried.
+type DeliveryNotRetried struct {
+	Message string                   `json:"message"`
+	Status  DeliveryNotRetriedStatus `json:"status"`
+}
+
+// DeliveryNotRetriedStatus defines model for DeliveryNotRetried.Status.
+type DeliveryNotRetriedStatus int
 
 // DocumentCreated defines model for DocumentCreated.
 type DocumentCreated = DocumentCreatedResponse
@@ -8278,6 +8510,11 @@ type ServiceUnavailableStatus int
 
 // TemplatesOK defines model for TemplatesOK.
 type TemplatesOK = TemplatesResponse
+
+// TooManyDeliveries defines model for TooManyDeliveries.
+type TooManyDeliveries struct {
+	union json.RawMessage
+}
 
 // TooManyRequests The answer over the rate limit.
 type TooManyRequests = RateLimited
@@ -9837,6 +10074,52 @@ type ListWebhookDeliveries500JSONResponseBodyStatus int
 // ListWebhookDeliveries503JSONResponseBodyStatus defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveries503JSONResponseBodyStatus int
 
+// RetryWebhookDeliveryParams defines parameters for RetryWebhookDelivery.
+type RetryWebhookDeliveryParams struct {
+	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
+	// same request within 24 hours gets the first answer again (`Idempotent-Replayed: true`)
+	// instead of acting twice. The same key with another request is 422; a retry while the
+	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters
+	// but a comma, given once; an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RetryWebhookDelivery400JSONResponseBodyStatus defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery400JSONResponseBodyStatus int
+
+// RetryWebhookDelivery401JSONResponseBodyMessage defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery401JSONResponseBodyMessage string
+
+// RetryWebhookDelivery401JSONResponseBodyStatus defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery401JSONResponseBodyStatus int
+
+// RetryWebhookDelivery403JSONResponseBodyStatus defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery403JSONResponseBodyStatus int
+
+// RetryWebhookDelivery404JSONResponseBodyMessage defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery404JSONResponseBodyMessage string
+
+// RetryWebhookDelivery404JSONResponseBodyStatus defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery404JSONResponseBodyStatus int
+
+// RetryWebhookDelivery405JSONResponseBodyMessage defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery405JSONResponseBodyMessage string
+
+// RetryWebhookDelivery405JSONResponseBodyStatus defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery405JSONResponseBodyStatus int
+
+// RetryWebhookDelivery409JSONResponseBodyStatus defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery409JSONResponseBodyStatus int
+
+// RetryWebhookDelivery500JSONResponseBodyMessage defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery500JSONResponseBodyMessage string
+
+// RetryWebhookDelivery500JSONResponseBodyStatus defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery500JSONResponseBodyStatus int
+
+// RetryWebhookDelivery503JSONResponseBodyStatus defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery503JSONResponseBodyStatus int
+
 // RotateWebhookSecret400JSONResponseBodyStatus defines parameters for RotateWebhookSecret.
 type RotateWebhookSecret400JSONResponseBodyStatus int
 
@@ -10101,6 +10384,68 @@ func (t ErrorBody) MarshalJSON() ([]byte, error) {
 }
 
 func (t *ErrorBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsRateLimited returns the union data inside the TooManyDeliveries as a RateLimited
+func (t TooManyDeliveries) AsRateLimited() (RateLimited, error) {
+	var body RateLimited
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRateLimited overwrites any union data inside the TooManyDeliveries as the provided RateLimited
+func (t *TooManyDeliveries) FromRateLimited(v RateLimited) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeRateLimited performs a merge with any union data inside the TooManyDeliveries, using the provided RateLimited
+func (t *TooManyDeliveries) MergeRateLimited(v RateLimited) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsQuotaExceeded returns the union data inside the TooManyDeliveries as a QuotaExceeded
+func (t TooManyDeliveries) AsQuotaExceeded() (QuotaExceeded, error) {
+	var body QuotaExceeded
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromQuotaExceeded overwrites any union data inside the TooManyDeliveries as the provided QuotaExceeded
+func (t *TooManyDeliveries) FromQuotaExceeded(v QuotaExceeded) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeQuotaExceeded performs a merge with any union data inside the TooManyDeliveries, using the provided QuotaExceeded
+func (t *TooManyDeliveries) MergeQuotaExceeded(v QuotaExceeded) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t TooManyDeliveries) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *TooManyDeliveries) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -10978,6 +11323,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with HEAD /api/v1/webhooks/{id}/deliveries (the `HeadWebhookDeliveries` operationId).
 	HeadWebhookDeliveries(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RetryWebhookDelivery Retry a delivery now
+	//
+	// Asks for one more attempt of a delivery that ended `failed` or `skipped`, now: 202 with
+	// the delivery reopened (`pending`, `next_attempt_at` now, `reason` null). The attempt is
+	// made by the sender as every attempt is: it counts against the account's monthly limit of
+	// `deliveries` (once that is reached the call is 429 `quota_exceeded` naming the limit, and
+	// nothing is reopened), it goes in the endpoint's lane (the slow one while its receiver
+	// struggles, and in the fast one under the account's turn), with the event's `webhook-id`,
+	// body and signatures, and it shows in the log (`attempts` one more, then `succeeded` or
+	// `failed`). It is never retried on the schedule. A delivery is attempted once per call:
+	// a call repeated while the attempt is still to be made gets the same reopened delivery
+	// and queues nothing more, and this path honours `Idempotency-Key`, so a call retried with
+	// the same key after a lost answer gets the first answer replayed and sends nothing; a
+	// call without a key after the attempt was made asks for another. 409 while the endpoint is
+	// disabled (enable it first), while the delivery's next attempt is scheduled, and for a
+	// delivery that `succeeded` or ended before its body was kept (only the body of a delivery
+	// that ended unsent or failed is kept, for its 30 days). Needs the write scope; another
+	// account's endpoint or delivery, and an unknown one, is 404.
+	//
+	// Corresponds with POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/retry (the `RetryWebhookDelivery` operationId).
+	RetryWebhookDelivery(ctx context.Context, id WebhookId, deliveryId DeliveryId, params *RetryWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RotateWebhookSecret Rotate the endpoint's signing secret
 	//
@@ -12345,6 +12712,38 @@ func (c *Client) ListWebhookDeliveries(ctx context.Context, id WebhookId, params
 // Corresponds with HEAD /api/v1/webhooks/{id}/deliveries (the `HeadWebhookDeliveries` operationId).
 func (c *Client) HeadWebhookDeliveries(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeadWebhookDeliveriesRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RetryWebhookDelivery Retry a delivery now
+//
+// Asks for one more attempt of a delivery that ended `failed` or `skipped`, now: 202 with
+// the delivery reopened (`pending`, `next_attempt_at` now, `reason` null). The attempt is
+// made by the sender as every attempt is: it counts against the account's monthly limit of
+// `deliveries` (once that is reached the call is 429 `quota_exceeded` naming the limit, and
+// nothing is reopened), it goes in the endpoint's lane (the slow one while its receiver
+// struggles, and in the fast one under the account's turn), with the event's `webhook-id`,
+// body and signatures, and it shows in the log (`attempts` one more, then `succeeded` or
+// `failed`). It is never retried on the schedule. A delivery is attempted once per call:
+// a call repeated while the attempt is still to be made gets the same reopened delivery
+// and queues nothing more, and this path honours `Idempotency-Key`, so a call retried with
+// the same key after a lost answer gets the first answer replayed and sends nothing; a
+// call without a key after the attempt was made asks for another. 409 while the endpoint is
+// disabled (enable it first), while the delivery's next attempt is scheduled, and for a
+// delivery that `succeeded` or ended before its body was kept (only the body of a delivery
+// that ended unsent or failed is kept, for its 30 days). Needs the write scope; another
+// account's endpoint or delivery, and an unknown one, is 404.
+//
+// Corresponds with POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/retry (the `RetryWebhookDelivery` operationId).
+func (c *Client) RetryWebhookDelivery(ctx context.Context, id WebhookId, deliveryId DeliveryId, params *RetryWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRetryWebhookDeliveryRequest(c.Server, id, deliveryId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -15317,6 +15716,62 @@ func NewHeadWebhookDeliveriesRequest(server string, id WebhookId) (*http.Request
 	return req, nil
 }
 
+// NewRetryWebhookDeliveryRequest constructs an http.Request for the RetryWebhookDelivery method
+func NewRetryWebhookDeliveryRequest(server string, id WebhookId, deliveryId DeliveryId, params *RetryWebhookDeliveryParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "delivery_id", deliveryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks/%s/deliveries/%s/retry", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewRotateWebhookSecretRequest constructs an http.Request for the RotateWebhookSecret method
 func NewRotateWebhookSecretRequest(server string, id WebhookId) (*http.Request, error) {
 	var err error
@@ -16160,6 +16615,30 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with HEAD /api/v1/webhooks/{id}/deliveries (the `HeadWebhookDeliveries` operationId).
 	HeadWebhookDeliveriesWithResponse(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*HeadWebhookDeliveriesResponse, error)
+
+	// RetryWebhookDeliveryWithResponse Retry a delivery now
+	//
+	// Asks for one more attempt of a delivery that ended `failed` or `skipped`, now: 202 with
+	// the delivery reopened (`pending`, `next_attempt_at` now, `reason` null). The attempt is
+	// made by the sender as every attempt is: it counts against the account's monthly limit of
+	// `deliveries` (once that is reached the call is 429 `quota_exceeded` naming the limit, and
+	// nothing is reopened), it goes in the endpoint's lane (the slow one while its receiver
+	// struggles, and in the fast one under the account's turn), with the event's `webhook-id`,
+	// body and signatures, and it shows in the log (`attempts` one more, then `succeeded` or
+	// `failed`). It is never retried on the schedule. A delivery is attempted once per call:
+	// a call repeated while the attempt is still to be made gets the same reopened delivery
+	// and queues nothing more, and this path honours `Idempotency-Key`, so a call retried with
+	// the same key after a lost answer gets the first answer replayed and sends nothing; a
+	// call without a key after the attempt was made asks for another. 409 while the endpoint is
+	// disabled (enable it first), while the delivery's next attempt is scheduled, and for a
+	// delivery that `succeeded` or ended before its body was kept (only the body of a delivery
+	// that ended unsent or failed is kept, for its 30 days). Needs the write scope; another
+	// account's endpoint or delivery, and an unknown one, is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/retry (the `RetryWebhookDelivery` operationId).
+	RetryWebhookDeliveryWithResponse(ctx context.Context, id WebhookId, deliveryId DeliveryId, params *RetryWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*RetryWebhookDeliveryResponse, error)
 
 	// RotateWebhookSecretWithResponse Rotate the endpoint's signing secret
 	//
@@ -21601,6 +22080,167 @@ func (r HeadWebhookDeliveriesResponse) ContentType() string {
 	return ""
 }
 
+// RetryWebhookDeliveryResponse202Headers the declared response headers of an HTTP 202 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse202Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RetryWebhookDeliveryResponse400Headers the declared response headers of an HTTP 400 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RetryWebhookDeliveryResponse401Headers the declared response headers of an HTTP 401 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// RetryWebhookDeliveryResponse403Headers the declared response headers of an HTTP 403 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RetryWebhookDeliveryResponse404Headers the declared response headers of an HTTP 404 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RetryWebhookDeliveryResponse405Headers the declared response headers of an HTTP 405 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse405Headers struct {
+	Allow               string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RetryWebhookDeliveryResponse409Headers the declared response headers of an HTTP 409 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse409Headers struct {
+	XRequestId string
+}
+
+// RetryWebhookDeliveryResponse422Headers the declared response headers of an HTTP 422 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse422Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RetryWebhookDeliveryResponse429Headers the declared response headers of an HTTP 429 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RetryWebhookDeliveryResponse500Headers the declared response headers of an HTTP 500 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RetryWebhookDeliveryResponse503Headers the declared response headers of an HTTP 503 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+type RetryWebhookDeliveryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *WebhookDeliveryRetried
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *DeliveryNotRetried
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyDeliveries
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *RetryWebhookDeliveryResponse202Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RetryWebhookDeliveryResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RetryWebhookDeliveryResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RetryWebhookDeliveryResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RetryWebhookDeliveryResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *RetryWebhookDeliveryResponse405Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RetryWebhookDeliveryResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *RetryWebhookDeliveryResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RetryWebhookDeliveryResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RetryWebhookDeliveryResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RetryWebhookDeliveryResponse503Headers
+}
+
+// Status returns HTTPResponse.Status
+func (r RetryWebhookDeliveryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RetryWebhookDeliveryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RetryWebhookDeliveryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RotateWebhookSecretResponse200Headers the declared response headers of an HTTP 200 response for RotateWebhookSecret
 type RotateWebhookSecretResponse200Headers struct {
 	XRateLimitLimit     *int
@@ -23001,6 +23641,36 @@ func (c *ClientWithResponses) HeadWebhookDeliveriesWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseHeadWebhookDeliveriesResponse(rsp)
+}
+
+// RetryWebhookDeliveryWithResponse Retry a delivery now
+//
+// Asks for one more attempt of a delivery that ended `failed` or `skipped`, now: 202 with
+// the delivery reopened (`pending`, `next_attempt_at` now, `reason` null). The attempt is
+// made by the sender as every attempt is: it counts against the account's monthly limit of
+// `deliveries` (once that is reached the call is 429 `quota_exceeded` naming the limit, and
+// nothing is reopened), it goes in the endpoint's lane (the slow one while its receiver
+// struggles, and in the fast one under the account's turn), with the event's `webhook-id`,
+// body and signatures, and it shows in the log (`attempts` one more, then `succeeded` or
+// `failed`). It is never retried on the schedule. A delivery is attempted once per call:
+// a call repeated while the attempt is still to be made gets the same reopened delivery
+// and queues nothing more, and this path honours `Idempotency-Key`, so a call retried with
+// the same key after a lost answer gets the first answer replayed and sends nothing; a
+// call without a key after the attempt was made asks for another. 409 while the endpoint is
+// disabled (enable it first), while the delivery's next attempt is scheduled, and for a
+// delivery that `succeeded` or ended before its body was kept (only the body of a delivery
+// that ended unsent or failed is kept, for its 30 days). Needs the write scope; another
+// account's endpoint or delivery, and an unknown one, is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/retry (the `RetryWebhookDelivery` operationId).
+func (c *ClientWithResponses) RetryWebhookDeliveryWithResponse(ctx context.Context, id WebhookId, deliveryId DeliveryId, params *RetryWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*RetryWebhookDeliveryResponse, error) {
+	rsp, err := c.RetryWebhookDelivery(ctx, id, deliveryId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRetryWebhookDeliveryResponse(rsp)
 }
 
 // RotateWebhookSecretWithResponse Rotate the endpoint's signing secret
@@ -37898,6 +38568,439 @@ func ParseHeadWebhookDeliveriesResponse(rsp *http.Response) (*HeadWebhookDeliver
 			headers.XRequestId = value
 		}
 		response.Headers5XX = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRetryWebhookDeliveryResponse parses an HTTP response from a RetryWebhookDeliveryWithResponse call
+func ParseRetryWebhookDeliveryResponse(rsp *http.Response) (*RetryWebhookDeliveryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RetryWebhookDeliveryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest WebhookDeliveryRetried
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest DeliveryNotRetried
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyDeliveries
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers RetryWebhookDeliveryResponse202Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 400:
+		var headers RetryWebhookDeliveryResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RetryWebhookDeliveryResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RetryWebhookDeliveryResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RetryWebhookDeliveryResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers RetryWebhookDeliveryResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 409:
+		var headers RetryWebhookDeliveryResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers RetryWebhookDeliveryResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers RetryWebhookDeliveryResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RetryWebhookDeliveryResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RetryWebhookDeliveryResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -344,6 +345,98 @@ func TestARotatedSecretSignsFirstBesideTheOld(t *testing.T) {
 	}
 	others := d.do(request{method: "GET", path: "/api/v1/webhooks/" + d.endpoint.ID, key: d.otherKey})
 	expect(t, others, 404)
+}
+
+// A delivery that failed is retried by its account: one more attempt now,
+// the same event (webhook-id and body) signed afresh, logged as an attempt
+// of the delivery and never retried on the schedule. A call retried with
+// its Idempotency-Key (its answer lost) is replayed and sends nothing
+// more. A delivery that succeeded, one of a disabled endpoint, another
+// account's and an unknown one are not retried.
+func TestARetryMakesOneMoreAttemptNow(t *testing.T) {
+	d := newDeliveryStack(t, webhook.Schedule{}, func(n int) int {
+		if n == 1 {
+			return http.StatusServiceUnavailable // the only scheduled attempt
+		}
+		return http.StatusNoContent
+	})
+	c := newConformance(t, d.stack) // every answer checked against the document
+	hook := "/api/v1/webhooks/" + d.endpoint.ID
+	expect(t, d.form("POST", hook+"/test"), 202)
+	first := d.received(t, 1)
+	failed := d.newestEnds(t, "failed", 1)
+	retry := hook + "/deliveries/" + fmt.Sprint(failed["id"]) + "/retry"
+	expect(t, d.do(request{method: "POST", path: retry, key: d.otherKey}), 404)
+	expect(t, d.do(request{method: "POST", path: hook + "/deliveries/msg_AAAAAAAAAAAAAAAAAAAAAA/retry", key: d.writeKey}), 404)
+	expect(t, d.do(request{method: "POST", path: retry, key: d.readKey}), 403)
+
+	call := request{method: "POST", path: retry, key: d.writeKey, header: map[string]string{"Idempotency-Key": "retry-1"}}
+	r := c.call(202, call)
+	if r.data()["id"] != failed["id"] || r.data()["status"] != "pending" || r.data()["attempts"] != float64(1) {
+		t.Errorf("the retry's answer: %s", r.Raw)
+	}
+	got := d.received(t, 2)
+	eventually(t, "the retry logged", func() (bool, string) {
+		log, err := d.store.Deliveries(t.Context(), "acme", d.endpoint.ID)
+		return err == nil && len(log) == 1 && log[0].Status == hookstore.Succeeded && log[0].Attempts == 2, fmt.Sprint(log, err)
+	})
+	replayed := d.do(call) // the same call, its answer lost
+	expect(t, replayed, 202)
+	if replayed.Header.Get("Idempotent-Replayed") != "true" || replayed.Raw != r.Raw {
+		t.Errorf("the retried call was not replayed: %s %v", replayed.Raw, replayed.Header)
+	}
+	d.mu.Lock()
+	sent, ids := len(d.bodies), []string{d.headers[0].Get("webhook-id"), d.headers[1].Get("webhook-id")}
+	raw := slices.Clone(d.raw)
+	d.mu.Unlock()
+	if sent != 2 || ids[0] != ids[1] || ids[0] != failed["id"] || !bytes.Equal(raw[0], raw[1]) || got[1]["type"] != first[0]["type"] {
+		t.Errorf("%d sent, webhook-ids %v; want the one event sent again once, as it was", sent, ids)
+	}
+	c.refusedForState(409, request{method: "POST", path: retry, key: d.writeKey})
+
+	// A disabled endpoint's delivery: 409 until it is enabled again.
+	expect(t, d.form("PATCH", hook, "enabled", "false"), 200)
+	expect(t, d.form("POST", hook+"/test"), 202)
+	unsent := d.newestEnds(t, "failed", 0) // unattempted
+	again := hook + "/deliveries/" + fmt.Sprint(unsent["id"]) + "/retry"
+	c.refusedForState(409, request{method: "POST", path: again, key: d.writeKey})
+	expect(t, d.form("PATCH", hook, "enabled", "true"), 200)
+	expect(t, d.do(request{method: "POST", path: again, key: d.writeKey}), 202)
+	d.received(t, 3)
+}
+
+// newestEnds waits until the newest delivery in the endpoint's log, as
+// the API shows it, has the status after the attempts, and returns it.
+func (d *deliveryStack) newestEnds(t *testing.T, status string, attempts int) map[string]any {
+	t.Helper()
+	var newest map[string]any
+	eventually(t, fmt.Sprintf("the newest delivery %s after %d attempts", status, attempts), func() (bool, string) {
+		r := d.get("/api/v1/webhooks/" + d.endpoint.ID + "/deliveries")
+		newest, _ = r.list()[0].(map[string]any)
+		return newest["status"] == status && newest["attempts"] == float64(attempts), r.Raw
+	})
+	return newest
+}
+
+// failDelivery ends the account's pending delivery id to the endpoint as
+// the sender ends one after its last attempt failed, its body kept, in a
+// stack that runs no sender.
+func failDelivery(t *testing.T, s *stack, account, endpoint, id string) {
+	t.Helper()
+	st := &hookstore.Store{Client: s.env.Client, Table: s.env.Tables["WebhooksTable"]}
+	_, d, err := st.FindDelivery(t.Context(), account, endpoint, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Claim(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.KeepBody(t.Context(), d, []byte(`{"type":"webhook.test","timestamp":"2026-11-28T07:00:00Z","data":{}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Record(t.Context(), d, hookstore.Outcome{Status: 503, At: time.Now(), Final: hookstore.Failed}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // A generation's end met again (the stream's record delivered twice, a

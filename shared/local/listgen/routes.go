@@ -29,6 +29,7 @@ var extraEvents = []struct{ route, name, why string }{
 	{"POST " + hookapi.Path + "/{id}/rotate-secret", "RotateWebhookSecret", ""},
 	{"POST " + hookapi.Path + "/{id}/test", "TestWebhook", ""},
 	{"GET " + hookapi.Path + "/{id}/deliveries", "ListWebhookDeliveries", ""},
+	{"POST " + hookapi.Path + "/{id}/deliveries/{delivery_id}/retry", "RetryWebhookDelivery", ""},
 	{"$default", "DefaultRoute", defaultWhy},
 }
 
