@@ -657,6 +657,25 @@ func TestRetryThroughFaults(t *testing.T) {
 	ctx := t.Context()
 	e, k, d := pendingTestDelivery(t, s, "retried")
 	body := []byte(`{"type":"webhook.test","data":{}}`)
+	// Keeping the body writes values: with its answer lost the SDK's
+	// retry writes the same; with DynamoDB stalled it fails, so the sender
+	// leaves the message to come again.
+	kept := ddblocal.MatchOp("PutItem", `"dlb#`)
+	proxy.Inject(kept, ddblocal.LoseAnswer, 1)
+	if err := s.KeepBody(ctx, d, body); err != nil {
+		t.Fatalf("keeping a body, its answer lost: %v", err)
+	}
+	if n := len(slices.DeleteFunc(proxy.Calls(), func(c ddblocal.ProxiedCall) bool { return !kept(c) })); n != 2 {
+		t.Fatalf("%d writes of the body, want the one whose answer was lost and the SDK's retry", n)
+	}
+	stalled, cancelStall := context.WithTimeout(ctx, time.Second)
+	proxy.Down(ddblocal.HangCall)
+	err := s.KeepBody(stalled, d, body)
+	proxy.Up()
+	cancelStall()
+	if err == nil {
+		t.Fatal("keeping a body with DynamoDB stalled succeeded")
+	}
 	d = endDelivery(t, s, d, body)
 	reopen := ddblocal.MatchOp("UpdateItem", `"manual"`)
 
