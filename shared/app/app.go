@@ -277,13 +277,14 @@ func (a *App) handler(function string, routes []httpapi.Route, timeoutFor func(*
 
 // withIdempotency serves requests with an Idempotency-Key through the
 // idempotency store, but for the webhooks' paths: a replayed registration
-// would keep the endpoint's secret in that store and show it again, and
-// the secret is shown once and kept only sealed. There a malformed key is
-// still 400, as everywhere.
+// or rotation would keep the endpoint's secret in that store and show it
+// again, and the secret is shown once and kept only sealed. There a
+// malformed key is still 400, as everywhere. A delivery's retry, whose
+// answer holds no secret, is kept (hookapi.Replayable).
 func (a *App) withIdempotency(h http.Handler) http.Handler {
 	kept, unkept := a.idem.Wrap(h), idempotency.CheckOnly(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if hookapi.Serves(r.URL.Path) {
+		if hookapi.Serves(r.URL.Path) && !hookapi.Replayable(r.Method, r.URL.Path) {
 			unkept.ServeHTTP(w, r)
 			return
 		}

@@ -66,9 +66,20 @@ func (a *API) Routes() []httpapi.Route {
 		{Method: http.MethodGet, Pattern: item, Handler: a.handle(a.get)},
 		{Method: http.MethodPatch, Pattern: item, Handler: a.handle(a.update)},
 		{Method: http.MethodDelete, Pattern: item, Handler: a.handle(a.delete)},
+		{Method: http.MethodPost, Pattern: item + "/rotate-secret", Handler: a.handle(a.rotateSecret)},
 		{Method: http.MethodPost, Pattern: item + "/test", Handler: a.handle(a.test)},
 		{Method: http.MethodGet, Pattern: item + "/deliveries", Handler: a.handle(a.deliveries)},
+		{Method: http.MethodPost, Pattern: item + "/deliveries/{delivery_id}/retry", Handler: a.handle(a.retry)},
 	}
+}
+
+// Replayable says whether a request to the webhooks' paths honours an
+// Idempotency-Key, its answer kept and replayed: only a delivery's retry,
+// whose 202 holds no secret and whose retried call must not send twice.
+// The others do not, since a registration's or a rotation's answer holds a
+// secret, shown once and never kept.
+func Replayable(method, path string) bool {
+	return method == http.MethodPost && Serves(path) && strings.HasSuffix(path, "/retry")
 }
 
 func (a *API) handle(op func(w http.ResponseWriter, r *http.Request, account string) error) http.HandlerFunc {
@@ -108,10 +119,35 @@ func (a *API) create(w http.ResponseWriter, r *http.Request, account string) err
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"data": struct {
+	writeWithSecret(w, http.StatusCreated, created, secret)
+	return nil
+}
+
+// writeWithSecret answers an endpoint with its secret, the one answer
+// that ever shows it (a registration's or a rotation's).
+func writeWithSecret(w http.ResponseWriter, status int, e hookstore.Endpoint, secret string) {
+	httpapi.WriteJSON(w, status, map[string]any{"data": struct {
 		endpointView
 		Secret string `json:"secret"`
-	}{viewEndpoint(created), secret}, "status": http.StatusCreated})
+	}{viewEndpoint(e), secret}, "status": status})
+}
+
+// rotateSecret gives the endpoint a new secret, shown in this answer only:
+// the key it replaces still signs deliveries for a day, after the new one
+// (hookstore.RotateSecret). Past hookstore.MaxSigningKeys in force, 429
+// with Retry-After until the oldest stops.
+func (a *API) rotateSecret(w http.ResponseWriter, r *http.Request, account string) error {
+	e, secret, err := a.Store.RotateSecret(r.Context(), account, r.PathValue("id"))
+	var tooOften *hookstore.ErrRotatedTooOften
+	if errors.As(err, &tooOften) {
+		// The rate limit's answer, as the contract has one 429 body for
+		// every rate: Retry-After says when the oldest key stops.
+		return httpapi.Throttled(tooOften.RetryAfter)
+	}
+	if err != nil {
+		return err
+	}
+	writeWithSecret(w, http.StatusOK, e, secret)
 	return nil
 }
 
@@ -288,14 +324,8 @@ func (a *API) test(w http.ResponseWriter, r *http.Request, account string) error
 		}
 	}
 	now := a.now()
-	if webhook.Metered(webhook.Test) {
-		meters, err := a.Store.Usage(r.Context(), account, quota.PeriodOf(now))
-		if err != nil {
-			return err
-		}
-		if m, counted := meters[quota.Deliveries]; counted && !m.Limit.Allows(m.Used) {
-			return quota.Exceeded(quota.Deliveries, m.Limit, now)
-		}
+	if err := a.allowsAnAttempt(r, account, webhook.Test, now); err != nil {
+		return err
 	}
 	ev := hooksender.Event{
 		Account: account, Type: webhook.Test, At: now, Data: []byte(`{"webhook_id":"` + e.ID + `"}`),
@@ -305,6 +335,62 @@ func (a *API) test(w http.ResponseWriter, r *http.Request, account string) error
 		return err
 	}
 	httpapi.WriteJSON(w, http.StatusAccepted, map[string]any{"message": "Test event queued.", "status": http.StatusAccepted})
+	return nil
+}
+
+// allowsAnAttempt refuses an attempt of an event of this type asked for
+// now (a test event, a retry) when the account's monthly limit of
+// deliveries, which it would count against, is reached: 429
+// quota_exceeded, where the sender would only skip it.
+func (a *API) allowsAnAttempt(r *http.Request, account, eventType string, now time.Time) error {
+	if !webhook.Metered(eventType) {
+		return nil
+	}
+	meters, err := a.Store.Usage(r.Context(), account, quota.PeriodOf(now))
+	if err != nil {
+		return err
+	}
+	if m, counted := meters[quota.Deliveries]; counted && !m.Limit.Allows(m.Used) {
+		return quota.Exceeded(quota.Deliveries, m.Limit, now)
+	}
+	return nil
+}
+
+// retry asks for one more attempt of a delivery that ended failed or
+// skipped, now: 202 with the delivery reopened (pending, due now), its
+// attempt made by the sender as every attempt is (counted against the
+// account's deliveries, in its endpoint's lane) and logged, never retried
+// on the schedule. 409 while the endpoint is disabled, while the
+// delivery's next attempt is scheduled, and for a delivery that succeeded
+// or whose body is no longer kept; 429 quota_exceeded past the account's
+// deliveries.
+func (a *API) retry(w http.ResponseWriter, r *http.Request, account string) error {
+	e, d, err := a.Store.FindDelivery(r.Context(), account, r.PathValue("id"), r.PathValue("delivery_id"))
+	if err != nil {
+		return err
+	}
+	if !e.Enabled {
+		return httpapi.Conflict("The endpoint is disabled: enable it (PATCH with enabled=true) before retrying its deliveries.")
+	}
+	now := a.now()
+	if err := a.allowsAnAttempt(r, account, d.Type, now); err != nil {
+		return err
+	}
+	reopened, err := a.Store.Retry(r.Context(), d, now)
+	switch {
+	case errors.Is(err, hookstore.ErrRetryPending):
+		return httpapi.Conflict("The delivery is pending: its next attempt is scheduled (next_attempt_at).")
+	case errors.Is(err, hookstore.ErrNotKept) && d.Status == hookstore.Succeeded:
+		return httpapi.Conflict("The delivery succeeded: its receiver has it.")
+	case errors.Is(err, hookstore.ErrNotKept):
+		return httpapi.Conflict("The delivery's body is no longer kept: it cannot be sent again.")
+	case err != nil:
+		return err
+	}
+	if err := a.Publisher.Redeliver(r.Context(), e, reopened); err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusAccepted, map[string]any{"data": viewDelivery(reopened.Delivery), "status": http.StatusAccepted})
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -274,5 +275,35 @@ func TestUpdateAnEndpoint(t *testing.T) {
 	}
 	if code, _ := a.do(t, "acct", "PATCH", hookapi.Path+"/wh_000000000000000000000000", `{"enabled":false}`); code != 404 {
 		t.Errorf("an unknown endpoint's update: %d, want 404", code)
+	}
+}
+
+// A rotation answers the endpoint with a new secret each time; with 5
+// secrets in force (4 replaced within the day) the next is 429 with
+// Retry-After until the oldest stops signing, and another account's
+// endpoint is 404.
+func TestRotationsAreBoundedByTheSecretsInForce(t *testing.T) {
+	a := newAPI(t)
+	_, out := a.do(t, "acct", "POST", hookapi.Path, `{"url":"https://hooks.example.com/a"}`)
+	created := out["data"].(map[string]any)
+	path := hookapi.Path + "/" + created["id"].(string) + "/rotate-secret"
+	if code, out := a.do(t, "other", "POST", path, ""); code != 404 {
+		t.Fatalf("another account's rotation: %d %v", code, out)
+	}
+	seen := map[any]bool{created["secret"]: true}
+	for i := range hookstore.MaxSigningKeys - 1 {
+		code, out := a.do(t, "acct", "POST", path, "")
+		data, _ := out["data"].(map[string]any)
+		if code != 200 || data["id"] != created["id"] || seen[data["secret"]] || !strings.HasPrefix(fmt.Sprint(data["secret"]), "whsec_") {
+			t.Fatalf("rotation %d: %d %v", i+1, code, out)
+		}
+		seen[data["secret"]] = true
+	}
+	r := httptest.NewRequest("POST", path, nil)
+	r = r.WithContext(httpapi.WithPrincipal(r.Context(), auth.Principal{Account: "acct", Scopes: []auth.Scope{auth.ScopeWrite}}))
+	w := httptest.NewRecorder()
+	a.h.ServeHTTP(w, r)
+	if wait, _ := strconv.Atoi(w.Header().Get("Retry-After")); w.Code != 429 || wait < 86000 || wait > 86400 || strings.Contains(w.Body.String(), "whsec_") {
+		t.Fatalf("a rotation with 5 secrets in force: %d, Retry-After %q, %s", w.Code, w.Header().Get("Retry-After"), w.Body)
 	}
 }

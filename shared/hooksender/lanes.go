@@ -53,6 +53,11 @@ type message struct {
 	// invocation attempted its account's deliveries: its next wait is
 	// longer (deferral).
 	Deferred int `json:"deferred,omitempty"`
+	// Manual, for an account's retry of an ended delivery, is the number
+	// of the one attempt it asks for (hookstore.Retry): made only while
+	// the delivery has made one fewer, so a copy of the message makes
+	// none, and never retried on the schedule.
+	Manual int `json:"manual,omitempty"`
 }
 
 // to is the message as it is queued in lane.

@@ -76,3 +76,17 @@ func (p *Publisher) Publish(ctx context.Context, ev Event, only ...string) error
 	}
 	return nil
 }
+
+// Redeliver queues the one attempt an account's retry reopened delivery d
+// for (hookstore.Retry), in the lane of its endpoint e as a new event's
+// delivery is, so the sender admits it as every attempt: counted against
+// the account's deliveries, under the fast lane's lease. The message
+// carries the body unless too large, which the delivery's item then keeps.
+// Queued twice (the call retried), it still makes one attempt.
+func (p *Publisher) Redeliver(ctx context.Context, e hookstore.Endpoint, d hookstore.PendingDelivery) error {
+	msg := message{DeliveryKey: d.Key, Manual: d.Manual}
+	if len(d.Body) <= MaxCarriedBody {
+		msg.Body = d.Body
+	}
+	return p.Lanes.send(ctx, msg.to(laneOf(e)), 0)
+}

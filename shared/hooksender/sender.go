@@ -25,7 +25,10 @@
 // and another invocation puts its messages of that account back in the
 // lane a little later. Every attempt counts against the account's
 // monthly limit of deliveries, in the same write; past it a delivery is
-// skipped, logged and not sent.
+// skipped, logged and not sent. An account's retry of a delivery that
+// ended (hookstore.Retry, Publisher.Redeliver) is one more message in its
+// endpoint's lane, admitted as any: its one attempt, numbered so that a
+// copy makes none, and never retried on the schedule.
 package hooksender
 
 import (
@@ -174,15 +177,26 @@ func (s *Sender) message(ctx context.Context, inv *invocation, m events.SQSMessa
 	if d.Status != hookstore.Pending {
 		return false, nil // a copy of a message whose delivery is over
 	}
+	if msg.Manual != 0 && d.Attempts+1 != msg.Manual {
+		return false, nil // a copy of a retry's message whose attempt is made
+	}
 	now := s.now()
 	if d.NextAttemptAt != nil && d.NextAttemptAt.After(now.Add(time.Second)) {
 		// A copy come early (the event met twice, or a wait longer than a
 		// queue's delay): wait with the others.
 		return s.wait(ctx, m, msg, d.NextAttemptAt.Sub(now))
 	}
-	endpoint, key, err := s.Store.SigningKey(ctx, k.Account, d.Endpoint)
-	if errors.Is(err, hookstore.ErrNotFound) || err == nil && !endpoint.Enabled {
-		// Deleted or disabled: the delivery ends, failed, unattempted.
+	endpoint, keys, err := s.Store.SigningKeys(ctx, k.Account, d.Endpoint)
+	if errors.Is(err, hookstore.ErrNotFound) {
+		// Deleted: the delivery ends, failed, unattempted.
+		_, err = s.Store.Record(ctx, d, hookstore.Outcome{At: now, Final: hookstore.Failed})
+		return false, err
+	}
+	if err == nil && !endpoint.Enabled {
+		// Disabled: the same, its body kept for a retry once enabled.
+		if err := s.keep(ctx, d, msg); err != nil {
+			return false, err
+		}
 		_, err = s.Store.Record(ctx, d, hookstore.Outcome{At: now, Final: hookstore.Failed})
 		return false, err
 	}
@@ -217,6 +231,9 @@ func (s *Sender) message(ctx context.Context, inv *invocation, m events.SQSMessa
 	switch {
 	case errors.As(err, &over):
 		s.Logger.Info("webhook delivery skipped", "delivery", d.ID, "endpoint", d.Endpoint, "reason", over.Error())
+		if err := s.keep(ctx, d, msg); err != nil {
+			return false, err
+		}
 		return false, s.Store.Skip(ctx, d, now, skippedReason(over))
 	case errors.Is(err, hookstore.ErrBusy):
 		// Another invocation is attempting the account's deliveries in
@@ -238,17 +255,20 @@ func (s *Sender) message(ctx context.Context, inv *invocation, m events.SQSMessa
 		return false, err
 	}
 	started := time.Now()
-	resp, sendErr := s.Client.Deliver(ctx, webhook.Attempt{URL: endpoint.URL, Key: key, MsgID: d.ID, Body: body})
+	resp, sendErr := s.Client.Deliver(ctx, webhook.Attempt{URL: endpoint.URL, Key: keys[0], Previous: keys[1:], MsgID: d.ID, Body: body})
 	made := d.Attempts + 1
 	o := hookstore.Outcome{Status: resp.Status, Slow: time.Since(started) >= webhook.SlowAnswer, At: now}
 	wait, retry := s.schedule().Retry(made)
 	switch {
 	case sendErr == nil && resp.OK():
 		o.Final = hookstore.Succeeded
-	case retry:
+	case retry && msg.Manual == 0:
 		o.Next = now.Add(wait)
 	default:
 		o.Final = hookstore.Failed
+		if err := s.keep(ctx, d, msg); err != nil {
+			return false, err
+		}
 	}
 	if sendErr != nil {
 		// The receiver's address or connection, never our internals: the
@@ -265,6 +285,16 @@ func (s *Sender) message(ctx context.Context, inv *invocation, m events.SQSMessa
 		return false, nil
 	}
 	return s.wait(ctx, m, msg, wait)
+}
+
+// keep keeps the body of a delivery that ends unsent or failed, which its
+// message carried, for the account's retry (hookstore.KeepBody). A retry's
+// own message finds it kept already.
+func (s *Sender) keep(ctx context.Context, d hookstore.PendingDelivery, msg message) error {
+	if msg.Body == nil || msg.Manual != 0 {
+		return nil
+	}
+	return s.Store.KeepBody(ctx, d, msg.Body)
 }
 
 // skippedReason is what a skipped delivery's log says.

@@ -276,3 +276,100 @@ func TestAFailedAttemptsLogKeepsNoPartOfTheURLButItsHost(t *testing.T) {
 		}
 	}
 }
+
+// An account's retry of an ended delivery is one attempt, made with the
+// body its end kept: in its endpoint's lane (the slow one while it
+// struggles), never retried on the schedule when it fails, and in the fast
+// lane only under the account's lease, as every attempt there: while
+// another invocation holds it the message waits its turn. Its message
+// queued twice (the call retried) still makes one attempt.
+func TestARetryIsOneAttemptAdmittedAsAnyOther(t *testing.T) {
+	r := newRig(t)
+	r.sender.Schedule = webhook.Schedule{} // no retries: the first failure ends it
+	var mu sync.Mutex
+	var hits []string
+	answer := http.StatusServiceUnavailable
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		hits = append(hits, req.Header.Get("webhook-id"))
+		w.WriteHeader(answer)
+	}))
+	t.Cleanup(srv.Close)
+	ctx := t.Context()
+	e, _, err := r.store.Create(ctx, "acct", hookstore.Endpoint{URL: srv.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &hooksender.Publisher{Store: r.store, Lanes: r.lanes}
+	if err := p.Publish(ctx, hooksender.Event{Account: "acct", Type: webhook.Test, At: r.clk.Now(), Data: []byte(`{}`), Identity: []string{"t"}}, e.ID); err != nil {
+		t.Fatal(err)
+	}
+	r.poll(t)
+	logged := func() hookstore.Delivery {
+		t.Helper()
+		log, err := r.store.Deliveries(ctx, "acct", e.ID)
+		if err != nil || len(log) != 1 {
+			t.Fatalf("log %+v %v", log, err)
+		}
+		return log[0]
+	}
+	if d := logged(); d.Status != hookstore.Failed || d.Attempts != 1 {
+		t.Fatalf("after its one scheduled attempt: %+v", d)
+	}
+	retry := func() {
+		t.Helper()
+		endpoint, d, err := r.store.FindDelivery(ctx, "acct", e.ID, logged().ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reopened, err := r.store.Retry(ctx, d, r.clk.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // the call retried: its message queued twice
+			if err := p.Redeliver(ctx, endpoint, reopened); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	// Struggling after its failure: the retry goes to the slow lane, fails,
+	// and is not retried.
+	retry()
+	r.poll(t)
+	r.clk.Advance(time.Hour)
+	r.poll(t)
+	if d := logged(); len(hits) != 2 || d.Status != hookstore.Failed || d.Attempts != 2 || d.NextAttemptAt != nil {
+		t.Fatalf("a failed retry: %d attempts sent, log %+v; want 2 sent, failed after 2, none due", len(hits), d)
+	}
+
+	// Enabled afresh (fast lane) while another invocation holds the
+	// account's lane: the retry waits for it, then goes once.
+	on := true
+	if _, err := r.store.Update(ctx, "acct", e.ID, hookstore.Change{Enabled: &on}); err != nil {
+		t.Fatal(err)
+	}
+	theirs := hookstore.Lease{Lane: "fast", Owner: "another invocation", Until: r.clk.Now().Add(time.Minute)}
+	if err := r.store.Admit(ctx, "acct", false, &theirs, r.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	answer = http.StatusNoContent
+	mu.Unlock()
+	retry()
+	r.poll(t)
+	if len(hits) != 2 {
+		t.Fatalf("the retry was sent while another invocation held the account's lane (%d attempts)", len(hits))
+	}
+	if err := r.store.Release(ctx, "acct", theirs); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		r.clk.Advance(20 * time.Second)
+		r.poll(t)
+	}
+	if d := logged(); len(hits) != 3 || d.Status != hookstore.Succeeded || d.Attempts != 3 || hits[2] != hits[0] {
+		t.Fatalf("the retry once the lane was free: %v sent, log %+v; want a third attempt, the same webhook-id, succeeded", hits, d)
+	}
+}

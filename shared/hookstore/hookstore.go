@@ -4,20 +4,25 @@
 //
 // Items by sort key:
 //   - "count": how many endpoints the account has, at most MaxEndpoints;
-//   - "wh#<id>": an endpoint, its signing key only sealed (webhook.Sealer);
+//   - "wh#<id>": an endpoint, its signing key only sealed (webhook.Sealer),
+//     and the keys a rotation replaced, which sign for a day more;
 //   - "dl#<endpoint>#<event time, ms>#<webhook-id>": a delivery and its
 //     log, kept DeliveryTTL; the key is the event's, so one event met
 //     twice is written once. It holds the event's body only when the body
 //     is too large for the queue's message, which otherwise carries it
 //     (hooksender): every attempt updates the log, and an update pays for
 //     the whole item, so a ~5 KB body in it would cost 6 WRU per update
-//     where the log alone costs 1.
+//     where the log alone costs 1;
+//   - "dlb#<endpoint>#<event time, ms>#<webhook-id>": the body of a
+//     delivery that ended unsent or failed, which its message carried,
+//     kept for the account's retry (KeepBody), outside the log's keys.
 //
 // Registering and deleting an endpoint move the count in the same
 // transaction: they are rare, and the count must stay exact for the limit.
 package hookstore
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -108,8 +113,12 @@ type endpointItem struct {
 	Account string `dynamodbav:"account"`
 	SK      string `dynamodbav:"sk"`
 	Endpoint
-	KeySealed    []byte `dynamodbav:"key_sealed"`
-	FailingSince int64  `dynamodbav:"failing_since,omitempty"`
+	KeySealed []byte `dynamodbav:"key_sealed"`
+	// PreviousKeys are the keys rotations replaced (RotateSecret), newest
+	// first, each with when it stops signing; those past it are dropped at
+	// the next rotation.
+	PreviousKeys []previousKey `dynamodbav:"previous_keys,omitempty"`
+	FailingSince int64         `dynamodbav:"failing_since,omitempty"`
 }
 
 // Store is the webhooks table.
@@ -314,15 +323,138 @@ func (s *Store) get(ctx context.Context, account, id string) (endpointItem, erro
 	return it, nil
 }
 
-// SigningKey opens the endpoint's sealed signing key, for the sender.
-func (s *Store) SigningKey(ctx context.Context, account, id string) (Endpoint, []byte, error) {
+// SigningKeys opens the keys that sign the endpoint's deliveries now, for
+// the sender: its current key first, then those a rotation replaced that
+// are still in their grace (RotationGrace), newest first.
+func (s *Store) SigningKeys(ctx context.Context, account, id string) (Endpoint, [][]byte, error) {
 	it, err := s.get(ctx, account, id)
 	if err != nil {
 		return Endpoint{}, nil, err
 	}
-	k, err := s.Sealer.Open(account, id, it.KeySealed)
-	return it.Endpoint, k, err
+	keys, err := s.signingKeys(account, id, it, s.now())
+	return it.Endpoint, keys, err
 }
+
+const (
+	// RotationGrace is how long a signing key a rotation replaced still
+	// signs deliveries, after the new one: receivers have a day to take
+	// the new secret.
+	RotationGrace = 24 * time.Hour
+	// MaxSigningKeys is how many keys may sign at once: the current one
+	// and those replaced within RotationGrace. A rotation that would make
+	// more waits (ErrRotatedTooOften), so that a delivery's header stays
+	// short and no secret a receiver may still hold stops signing early.
+	MaxSigningKeys = 5
+)
+
+// previousKey is a signing key a rotation replaced, sealed as the current
+// one is, and the Unix second it stops signing.
+type previousKey struct {
+	Sealed []byte `dynamodbav:"key_sealed"`
+	Until  int64  `dynamodbav:"until"`
+}
+
+// ErrRotatedTooOften is a rotation refused because MaxSigningKeys already
+// sign: RetryAfter is when the oldest of them stops.
+type ErrRotatedTooOften struct{ RetryAfter time.Duration }
+
+func (e *ErrRotatedTooOften) Error() string {
+	return fmt.Sprintf("hookstore: %d signing keys in force, the oldest for %s more", MaxSigningKeys, e.RetryAfter)
+}
+
+// inGrace are the keys of it replaced and still signing at now, newest
+// first (as the rotations kept them).
+func (it endpointItem) inGrace(now time.Time) []previousKey {
+	var keep []previousKey
+	for _, p := range it.PreviousKeys {
+		if p.Until > now.Unix() {
+			keep = append(keep, p)
+		}
+	}
+	return keep
+}
+
+// RotateSecret gives the account's endpoint id a new signing key and
+// returns it with its new secret, shown only now. The key it replaces goes on signing
+// for RotationGrace (its signature after the new one's), as do those
+// earlier rotations replaced within theirs; so a client that rotates
+// again, having lost an answer, still has its old secret verify while it
+// takes the new one. The write is conditional on the key it replaces: of
+// two rotations at once each takes its turn (the later on top of the
+// earlier), and the SDK's retry of a write whose answer was lost finds its
+// own new key in place and takes it as made, never rotating twice.
+func (s *Store) RotateSecret(ctx context.Context, account, id string) (Endpoint, string, error) {
+	for range 3 {
+		it, err := s.get(ctx, account, id)
+		if err != nil {
+			return Endpoint{}, "", err
+		}
+		now := s.now()
+		previous := append([]previousKey{{Sealed: it.KeySealed, Until: now.Add(RotationGrace).Unix()}}, it.inGrace(now)...)
+		if len(previous) >= MaxSigningKeys {
+			oldest := time.Unix(previous[len(previous)-1].Until, 0)
+			return Endpoint{}, "", &ErrRotatedTooOften{RetryAfter: oldest.Sub(now)}
+		}
+		signingKey, secret := webhook.NewSecret()
+		sealed := s.Sealer.Seal(account, id, signingKey)
+		kept, err := attributevalue.Marshal(previous)
+		if err != nil {
+			return Endpoint{}, "", err
+		}
+		b, err := expression.NewBuilder().
+			WithUpdate(expression.Set(expression.Name(attrKeySealed), expression.Value(sealed)).
+				Set(expression.Name(attrPreviousKeys), expression.Value(kept))).
+			WithCondition(expression.Name(attrKeySealed).Equal(expression.Value(it.KeySealed))).
+			Build()
+		if err != nil {
+			return Endpoint{}, "", err
+		}
+		_, err = s.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(s.Table), Key: key(account, endpointPrefix+id), UpdateExpression: b.Update(),
+			ConditionExpression: b.Condition(), ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values(),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		var ccf *types.ConditionalCheckFailedException
+		switch {
+		case errors.As(err, &ccf):
+			found, ok := ccf.Item[attrKeySealed].(*types.AttributeValueMemberB)
+			switch {
+			case ccf.Item == nil:
+				return Endpoint{}, "", ErrNotFound // deleted meanwhile
+			case ok && bytes.Equal(found.Value, sealed):
+				return it.Endpoint, secret, nil // this write, applied, its answer lost
+			}
+			continue // another rotation came first: rotate on top of it
+		case err != nil:
+			return Endpoint{}, "", fmt.Errorf("hookstore: rotate a secret: %w", err)
+		}
+		return it.Endpoint, secret, nil
+	}
+	return Endpoint{}, "", fmt.Errorf("hookstore: rotate a secret: other rotations kept coming first")
+}
+
+// signingKeys opens the keys that sign the endpoint's deliveries at now:
+// its current key first, then those still in their grace, newest first.
+func (s *Store) signingKeys(account, id string, it endpointItem, now time.Time) ([][]byte, error) {
+	sealed := [][]byte{it.KeySealed}
+	for _, p := range it.inGrace(now) {
+		sealed = append(sealed, p.Sealed)
+	}
+	keys := make([][]byte, len(sealed))
+	for i, k := range sealed {
+		var err error
+		if keys[i], err = s.Sealer.Open(account, id, k); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
+
+// Attributes of an endpoint's keys (endpointItem).
+const (
+	attrKeySealed    = "key_sealed"
+	attrPreviousKeys = "previous_keys"
+)
 
 // List returns the account's endpoints, oldest first (at most
 // MaxEndpoints, so one page).
@@ -442,6 +574,7 @@ type deliveryItem struct {
 	Delivery
 	Body      storedBody `dynamodbav:"body,omitempty"`
 	ExpiresAt int64      `dynamodbav:"expires_at"`
+	Manual    int        `dynamodbav:"manual,omitempty"` // PendingDelivery.Manual
 }
 
 // storedBody is a delivery item's body attribute: the event's body (B)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,11 +48,11 @@ func TestCreateGetListDelete(t *testing.T) {
 	if err != nil || got.URL != e.URL || got.Description != "mine" || len(got.Events) != 1 || !got.CreatedAt.Equal(e.CreatedAt) {
 		t.Errorf("get: %+v %v", got, err)
 	}
-	_, key, err := s.SigningKey(ctx, "acct-1", e.ID)
-	if err != nil {
-		t.Fatal(err)
+	_, keys, err := s.SigningKeys(ctx, "acct-1", e.ID)
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("%d keys, %v; want the one", len(keys), err)
 	}
-	h, _ := webhook.Sign(key, "msg_x", time.Now(), []byte("{}"))
+	h, _ := webhook.Sign(keys[0], "msg_x", time.Now(), []byte("{}"))
 	verifier, _ := standardwebhooks.NewWebhook(secret)
 	if err := verifier.Verify([]byte("{}"), h); err != nil {
 		t.Errorf("the stored key does not sign what the shown secret verifies: %v", err)
@@ -497,5 +498,280 @@ func TestUpdateThroughFaults(t *testing.T) {
 	}
 	if _, err := s.Update(ctx, "other", e.ID, hookstore.Change{Description: &description}); !errors.Is(err, hookstore.ErrNotFound) {
 		t.Errorf("another account's update: %v, want ErrNotFound", err)
+	}
+}
+
+// A rotation gives a new secret whose key signs first, the replaced key
+// after it for RotationGrace, then no more. Its write is conditional on
+// the key it replaces: with its answer lost, the SDK's retry finds its own
+// key in place and it rotates once; with DynamoDB stalled it changes
+// nothing; throttled, it is retried; a rotation that lost the race to
+// another rotates on top of it. Past MaxSigningKeys in force it waits.
+func TestRotateSecretThroughFaults(t *testing.T) {
+	s, proxy, _ := faultyStore(t)
+	ctx := t.Context()
+	clock := time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC)
+	s.Now = func() time.Time { return clock }
+	e, first, err := s.Create(ctx, "acct", hookstore.Endpoint{URL: "https://hooks.example.com/a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"type":"webhook.test"}`)
+	// verifies says which of the secrets verify a delivery signed now, and
+	// that the newest's signature comes first.
+	verifies := func(secrets ...string) []bool {
+		t.Helper()
+		_, keys, err := s.SigningKeys(ctx, "acct", e.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := webhook.Sign(keys[0], "msg_rot", time.Now(), body, keys[1:]...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone, _ := webhook.Sign(keys[0], "msg_rot", time.Now(), body)
+		if got := h.Get("webhook-signature"); !strings.HasPrefix(got, alone.Get("webhook-signature")) || strings.Count(got, "v1,") != len(keys) {
+			t.Errorf("webhook-signature %q: want %d entries, the current key's first", got, len(keys))
+		}
+		out := make([]bool, len(secrets))
+		for i, secret := range secrets {
+			v, _ := standardwebhooks.NewWebhook(secret)
+			out[i] = v.Verify(body, h) == nil
+		}
+		return out
+	}
+	rotated := ddblocal.MatchOp("UpdateItem", `"previous_keys"`)
+
+	proxy.Inject(rotated, ddblocal.LoseAnswer, 1)
+	_, second, err := s.RotateSecret(ctx, "acct", e.ID)
+	if err != nil || !strings.HasPrefix(second, "whsec_") || second == first {
+		t.Fatalf("a rotation with its answer lost: %q %v", second, err)
+	}
+	if got := verifies(second, first); !got[0] || !got[1] {
+		t.Fatalf("after one rotation (its answer lost) the new and the old secret verify: %v", got)
+	}
+	if _, keys, _ := s.SigningKeys(ctx, "acct", e.ID); len(keys) != 2 {
+		t.Fatalf("%d keys sign after one rotation whose answer was lost, want 2: it rotated twice", len(keys))
+	}
+
+	stall, cancel := context.WithTimeout(ctx, time.Second)
+	proxy.Down(ddblocal.HangCall)
+	_, _, err = s.RotateSecret(stall, "acct", e.ID)
+	proxy.Up()
+	cancel()
+	if err == nil {
+		t.Fatal("a rotation with DynamoDB stalled succeeded")
+	}
+	if got := verifies(second, first); !got[0] || !got[1] {
+		t.Fatalf("a stalled rotation changed the keys: %v", got)
+	}
+
+	proxy.Inject(rotated, ddblocal.ThrottleCall, 2)
+	clock = clock.Add(time.Hour)
+	_, third, err := s.RotateSecret(ctx, "acct", e.ID)
+	if err != nil {
+		t.Fatalf("throttled twice, retried: %v", err)
+	}
+	if got := verifies(third, second, first); !got[0] || !got[1] || !got[2] {
+		t.Fatalf("three secrets within a day: %v, want all verifying", got)
+	}
+
+	// A rotation held while another is made rotates on top of it: both
+	// secrets still sign, the held one's first.
+	held := proxy.Inject(rotated, ddblocal.HoldCall, 1)
+	late := make(chan string, 1)
+	go func() {
+		_, secret, err := s.RotateSecret(ctx, "acct", e.ID)
+		if err != nil {
+			t.Error(err)
+		}
+		late <- secret
+	}()
+	<-held.Held()
+	_, early, err := s.RotateSecret(ctx, "acct", e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held.Release()
+	fourth := <-late
+	if _, keys, _ := s.SigningKeys(ctx, "acct", e.ID); len(keys) != hookstore.MaxSigningKeys {
+		t.Fatalf("%d keys after 4 rotations in a day, want 5", len(keys))
+	}
+	var tooOften *hookstore.ErrRotatedTooOften
+	if _, _, err := s.RotateSecret(ctx, "acct", e.ID); !errors.As(err, &tooOften) || tooOften.RetryAfter != 23*time.Hour {
+		t.Fatalf("a fifth rotation within a day: %v, want ErrRotatedTooOften until the first secret stops (in 23 h)", err)
+	}
+	if got := verifies(fourth, early, third, second, first); slices.Contains(got, false) {
+		t.Fatalf("the refused rotation changed the keys: %v", got)
+	}
+
+	clock = clock.Add(hookstore.RotationGrace)
+	if got := verifies(fourth, early, first); !got[0] || got[1] || got[2] {
+		t.Fatalf("a day after the rotations only the newest verifies: %v", got)
+	}
+	if _, _, err := s.RotateSecret(ctx, "acct", e.ID); err != nil {
+		t.Fatalf("a rotation once the older keys lapsed: %v", err)
+	}
+	if _, keys, _ := s.SigningKeys(ctx, "acct", e.ID); len(keys) != 2 {
+		t.Fatalf("%d keys, want the new and the one it replaced", len(keys))
+	}
+	if _, _, err := s.RotateSecret(ctx, "other", e.ID); !errors.Is(err, hookstore.ErrNotFound) {
+		t.Errorf("another account's rotation: %v, want ErrNotFound", err)
+	}
+	if _, _, err := s.RotateSecret(ctx, "acct", "wh_nope"); !errors.Is(err, hookstore.ErrNotFound) {
+		t.Errorf("an ill-formed id's rotation: %v, want ErrNotFound", err)
+	}
+}
+
+// endDelivery makes the pending delivery d's next attempt and ends it
+// failed, as the sender does after the last one, keeping its body.
+func endDelivery(t *testing.T, s *hookstore.Store, d hookstore.PendingDelivery, body []byte) hookstore.PendingDelivery {
+	t.Helper()
+	ctx := t.Context()
+	if err := s.Claim(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.KeepBody(ctx, d, body); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Record(ctx, d, hookstore.Outcome{Status: 500, At: time.Now(), Final: hookstore.Failed}); err != nil {
+		t.Fatal(err)
+	}
+	ended, err := s.GetDelivery(ctx, d.Key)
+	if err != nil || ended.Status != hookstore.Failed {
+		t.Fatalf("ended: %+v %v", ended, err)
+	}
+	return ended
+}
+
+// A retry reopens an ended delivery for one numbered attempt, with the
+// body its end kept, in one write conditional on the delivery as read:
+// with its answer lost the SDK's retry finds it reopened for that attempt
+// and goes on (one attempt, not two); a call retried while it is reopened
+// gets it as it is; with DynamoDB stalled nothing changes; throttled, it
+// is retried; of two at once, both get the one reopened attempt. A
+// pending, succeeded or bodiless delivery is not retried, and another
+// account's or an unknown one is not found.
+func TestRetryThroughFaults(t *testing.T) {
+	s, proxy, _ := faultyStore(t)
+	ctx := t.Context()
+	e, k, d := pendingTestDelivery(t, s, "retried")
+	body := []byte(`{"type":"webhook.test","data":{}}`)
+	// Keeping the body writes values: with its answer lost the SDK's
+	// retry writes the same; with DynamoDB stalled it fails, so the sender
+	// leaves the message to come again.
+	kept := ddblocal.MatchOp("PutItem", `"dlb#`)
+	proxy.Inject(kept, ddblocal.LoseAnswer, 1)
+	if err := s.KeepBody(ctx, d, body); err != nil {
+		t.Fatalf("keeping a body, its answer lost: %v", err)
+	}
+	if n := len(slices.DeleteFunc(proxy.Calls(), func(c ddblocal.ProxiedCall) bool { return !kept(c) })); n != 2 {
+		t.Fatalf("%d writes of the body, want the one whose answer was lost and the SDK's retry", n)
+	}
+	stalled, cancelStall := context.WithTimeout(ctx, time.Second)
+	proxy.Down(ddblocal.HangCall)
+	err := s.KeepBody(stalled, d, body)
+	proxy.Up()
+	cancelStall()
+	if err == nil {
+		t.Fatal("keeping a body with DynamoDB stalled succeeded")
+	}
+	d = endDelivery(t, s, d, body)
+	reopen := ddblocal.MatchOp("UpdateItem", `"manual"`)
+
+	proxy.Inject(reopen, ddblocal.LoseAnswer, 1)
+	got, err := s.Retry(ctx, d, time.Now())
+	if err != nil || got.Status != hookstore.Pending || got.Manual != 2 || string(got.Body) != string(body) {
+		t.Fatalf("a retry with its answer lost: %+v %v", got, err)
+	}
+	again, err := s.Retry(ctx, d, time.Now()) // the call retried, holding the delivery as it read it
+	if err != nil || again.Manual != 2 || string(again.Body) != string(body) {
+		t.Fatalf("the call retried while reopened: %+v %v, want the same attempt", again, err)
+	}
+	if now, _ := s.GetDelivery(ctx, k); now.Status != hookstore.Pending || now.Manual != 2 || now.Attempts != 1 {
+		t.Fatalf("reopened: %+v", now)
+	}
+	reread, err := s.GetDelivery(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = endDelivery(t, s, reread, body) // the retry's attempt made, failed
+
+	stall, cancel := context.WithTimeout(ctx, time.Second)
+	proxy.Down(ddblocal.HangCall)
+	_, err = s.Retry(stall, d, time.Now())
+	proxy.Up()
+	cancel()
+	if err == nil {
+		t.Fatal("a retry with DynamoDB stalled succeeded")
+	}
+	if now, _ := s.GetDelivery(ctx, k); now.Status != hookstore.Failed || now.Manual != 2 {
+		t.Fatalf("a stalled retry changed the delivery: %+v", now)
+	}
+
+	proxy.Inject(reopen, ddblocal.ThrottleCall, 2)
+	if got, err := s.Retry(ctx, d, time.Now()); err != nil || got.Manual != 3 {
+		t.Fatalf("throttled twice, retried: %+v %v", got, err)
+	}
+	reread, _ = s.GetDelivery(ctx, k)
+	d = endDelivery(t, s, reread, body)
+
+	held := proxy.Inject(reopen, ddblocal.HoldCall, 1)
+	late := make(chan hookstore.PendingDelivery, 1)
+	go func() {
+		got, err := s.Retry(ctx, d, time.Now())
+		if err != nil {
+			t.Error(err)
+		}
+		late <- got
+	}()
+	<-held.Held()
+	early, err := s.Retry(ctx, d, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	held.Release()
+	if other := <-late; other.Manual != 4 || early.Manual != 4 {
+		t.Fatalf("two retries at once: attempts %d and %d, want both the one reopened, 4", early.Manual, other.Manual)
+	}
+	if _, err := s.Retry(ctx, early, time.Now()); err != nil {
+		t.Fatalf("a retry of a reopened delivery: %v, want it as it is", err)
+	}
+
+	_, pendingKey, pending := pendingTestDelivery(t, s, "scheduled")
+	if _, err := s.Retry(ctx, pending, time.Now()); !errors.Is(err, hookstore.ErrRetryPending) {
+		t.Errorf("a retry of a pending delivery: %v, want ErrRetryPending", err)
+	}
+	if err := s.Claim(ctx, pending); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Record(ctx, pending, hookstore.Outcome{Status: 204, At: time.Now(), Final: hookstore.Succeeded}); err != nil {
+		t.Fatal(err)
+	}
+	succeeded, _ := s.GetDelivery(ctx, pendingKey)
+	if _, err := s.Retry(ctx, succeeded, time.Now()); !errors.Is(err, hookstore.ErrNotKept) {
+		t.Errorf("a retry of a succeeded delivery: %v, want ErrNotKept", err)
+	}
+	_, _, bodiless := pendingTestDelivery(t, s, "bodiless")
+	if err := s.Claim(ctx, bodiless); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Record(ctx, bodiless, hookstore.Outcome{Status: 500, At: time.Now(), Final: hookstore.Failed}); err != nil {
+		t.Fatal(err)
+	}
+	bodiless, _ = s.GetDelivery(ctx, bodiless.Key)
+	if _, err := s.Retry(ctx, bodiless, time.Now()); !errors.Is(err, hookstore.ErrNotKept) {
+		t.Errorf("a retry of a failed delivery whose body was not kept: %v, want ErrNotKept", err)
+	}
+
+	if _, found, err := s.FindDelivery(ctx, "acct", e.ID, d.ID); err != nil || found.Key != k {
+		t.Errorf("found %+v %v, want %v", found.Key, err, k)
+	}
+	for _, c := range []struct{ account, endpoint, id string }{
+		{"other", e.ID, d.ID}, {"acct", e.ID, webhook.EventID(e.ID, "never")}, {"acct", e.ID, "msg_x"}, {"acct", "wh_x", d.ID},
+	} {
+		if _, _, err := s.FindDelivery(ctx, c.account, c.endpoint, c.id); !errors.Is(err, hookstore.ErrNotFound) {
+			t.Errorf("FindDelivery(%q, %q, %q): %v, want ErrNotFound", c.account, c.endpoint, c.id, err)
+		}
 	}
 }

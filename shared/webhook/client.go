@@ -105,6 +105,9 @@ type Attempt struct {
 	URL string
 	// Key is the endpoint's signing key (NewSecret's).
 	Key []byte
+	// Previous are the keys a rotation replaced that still sign, newest
+	// first, after Key (Sign).
+	Previous [][]byte
 	// MsgID is the event's webhook-id, the same on every attempt.
 	MsgID string
 	Body  []byte
@@ -113,7 +116,7 @@ type Attempt struct {
 // Deliver signs a at this moment, so each attempt carries its own
 // webhook-timestamp, and posts it. The answer is a success when it is 2xx.
 func (c *Client) Deliver(ctx context.Context, a Attempt) (Response, error) {
-	h, err := Sign(a.Key, a.MsgID, c.opts.Now(), a.Body)
+	h, err := Sign(a.Key, a.MsgID, c.opts.Now(), a.Body, a.Previous...)
 	if err != nil {
 		return Response{}, err
 	}

@@ -56,22 +56,30 @@ func NewMessageID() string {
 // under key over "{id}.{timestamp}.{body}", computed by the
 // specification's own Go library. Call it again for each attempt, so that
 // a retry carries a fresh timestamp and receivers can refuse replays.
-func Sign(key []byte, msgID string, at time.Time, body []byte) (http.Header, error) {
+// Keys replaced by a rotation and still in their grace (previous, newest
+// first) sign too, after key: the header then lists one "v1,..." per key,
+// space-separated, as the specification allows, and a receiver that still
+// holds an older secret verifies what it gets.
+func Sign(key []byte, msgID string, at time.Time, body []byte, previous ...[]byte) (http.Header, error) {
 	if strings.Contains(msgID, ".") || msgID == "" {
 		return nil, errors.New("webhook: a message id must be non-empty and hold no '.'")
 	}
-	wh, err := standardwebhooks.NewWebhookRaw(key)
-	if err != nil {
-		return nil, err
-	}
-	sig, err := wh.Sign(msgID, at, body)
-	if err != nil {
-		return nil, err
+	sigs := make([]string, 0, 1+len(previous))
+	for _, k := range append([][]byte{key}, previous...) {
+		wh, err := standardwebhooks.NewWebhookRaw(k)
+		if err != nil {
+			return nil, err
+		}
+		sig, err := wh.Sign(msgID, at, body)
+		if err != nil {
+			return nil, err
+		}
+		sigs = append(sigs, sig)
 	}
 	h := http.Header{}
 	h.Set(HeaderID, msgID)
 	h.Set(HeaderTimestamp, strconv.FormatInt(at.Unix(), 10))
-	h.Set(HeaderSignature, sig)
+	h.Set(HeaderSignature, strings.Join(sigs, " "))
 	h.Set("Content-Type", "application/json")
 	return h, nil
 }

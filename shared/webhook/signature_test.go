@@ -131,3 +131,35 @@ func TestMessageIDs(t *testing.T) {
 		t.Error("an id with '.' was signed: it would make the signed content ambiguous")
 	}
 }
+
+// During a rotation's grace an attempt is signed by the new key and the
+// keys it replaced: the header lists "v1,<new> v1,<old>", the new first,
+// so a receiver holding either secret verifies it with the
+// specification's library, and one holding neither does not.
+func TestRotatedKeysSignTogetherNewestFirst(t *testing.T) {
+	newKey, newSecret := webhook.NewSecret()
+	oldKey, oldSecret := webhook.NewSecret()
+	_, otherSecret := webhook.NewSecret()
+	body := []byte(`{"type":"webhook.test"}`)
+	at := time.Now()
+	h, err := webhook.Sign(newKey, "msg_rotated", at, body, oldKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, _ := webhook.Sign(newKey, "msg_rotated", at, body)
+	old, _ := webhook.Sign(oldKey, "msg_rotated", at, body)
+	want := alone.Get("webhook-signature") + " " + old.Get("webhook-signature")
+	if got := h.Get("webhook-signature"); got != want || !strings.HasPrefix(got, "v1,") {
+		t.Errorf("webhook-signature %q, want %q", got, want)
+	}
+	for _, secret := range []string{newSecret, oldSecret} {
+		receiver, _ := standardwebhooks.NewWebhook(secret)
+		if err := receiver.Verify(body, h); err != nil {
+			t.Errorf("a receiver with one of the two secrets: %v", err)
+		}
+	}
+	stranger, _ := standardwebhooks.NewWebhook(otherSecret)
+	if err := stranger.Verify(body, h); err == nil {
+		t.Error("a third secret verifies")
+	}
+}

@@ -326,12 +326,26 @@ func TestGeneratedClient(t *testing.T) {
 	status(t, "enable webhook", enabled.HTTPResponse, err, 200)
 	headHook, err := c.HeadWebhookWithResponse(ctx, h.Id)
 	status(t, "HEAD webhook", headHook.HTTPResponse, err, 200)
+	rotated, err := c.RotateWebhookSecretWithResponse(ctx, h.Id)
+	status(t, "rotate a webhook's secret", rotated.HTTPResponse, err, 200)
+	if r := rotated.JSON200.Data; r.Id != h.Id || !strings.HasPrefix(r.Secret, "whsec_") || r.Secret == h.Secret {
+		t.Errorf("rotated: %s", rotated.Body)
+	}
 	tested, err := c.TestWebhookWithResponse(ctx, h.Id)
 	status(t, "test webhook", tested.HTTPResponse, err, 202)
 	hookLog, err := c.ListWebhookDeliveriesWithResponse(ctx, h.Id, nil)
 	status(t, "webhook deliveries", hookLog.HTTPResponse, err, 200)
 	if l := hookLog.JSON200.Data; len(l) != 1 || l[0].Type != client.WebhookTest || l[0].Status != client.DeliveryPending {
 		t.Errorf("deliveries: %s", hookLog.Body)
+	}
+	// Pending: not retried; once it has failed, it is.
+	notRetried, err := c.RetryWebhookDeliveryWithResponse(ctx, h.Id, hookLog.JSON200.Data[0].Id, nil)
+	status(t, "retry a pending delivery", notRetried.HTTPResponse, err, 409)
+	failDelivery(t, s, "acme", h.Id, hookLog.JSON200.Data[0].Id)
+	retried, err := c.RetryWebhookDeliveryWithResponse(ctx, h.Id, hookLog.JSON200.Data[0].Id, &client.RetryWebhookDeliveryParams{IdempotencyKey: ptr("retry-1")})
+	status(t, "retry a failed delivery", retried.HTTPResponse, err, 202)
+	if d := retried.JSON202.Data; d.Status != client.DeliveryPending || d.Attempts != 1 {
+		t.Errorf("retried: %s", retried.Body)
 	}
 	headLog, err := c.HeadWebhookDeliveriesWithResponse(ctx, h.Id)
 	status(t, "HEAD webhook deliveries", headLog.HTTPResponse, err, 200)

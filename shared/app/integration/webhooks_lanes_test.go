@@ -216,6 +216,34 @@ func TestDeliveriesStopAtTheMonthsLimit(t *testing.T) {
 	if used, _ := meter(t, c.get(200, app.UsagePath, d.readKey), "deliveries"); used != 2 {
 		t.Errorf("%d deliveries counted, want 2: a skipped one is no attempt", used)
 	}
+
+	// A retry of the skipped delivery goes through the same limit: 429
+	// naming it, nothing reopened; with a higher limit it is sent once,
+	// with the body its skip kept, and counted.
+	skipped, _ := logged.list()[0].(map[string]any)
+	retry := "/api/v1/webhooks/" + d.endpoint.ID + "/deliveries/" + fmt.Sprint(skipped["id"]) + "/retry"
+	before = time.Now()
+	expectQuota(t, c.call(429, request{method: "POST", path: retry, key: d.writeKey}), "deliveries", 2, before, time.Now())
+	if still := d.store.Deliveries; true {
+		log, err := still(t.Context(), "acme", d.endpoint.ID)
+		if err != nil || log[0].Status != hookstore.Skipped {
+			t.Fatalf("a refused retry changed the delivery: %+v %v", log, err)
+		}
+	}
+	d.setLimits("acme", quota.Limits{quota.Deliveries: quota.Max(3)})
+	retried := c.call(202, request{method: "POST", path: retry, key: d.writeKey})
+	if retried.data()["status"] != "pending" || retried.data()["reason"] != nil {
+		t.Errorf("the retry's answer: %s", retried.Raw)
+	}
+	got := d.received(t, 3)
+	if got[2]["type"] != "document.generated" {
+		t.Errorf("the retry delivered %v", got[2])
+	}
+	eventually(t, "the retried delivery succeeded and counted", func() (bool, string) {
+		log, err := d.store.Deliveries(t.Context(), "acme", d.endpoint.ID)
+		used, _ := meter(t, c.get(200, app.UsagePath, d.readKey), "deliveries")
+		return err == nil && log[0].Status == hookstore.Succeeded && log[0].Attempts == 1 && used == 3, fmt.Sprint(log[0], used, err)
+	})
 }
 
 // An endpoint takes TestsPerMinute test events a minute, whatever the

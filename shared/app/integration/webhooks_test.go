@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -90,6 +91,8 @@ type deliveryStack struct {
 	mu       sync.Mutex
 	bodies   []map[string]any
 	raw      [][]byte // the bodies as they came
+	headers  []http.Header
+	secret   string // the endpoint's, as registered
 }
 
 // newDeliveryStack starts it; status answers the receiver's nth call
@@ -120,6 +123,7 @@ func newDeliveryStack(t *testing.T, schedule webhook.Schedule, status func(n int
 		_ = json.Unmarshal(body, &b)
 		d.bodies = append(d.bodies, b)
 		d.raw = append(d.raw, body)
+		d.headers = append(d.headers, r.Header.Clone())
 		w.WriteHeader(status(len(d.bodies)))
 	}))
 	t.Cleanup(srv.Close)
@@ -129,7 +133,7 @@ func newDeliveryStack(t *testing.T, schedule webhook.Schedule, status func(n int
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.endpoint = endpoint
+	d.endpoint, d.secret = endpoint, secret
 	verifier, _ = standardwebhooks.NewWebhook(secret)
 	send, err := g.app.SenderEntry()
 	if err != nil {
@@ -264,12 +268,16 @@ func TestImageEventsCarryAURLMadeForEachAttempt(t *testing.T) {
 	}
 }
 
-// A registration's secret is shown once and kept only sealed: the
-// webhooks' paths take no Idempotency-Key, so a retry with one registers
-// again (a second endpoint, another secret) and no answer holding a secret
-// is kept in the idempotency table to be replayed.
+// A registration's or a rotation's secret is shown once and kept only
+// sealed: those paths take no Idempotency-Key, so a retry with one
+// registers (or rotates) again, with another secret, and no answer holding
+// a secret is kept in the idempotency table to be replayed.
 func TestWebhookSecretsAreNeverReplayed(t *testing.T) {
-	s := newStackWith(t, func(cfg *app.Config) { withWebhooks(t)(cfg) })
+	logs := &lambdalocal.LogBuffer{}
+	s := newStackWith(t, func(cfg *app.Config) {
+		withWebhooks(t)(cfg)
+		cfg.LogOutput, cfg.LogLevel = logs, -4 // debug: everything that is ever logged
+	})
 	register := request{method: "POST", path: "/api/v1/webhooks", key: s.writeKey, contentType: "application/x-www-form-urlencoded",
 		body: "url=https%3A%2F%2Fhooks.example.com%2Fa", header: map[string]string{"Idempotency-Key": "hook-1"}}
 	first, second := s.do(register), s.do(register)
@@ -295,6 +303,168 @@ func TestWebhookSecretsAreNeverReplayed(t *testing.T) {
 	list := s.do(request{method: "GET", path: "/api/v1/webhooks", key: s.writeKey})
 	if n := len(list.list()); n != 2 {
 		t.Errorf("%d endpoints after the malformed keys' requests, want the 2 registered before", n)
+	}
+	// A rotation retried with the same key rotates again rather than
+	// replay a secret: each answer shows its own, nothing is kept to
+	// replay, and no secret reaches the logs, even at debug level.
+	rotate := request{method: "POST", path: "/api/v1/webhooks/" + fmt.Sprint(first.data()["id"]) + "/rotate-secret", key: s.writeKey,
+		header: map[string]string{"Idempotency-Key": "rotate-1"}}
+	one, two := s.do(rotate), s.do(rotate)
+	expect(t, one, 200)
+	expect(t, two, 200)
+	if one.data()["secret"] == two.data()["secret"] || two.Header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("the rotation's retry was replayed: %v then %v", one.Raw, two.Raw)
+	}
+	if out, err := s.env.Client.Scan(t.Context(), &dynamodb.ScanInput{TableName: aws.String(s.env.Tables["IdempotencyTable"])}); err != nil || out.Count != 0 {
+		t.Errorf("the idempotency table keeps %v answers (%v)", out, err)
+	}
+	for _, r := range []response{first, second, one, two} {
+		if secret, _ := r.data()["secret"].(string); secret == "" || strings.Contains(logs.String(), strings.TrimPrefix(secret, "whsec_")) {
+			t.Errorf("a secret %q is missing from its answer or is in the logs", secret)
+		}
+	}
+	if !strings.Contains(logs.String(), "rotate-secret") {
+		t.Errorf("the logs have no line of the rotations, so the check above checked nothing: %s", logs.String())
+	}
+}
+
+// A rotated secret is shown once, in the rotation's 200, and from then on
+// every delivery carries two signatures in webhook-signature, the new
+// secret's first and the old one's after it, so receivers holding either
+// verify (the receiver here checks every delivery with the old one). The
+// rotation takes the write scope, and another account's endpoint is a
+// 404 that rotates nothing.
+func TestARotatedSecretSignsFirstBesideTheOld(t *testing.T) {
+	d := newDeliveryStack(t, nil, func(int) int { return http.StatusNoContent })
+	path := "/api/v1/webhooks/" + d.endpoint.ID + "/rotate-secret"
+	expect(t, d.do(request{method: "POST", path: path, key: d.otherKey}), 404)
+	expect(t, d.do(request{method: "POST", path: path, key: d.readKey}), 403)
+	expect(t, d.form("POST", "/api/v1/webhooks/"+d.endpoint.ID+"/test"), 202)
+	before := d.received(t, 1)
+	r := d.form("POST", path)
+	expect(t, r, 200)
+	secret, _ := r.data()["secret"].(string)
+	if !strings.HasPrefix(secret, "whsec_") || secret == d.secret || r.data()["id"] != d.endpoint.ID || r.data()["url"] != d.endpoint.URL {
+		t.Fatalf("rotated: %s", r.Raw)
+	}
+	if shown := d.get("/api/v1/webhooks/" + d.endpoint.ID); strings.Contains(shown.Raw, secret) || shown.data()["secret"] != nil {
+		t.Errorf("the endpoint shows its secret again: %s", shown.Raw)
+	}
+	expect(t, d.form("POST", "/api/v1/webhooks/"+d.endpoint.ID+"/test"), 202)
+	d.received(t, len(before)+1)
+	d.mu.Lock()
+	first, last := d.headers[0], d.headers[len(d.headers)-1]
+	body := d.raw[len(d.raw)-1]
+	d.mu.Unlock()
+	if n := len(strings.Fields(first.Get("webhook-signature"))); n != 1 {
+		t.Errorf("before the rotation a delivery carries %d signatures, want 1", n)
+	}
+	sigs := strings.Fields(last.Get("webhook-signature"))
+	if len(sigs) != 2 {
+		t.Fatalf("after the rotation webhook-signature is %q, want two signatures", last.Get("webhook-signature"))
+	}
+	// Each entry on its own: the new secret's first, the old one's second.
+	for i, secret := range []string{secret, d.secret} {
+		alone := last.Clone()
+		alone.Set("webhook-signature", sigs[i])
+		v, _ := standardwebhooks.NewWebhook(secret)
+		if err := v.Verify(body, alone); err != nil {
+			t.Errorf("signature %d of %q does not verify with the secret it should: %v", i+1, sigs, err)
+		}
+	}
+	others := d.do(request{method: "GET", path: "/api/v1/webhooks/" + d.endpoint.ID, key: d.otherKey})
+	expect(t, others, 404)
+}
+
+// A delivery that failed is retried by its account: one more attempt now,
+// the same event (webhook-id and body) signed afresh, logged as an attempt
+// of the delivery and never retried on the schedule. A call retried with
+// its Idempotency-Key (its answer lost) is replayed and sends nothing
+// more. A delivery that succeeded, one of a disabled endpoint, another
+// account's and an unknown one are not retried.
+func TestARetryMakesOneMoreAttemptNow(t *testing.T) {
+	d := newDeliveryStack(t, webhook.Schedule{}, func(n int) int {
+		if n == 1 {
+			return http.StatusServiceUnavailable // the only scheduled attempt
+		}
+		return http.StatusNoContent
+	})
+	c := newConformance(t, d.stack) // every answer checked against the document
+	hook := "/api/v1/webhooks/" + d.endpoint.ID
+	expect(t, d.form("POST", hook+"/test"), 202)
+	first := d.received(t, 1)
+	failed := d.newestEnds(t, "failed", 1)
+	retry := hook + "/deliveries/" + fmt.Sprint(failed["id"]) + "/retry"
+	expect(t, d.do(request{method: "POST", path: retry, key: d.otherKey}), 404)
+	expect(t, d.do(request{method: "POST", path: hook + "/deliveries/msg_AAAAAAAAAAAAAAAAAAAAAA/retry", key: d.writeKey}), 404)
+	expect(t, d.do(request{method: "POST", path: retry, key: d.readKey}), 403)
+
+	call := request{method: "POST", path: retry, key: d.writeKey, header: map[string]string{"Idempotency-Key": "retry-1"}}
+	r := c.call(202, call)
+	if r.data()["id"] != failed["id"] || r.data()["status"] != "pending" || r.data()["attempts"] != float64(1) {
+		t.Errorf("the retry's answer: %s", r.Raw)
+	}
+	got := d.received(t, 2)
+	eventually(t, "the retry logged", func() (bool, string) {
+		log, err := d.store.Deliveries(t.Context(), "acme", d.endpoint.ID)
+		return err == nil && len(log) == 1 && log[0].Status == hookstore.Succeeded && log[0].Attempts == 2, fmt.Sprint(log, err)
+	})
+	replayed := d.do(call) // the same call, its answer lost
+	expect(t, replayed, 202)
+	if replayed.Header.Get("Idempotent-Replayed") != "true" || replayed.Raw != r.Raw {
+		t.Errorf("the retried call was not replayed: %s %v", replayed.Raw, replayed.Header)
+	}
+	d.mu.Lock()
+	sent, ids := len(d.bodies), []string{d.headers[0].Get("webhook-id"), d.headers[1].Get("webhook-id")}
+	raw := slices.Clone(d.raw)
+	d.mu.Unlock()
+	if sent != 2 || ids[0] != ids[1] || ids[0] != failed["id"] || !bytes.Equal(raw[0], raw[1]) || got[1]["type"] != first[0]["type"] {
+		t.Errorf("%d sent, webhook-ids %v; want the one event sent again once, as it was", sent, ids)
+	}
+	c.refusedForState(409, request{method: "POST", path: retry, key: d.writeKey})
+
+	// A disabled endpoint's delivery: 409 until it is enabled again.
+	expect(t, d.form("PATCH", hook, "enabled", "false"), 200)
+	expect(t, d.form("POST", hook+"/test"), 202)
+	unsent := d.newestEnds(t, "failed", 0) // unattempted
+	again := hook + "/deliveries/" + fmt.Sprint(unsent["id"]) + "/retry"
+	c.refusedForState(409, request{method: "POST", path: again, key: d.writeKey})
+	expect(t, d.form("PATCH", hook, "enabled", "true"), 200)
+	expect(t, d.do(request{method: "POST", path: again, key: d.writeKey}), 202)
+	d.received(t, 3)
+}
+
+// newestEnds waits until the newest delivery in the endpoint's log, as
+// the API shows it, has the status after the attempts, and returns it.
+func (d *deliveryStack) newestEnds(t *testing.T, status string, attempts int) map[string]any {
+	t.Helper()
+	var newest map[string]any
+	eventually(t, fmt.Sprintf("the newest delivery %s after %d attempts", status, attempts), func() (bool, string) {
+		r := d.get("/api/v1/webhooks/" + d.endpoint.ID + "/deliveries")
+		newest, _ = r.list()[0].(map[string]any)
+		return newest["status"] == status && newest["attempts"] == float64(attempts), r.Raw
+	})
+	return newest
+}
+
+// failDelivery ends the account's pending delivery id to the endpoint as
+// the sender ends one after its last attempt failed, its body kept, in a
+// stack that runs no sender.
+func failDelivery(t *testing.T, s *stack, account, endpoint, id string) {
+	t.Helper()
+	st := &hookstore.Store{Client: s.env.Client, Table: s.env.Tables["WebhooksTable"]}
+	_, d, err := st.FindDelivery(t.Context(), account, endpoint, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Claim(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.KeepBody(t.Context(), d, []byte(`{"type":"webhook.test","timestamp":"2026-11-28T07:00:00Z","data":{}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Record(t.Context(), d, hookstore.Outcome{Status: 503, At: time.Now(), Final: hookstore.Failed}); err != nil {
+		t.Fatal(err)
 	}
 }
 

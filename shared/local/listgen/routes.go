@@ -26,8 +26,10 @@ var extraEvents = []struct{ route, name, why string }{
 	{"GET " + hookapi.Path + "/{id}", "GetWebhook", ""},
 	{"PATCH " + hookapi.Path + "/{id}", "UpdateWebhook", ""},
 	{"DELETE " + hookapi.Path + "/{id}", "DeleteWebhook", ""},
+	{"POST " + hookapi.Path + "/{id}/rotate-secret", "RotateWebhookSecret", ""},
 	{"POST " + hookapi.Path + "/{id}/test", "TestWebhook", ""},
 	{"GET " + hookapi.Path + "/{id}/deliveries", "ListWebhookDeliveries", ""},
+	{"POST " + hookapi.Path + "/{id}/deliveries/{delivery_id}/retry", "RetryWebhookDelivery", ""},
 	{"$default", "DefaultRoute", defaultWhy},
 }
 
