@@ -50,6 +50,13 @@ func TestEveryOperationTakesWhatTheDocumentAllows(t *testing.T) {
 		expect(t, resp, 201)
 		ids["webhooks"+purpose] = fmt.Sprint(resp.data()["id"])
 	}
+	// A delivery in the endpoint's log, for the operations on one (pending:
+	// this stack sends nothing).
+	hookLog := "/api/v1/webhooks/" + ids["webhooks"]
+	expect(t, s.do(request{method: "POST", path: hookLog + "/test", key: key}), 202)
+	logged := s.do(request{method: "GET", path: hookLog + "/deliveries", key: key})
+	expect(t, logged, 200)
+	delivery, _ := logged.list()[0].(map[string]any)
 
 	type operation struct {
 		method, path string
@@ -125,6 +132,7 @@ func TestEveryOperationTakesWhatTheDocumentAllows(t *testing.T) {
 				continue
 			}
 			path = strings.Replace(path, "{id}", id, 1)
+			path = strings.Replace(path, "{delivery_id}", fmt.Sprint(delivery["id"]), 1)
 		}
 		base := request{method: o.method, path: path, key: key, header: map[string]string{}}
 		// The headers at their examples, but the conditional ones, whose
