@@ -6,7 +6,6 @@ package app
 
 import (
 	"context"
-	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -100,26 +99,26 @@ type DaySpend struct {
 	UsedUSD generation.USD `json:"used_usd"`
 }
 
-// spending sums what the generated resources' tables say the account
-// spent in period: one strongly consistent read of each one's spend item.
+// spending is what the account spent in period and its spend limit, as
+// its spend ledger says (shared/store, ledger.go), which sums every
+// generated resource's: one strongly consistent read.
 func spending(ctx context.Context, tables []*store.Table, account string, period quota.Period) (Spend, error) {
 	spend := Spend{ByDay: []DaySpend{}}
-	byDay := map[string]generation.USD{}
-	for _, t := range tables {
-		if !t.Generates() {
-			continue
-		}
-		s, err := t.Spent(ctx, account, period)
-		if err != nil {
-			return Spend{}, err
-		}
-		spend.UsedUSD += s.Used
-		for _, d := range s.Days {
-			byDay[d.Date] += d.Used
-		}
+	i := slices.IndexFunc(tables, (*store.Table).Generates)
+	if i < 0 {
+		return spend, nil
 	}
-	for _, date := range slices.Sorted(maps.Keys(byDay)) {
-		spend.ByDay = append(spend.ByDay, DaySpend{Date: date, UsedUSD: byDay[date]})
+	s, err := tables[i].Spent(ctx, account, period)
+	if err != nil {
+		return Spend{}, err
+	}
+	spend.UsedUSD = s.Used
+	if n, ok := s.Limit.Value(); ok {
+		limit := generation.USD(n)
+		spend.LimitUSD = &limit
+	}
+	for _, d := range s.Days {
+		spend.ByDay = append(spend.ByDay, DaySpend{Date: d.Date, UsedUSD: d.Used})
 	}
 	return spend, nil
 }
