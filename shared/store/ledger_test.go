@@ -2,17 +2,10 @@ package store_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"contentapi/shared/generation"
 	"contentapi/shared/local/ddblocal"
@@ -37,7 +30,7 @@ func capped(img, doc *store.Table, def quota.Limit) {
 // and the marks of its holds.
 func ledger(t *testing.T, e *quotaEnv, account string) (committed int64, marks map[string]string) {
 	t.Helper()
-	item := e.rawItem(t, e.img, account, -2)
+	item := e.item(t, e.img, account, -2)
 	committed, _ = store.IntAttr(item, quota.CommittedAttr(quota.PeriodOf(*e.now.Load())))
 	marks = map[string]string{}
 	for name, av := range item {
@@ -46,18 +39,6 @@ func ledger(t *testing.T, e *quotaEnv, account string) (committed int64, marks m
 		}
 	}
 	return committed, marks
-}
-
-func (e *quotaEnv) rawItem(t *testing.T, tbl *store.Table, account string, id int64) store.Item {
-	t.Helper()
-	out, err := e.env.Client.GetItem(context.Background(), &dynamodb.GetItemInput{
-		TableName: aws.String(tbl.Name()), ConsistentRead: aws.Bool(true),
-		Key: store.Item{store.AttrAccount: &types.AttributeValueMemberS{Value: account}, store.AttrID: &types.AttributeValueMemberN{Value: fmt.Sprint(id)}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out.Item
 }
 
 // A create holds its generation's worst case on the ledger, every
@@ -131,7 +112,7 @@ func TestSpendLimitHoldsTheWorstCase(t *testing.T) {
 	if _, err := free.doc.Create(ctx, "acme", document("d", 1), gen()); err != nil {
 		t.Fatal(err)
 	}
-	if item := free.rawItem(t, free.img, "acme", -2); item != nil {
+	if item := free.item(t, free.img, "acme", -2); item != nil {
 		t.Errorf("an account without a limit has a ledger: %v", item)
 	}
 }
@@ -143,36 +124,18 @@ func TestSpendLimitExactUnderConcurrency(t *testing.T) {
 	ctx := context.Background()
 	e := newQuotaEnv(t, nil, nil)
 	capped(e.img, e.doc, quota.Max(int64(fit*worstImage+worstImage/2)))
-	var created, refused atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, clients)
-	for i := range clients {
-		wg.Go(func() {
-			g := generation.Request("m", *e.now.Load())
-			tbl, v := e.img, image(fmt.Sprint("img ", i))
-			if i%2 == 1 {
-				// A document of four variants costs as much as an image.
-				tbl, v = e.doc, records.Values{"name": "d", "prompt": "p", "creativity": 0.5, "template_id": int64(1), "words": int64(0), "variants": int64(4)}
-			}
-			_, err := tbl.Create(ctx, "acme", v, &g)
-			var qe *records.QuotaError
-			switch {
-			case err == nil:
-				created.Add(1)
-			case errors.As(err, &qe) && qe.Kind == "spend":
-				refused.Add(1)
-			default:
-				errs <- err
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if created.Load() != fit || refused.Load() != clients-fit {
-		t.Fatalf("%d created, %d refused; want %d and %d", created.Load(), refused.Load(), fit, clients-fit)
+	created, refused := race(t, clients, "spend", func(i int) error {
+		g := generation.Request("m", *e.now.Load())
+		tbl, v := e.img, image(fmt.Sprint("img ", i))
+		if i%2 == 1 {
+			// A document of four variants costs as much as an image.
+			tbl, v = e.doc, records.Values{"name": "d", "prompt": "p", "creativity": 0.5, "template_id": int64(1), "words": int64(0), "variants": int64(4)}
+		}
+		_, err := tbl.Create(ctx, "acme", v, &g)
+		return err
+	})
+	if created != fit || refused != clients-fit {
+		t.Fatalf("%d created, %d refused; want %d and %d", created, refused, fit, clients-fit)
 	}
 	stored := total(t, e.img, "acme", 0)
 	for scope := int64(1); scope <= 3; scope++ {
