@@ -6,6 +6,7 @@ package app
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -99,26 +100,34 @@ type DaySpend struct {
 	UsedUSD generation.USD `json:"used_usd"`
 }
 
-// spending is what the account spent in period and its spend limit, as
-// its spend ledger says (shared/store, ledger.go), which sums every
-// generated resource's: one strongly consistent read.
+// spending sums what the generated resources' tables say the account
+// spent in period, with its spend limit, which the first of them (where
+// the spend ledgers are) says: one strongly consistent read of each one's
+// spend item.
 func spending(ctx context.Context, tables []*store.Table, account string, period quota.Period) (Spend, error) {
 	spend := Spend{ByDay: []DaySpend{}}
-	i := slices.IndexFunc(tables, (*store.Table).Generates)
-	if i < 0 {
-		return spend, nil
+	byDay := map[string]generation.USD{}
+	first := true
+	for _, t := range tables {
+		if !t.Generates() {
+			continue
+		}
+		s, err := t.Spent(ctx, account, period)
+		if err != nil {
+			return Spend{}, err
+		}
+		if n, ok := s.Limit.Value(); ok && first {
+			limit := generation.USD(n)
+			spend.LimitUSD = &limit
+		}
+		first = false
+		spend.UsedUSD += s.Used
+		for _, d := range s.Days {
+			byDay[d.Date] += d.Used
+		}
 	}
-	s, err := tables[i].Spent(ctx, account, period)
-	if err != nil {
-		return Spend{}, err
-	}
-	spend.UsedUSD = s.Used
-	if n, ok := s.Limit.Value(); ok {
-		limit := generation.USD(n)
-		spend.LimitUSD = &limit
-	}
-	for _, d := range s.Days {
-		spend.ByDay = append(spend.ByDay, DaySpend{Date: d.Date, UsedUSD: d.Used})
+	for _, date := range slices.Sorted(maps.Keys(byDay)) {
+		spend.ByDay = append(spend.ByDay, DaySpend{Date: date, UsedUSD: byDay[date]})
 	}
 	return spend, nil
 }
