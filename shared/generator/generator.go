@@ -210,7 +210,7 @@ func (g *Generator) Run(ctx context.Context, job Job) (store.Item, error) {
 	log := g.logger().With("resource", job.Resource, "account", job.Account, "id", job.ID,
 		"attempt", s.Attempt, "outcome", string(to.Status))
 	tried := metrics.Generation{Kind: job.Resource, Outcome: outcome(to, cause, werr), Took: took,
-		InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}
+		InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens, CostUSD: meter.Cost().Dollars()}
 	if cause != nil {
 		log = log.With("code", string(cause.Code), "cause", cause.Error(), "tries", to.Tries)
 		tried.Code = string(cause.Code)
