@@ -155,8 +155,8 @@ apikey: ## Create an API key in the local stack: make apikey ACCOUNT=name [SCOPE
 # unlimited, or default (the deployment's). Each kind a resource counts
 # has its variable, its name in capitals, which make passes to apikey in
 # the environment (--from-env).
-limits: ## Set an account's monthly limits in the local stack: make limits ACCOUNT=name [IMAGES=n] [DOCUMENTS=n] [WORDS=n] [DELIVERIES=n] [READS=n].
-	@test -n "$(ACCOUNT)" || { echo "usage: make limits ACCOUNT=name [IMAGES=n] [DOCUMENTS=n] [WORDS=n] [DELIVERIES=n] [READS=n] (a variable per kind; n: a number, unlimited or default)" >&2; exit 2; }
+limits: ## Set an account's monthly limits in the local stack: make limits ACCOUNT=name [IMAGES=n] [DOCUMENTS=n] [WORDS=n] [DELIVERIES=n] [READS=n] [SPEND_USD=dollars].
+	@test -n "$(ACCOUNT)" || { echo "usage: make limits ACCOUNT=name [IMAGES=n] [DOCUMENTS=n] [WORDS=n] [DELIVERIES=n] [READS=n] [SPEND_USD=dollars] (a variable per kind; n: a number, unlimited or default)" >&2; exit 2; }
 	$(GO) run ./cmd/apikey limits --account '$(ACCOUNT)' --from-env
 
 invoke: ## Run one event through its function against the local stack: make invoke EVENT=events/images-list.json.

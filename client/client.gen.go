@@ -7398,7 +7398,7 @@ type Spend struct {
 		UsedUsd float32            `json:"used_usd"`
 	} `json:"by_day"`
 
-	// LimitUsd The month's spend limit in dollars; null is none.
+	// LimitUsd The month's spend limit in dollars (the account's own, else the deployment's); null is none. A create or regenerate whose generation could cost more than is left is 429 quota_exceeded.
 	LimitUsd *float32 `json:"limit_usd"`
 
 	// UsedUsd Spent this month, nine decimals.

@@ -416,7 +416,7 @@ func revoke(args []string, stdout, _ io.Writer) error {
 }
 
 // limitsUsage is what limits says when a limit does not parse.
-const limitsUsage = "a whole number (0 allows none), unlimited, or default"
+const limitsUsage = "a whole number (0 allows none; for spend_usd, dollars such as 12.50), unlimited, or default"
 
 func limits(args []string, stdout, stderr io.Writer) error {
 	var t target
@@ -438,7 +438,7 @@ func limits(args []string, stdout, stderr io.Writer) error {
 			reset = append(reset, k)
 			return nil
 		}
-		l, err := quota.ParseLimit(v)
+		l, err := quota.ParseKindLimit(k, v)
 		if err != nil {
 			return fmt.Errorf("want %s", limitsUsage)
 		}
@@ -446,7 +446,7 @@ func limits(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	for _, k := range app.Kinds {
-		fs.Func(string(k), "monthly limit of "+string(k)+": "+limitsUsage, func(v string) error { return take(k, v) })
+		fs.Func(strings.ReplaceAll(quota.LimitName(k), "_", "-"), "monthly limit of "+quota.LimitName(k)+": "+limitsUsage, func(v string) error { return take(k, v) })
 	}
 	fromEnv := fs.Bool("from-env", false, "also take each kind's limit from the variable of its name in capitals (IMAGES=100) where its flag gives none, as make limits passes them")
 	if err := parseNoArgs(fs, args); err != nil {
@@ -455,9 +455,9 @@ func limits(args []string, stdout, stderr io.Writer) error {
 	for _, k := range app.Kinds {
 		// make passes the variables of its command line in the
 		// environment, so `make limits` needs no list of the kinds.
-		if v := os.Getenv(strings.ToUpper(string(k))); *fromEnv && !given[k] && v != "" {
+		if v := os.Getenv(strings.ToUpper(quota.LimitName(k))); *fromEnv && !given[k] && v != "" {
 			if err := take(k, v); err != nil {
-				return fmt.Errorf("%w: %s=%s: %v", errUsage, strings.ToUpper(string(k)), v, err)
+				return fmt.Errorf("%w: %s=%s: %v", errUsage, strings.ToUpper(quota.LimitName(k)), v, err)
 			}
 		}
 	}
@@ -494,9 +494,9 @@ func limits(args []string, stdout, stderr io.Writer) error {
 	for _, k := range app.Kinds {
 		limit := "default"
 		if l, ok := own[k]; ok {
-			limit = l.String()
+			limit = quota.FormatLimit(k, l)
 		}
-		fmt.Fprintf(w, "%s\t%s\n", k, limit)
+		fmt.Fprintf(w, "%s\t%s\n", quota.LimitName(k), limit)
 	}
 	return w.Flush()
 }

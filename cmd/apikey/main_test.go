@@ -332,14 +332,29 @@ func TestLimitsAgainstDynamoDBLocal(t *testing.T) {
 		t.Errorf("limits %v, want deliveries 300 beside images 0", got)
 	}
 	t.Setenv("DELIVERIES", "")
+	// The spend limit, in dollars, as make limits SPEND_USD=12.5 passes it,
+	// or --spend-usd; shown as it is typed.
+	t.Setenv("SPEND_USD", "12.5")
+	if got := limits("--account", "acme", "--from-env"); got["spend_usd"] != "12.5" {
+		t.Errorf("limits %v, want spend_usd 12.5", got)
+	}
+	t.Setenv("SPEND_USD", "")
+	if got := limits("--account", "acme"); got["spend_usd"] != "12.5" {
+		t.Errorf("limits %v, want spend_usd 12.5 kept", got)
+	}
+	if got := limits("--account", "acme", "--spend-usd", "0.000000001"); got["spend_usd"] != "0.000000001" {
+		t.Errorf("limits %v, want spend_usd 0.000000001", got)
+	}
+	limits("--account", "acme", "--spend-usd", "12.5")
 
 	// What the service then applies: no image, documents without limit,
-	// 300 deliveries.
+	// 300 deliveries, $12.50 of spend.
 	own, err := app.SetLimits(t.Context(), env.Client, env.Tables, "acme", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(own) != 3 || own[quota.Images] != quota.Max(0) || own[quota.Documents] != quota.Unlimited || own[quota.Deliveries] != quota.Max(300) {
+	if len(own) != 4 || own[quota.Images] != quota.Max(0) || own[quota.Documents] != quota.Unlimited || own[quota.Deliveries] != quota.Max(300) ||
+		own[quota.Spend] != quota.Max(12_500_000_000) {
 		t.Errorf("stored limits %v", own)
 	}
 }

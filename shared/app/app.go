@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +29,7 @@ import (
 	"contentapi/shared/httpapi"
 	"contentapi/shared/idempotency"
 	"contentapi/shared/metrics"
+	"contentapi/shared/quota"
 	"contentapi/shared/ratelimit"
 	"contentapi/shared/store"
 )
@@ -238,6 +240,7 @@ func (a *App) table(res Resource) (*store.Table, error) {
 	if name == "" {
 		return nil, fmt.Errorf("%s is not set", res.TableEnv())
 	}
+	var err error
 	t := store.New(a.db, name, res.Def)
 	t.Quota = res.Policy(a.cfg.QuotaDefaults)
 	t.Horizon = a.cfg.SettleHorizon()
@@ -251,7 +254,29 @@ func (a *App) table(res Resource) (*store.Table, error) {
 	if a.cfg.Clock != nil {
 		t.Now = a.cfg.Clock
 	}
+	if res.Def.Content == nil {
+		return t, nil
+	}
+	// What every generated resource spends is summed, and held to the
+	// monthly spend limit, on the account's spend ledger: the first
+	// generated resource's spend item (shared/store, ledger.go).
+	if ledger := a.ledgerResource(); ledger.Table() != res.Table() {
+		if t.Ledger, err = a.table(ledger); err != nil {
+			return nil, fmt.Errorf("%w (the account's spend ledger is in it)", err)
+		}
+	}
+	t.Cap.Default = a.cfg.QuotaDefaults[quota.Spend]
+	if a.cfg.Generation.On {
+		t.Cap.Worst = a.cfg.Generation.worstCost(res.Def.Content)
+	}
 	return t, nil
+}
+
+// ledgerResource is the resource in whose table the accounts' spend
+// ledgers are: the first generated one.
+func (a *App) ledgerResource() Resource {
+	i := slices.IndexFunc(a.resources(), func(r Resource) bool { return r.Def.Content != nil })
+	return a.resources()[i]
 }
 
 // handler puts the routes of a function (named as its folder under

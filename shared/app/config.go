@@ -212,6 +212,11 @@ func DeployedEnv(resources []Resource, function string) (common, own []string) {
 			// The records its records name (the first function has
 			// every table already).
 			own = append(own, tableEnvs(NamedBy(r))...)
+			// Its generations' spend is held on the accounts' spend
+			// ledger, in the first generated resource's table.
+			if i := slices.IndexFunc(resources, func(o Resource) bool { return o.Def.Content != nil }); r.Def.Content != nil && resources[i].Def != r.Def {
+				own = append(own, resources[i].TableEnv())
+			}
 		}
 		if len(ExtraRoutes(function)) > 0 {
 			// The usage reads every resource's counter; the webhook
@@ -277,7 +282,7 @@ func ConfigFromEnv() (Config, error) {
 	}
 	c.KeyChecksum, c.Cursors = env.checksum(EnvKeyChecksum)
 	for _, k := range Kinds {
-		c.QuotaDefaults[k] = env.limit(EnvDefaultMonthly(k))
+		c.QuotaDefaults[k] = env.limit(k, EnvDefaultMonthly(k))
 	}
 	for _, r := range Resources {
 		if name := env.table(r.TableEnv(), false); name != "" {
@@ -424,14 +429,14 @@ func (e *envReader) seconds(name string, def, lo, hi int) time.Duration {
 }
 
 // limit is a monthly limit; unset is unlimited.
-func (e *envReader) limit(name string) quota.Limit {
+func (e *envReader) limit(k quota.Kind, name string) quota.Limit {
 	v := os.Getenv(name)
 	if v == "" {
 		return quota.Unlimited
 	}
-	l, err := quota.ParseLimit(v)
+	l, err := quota.ParseKindLimit(k, v)
 	if err != nil {
-		e.fail(name, v, "a whole number from 0, or unlimited")
+		e.fail(name, v, "a whole number from 0 (for spend, dollars such as 12.50), or unlimited")
 	}
 	return l
 }

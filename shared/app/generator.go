@@ -6,14 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"contentapi/shared/bedrock"
+	"contentapi/shared/generation"
 	"contentapi/shared/generator"
 	"contentapi/shared/picturebucket"
+	"contentapi/shared/prompts"
 )
 
 // GeneratorFunction is the logical ID in template.yaml of the function fed
@@ -145,4 +148,31 @@ func must[F any](ctx context.Context, build func(*App) (F, error)) F {
 		os.Exit(1)
 	}
 	return fn
+}
+
+// worstInputTokens bounds what a generation's text call reads: a prompt of
+// at most 2,048 characters, a token each at worst, with the longest
+// template's brief and a voice's instructions, which stay under 6,000.
+const worstInputTokens = 8192
+
+// worstCost is the most one generation of content may cost at the
+// deployment's prices, for n variants: each variant's call of the model at
+// its dearest (the longest answer a template allows, or the dearest
+// picture), in each of the tries a generation may take (MaxTries). A call
+// the model did not answer costs nothing, so the model client's own
+// retries add none. An unpriced model costs 0 (generation.Meter).
+func (g Generation) worstCost(content *generation.Content) func(n int64) generation.USD {
+	tries := g.MaxTries
+	if tries <= 0 {
+		tries = generator.DefaultMaxTries
+	}
+	var call generation.USD
+	if content.Picture {
+		if p, ok := g.Prices.Of(g.ImageModel); ok {
+			call = p.Picture(math.MaxInt32, math.MaxInt32)
+		}
+	} else if p, ok := g.Prices.Of(g.TextModel); ok {
+		call = p.Text(worstInputTokens, prompts.MaxAnswerTokens)
+	}
+	return func(n int64) generation.USD { return call * generation.USD(max(n, 1)*int64(tries)) }
 }

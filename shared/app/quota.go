@@ -63,6 +63,9 @@ func SetLimits(ctx context.Context, db *dynamodb.Client, tables map[string]strin
 			own[k] = l
 		}
 	}
+	if err := setSpendLimit(ctx, db, tables, account, set, reset, own); err != nil {
+		return nil, err
+	}
 	name := tables[WebhooksTable]
 	if name == "" {
 		return nil, fmt.Errorf("no name for the table %s, which holds the limits of %v", WebhooksTable, WebhooksQuota.Kinds())
@@ -99,4 +102,47 @@ func only(kinds []quota.Kind, set quota.Limits, reset []quota.Kind) (quota.Limit
 // counted reports whether a resource or the webhooks count k.
 func counted(k quota.Kind) bool {
 	return slices.Contains(Kinds, k)
+}
+
+// setSpendLimit sets or resets the account's own spend limit, where it is
+// given, on the counter item of each generated resource (its creates read
+// it there) and on the spend ledger (shared/store, ledger.go), the first
+// generated resource's spend item, adding it to own.
+func setSpendLimit(ctx context.Context, db *dynamodb.Client, tables map[string]string, account string, set quota.Limits, reset []quota.Kind, own quota.Limits) error {
+	l, setting := set[quota.Spend]
+	if !setting && !slices.Contains(reset, quota.Spend) {
+		for _, r := range Resources {
+			if name := tables[r.Table()]; r.Def.Content != nil && name != "" {
+				l, ok, err := store.New(db, name, r.Def).OwnSpendLimit(ctx, account)
+				if ok {
+					own[quota.Spend] = l
+				}
+				return err
+			}
+		}
+		return nil
+	}
+	var to *quota.Limit
+	if setting {
+		to = &l
+	}
+	first := true
+	for _, r := range Resources {
+		if r.Def.Content == nil {
+			continue
+		}
+		name := tables[r.Table()]
+		if name == "" {
+			return fmt.Errorf("no name for the table %s, which holds the spend limit", r.Table())
+		}
+		after, ok, err := store.New(db, name, r.Def).SetSpendLimit(ctx, account, to, first)
+		if err != nil {
+			return err
+		}
+		if ok {
+			own[quota.Spend] = after
+		}
+		first = false
+	}
+	return nil
 }

@@ -76,6 +76,11 @@ func KindsOf(resources []Resource) []quota.Kind {
 	if reads {
 		kinds = append(kinds, quota.Reads)
 	}
+	if slices.ContainsFunc(resources, func(r Resource) bool { return r.Def.Content != nil }) {
+		// Every generation spends against one limit, on the account's
+		// spend ledger (shared/store, ledger.go).
+		kinds = append(kinds, quota.Spend)
+	}
 	return kinds
 }
 

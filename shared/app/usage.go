@@ -101,10 +101,13 @@ type DaySpend struct {
 }
 
 // spending sums what the generated resources' tables say the account
-// spent in period: one strongly consistent read of each one's spend item.
+// spent in period, with its spend limit, which the first of them (where
+// the spend ledgers are) says: one strongly consistent read of each one's
+// spend item.
 func spending(ctx context.Context, tables []*store.Table, account string, period quota.Period) (Spend, error) {
 	spend := Spend{ByDay: []DaySpend{}}
 	byDay := map[string]generation.USD{}
+	first := true
 	for _, t := range tables {
 		if !t.Generates() {
 			continue
@@ -113,6 +116,11 @@ func spending(ctx context.Context, tables []*store.Table, account string, period
 		if err != nil {
 			return Spend{}, err
 		}
+		if n, ok := s.Limit.Value(); ok && first {
+			limit := generation.USD(n)
+			spend.LimitUSD = &limit
+		}
+		first = false
 		spend.UsedUSD += s.Used
 		for _, d := range s.Days {
 			byDay[d.Date] += d.Used

@@ -84,6 +84,12 @@ type State struct {
 	Hold *Hold `json:"-" dynamodbav:"hold,omitempty"`
 	// Settled is the hold of a generation that ended, with what it counts.
 	Settled *Hold `json:"-" dynamodbav:"settled,omitempty"`
+	// SpendHold is the worst case of what the generation may cost, held
+	// against the account's monthly spend limit while it is under way;
+	// nil when no spend limit applies. Claims and hand-overs keep it; the
+	// write that ends the generation, or takes it away, drops it, and the
+	// tally function gives it back (shared/store, ledger.go).
+	SpendHold *SpendHold `json:"-" dynamodbav:"spend_hold,omitempty"`
 	// Parts are the parts of its content (a document's variants) the
 	// request's tries have written so far: a try that ran out of time or
 	// failed for a reason that may pass keeps what it wrote, and the next
@@ -119,8 +125,22 @@ type Hold struct {
 	Used int64 `dynamodbav:"used"`
 }
 
-// settle ends the hold: used of it counts, at most what was held.
+// SpendHold is the worst case of a generation's cost, held on the
+// account's spend ledger by the request that started it.
+type SpendHold struct {
+	// ID is the hold's mark on the ledger (the request's execution token).
+	ID string `dynamodbav:"id"`
+	// Committed names the ledger's attribute it is held in (its month).
+	Committed string `dynamodbav:"committed"`
+	// Held is the worst case held, in nano-dollars.
+	Held USD `dynamodbav:"held"`
+}
+
+// settle ends the hold: used of it counts, at most what was held. The
+// spend hold ends too: what the generation cost is counted as it is
+// spent, and the tally gives the worst case back.
 func (s State) settle(used int64) State {
+	s.SpendHold = nil
 	if s.Hold != nil {
 		h := *s.Hold
 		h.Used = min(max(used, 0), h.Held)

@@ -49,6 +49,10 @@ func (u USD) Decimal() string {
 	return fmt.Sprintf("%s%d.%09d", sign, int64(u)/nanoPerDollar, int64(u)%nanoPerDollar)
 }
 
+// Dollars is the amount in dollars, as a float: for metrics, never for
+// sums.
+func (u USD) Dollars() float64 { return float64(u) / nanoPerDollar }
+
 // String is the amount as prices are written: "$0.035", no trailing zeros.
 func (u USD) String() string {
 	d := strings.TrimRight(u.Decimal(), "0")

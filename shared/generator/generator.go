@@ -207,10 +207,12 @@ func (g *Generator) Run(ctx context.Context, job Job) (store.Item, error) {
 	// quota (Finish, Fail): the tally function gives back what it did not
 	// use when it reads that write from the table's stream, exactly once.
 	item, werr := job.Table.Transition(ctx, job.Account, job.ID, s.Attempt, generation.Running, to, fields)
+	// What the try cost is on its line by account, which the SpendUSD
+	// metric leaves out (docs/operations.md, Spend per hour).
 	log := g.logger().With("resource", job.Resource, "account", job.Account, "id", job.ID,
-		"attempt", s.Attempt, "outcome", string(to.Status))
+		"attempt", s.Attempt, "outcome", string(to.Status), "cost_usd", meter.Cost().Dollars())
 	tried := metrics.Generation{Kind: job.Resource, Outcome: outcome(to, cause, werr), Took: took,
-		InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}
+		InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens, CostUSD: meter.Cost().Dollars()}
 	if cause != nil {
 		log = log.With("code", string(cause.Code), "cause", cause.Error(), "tries", to.Tries)
 		tried.Code = string(cause.Code)

@@ -111,7 +111,7 @@ func Throttled(retryAfter time.Duration) *Error {
 // QuotaExceeded is the 429 of a monthly limit that allows no more; the
 // client may retry when the next month begins.
 func QuotaExceeded(e *records.QuotaError) *Error {
-	msg := "The monthly limit of " + strconv.FormatInt(e.Limit, 10) + " " + e.Kind + " is reached."
+	msg := "The monthly " + e.Limited() + " is reached."
 	err := newError(http.StatusTooManyRequests, msg).withHeader("Retry-After", seconds(e.RetryAfter))
 	err.Code = CodeQuotaExceeded
 	return err

@@ -51,6 +51,8 @@ type Unit string
 const (
 	Count        Unit = "Count"
 	Milliseconds Unit = "Milliseconds"
+	// None is a unit CloudWatch does not know: dollars.
+	None Unit = "None"
 )
 
 // Metric is one declared metric: CloudWatch keeps one series per
@@ -89,6 +91,11 @@ var (
 	// whether or not its text became the record's (images report none).
 	InputTokens  = define("InputTokens", Count, []string{DimKind})
 	OutputTokens = define("OutputTokens", Count, []string{DimKind})
+	// SpendUSD is what the tries' calls of the models cost, in dollars at
+	// the deployment's prices, over the whole stack only: a series per
+	// account would cost per account (each record's cost_usd and /usage
+	// say what one account spent).
+	SpendUSD = define("SpendUSD", None, []string{})
 	// ServerErrors counts answers with a 5xx status that the functions'
 	// code gave (the platform's own, a crash or a timeout, show in the
 	// Lambda and API Gateway metrics instead).
@@ -109,7 +116,7 @@ var (
 
 // Defined lists every declared metric.
 func Defined() []Metric {
-	return []Metric{Generations, GenerationErrors, GenerationLatency, InputTokens, OutputTokens,
+	return []Metric{Generations, GenerationErrors, GenerationLatency, InputTokens, OutputTokens, SpendUSD,
 		ServerErrors, DynamoDBUnavailable, QuotaRefusals, BatchFailures}
 }
 
@@ -186,6 +193,8 @@ type Generation struct {
 	// InputTokens and OutputTokens are what the text model answered with,
 	// nil where it did not answer, and for pictures.
 	InputTokens, OutputTokens *int64
+	// CostUSD is what the try's calls of the models cost, in dollars.
+	CostUSD float64
 }
 
 // Generation records a try: one line with every metric it gives.
@@ -204,6 +213,9 @@ func (e *Emitter) Generation(g Generation) {
 	}
 	if g.OutputTokens != nil {
 		l.add(OutputTokens, float64(*g.OutputTokens))
+	}
+	if g.CostUSD > 0 {
+		l.add(SpendUSD, g.CostUSD)
 	}
 	e.write(l)
 }

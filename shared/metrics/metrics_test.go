@@ -43,7 +43,7 @@ func TestLinesFollowTheSpecification(t *testing.T) {
 	lines := record(t, func(e *metrics.Emitter) {
 		for _, o := range metrics.Outcomes() {
 			e.Generation(metrics.Generation{Kind: "documents", Outcome: o, Took: 1500 * time.Millisecond,
-				InputTokens: ptr(int64(12)), OutputTokens: ptr(int64(340))})
+				InputTokens: ptr(int64(12)), OutputTokens: ptr(int64(340)), CostUSD: 0.0000506})
 		}
 		e.Generation(metrics.Generation{Kind: "images", Outcome: metrics.Failed, Code: "content_filtered", Took: time.Second})
 		e.Answer("images", http.StatusInternalServerError, false)
@@ -110,6 +110,26 @@ func TestGenerationLine(t *testing.T) {
 	}
 	if !retried.Has("Kind=images", "Outcome=retried", "Code=throttled") {
 		t.Errorf("retried: dimensions %v", retried.Dimensions)
+	}
+}
+
+// A try that spent writes what it cost, in dollars, as a metric of the
+// stack alone: no account, and not even the kind, is a dimension of it.
+func TestGenerationSpendIsTheStacks(t *testing.T) {
+	lines := record(t, func(e *metrics.Emitter) {
+		e.Generation(metrics.Generation{Kind: "images", Outcome: metrics.Done, CostUSD: 0.04})
+		e.Generation(metrics.Generation{Kind: "images", Outcome: metrics.Retried, Code: "throttled"})
+	})
+	if len(lines) != 2 || lines[0].Values["SpendUSD"] != 0.04 {
+		t.Fatalf("lines %+v, want the first to spend 0.04", lines)
+	}
+	if _, ok := lines[1].Values["SpendUSD"]; ok {
+		t.Error("a try that spent nothing writes a spend")
+	}
+	for _, d := range lines[0].Directives {
+		if slices.ContainsFunc(d.Metrics, func(m metricstest.Definition) bool { return m.Name == "SpendUSD" }) && !reflect.DeepEqual(d.Dimensions, [][]string{{metrics.DimStack}}) {
+			t.Errorf("SpendUSD's dimensions are %v, want the stack's alone", d.Dimensions)
+		}
 	}
 }
 
@@ -227,8 +247,11 @@ func TestOperationsDocListsEveryMetric(t *testing.T) {
 		}
 		names, sets := strings.TrimSpace(cells[1]), strings.TrimSpace(cells[2])
 		unit := metrics.Count
-		if strings.HasSuffix(names, "(ms)") {
+		switch {
+		case strings.HasSuffix(names, "(ms)"):
 			unit, names = metrics.Milliseconds, strings.TrimSpace(strings.TrimSuffix(names, "(ms)"))
+		case strings.HasSuffix(names, "($)"):
+			unit, names = metrics.None, strings.TrimSpace(strings.TrimSuffix(names, "($)"))
 		}
 		for _, name := range strings.Split(names, ",") {
 			listed[strings.Trim(strings.TrimSpace(name), "`")] = fmt.Sprint(unit, " ", sets)

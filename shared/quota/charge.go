@@ -8,6 +8,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"contentapi/shared/generation"
 )
 
 // forgottenMonths is how many months before a write's own the write
@@ -96,7 +98,21 @@ type Charge struct {
 	// n generations (a refund's n is -1), times (Holding) over.
 	reserve Reserve
 	times   int64
+	// spend is the worst case of its generation's cost held on the
+	// account's spend ledger, when a spend limit applies.
+	spend *generation.SpendHold
 }
+
+// WithSpendHold is the charge of a generation that holds h on the
+// account's spend ledger too.
+func (c Charge) WithSpendHold(h *generation.SpendHold) Charge {
+	c.spend = h
+	return c
+}
+
+// SpendHold is what the charge's generation holds on the spend ledger
+// (nil: nothing).
+func (c Charge) SpendHold() *generation.SpendHold { return c.spend }
 
 // Holding is the charge of a generation that holds n times what one holds
 // of Policy.Reserve: a document of n variants, each a generation's worth

@@ -49,7 +49,9 @@ const (
 	// in nano-dollars (generation.USD). The tally counts it from each
 	// generation's write-backs, on an item of each resource's table beside
 	// the counter item (shared/store, spend.go), by month and by day.
-	Spend Kind = "spend"
+	// Its limit, checked on the account's spend ledger, is in
+	// nano-dollars too (spend.go).
+	Spend Kind = records.SpendKind
 )
 
 // Period is a calendar month in UTC: usage counts from its first instant

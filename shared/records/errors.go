@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"contentapi/shared/generation"
 )
 
 // The domain's errors. Storage answers in these, and only the HTTP layer
@@ -28,14 +30,24 @@ var (
 // month, so nothing was written. RetryAfter is the time until the next
 // month, when the limit allows again.
 type QuotaError struct {
-	Kind       string // images, documents or words
-	Limit      int64
+	Kind       string // images, documents, words, ... or spend
+	Limit      int64  // of spend, in nano-dollars (generation.USD)
 	RetryAfter time.Duration
 }
 
-func (e *QuotaError) Error() string {
-	return fmt.Sprintf("the monthly limit of %d %s is reached", e.Limit, e.Kind)
+func (e *QuotaError) Error() string { return "the monthly " + e.Limited() + " is reached" }
+
+// Limited names the limit that refused: "limit of 100 images", or for
+// spend "spend limit of $25".
+func (e *QuotaError) Limited() string {
+	if e.Kind == SpendKind {
+		return "spend limit of " + generation.USD(e.Limit).String()
+	}
+	return fmt.Sprintf("limit of %d %s", e.Limit, e.Kind)
 }
+
+// SpendKind is the kind of the monthly spend limit (quota.Spend).
+const SpendKind = "spend"
 
 // InvalidError is input that breaks a resource's rules, with the messages
 // per field that the client is shown.

@@ -404,17 +404,27 @@ func (t *Table) Create(ctx context.Context, account string, v records.Values, ge
 			return nil, err
 		}
 		in.id, counter = id, c
+		var spend *generation.SpendHold
+		if gen != nil {
+			if spend, err = t.admitSpend(ctx, account, in, c); err != nil {
+				return nil, err
+			}
+		}
 		if keyed && att.Bind != nil {
 			_, err := within(ctx, func(c context.Context) (struct{}, error) { return struct{}{}, att.Bind(c, id) })
 			if err != nil {
 				// The id may be bound after all: void it so no later
 				// execution writes it, then uncount.
 				_ = t.settle(ctx, account, in, nil, false)
+				t.releaseSpend(ctx, account, spend)
 				return nil, err
 			}
 		}
 		var landed bool
 		held := t.holding(gen, in)
+		if held != nil {
+			held.SpendHold = spend
+		}
 		item, err := within(ctx, func(c context.Context) (Item, error) {
 			item, ok, err := t.putRecord(c, account, id, v, att.Op, held)
 			landed = ok
@@ -427,9 +437,11 @@ func (t *Table) Create(ctx context.Context, account string, v records.Values, ge
 		case errors.Is(err, ErrInterrupted) && try == 0 && hasTime(ctx, 2*resolveReserve):
 			// Settled as abandoned under us (we were slow): once more,
 			// under a new id.
+			t.releaseSpend(ctx, account, spend)
 			exec = NewToken(t.Now())
 			continue
 		case errors.Is(err, ErrInterrupted):
+			t.releaseSpend(ctx, account, spend)
 			return nil, err
 		}
 		// The put's outcome is unknown: a timeout, a lost answer. Settle
@@ -441,6 +453,10 @@ func (t *Table) Create(ctx context.Context, account string, v records.Values, ge
 			if item != nil {
 				return item, nil
 			}
+		}
+		if serr == nil && !landed {
+			// Voided: the record can never be written.
+			t.releaseSpend(ctx, account, spend)
 		}
 		return nil, err
 	}

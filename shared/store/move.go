@@ -50,8 +50,14 @@ func (t *Table) move(ctx context.Context, account string, old Item, v records.Va
 		return nil, err
 	}
 	defer func() { t.settleStale(ctx, account, counter) }()
+	spend, err := t.admitSpend(ctx, account, in, counter)
+	if err != nil {
+		return nil, err
+	}
+	held := t.holding(&gen, in)
+	held.SpendHold = spend
 
-	u := t.regenerateWrite(old, v, *t.holding(&gen, in))
+	u := t.regenerateWrite(old, v, *held)
 	u.set(u.name(AttrIDKey) + " = " + u.value(num(idKey(in.to, id))))
 	u.set(u.name(AttrMovedBy) + " = " + u.value(str(in.attr())))
 	u.cond("NOT contains(" + u.name(attrFences) + ", " + u.value(str(in.token)) + ")")
@@ -63,11 +69,13 @@ func (t *Table) move(ctx context.Context, account string, old Item, v records.Va
 		item = now // an SDK retry of the write, whose first try landed
 	case failed && containsString(now, attrFences, in.token):
 		// Settled as abandoned under us: the counts are back already.
+		t.releaseSpend(ctx, account, spend)
 		return nil, ErrInterrupted
 	case failed:
 		// Refused: nothing was written, the counts go back. Should that
 		// fail, the intent stays for settling, which fences and reverses.
 		_ = t.close(ctx, account, in, t.reversal(in))
+		t.releaseSpend(ctx, account, spend)
 		return t.refusal(now, own(now, gen))
 	default:
 		// The write's outcome is unknown: find out, and settle.
@@ -76,6 +84,9 @@ func (t *Table) move(ctx context.Context, account string, old Item, v records.Va
 			if item, _ := t.Get(ctx, account, id); item != nil {
 				return item, nil
 			}
+		}
+		if serr == nil && !landed {
+			t.releaseSpend(ctx, account, spend) // fenced: it can never land
 		}
 		return nil, err
 	}

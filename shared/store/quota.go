@@ -35,7 +35,7 @@ func (t *Table) counterWrite(ctx context.Context, account string, charge quota.C
 		ConditionExpression:                 expr.Condition(),
 		ExpressionAttributeNames:            expr.Names(),
 		ExpressionAttributeValues:           expr.Values(),
-		ReturnValues:                        types.ReturnValueUpdatedNew,
+		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
@@ -108,8 +108,19 @@ func (t *Table) Spend(ctx context.Context, account string, holds int64) (quota.C
 	if !t.Quota.Counting() {
 		return charge, nil
 	}
-	_, err := t.counterWrite(ctx, account, charge, ddbexpr.UpdateBuilder{})
-	return charge, err
+	out, err := t.counterWrite(ctx, account, charge, ddbexpr.UpdateBuilder{})
+	if err != nil {
+		return charge, err
+	}
+	// The worst case of its cost, where a spend limit applies (ledger.go).
+	spend, err := t.holdSpend(ctx, account, NewToken(t.Now()), holds, out.Attributes)
+	if err != nil {
+		undo, cancel := context.WithTimeout(context.WithoutCancel(ctx), compensationTimeout)
+		defer cancel()
+		_ = t.Refund(undo, account, charge)
+		return charge, err
+	}
+	return charge.WithSpendHold(spend), nil
 }
 
 // Refund gives back what a charge counted, in the charge's month, whatever
@@ -118,6 +129,7 @@ func (t *Table) Refund(ctx context.Context, account string, charge quota.Charge)
 	if !t.Quota.Counting() {
 		return nil
 	}
+	t.releaseSpend(ctx, account, charge.SpendHold())
 	_, err := t.counterWrite(ctx, account, charge.Refund(), ddbexpr.UpdateBuilder{})
 	return err
 }
@@ -140,7 +152,7 @@ func (t *Table) CountUsage(ctx context.Context, account string, kind quota.Kind,
 // Policy.Reserve, in the charge's month): the record carries it until the
 // generation ends, and the tally gives back what it did not use (holds.go).
 func (t *Table) Hold(gen generation.State, charge quota.Charge) generation.State {
-	gen.Hold, gen.Settled = nil, nil
+	gen.Hold, gen.Settled, gen.SpendHold = nil, nil, charge.SpendHold()
 	if attr, n := charge.Hold(); n != 0 {
 		gen.Hold = &generation.Hold{ID: gen.Attempt, Usage: attr, Held: n}
 	}

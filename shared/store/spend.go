@@ -82,6 +82,9 @@ func spendUpdate(cs []Change, now time.Time) (map[string]int64, []string) {
 type Spending struct {
 	Used generation.USD
 	Days []DaySpend
+	// Limit is the monthly spend limit that applies, as the spend item
+	// of the ledger's table says (ledger.go).
+	Limit quota.Limit
 }
 
 // DaySpend is what was spent on one day.
@@ -104,6 +107,9 @@ func (t *Table) Spent(ctx context.Context, account string, period quota.Period) 
 		return Spending{}, err
 	}
 	var s Spending
+	if s.Limit, err = quota.SpendLimit(out.Item, t.Cap.Default); err != nil {
+		return Spending{}, err
+	}
 	s.Used = generation.USD(intOr0(out.Item, quota.UsedAttr(quota.Spend, period)))
 	for _, d := range period.Days() {
 		if n := intOr0(out.Item, quota.DayAttr(quota.Spend, d)); n != 0 {

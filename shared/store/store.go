@@ -117,6 +117,11 @@ type Table struct {
 	// ReadsBatch is how many read units an account's reads gather before
 	// they are counted (0: DefaultReadsBatch); tests count every read.
 	ReadsBatch float64
+	// Ledger is the table whose spend item is the account's spend ledger
+	// (ledger.go): nil for the table itself. Cap is how its generations
+	// are held to the monthly spend limit there.
+	Ledger *Table
+	Cap    SpendCap
 
 	// maxItem bounds a record's stored size (maxItemBytes), which the
 	// read budget plans with.

@@ -62,6 +62,13 @@ type Change struct {
 	// Spent is what a generation's write-back added to its cost, which
 	// the account's spend item sums (spend.go).
 	Spent generation.USD
+	// Released is the spend hold the change ended (the generation ended,
+	// or its record was deleted or regenerated), which the ledger gives
+	// back (ledger.go).
+	Released *generation.SpendHold
+	// Cost is what the generation whose hold the change ended cost in
+	// all (generation.State.CostUSD).
+	Cost generation.USD
 	// Seq is the stream record's sequence number, At its approximate
 	// creation time.
 	Seq string
@@ -87,7 +94,8 @@ func (t *Table) Changed(event string, old, new Item) (account string, c Change, 
 	if !gone {
 		c.Spent = spent(old, new)
 	}
-	return account, c, c.Deleted || len(c.Usage) > 0 || c.Spent > 0
+	c.Released, c.Cost = spendReleased(old, new, gone)
+	return account, c, c.Deleted || len(c.Usage) > 0 || c.Spent > 0 || c.Released != nil
 }
 
 // The stream's event names that Changed reads.
@@ -132,9 +140,20 @@ func (t *Table) Apply(ctx context.Context, shard, account string, cs []Change) e
 		return err
 	}
 	spends := slices.DeleteFunc(slices.Clone(cs), func(c Change) bool { return c.Spent <= 0 })
-	return t.applyTo(ctx, shard, account, spendID, spends, func(pending []Change) (map[string]int64, []string) {
+	err = t.applyTo(ctx, shard, account, spendID, spends, func(pending []Change) (map[string]int64, []string) {
 		return spendUpdate(pending, t.Now())
 	})
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if c.Released != nil {
+			if err := t.settleSpend(ctx, account, c.Released, c.Cost); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // applyTo moves cs onto the account's item id (the counter, or the spend

@@ -384,14 +384,7 @@ func TestHoldsComeBackOnce(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
 	const words = "used_words_2026_11"
-	step := func(id int64, from generation.State, to generation.State) store.Item {
-		t.Helper()
-		item, err := r.docs.Transition(ctx, "acme", id, from.Attempt, from.Status, to, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return item
-	}
+	step := r.step
 	held := func() (int64, generation.State, store.Item) {
 		t.Helper()
 		gen := generation.Request("m", time.Now())
@@ -438,6 +431,34 @@ func TestHoldsComeBackOnce(t *testing.T) {
 	r.wantTotal("acme", 1, 1)
 }
 
+// step writes acme's record id from one generation state to the next, as
+// the generator does.
+func (r *rig) step(id int64, from, to generation.State) store.Item {
+	r.t.Helper()
+	item, err := r.docs.Transition(context.Background(), "acme", id, from.Attempt, from.Status, to, nil)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return item
+}
+
+// twoTries runs the generation gen of acme's record id, created as
+// created, in two tries: the first spends 100 and hands back, the second
+// spends 50 more and ends. It returns the stream's records of the four
+// writes: claim, hand-back, claim, end.
+func (r *rig) twoTries(id int64, gen generation.State, created store.Item) (claim, back, claim2, end events.DynamoDBEventRecord) {
+	r.t.Helper()
+	now := time.Now()
+	first := gen.Claim(now)
+	claimed := r.step(id, gen, first)
+	again := first.Requeue(true).Spend(100)
+	handedBack := r.step(id, first, again)
+	second := again.Claim(now)
+	reclaimed := r.step(id, again, second)
+	ended := r.step(id, second, second.Finish("m", generation.Usage{}, now).Spend(50))
+	return r.change(created, claimed), r.change(claimed, handedBack), r.change(handedBack, reclaimed), r.change(reclaimed, ended)
+}
+
 // spendItem is the account's spend item (id -1), as stored.
 func (r *rig) spendItem(account string) store.Item { return r.item(account, "-1") }
 
@@ -451,14 +472,6 @@ func TestSpendCountsOnce(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	month, day := quota.UsedAttr(quota.Spend, quota.PeriodOf(now)), quota.DayAttr(quota.Spend, now)
-	step := func(id int64, from, to generation.State) store.Item {
-		t.Helper()
-		item, err := r.docs.Transition(ctx, "acme", id, from.Attempt, from.Status, to, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return item
-	}
 	// A generation of two tries: the first spends 100 and hands back, the
 	// second spends 50 more and ends.
 	gen := generation.Request("m", now)
@@ -467,14 +480,7 @@ func TestSpendCountsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _ := store.IntAttr(created, store.AttrID)
-	first := gen.Claim(now)
-	claimed := step(id, gen, first)
-	again := first.Requeue(true).Spend(100)
-	handedBack := step(id, first, again)
-	second := again.Claim(now)
-	reclaimed := step(id, again, second)
-	ended := step(id, second, second.Finish("m", generation.Usage{}, now).Spend(50))
-	claim, back, claim2, end := r.change(created, claimed), r.change(claimed, handedBack), r.change(handedBack, reclaimed), r.change(reclaimed, ended)
+	claim, back, claim2, end := r.twoTries(id, gen, created)
 	want := func(n int64) {
 		t.Helper()
 		item := r.spendItem("acme")
@@ -510,4 +516,74 @@ func TestSpendCountsOnce(t *testing.T) {
 	r.proxy.Wait()
 	r.deliver("shard-1", back, claim2, end)
 	want(150)
+}
+
+// Under a spend limit, a generation's worst case held on the ledger is
+// settled to what it cost in all when the write that ends it is read (a
+// hand-back keeps it held): the hold taken off, the cost added and its
+// mark removed, once however often the write is delivered, its answer
+// lost or not. A hold taken away by a delete is given back, less what the
+// generation spent.
+func TestSpendHoldSettledOnce(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	now := time.Now()
+	const worst = 300
+	r.docs.Cap = store.SpendCap{Default: quota.Max(1000), Worst: func(n int64) generation.USD { return worst * generation.USD(n) }}
+	committedAttr := quota.CommittedAttr(quota.PeriodOf(now))
+	create := func() (int64, generation.State, store.Item) {
+		t.Helper()
+		gen := generation.Request("m", now)
+		item, err := r.docs.Create(ctx, "acme", document("d", 1), &gen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := store.StateOf(item)
+		if err != nil || s.SpendHold == nil {
+			t.Fatalf("the record holds no spend: %v %v", s, err)
+		}
+		id, _ := store.IntAttr(item, store.AttrID)
+		return id, *s, item
+	}
+	want := func(step string, committed, holds int64) {
+		t.Helper()
+		item := r.item("acme", "-2") // the ledger
+		n, _ := store.IntAttr(item, committedAttr)
+		var marks int64
+		for name := range item {
+			if strings.HasPrefix(name, "hd_") {
+				marks++
+			}
+		}
+		if n != committed || marks != holds {
+			t.Fatalf("%s: %d committed in %d holds, want %d in %d", step, n, marks, committed, holds)
+		}
+	}
+
+	id, gen, created := create()
+	want("held", worst, 1)
+	claim, back, claim2, end := r.twoTries(id, gen, created)
+
+	r.proxy.Inject(ddblocal.MatchOp("UpdateItem", `"sq_`), ddblocal.LoseAnswer, 1)
+	r.deliver("shard-1", claim, back)
+	want("handed back, the hold kept", worst, 1)
+	r.proxy.Inject(ddblocal.MatchOp("UpdateItem", `"sq_`), ddblocal.LoseAnswer, 1)
+	r.deliver("shard-1", claim2, end)
+	want("ended", 150, 0)
+	r.deliver("shard-1", claim, back, claim2, end)
+	r.deliver("shard-1", end)
+	want("delivered again", 150, 0)
+	if used, _ := store.IntAttr(r.spendItem("acme"), quota.UsedAttr(quota.Spend, quota.PeriodOf(now))); used != 150 {
+		t.Fatalf("spent %d, want 150", used)
+	}
+
+	id, _, created = create()
+	want("held again", 150+worst, 1)
+	if err := r.docs.Delete(ctx, "acme", id, store.Precondition{}); err != nil {
+		t.Fatal(err)
+	}
+	del := r.change(created, r.item("acme", fmt.Sprint(id)))
+	r.deliver("shard-1", del)
+	r.deliver("shard-1", del)
+	want("deleted", 150, 0)
 }

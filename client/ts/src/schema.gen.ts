@@ -1608,7 +1608,7 @@ export interface components {
         Spend: {
             /** @description Spent this month, nine decimals. */
             used_usd: number;
-            /** @description The month's spend limit in dollars; null is none. */
+            /** @description The month's spend limit in dollars (the account's own, else the deployment's); null is none. A create or regenerate whose generation could cost more than is left is 429 quota_exceeded. */
             limit_usd: number | null;
             /** @description Each day of the month (UTC) with spend, in order; days without spend are left out. */
             by_day: {

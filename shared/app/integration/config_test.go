@@ -129,10 +129,10 @@ func TestConfigFromEnv(t *testing.T) {
 			app.EnvIdempotency: "idem-1", app.EnvAuthCache: "0", app.EnvRequestTimeout: "900",
 			app.EnvRateLimit: "600", app.EnvAllowOrigin: "https://app.example.com:8443", app.EnvLogLevel: "warn",
 			app.EnvStack: "contentapi-staging", first.TableEnv(): "stack-Table.1", "DEFAULT_MONTHLY_IMAGES": "100", "DEFAULT_MONTHLY_WORDS": "0",
-			"DEFAULT_MONTHLY_DOCUMENTS": "unlimited", "DEFAULT_MONTHLY_DELIVERIES": "25000",
+			"DEFAULT_MONTHLY_DOCUMENTS": "unlimited", "DEFAULT_MONTHLY_DELIVERIES": "25000", "DEFAULT_MONTHLY_SPEND": "12.5",
 		}, func(t *testing.T, c app.Config) {
 			if want := (quota.Limits{quota.Images: quota.Max(100), quota.Words: quota.Max(0), quota.Documents: quota.Unlimited,
-				quota.Deliveries: quota.Max(25000), quota.Reads: quota.Unlimited}); !maps.Equal(c.QuotaDefaults, want) {
+				quota.Deliveries: quota.Max(25000), quota.Reads: quota.Unlimited, quota.Spend: quota.Max(12_500_000_000)}); !maps.Equal(c.QuotaDefaults, want) {
 				t.Errorf("quota defaults %v, want %v", c.QuotaDefaults, want)
 			}
 			if c.Region != "eu-central-2" || c.DynamoDBEndpoint != "http://127.0.0.1:8000" || c.KeysTable != "keys" ||
@@ -198,6 +198,7 @@ func TestConfigFromEnvRefuses(t *testing.T) {
 		{"resource table name past 255", map[string]string{first.TableEnv(): strings.Repeat("t", 256)}, []string{first.TableEnv()}},
 		{"resource table name under 3", map[string]string{first.TableEnv(): "t."}, []string{first.TableEnv()}},
 		{"monthly limit negative", map[string]string{"DEFAULT_MONTHLY_IMAGES": "-1"}, []string{"DEFAULT_MONTHLY_IMAGES"}},
+		{"spend limit not in dollars", map[string]string{"DEFAULT_MONTHLY_SPEND": "12.5.0"}, []string{"DEFAULT_MONTHLY_SPEND"}},
 		{"monthly limit a word", map[string]string{"DEFAULT_MONTHLY_WORDS": "none"}, []string{"DEFAULT_MONTHLY_WORDS"}},
 		{"monthly limit fractional", map[string]string{"DEFAULT_MONTHLY_DOCUMENTS": "2.5"}, []string{"DEFAULT_MONTHLY_DOCUMENTS"}},
 		{"rate limit without its table", map[string]string{app.EnvRateLimit: "600"}, []string{app.EnvRateLimitTable}},

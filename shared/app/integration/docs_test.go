@@ -384,7 +384,7 @@ func TestDocsModelAccess(t *testing.T) {
 // kindVariable reports whether name is a quota kind's variable, which
 // make limits passes to apikey in the environment (--from-env).
 func kindVariable(name string) bool {
-	return slices.ContainsFunc(app.Kinds, func(k quota.Kind) bool { return strings.ToUpper(string(k)) == name })
+	return slices.ContainsFunc(app.Kinds, func(k quota.Kind) bool { return strings.ToUpper(quota.LimitName(k)) == name })
 }
 
 // Every make command of the pages names a target of the Makefile, and

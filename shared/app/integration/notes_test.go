@@ -127,6 +127,12 @@ var notesByHand = []struct {
           Type: HttpApi
           Properties: {ApiId: !Ref HttpApi, Method: GET, Path: /api/v1/notes}
 `},
+	// Its generations' spend is held on the accounts' spend ledgers, in
+	// the first generated resource's table.
+	{doc: "template.yaml", before: "      Policies:\n        - Version: '2012-10-17'\n          Statement:\n            - Effect: Allow\n              Action: [dynamodb:GetItem, dynamodb:PutItem, dynamodb:UpdateItem, dynamodb:Query, dynamodb:BatchGetItem]\n              Resource:\n                - !GetAtt NotesTable.Arn\n",
+		text: "          IMAGES_TABLE: !Ref ImagesTable  # images.Resource TableEnv\n", generated: true},
+	{doc: "template.yaml", after: "                - !Sub '${NotesTable.Arn}/index/*'\n",
+		text: "            - Effect: Allow\n              Action: dynamodb:UpdateItem\n              Resource: !GetAtt ImagesTable.Arn\n", generated: true},
 	// openapi.yaml: its tag, its request bodies, their schemas, its
 	// record's schema and its new field's input schema, with marks where
 	// they copy declared values.

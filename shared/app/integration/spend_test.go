@@ -2,10 +2,12 @@ package integration_test
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
 	"contentapi/shared/generation"
+	"contentapi/shared/quota"
 )
 
 // usageSpend is /usage's spend, as the account sees it.
@@ -78,4 +80,46 @@ func (g *genStack) wantSpend(t *testing.T, what string, want generation.USD) {
 		used := costOf(t, map[string]any{"cost_usd": spend["used_usd"]})
 		return used == want && byDay == want && len(days) > 0, fmt.Sprintf("%v, want %s", spend, want.Decimal())
 	})
+}
+
+// Under a monthly spend limit (the account's own, as make limits
+// SPEND_USD=0.1 sets it; /usage shows it as limit_usd), each create holds
+// its generation's worst case until the tally settles it to what it cost:
+// an image ($0.04 at most, one try) past what is left is 429
+// quota_exceeded naming the spend limit and creates nothing, while a
+// document, whose worst case still fits, is created.
+func TestSpendLimitRefusesWhatNoLongerFits(t *testing.T) {
+	g := newGenStack(t, genOptions{})
+	limit, err := quota.ParseSpendLimit("0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.setLimits("acme", quota.Limits{quota.Spend: limit})
+	if spend := g.usageSpend(t); spend["limit_usd"] != 0.1 {
+		t.Fatalf("/usage's spend under a limit of $0.10: %v", spend)
+	}
+	var spent generation.USD
+	for i := range 2 {
+		r := g.form("POST", "/api/v1/images", "name", fmt.Sprint("Cliff ", i), "description", "A red lighthouse", "resolution", "256x256")
+		expect(t, r, 201)
+		spent += costOf(t, state(r.data()))
+	}
+	g.wantSpend(t, "two images' cost", spent)
+	before := time.Now()
+	r := g.form("POST", "/api/v1/images", "name", "One too many", "description", "A red lighthouse", "resolution", "256x256")
+	expect(t, r, 429)
+	if r.Body["code"] != "quota_exceeded" || r.Body["message"] != "The monthly spend limit of $0.1 is reached." {
+		t.Errorf("the spend limit's answer: %s", r.Raw)
+	}
+	if retry, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || retry > int(quota.PeriodOf(before).End().Sub(before).Seconds())+1 {
+		t.Errorf("Retry-After %q", r.Header.Get("Retry-After"))
+	}
+	list := g.get("/api/v1/images")
+	expect(t, list, 200)
+	if n := len(list.Body["data"].([]any)); n != 2 {
+		t.Errorf("%d images after the refusal, want 2", n)
+	}
+	doc := g.form("POST", "/api/v1/documents", "name", "Launch", "prompt", "Our new espresso machine")
+	expect(t, doc, 201)
+	g.wantSpend(t, "the document's cost added", spent+costOf(t, state(doc.data())))
 }

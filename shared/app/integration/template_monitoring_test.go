@@ -250,7 +250,7 @@ func functionFolders(t *testing.T) []string {
 // which metric, and their values, no generator writes.
 func TestTemplateMonitorsWhatTheCodeEmits(t *testing.T) {
 	tmpl := loadTemplate(t)
-	refs, _ := dashboardMetrics(t, dashboard(t, tmpl, map[string]bool{"GenerationOn": true}))
+	refs, _ := dashboardMetrics(t, dashboard(t, tmpl, map[string]bool{"GenerationOn": true, "SpendAlarmOn": true}))
 	for _, id := range tmpl.ResourcesOfType("AWS::CloudWatch::Alarm") {
 		refs = append(refs, alarmMetrics(id, tmpl.Resources[id])...)
 	}
@@ -309,7 +309,7 @@ func TestTemplateMonitorsWhatTheCodeEmits(t *testing.T) {
 // app.Resources fails here until the dashboard shows it.
 func TestTemplateDashboardShowsEveryValue(t *testing.T) {
 	tmpl := loadTemplate(t)
-	refs, _ := dashboardMetrics(t, dashboard(t, tmpl, map[string]bool{"GenerationOn": true}))
+	refs, _ := dashboardMetrics(t, dashboard(t, tmpl, map[string]bool{"GenerationOn": true, "SpendAlarmOn": true}))
 	shown := map[string]bool{}
 	for _, ref := range refs {
 		for name, v := range ref.dims {
@@ -377,7 +377,9 @@ func TestTemplateAlarmsCoverEveryFunction(t *testing.T) {
 		}
 	}
 	for _, on := range []bool{true, false} {
-		_, shown := dashboardMetrics(t, dashboard(t, tmpl, map[string]bool{"GenerationOn": on}))
+		// The spend alarm exists where a threshold is set, and only with
+		// generation on: set, here.
+		_, shown := dashboardMetrics(t, dashboard(t, tmpl, map[string]bool{"GenerationOn": on, "SpendAlarmOn": on}))
 		for _, id := range alarms {
 			exists := tmpl.Resources[id].Condition == "" || on
 			if exists && !slices.Contains(shown, id) {
@@ -555,7 +557,7 @@ func dimensionTarget(v any) (resource, attribute string, ok bool) {
 // a stream.
 func TestTemplateReadsAWSMetricsAsPublished(t *testing.T) {
 	tmpl := loadTemplate(t)
-	refs, _ := dashboardMetrics(t, dashboard(t, tmpl, map[string]bool{"GenerationOn": true}))
+	refs, _ := dashboardMetrics(t, dashboard(t, tmpl, map[string]bool{"GenerationOn": true, "SpendAlarmOn": true}))
 	for _, id := range tmpl.ResourcesOfType("AWS::CloudWatch::Alarm") {
 		refs = append(refs, alarmMetrics(id, tmpl.Resources[id])...)
 	}

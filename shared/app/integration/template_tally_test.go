@@ -127,6 +127,12 @@ func TestTemplateTallyFilter(t *testing.T) {
 	drawn := drawing.Finish("m", generation.Usage{}, time.Now()).Spend(40_000_000)
 	handedBack := drawing.Requeue(true).Spend(40_000_000)
 	unpriced := drawing.Finish("m", generation.Usage{}, time.Now())
+	// Under a spend limit, an image's generation holds its worst case on
+	// the ledger: its end passes, cost or none, and so does its delete.
+	capped := picture
+	capped.SpendHold = &generation.SpendHold{ID: "t", Committed: "committed_spend_2026_11", Held: 120_000_000}
+	cappedDrawing := capped.Claim(time.Now())
+	cappedFailed := cappedDrawing.Finish("m", generation.Usage{}, time.Now())
 	testCases := []struct {
 		name     string
 		event    string
@@ -150,6 +156,11 @@ func TestTemplateTallyFilter(t *testing.T) {
 		{"a generation that spent handed back", "MODIFY", withState(live, drawing), withState(live, handedBack), true},
 		{"a generation that spent nothing ended", "MODIFY", withState(live, drawing), withState(live, unpriced), false},
 		{"a spent generation's record edited", "MODIFY", withState(live, drawn), withState(edited, drawn), false},
+		{"a spend-holding generation claimed", "MODIFY", withState(live, capped), withState(live, cappedDrawing), true},
+		{"a spend-holding generation ended, nothing spent", "MODIFY", withState(live, cappedDrawing), withState(live, cappedFailed), true},
+		{"a spend-holding record deleted", "MODIFY", withState(live, capped), tomb, true},
+		{"a spend-holding record removed", "REMOVE", withState(live, capped), nil, true},
+		{"an ended spend-holding generation's record edited", "MODIFY", withState(live, cappedFailed), withState(edited, cappedFailed), false},
 	}
 	count := 0
 	for _, m := range mappings {

@@ -114,6 +114,11 @@ func TestTemplateEnvironmentAndPolicies(t *testing.T) {
 		for _, name := range app.NamedBy(res) {
 			want[upperFirst(name)+"Table"] = []string{"GetItem"}
 		}
+		// Its generations' worst cases it holds, and gives back, on the
+		// accounts' spend ledgers in the first generated resource's table.
+		if ledger := app.Resources[slices.IndexFunc(app.Resources, func(r app.Resource) bool { return r.Def.Content != nil })]; res.Def.Content != nil && ledger.Def != res.Def && !servesUsage {
+			want[ledger.Table()] = []string{"UpdateItem"}
+		}
 		// The function that serves the usage serves the webhook endpoints
 		// too: registration and delete are transactions of a Put or
 		// Delete with the count's Update; a test event is queued in its

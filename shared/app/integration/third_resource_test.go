@@ -300,11 +300,11 @@ func serveTemplate(t *testing.T, a *app.App, tmpl *sam.Template) string {
 // A resource that counts a kind of its own brings it to the kinds whose
 // defaults the configuration reads, `apikey limits` sets and make limits
 // passes, each kind once, after the other resources' and before the
-// webhooks' deliveries, and reads last.
+// webhooks' deliveries, then reads, and the generations' spend last.
 func TestAThirdResourceBringsItsKind(t *testing.T) {
 	third := app.Resource{Def: notes, Quota: quota.Policy{Counts: "notes", Checks: []quota.Kind{quota.Words}, MetersReads: true}}
 	got := app.KindsOf(append(slices.Clip(app.Resources), third))
-	want := append(slices.Clip(app.Kinds[:len(app.Kinds)-2]), "notes", quota.Deliveries, quota.Reads)
+	want := append(slices.Clip(app.Kinds[:len(app.Kinds)-3]), "notes", quota.Deliveries, quota.Reads, quota.Spend)
 	if !slices.Equal(got, want) || !slices.Contains(app.Kinds, quota.Words) {
 		t.Fatalf("kinds %v, want %v", got, want)
 	}

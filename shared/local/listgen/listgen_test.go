@@ -393,8 +393,10 @@ func TestCheckEnvironment(t *testing.T) {
 			"SenderFunction reads " + app.EnvWebhookSeal},
 		{"a setting every function reads, missing", "", global, func(v map[string]any) { delete(v, app.EnvStack) },
 			"reads " + app.EnvStack},
-		{"another resource's table", documents.Function(), own, func(v map[string]any) { v[images.TableEnv()] = "x" },
-			"DocumentsFunction is given " + images.TableEnv()},
+		{"a table it has no business with", documents.Function(), own, func(v map[string]any) { v[app.EnvWebhooksTable] = "x" },
+			"DocumentsFunction is given " + app.EnvWebhooksTable},
+		{"the spend ledger's table, missing", documents.Function(), own, func(v map[string]any) { delete(v, images.TableEnv()) },
+			"DocumentsFunction reads " + images.TableEnv()},
 		{"a table for every function", "", global, func(v map[string]any) { v[images.TableEnv()] = "x" },
 			"the Globals give every function " + images.TableEnv()},
 	} {

@@ -28,6 +28,7 @@ func metricNames() (map[string]*yaml.Node, error) {
 		"GenerationLatency":   metrics.GenerationLatency,
 		"InputTokens":         metrics.InputTokens,
 		"OutputTokens":        metrics.OutputTokens,
+		"SpendUSD":            metrics.SpendUSD,
 		"ServerErrors":        metrics.ServerErrors,
 		"DynamoDBUnavailable": metrics.DynamoDBUnavailable,
 		"QuotaRefusals":       metrics.QuotaRefusals,

@@ -29,10 +29,20 @@ type Tally struct {
 // tally function has them, on the clock now (nil: the store's).
 func TallyTables(tables map[string]string, db store.DB, now func() time.Time) map[string]*store.Table {
 	out := map[string]*store.Table{}
+	var ledger *store.Table
 	for _, r := range app.Resources {
 		t := store.New(db, tables[r.Table()], r.Def)
 		if now != nil {
 			t.Now = now
+		}
+		// Spend is summed on the first generated resource's spend item,
+		// the accounts' spend ledger, as the app has it.
+		switch {
+		case r.Def.Content == nil:
+		case ledger == nil:
+			ledger = t
+		default:
+			t.Ledger = ledger
 		}
 		out[t.Name()] = t
 	}
