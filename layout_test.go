@@ -141,6 +141,63 @@ func TestFunctionsLinkNoBedrockControlPlane(t *testing.T) {
 	}
 }
 
+// Each function links the AWS services beyond DynamoDB that it calls, and
+// no other: every service linked is package init paid at each cold start.
+// Its main passes the parts it calls (app.Parts); this holds them to what
+// the function does, both ways. An API function calls the models where its
+// resource is generated and the bucket where that is pictures; the first
+// resource's also serves the webhooks, which queue a test event. The
+// generator calls the models, keeps pictures and publishes the ends; the
+// sender takes deliveries and gives image events fresh URLs; the tally
+// only counts.
+func TestFunctionsLinkOnlyTheirServices(t *testing.T) {
+	const (
+		models   = "github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+		pictures = "github.com/aws/aws-sdk-go-v2/service/s3"
+		queue    = "github.com/aws/aws-sdk-go-v2/service/sqs"
+	)
+	want := map[string][]string{}
+	anyPictures := false
+	for i, r := range app.Resources {
+		var services []string
+		if c := r.Def.Content; c != nil {
+			services = append(services, models)
+			if c.Picture {
+				services, anyPictures = append(services, pictures), true
+			}
+		}
+		if i == 0 {
+			services = append(services, queue)
+		}
+		want["contentapi/functions/"+r.Def.Name] = services
+	}
+	want["contentapi/functions/generator"] = []string{models, queue}
+	want["contentapi/functions/sender"] = []string{queue}
+	if anyPictures {
+		want["contentapi/functions/generator"] = append(want["contentapi/functions/generator"], pictures)
+		want["contentapi/functions/sender"] = append(want["contentapi/functions/sender"], pictures)
+	}
+	want["contentapi/functions/tally"] = nil
+	for pkg, all := range deps(t, "./functions/...") {
+		services, ok := want[pkg]
+		if !ok {
+			t.Errorf("%s: a function this test does not know", pkg)
+			continue
+		}
+		var linked []string
+		for _, imp := range all {
+			if imp == models || imp == pictures || imp == queue {
+				linked = append(linked, imp)
+			}
+		}
+		slices.Sort(linked)
+		slices.Sort(services)
+		if !slices.Equal(linked, services) {
+			t.Errorf("%s links %v, want %v (the services it calls)", pkg, linked, services)
+		}
+	}
+}
+
 // maxBootstrapBytes is a function's bound (BENCHMARKS.md's
 // bytes_bootstrap): the size of the file, as `make build` writes it.
 const maxBootstrapBytes = 16_000_000

@@ -34,7 +34,8 @@ func lambda(arch, pkg string) func(context.Context, string, string) error {
 // buildQueues run side by side, each one build after another: the
 // documents function's bootstrap for arm64 (its size) and amd64 (its cold
 // start on this machine), the shared/app/integration test binary (the handler
-// benchmarks) and the local stack; and the other functions' bootstraps.
+// benchmarks) and the local stack; and the other functions' bootstraps,
+// and the empty handler of the cold start's floor.
 var buildQueues = [][]build{
 	{
 		{"bootstrap-arm64", lambda("arm64", "./functions/documents")},
@@ -52,6 +53,7 @@ var buildQueues = [][]build{
 		{"tally-amd64", lambda("amd64", "./functions/tally")},
 		{"sender-arm64", lambda("arm64", "./functions/sender")},
 		{"sender-amd64", lambda("amd64", "./functions/sender")},
+		{"floor-amd64", lambda("amd64", "./shared/local/bench/floor")},
 	},
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -12,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/aws/aws-lambda-go/events"
 
 	"contentapi/shared/documents"
 	"contentapi/shared/local/bench"
@@ -47,18 +44,34 @@ func measureBuilt(ctx context.Context, b *bench.Board, a *artifacts, tmpl *sam.T
 		logf("cold start: %d runs", coldStartRuns)
 		env := lambdaEnv(tmpl, endpoint, tables, "DocumentsFunction", filepath.Dir(bootstrap))
 		id := s.Document(0, func(v records.Values) bool { return v["template_id"] == int64(documents.FreestyleID) })
-		times, err := coldStarts(ctx, bootstrap, env, id, s.Key)
+		floor, err := a.path(ctx, "floor-amd64")
+		if err != nil {
+			b.Missing(err.Error(), "ms_cold_start_floor")
+		}
+		times, err := coldStarts(ctx, bootstrap, floor, env, id, s.Key)
 		if err != nil {
 			b.Missing(err.Error(), "ms_cold_start")
+			if floor != "" {
+				b.Missing("timed after ms_cold_start", "ms_cold_start_floor")
+			}
 			logf("%v", err)
 		} else {
 			var total, init []time.Duration
-			for _, t := range times {
+			for _, t := range times.Runs {
 				total, init = append(total, t.Total), append(init, t.Init)
 			}
-			rep.ColdStarts = times
+			rep.ColdStarts = times.Runs
 			b.Add(bench.Figure{Name: "ms_cold_start", Value: ms(bench.Percentile(total, 50)), Unit: "ms"})
 			b.Add(bench.Figure{Name: "ms_cold_init", Value: ms(bench.Percentile(init, 50)), Unit: "ms"})
+		}
+		if times.FloorErr != nil {
+			b.Missing(times.FloorErr.Error(), "ms_cold_start_floor")
+		} else if len(times.Floor) > 0 {
+			var total []time.Duration
+			for _, t := range times.Floor {
+				total = append(total, t.Total)
+			}
+			b.Add(bench.Figure{Name: "ms_cold_start_floor", Value: ms(bench.Percentile(total, 50)), Unit: "ms"})
 		}
 	}
 
@@ -109,38 +122,21 @@ func measureBuilt(ctx context.Context, b *bench.Board, a *artifacts, tmpl *sam.T
 }
 
 // coldStarts runs the bootstrap coldStartRuns times, each a fresh process
-// asked for document id with key, and checks each answered with it.
-func coldStarts(ctx context.Context, bootstrap string, env []string, id int64, key string) ([]lambdalocal.ColdStart, error) {
+// asked for document id with key, and checks each answered with it; then
+// the floor, unless it is "" (bench.ColdStartsWithFloor).
+func coldStarts(ctx context.Context, bootstrap, floor string, env []string, id int64, key string) (bench.ColdStartTimes, error) {
 	path, err := sam.Find()
 	if err != nil {
-		return nil, err
+		return bench.ColdStartTimes{}, err
 	}
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "events", "documents-get.json"))
+	event, err := bench.DocumentGet(filepath.Dir(path), id, key)
 	if err != nil {
-		return nil, err
+		return bench.ColdStartTimes{}, err
 	}
-	var ev events.APIGatewayV2HTTPRequest
-	if err := json.Unmarshal(b, &ev); err != nil {
-		return nil, err
-	}
-	ev.Headers["authorization"] = "Bearer " + key
-	ev.PathParameters["id"] = strconv.FormatInt(id, 10)
-	ev.RawPath = "/api/v1/documents/" + ev.PathParameters["id"]
-	ev.RequestContext.HTTP.Path = ev.RawPath
-	ev.RequestContext.TimeEpoch = time.Now().UnixMilli()
-	event, err := json.Marshal(ev)
-	if err != nil {
-		return nil, err
-	}
-	runs, failed, err := lambdalocal.ColdStarts(ctx, bootstrap, env, event, coldStartRuns, func(response []byte) error {
-		var resp events.APIGatewayV2HTTPResponse
-		if err := json.Unmarshal(response, &resp); err != nil || resp.StatusCode != 200 || !strings.Contains(resp.Body, `"id":`+ev.PathParameters["id"]) {
-			return fmt.Errorf("unexpected response: %.500s", response)
-		}
-		return nil
-	})
-	logFailedRuns("DocumentsFunction", failed)
-	return runs, err
+	t, err := bench.ColdStartsWithFloor(ctx, bootstrap, floor, env, event, coldStartRuns, bench.Answered(`"id":`+strconv.FormatInt(id, 10)))
+	logFailedRuns("DocumentsFunction", t.Failed)
+	logFailedRuns("the floor's", t.FloorFailed)
+	return t, err
 }
 
 // logFailedRuns says which cold starts were run again, and why.

@@ -39,7 +39,7 @@ func measureGeneration(ctx context.Context, b *bench.Board, meter *ddblocal.Mete
 	parts *stack.Generation, tmpl *sam.Template, endpoint string, tables map[string]string, builds *artifacts) error {
 	logf("generation: creates to done with the Bedrock stand-in")
 	cfg.Generation = parts.Config()
-	a := app.New(cfg, db)
+	a := app.New(cfg, db, stack.Parts)
 	c, err := bench.NewAccountCaller(ctx, a, plain, tables["ApiKeysTable"], "bench-generation")
 	if err != nil {
 		return err

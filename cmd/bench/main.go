@@ -177,11 +177,11 @@ func run(ctx context.Context, o options) error {
 	// also writes its content back, measured apart (generation.go).
 	storageOnly := cfg
 	storageOnly.Generation = app.Generation{}
-	c, err := bench.NewCaller(app.New(storageOnly, metered), s.Key)
+	c, err := bench.NewCaller(app.New(storageOnly, metered, stack.Parts), s.Key)
 	if err != nil {
 		return err
 	}
-	tally, err := app.New(storageOnly, metered).Tally()
+	tally, err := app.New(storageOnly, metered, stack.Parts).Tally()
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ func measureWebhooks(ctx context.Context, b *bench.Board, meter *ddblocal.Meter,
 	parts *stack.Generation, q *stack.WebhookQueue, tmpl *sam.Template, endpoint string, tables map[string]string, builds *artifacts) error {
 	logf("webhooks: creates to their delivery")
 	cfg.Generation = parts.Config()
-	a := app.New(cfg, plain)
+	a := app.New(cfg, plain, stack.Parts)
 	c, err := bench.NewAccountCaller(ctx, a, plain, tables["ApiKeysTable"], "bench-webhooks")
 	if err != nil {
 		return err
@@ -127,7 +127,7 @@ func measureDelivery(ctx context.Context, b *bench.Board, meter *ddblocal.Meter,
 		return err
 	}
 	st := &hookstore.Store{Client: metered, Table: tables["WebhooksTable"], Sealer: sealer}
-	send, err := app.New(cfg, metered).SenderEntry()
+	send, err := app.New(cfg, metered, stack.Parts).SenderEntry()
 	if err != nil {
 		return err
 	}

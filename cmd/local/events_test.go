@@ -226,7 +226,7 @@ func eventsApp(t *testing.T) (*app.App, *ddblocal.TestEnv) {
 	// A cold DynamoDB Local on a loaded machine can be slow at first; the
 	// statuses are what this test checks.
 	t.Setenv(app.EnvRequestTimeout, "60")
-	a, err := app.FromEnv(context.Background())
+	a, err := app.FromEnv(context.Background(), stack.Parts)
 	if err != nil {
 		t.Fatal(err)
 	}

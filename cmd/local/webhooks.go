@@ -51,7 +51,7 @@ func localApp(ctx context.Context) (*app.App, error) {
 	if err != nil {
 		return nil, err
 	}
-	return app.New(cfg, db), nil
+	return app.New(cfg, db, stack.Parts), nil
 }
 
 // runSender feeds the sender from the queues, as the template's mappings

@@ -56,7 +56,7 @@ func newStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := app.New(cfg, db)
+	a := app.New(cfg, db, localstack.Parts)
 	tmpl, err := sam.LoadProject()
 	if err != nil {
 		t.Fatal(err)

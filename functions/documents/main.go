@@ -7,8 +7,11 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"contentapi/shared/app"
+	"contentapi/shared/app/models"
 )
 
 func main() {
-	lambda.Start(app.MustAPI(context.Background(), "documents"))
+	// Documents are generated (the models); they keep no pictures and
+	// serve no webhooks.
+	lambda.Start(app.MustAPI(context.Background(), "documents", app.Parts{Models: models.New}))
 }

@@ -10,8 +10,12 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"contentapi/shared/app"
+	"contentapi/shared/app/models"
+	"contentapi/shared/app/pictures"
+	"contentapi/shared/app/queue"
 )
 
 func main() {
-	lambda.Start(app.MustGenerator(context.Background()))
+	// It calls the models, keeps pictures and publishes the ends.
+	lambda.Start(app.MustGenerator(context.Background(), app.Parts{Models: models.New, Pictures: pictures.New, Queue: queue.New}))
 }

@@ -7,8 +7,13 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"contentapi/shared/app"
+	"contentapi/shared/app/models"
+	"contentapi/shared/app/pictures"
+	"contentapi/shared/app/queue"
 )
 
 func main() {
-	lambda.Start(app.MustAPI(context.Background(), "images"))
+	// Images are generated pictures, with URLs; the first resource's
+	// function serves the webhooks too (a test event is queued).
+	lambda.Start(app.MustAPI(context.Background(), "images", app.Parts{Models: models.New, Pictures: pictures.New, Queue: queue.New}))
 }

@@ -9,8 +9,12 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"contentapi/shared/app"
+	"contentapi/shared/app/pictures"
+	"contentapi/shared/app/queue"
 )
 
 func main() {
-	lambda.Start(app.MustSender(context.Background()))
+	// It takes deliveries from the queue and gives image events fresh
+	// URLs.
+	lambda.Start(app.MustSender(context.Background(), app.Parts{Pictures: pictures.New, Queue: queue.New}))
 }

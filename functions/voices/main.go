@@ -10,5 +10,6 @@ import (
 )
 
 func main() {
-	lambda.Start(app.MustAPI(context.Background(), "voices"))
+	// Voices are not generated: DynamoDB alone.
+	lambda.Start(app.MustAPI(context.Background(), "voices", app.Parts{}))
 }

@@ -53,10 +53,12 @@ type App struct {
 	metrics *metrics.Emitter
 	// models are built on first use, where generation is on.
 	models func() (models, error)
+	parts  Parts
 }
 
-// FromEnv builds the app from the environment.
-func FromEnv(ctx context.Context) (*App, error) {
+// FromEnv builds the app from the environment, with the parts its
+// function calls.
+func FromEnv(ctx context.Context, parts Parts) (*App, error) {
 	cfg, err := ConfigFromEnv()
 	if err != nil {
 		return nil, err
@@ -65,12 +67,12 @@ func FromEnv(ctx context.Context) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(cfg, db), nil
+	return New(cfg, db, parts), nil
 }
 
 // New builds the app on a given DynamoDB client (tests and benchmarks pass
-// their own).
-func New(cfg Config, db *dynamodb.Client) *App {
+// their own), with the parts its functions call.
+func New(cfg Config, db *dynamodb.Client, parts Parts) *App {
 	out := cfg.LogOutput
 	if out == nil {
 		out = os.Stdout
@@ -82,6 +84,7 @@ func New(cfg Config, db *dynamodb.Client) *App {
 		auth:    auth.NewAuthenticator(db, cfg.KeysTable, cfg.AuthCacheTTL, cfg.KeyChecksum),
 		logger:  slog.New(logs),
 		metrics: metrics.New(logs.Writer(), cfg.Stack),
+		parts:   parts,
 	}
 	if cfg.IdempotencyTable != "" {
 		a.idem = idempotency.New(db, cfg.IdempotencyTable, store.Classify)
@@ -137,10 +140,11 @@ func ExtraRoutes(function string) []string {
 }
 
 // MustAPI is what a function's main starts: the entry point of the
-// named resource ("images"), configured from the environment. A
-// misconfigured function stops here, at init, with the error in its log.
-func MustAPI(ctx context.Context, resource string) APIEntry {
-	return must(ctx, func(a *App) (APIEntry, error) { return a.APIEntry(resource) })
+// named resource ("images"), configured from the environment, with the
+// parts its function calls. A misconfigured function stops here, at init,
+// with the error in its log.
+func MustAPI(ctx context.Context, resource string, parts Parts) APIEntry {
+	return must(ctx, parts, func(a *App) (APIEntry, error) { return a.APIEntry(resource) })
 }
 
 // APIEntries are the API functions' entry points by the function's logical ID in

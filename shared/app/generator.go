@@ -1,7 +1,6 @@
 package app
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,10 +11,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"contentapi/shared/bedrock"
 	"contentapi/shared/generation"
 	"contentapi/shared/generator"
-	"contentapi/shared/picturebucket"
 	"contentapi/shared/prompts"
 )
 
@@ -34,17 +31,16 @@ const streamWriteBudget = 5 * time.Second
 // models are what generation is made with, built once per warm function.
 type models struct {
 	gen  *generator.Generator
-	pics *picturebucket.Store
+	pics Pictures
 }
 
 // newModels builds the models and the bucket of generation.
 func (a *App) newModels() (models, error) {
 	g := a.cfg.Generation
-	client, err := bedrock.New(bedrock.Config{
-		Region: cmp.Or(g.Region, a.cfg.Region), Endpoint: g.BedrockEndpoint,
-		TextModel: g.TextModel, ImageModel: g.ImageModel,
-		MaxAttempts: g.ModelAttempts, MaxBackoff: g.ModelBackoff,
-	})
+	if a.parts.Models == nil {
+		return models{}, errNoPart("Models", EnvGeneration+" is on")
+	}
+	client, err := a.parts.Models(a.cfg)
 	if err != nil {
 		return models{}, err
 	}
@@ -66,15 +62,22 @@ func (a *App) newModels() (models, error) {
 	return models{gen: gen, pics: pics}, nil
 }
 
-// pictures is the generated pictures' bucket, nil where none is set.
-func (a *App) pictures() (*picturebucket.Store, error) {
-	g := a.cfg.Generation
-	if g.Bucket == "" {
+// pictures is the generated pictures' bucket, nil where none is set or
+// the function was built without it (a function that keeps no pictures
+// may still be given the bucket's name).
+func (a *App) pictures() (Pictures, error) {
+	if a.cfg.Generation.Bucket == "" || a.parts.Pictures == nil {
 		return nil, nil
 	}
-	return picturebucket.New(picturebucket.Config{
-		Bucket: g.Bucket, Region: a.cfg.Region, Endpoint: g.S3Endpoint, PathStyle: g.S3Endpoint != "",
-	})
+	return a.parts.Pictures(a.cfg)
+}
+
+// noPictures is why a function that needs the bucket has none.
+func (a *App) noPictures(why string) error {
+	if a.cfg.Generation.Bucket == "" {
+		return fmt.Errorf("%s is not set: %s", EnvPicturesBucket, why)
+	}
+	return errNoPart("Pictures", EnvPicturesBucket+" is set and "+why)
 }
 
 // generating is the generation of a resource's records, with the models
@@ -82,7 +85,7 @@ func (a *App) pictures() (*picturebucket.Store, error) {
 func (a *App) generating(r Resource) (models, error) {
 	m, err := a.models()
 	if err == nil && r.Def.Content.Picture && m.pics == nil {
-		err = fmt.Errorf("%s is not set: %s generate pictures", EnvPicturesBucket, r.Def.Name)
+		err = a.noPictures(r.Def.Name + " generate pictures")
 	}
 	return m, err
 }
@@ -133,12 +136,14 @@ func (a *App) GeneratorEntry() (GeneratorEntry, error) {
 
 // MustGenerator is what the generator function's main starts, configured
 // from the environment; a misconfigured function stops here, at init.
-func MustGenerator(ctx context.Context) GeneratorEntry { return must(ctx, (*App).GeneratorEntry) }
+func MustGenerator(ctx context.Context, parts Parts) GeneratorEntry {
+	return must(ctx, parts, (*App).GeneratorEntry)
+}
 
 // must is an entry point built by build from the environment, or the
 // function's end at init, with the reason in its log.
-func must[F any](ctx context.Context, build func(*App) (F, error)) F {
-	a, err := FromEnv(ctx)
+func must[F any](ctx context.Context, parts Parts, build func(*App) (F, error)) F {
+	a, err := FromEnv(ctx, parts)
 	var fn F
 	if err == nil {
 		fn, err = build(a)

@@ -68,4 +68,4 @@ func (a *App) TallyEntry() (TallyEntry, error) {
 
 // MustTally is what the tally function's main starts, configured from the
 // environment; a misconfigured function stops here, at init.
-func MustTally(ctx context.Context) TallyEntry { return must(ctx, (*App).TallyEntry) }
+func MustTally(ctx context.Context) TallyEntry { return must(ctx, Parts{}, (*App).TallyEntry) }

@@ -11,18 +11,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"contentapi/shared/awsenv"
 	"contentapi/shared/generation"
 	"contentapi/shared/generator"
 	"contentapi/shared/hookapi"
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
 	"contentapi/shared/httpapi"
-	"contentapi/shared/picturebucket"
 	"contentapi/shared/ratelimit"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
@@ -91,23 +86,18 @@ func (a *App) webhooks() (*Webhooks, error) {
 	if err != nil {
 		return nil, err
 	}
-	creds, err := awsenv.Credentials(c.SQSEndpoint != "")
+	if a.parts.Queue == nil {
+		return nil, errNoPart("Queue", "the webhooks are on")
+	}
+	queue, err := a.parts.Queue(a.cfg)
 	if err != nil {
 		return nil, err
-	}
-	opts := sqs.Options{
-		Region: a.cfg.Region, Credentials: creds,
-		HTTPClient: awshttp.NewBuildableClient().WithTimeout(3 * time.Second),
-		Retryer:    awsenv.Retryer(3, 500*time.Millisecond),
-	}
-	if c.SQSEndpoint != "" {
-		opts.BaseEndpoint = aws.String(c.SQSEndpoint)
 	}
 	deliveries := WebhooksQuota
 	deliveries.Defaults = a.cfg.QuotaDefaults
 	return &Webhooks{
 		Store: &hookstore.Store{Client: a.db, Table: c.Table, Sealer: sealer, Quota: deliveries},
-		Lanes: hooksender.Lanes{Queue: sqs.New(opts), Fast: c.QueueURL, Slow: c.SlowQueueURL},
+		Lanes: hooksender.Lanes{Queue: queue, Fast: c.QueueURL, Slow: c.SlowQueueURL},
 	}, nil
 }
 
@@ -169,7 +159,7 @@ func (w *Webhooks) publisher() *hooksender.Publisher {
 // presigns one for each read: the queued body keeps the picture's name
 // (result) and no url, since one made at the event would have expired
 // (picturebucket.URLExpiry) before the later retries.
-func freshPictureURL(pics *picturebucket.Store, resources []Resource) func(context.Context, string, []byte) ([]byte, error) {
+func freshPictureURL(pics Pictures, resources []Resource) func(context.Context, string, []byte) ([]byte, error) {
 	pictured := generatingObjects(resources, func(c *generation.Content) bool { return c.Picture })
 	return func(ctx context.Context, eventType string, body []byte) ([]byte, error) {
 		if !slices.ContainsFunc(pictured, func(o string) bool { return eventType == webhook.Generated(o) || eventType == webhook.Failed(o) }) {
@@ -296,6 +286,9 @@ func (a *App) SenderEntry() (SenderEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if pics == nil && a.cfg.Generation.Bucket != "" {
+		return nil, a.noPictures("image events get fresh URLs")
+	}
 	c := a.cfg.Webhooks
 	s := &hooksender.Sender{
 		Store: w.Store, Client: webhook.NewClient(c.Client), Lanes: w.Lanes,
@@ -311,4 +304,6 @@ func (a *App) SenderEntry() (SenderEntry, error) {
 }
 
 // MustSender is what the sender function's main starts.
-func MustSender(ctx context.Context) SenderEntry { return must(ctx, (*App).SenderEntry) }
+func MustSender(ctx context.Context, parts Parts) SenderEntry {
+	return must(ctx, parts, (*App).SenderEntry)
+}

@@ -23,7 +23,6 @@ import (
 
 	"contentapi/shared/generation"
 	"contentapi/shared/metrics"
-	"contentapi/shared/picturebucket"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
@@ -275,7 +274,7 @@ func (g *Generator) make(ctx context.Context, job Job, named map[string]store.It
 		PutPicture: func(ctx context.Context, png []byte) (string, error) {
 			// Named after the attempt: a repeated delivery of it rewrites
 			// this one object, and no other attempt's write-back can name it.
-			name := picturebucket.Name(job.Account, job.Resource, job.ID, job.State.Attempt)
+			name := generation.PictureName(job.Account, job.Resource, job.ID, job.State.Attempt)
 			if err := g.Pictures.Put(ctx, name, png); err != nil {
 				return "", generation.Wrap(generation.Internal, err)
 			}

@@ -10,7 +10,6 @@ import (
 
 	"contentapi/shared/generation"
 	"contentapi/shared/metrics"
-	"contentapi/shared/picturebucket"
 	"contentapi/shared/store"
 	"contentapi/shared/webhook"
 )
@@ -180,12 +179,12 @@ func (s *Stream) pending(ctx context.Context, target Target, item store.Item, st
 // the one it replaced.
 func (s *Stream) committed(ctx context.Context, newItem, oldItem store.Item) error {
 	name, before := resultOf(newItem), resultOf(oldItem)
-	if picturebucket.IsName(name) {
+	if generation.IsPictureName(name) {
 		if err := s.Generator.Pictures.Keep(ctx, name); err != nil {
 			return err
 		}
 	}
-	if picturebucket.IsName(before) && before != name {
+	if generation.IsPictureName(before) && before != name {
 		return s.Generator.Pictures.Delete(ctx, before)
 	}
 	return nil
@@ -193,7 +192,7 @@ func (s *Stream) committed(ctx context.Context, newItem, oldItem store.Item) err
 
 // removed deletes a deleted record's picture.
 func (s *Stream) removed(ctx context.Context, target Target, oldItem store.Item) error {
-	if name := resultOf(oldItem); target.Content.Picture && picturebucket.IsName(name) {
+	if name := resultOf(oldItem); target.Content.Picture && generation.IsPictureName(name) {
 		return s.Generator.Pictures.Delete(ctx, name)
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"contentapi/shared/app/queue"
 	"contentapi/shared/auth"
 	"contentapi/shared/hookapi"
 	"contentapi/shared/hooksender"
@@ -38,7 +39,7 @@ func newAPI(t *testing.T) *api {
 	}
 	t.Cleanup(func() { q.Close() })
 	c := sqs.New(sqs.Options{Region: sqslocal.Region, BaseEndpoint: aws.String(q.URL()), Credentials: credentials.NewStaticCredentialsProvider("l", "l", "")})
-	lanes := hooksender.Lanes{Queue: c}
+	lanes := hooksender.Lanes{Queue: queue.SQS{Client: c}}
 	for name, url := range map[string]*string{"fast": &lanes.Fast, "slow": &lanes.Slow} {
 		out, err := c.CreateQueue(t.Context(), &sqs.CreateQueueInput{QueueName: aws.String(name)})
 		if err != nil {

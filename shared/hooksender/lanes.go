@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
 	"contentapi/shared/hookstore"
 )
 
@@ -17,9 +14,20 @@ import (
 // the fast lane for first attempts to endpoints that answer 2xx in time,
 // the slow lane for retries and for endpoints that are Struggling.
 type Lanes struct {
-	Queue *sqs.Client
+	Queue Queue
 	// Fast and Slow are the queues' URLs.
 	Fast, Slow string
+}
+
+// Queue is the queue service the lanes are in: SQS, whose client
+// shared/app/queue adapts. Only that package links SQS's client, so a
+// function that publishes no deliveries links none.
+type Queue interface {
+	// Send queues body at the queue url, visible after delaySeconds.
+	Send(ctx context.Context, url, body string, delaySeconds int32) error
+	// Hide keeps the received message of receipt at url out of sight
+	// for seconds.
+	Hide(ctx context.Context, url, receipt string, seconds int32) error
 }
 
 // The lanes as a message names them, and the fast lane's leases
@@ -83,10 +91,7 @@ func (l Lanes) send(ctx context.Context, msg message, delay time.Duration) error
 		url = l.Slow
 	}
 	body, _ := json.Marshal(msg) // strings, bytes and numbers always encode
-	_, err := l.Queue.SendMessage(ctx, &sqs.SendMessageInput{
-		QueueUrl: aws.String(url), MessageBody: aws.String(string(body)),
-		DelaySeconds: int32(min(delay, 15*time.Minute).Round(time.Second) / time.Second),
-	})
+	err := l.Queue.Send(ctx, url, string(body), int32(min(delay, 15*time.Minute).Round(time.Second)/time.Second))
 	if err != nil {
 		return fmt.Errorf("hooksender: queueing a delivery: %w", err)
 	}

@@ -136,7 +136,7 @@ func TestABodyTooLargeForTheMessageIsKeptWithTheDelivery(t *testing.T) {
 	if err := p.Publish(t.Context(), ev); err != nil {
 		t.Fatal(err)
 	}
-	out, err := r.lanes.Queue.ReceiveMessage(t.Context(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(r.lanes.Fast), MaxNumberOfMessages: 1})
+	out, err := r.sqs.ReceiveMessage(t.Context(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(r.lanes.Fast), MaxNumberOfMessages: 1})
 	if err != nil || len(out.Messages) != 1 {
 		t.Fatalf("queued: %v %d", err, len(out.Messages))
 	}

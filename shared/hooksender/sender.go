@@ -42,8 +42,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"contentapi/shared/hookstore"
 	"contentapi/shared/records"
@@ -315,11 +313,7 @@ func (s *Sender) wait(ctx context.Context, m events.SQSMessage, msg message, d t
 // hide keeps the slow lane's message out of sight for d: its next receive
 // is the next attempt.
 func (s *Sender) hide(ctx context.Context, m events.SQSMessage, d time.Duration) error {
-	_, err := s.Lanes.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
-		QueueUrl: aws.String(s.Lanes.Slow), ReceiptHandle: aws.String(m.ReceiptHandle),
-		VisibilityTimeout: int32(min(d, 12*time.Hour).Round(time.Second) / time.Second),
-	})
-	return err
+	return s.Lanes.Queue.Hide(ctx, s.Lanes.Slow, m.ReceiptHandle, int32(min(d, 12*time.Hour).Round(time.Second)/time.Second))
 }
 
 // deferral is how long a message waits, back in its lane, while another

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"contentapi/shared/app/queue"
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
 	"contentapi/shared/local/ddblocal"
@@ -29,6 +30,7 @@ type rig struct {
 	sender *hooksender.Sender
 	store  *hookstore.Store
 	lanes  hooksender.Lanes
+	sqs    *sqs.Client // the lanes' queue's
 	clk    *sqslocal.Clock
 	// meter counts the store's DynamoDB calls.
 	meter *ddblocal.Meter
@@ -50,7 +52,7 @@ func newRig(t *testing.T) *rig {
 	}
 	t.Cleanup(func() { q.Close() })
 	client := sqs.New(sqs.Options{Region: sqslocal.Region, BaseEndpoint: aws.String(q.URL()), Credentials: credentials.NewStaticCredentialsProvider("l", "l", "")})
-	lanes := hooksender.Lanes{Queue: client}
+	lanes := hooksender.Lanes{Queue: queue.SQS{Client: client}}
 	for name, lane := range map[string]*string{"fast": &lanes.Fast, "slow": &lanes.Slow} {
 		out, err := client.CreateQueue(t.Context(), &sqs.CreateQueueInput{QueueName: aws.String(name)})
 		if err != nil {
@@ -62,7 +64,7 @@ func newRig(t *testing.T) *rig {
 	hc := webhook.NewClient(webhook.Options{AllowLoopback: true, Now: clk.Now})
 	return &rig{
 		sender: &hooksender.Sender{Store: store, Client: hc, Lanes: lanes, Logger: slog.New(slog.DiscardHandler), Now: clk.Now},
-		store:  store, lanes: lanes, clk: clk, meter: meter,
+		store:  store, lanes: lanes, sqs: client, clk: clk, meter: meter,
 	}
 }
 
@@ -72,7 +74,7 @@ func (r *rig) poll(t *testing.T) int {
 	t.Helper()
 	n := 0
 	for _, url := range []string{r.lanes.Fast, r.lanes.Slow} {
-		m := &lambdalocal.SQSMapping{Queue: r.lanes.Queue, QueueURL: url, Handler: r.sender.Handle}
+		m := &lambdalocal.SQSMapping{Queue: r.sqs, QueueURL: url, Handler: r.sender.Handle}
 		got, err := m.Once(t.Context())
 		if err != nil {
 			t.Fatal(err)
@@ -87,7 +89,7 @@ func (r *rig) poll(t *testing.T) int {
 func (r *rig) enqueue(t *testing.T, k hookstore.DeliveryKey) {
 	t.Helper()
 	b, _ := json.Marshal(k)
-	if _, err := r.lanes.Queue.SendMessage(t.Context(), &sqs.SendMessageInput{QueueUrl: aws.String(r.lanes.Fast), MessageBody: aws.String(string(b))}); err != nil {
+	if _, err := r.sqs.SendMessage(t.Context(), &sqs.SendMessageInput{QueueUrl: aws.String(r.lanes.Fast), MessageBody: aws.String(string(b))}); err != nil {
 		t.Fatal(err)
 	}
 }

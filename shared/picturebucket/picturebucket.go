@@ -14,13 +14,9 @@ package picturebucket
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -28,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"contentapi/shared/awsenv"
+	"contentapi/shared/generation"
 )
 
 // URLExpiry is how long a picture's URL works.
@@ -37,25 +34,7 @@ const URLExpiry = time.Hour
 // claimed yet; template.yaml's lifecycle rule expires objects carrying it.
 const UnclaimedTag = "generation=unclaimed"
 
-// Name is the file name of the picture of one generation attempt of a
-// record: the same for every delivery of that attempt, another for every
-// other attempt or record, and revealing none of them.
-func Name(account, resource string, id int64, attempt string) string {
-	h := sha256.New()
-	for _, part := range []string{"picture", account, resource, strconv.FormatInt(id, 10), attempt} {
-		h.Write([]byte(part))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil)[:16]) + ".png"
-}
-
-var namePattern = regexp.MustCompile(`^[0-9a-f]{32}\.png$`)
-
-// IsName reports whether s is a name Name makes: only those are read or
-// deleted, whatever a stored record says.
-func IsName(s string) bool { return namePattern.MatchString(s) }
-
-// ErrName is a name Name did not make.
+// ErrName is a name generation.PictureName did not make.
 var ErrName = errors.New("picturebucket: not a picture name")
 
 // Config is where the pictures are.
@@ -101,7 +80,7 @@ func New(cfg Config) (*Store, error) {
 
 // key is a picture's object key: only names Name made are read or written.
 func key(name string) (*string, error) {
-	if !IsName(name) {
+	if !generation.IsPictureName(name) {
 		return nil, fmt.Errorf("%w: %q", ErrName, name)
 	}
 	return aws.String(name), nil

@@ -19,38 +19,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 
+	"contentapi/shared/generation"
 	"contentapi/shared/local/s3local"
 	"contentapi/shared/picturebucket"
 )
-
-func TestNameIsOnePerAttempt(t *testing.T) {
-	base := picturebucket.Name("acme", "images", 7, "a1")
-	if !picturebucket.IsName(base) {
-		t.Fatalf("Name = %q, not <32 hex>.png", base)
-	}
-	if again := picturebucket.Name("acme", "images", 7, "a1"); again != base {
-		t.Fatalf("the same attempt is named %q and %q", base, again)
-	}
-	seen := map[string]string{base: "base"}
-	for what, name := range map[string]string{
-		"account":  picturebucket.Name("acme2", "images", 7, "a1"),
-		"resource": picturebucket.Name("acme", "documents", 7, "a1"),
-		"id":       picturebucket.Name("acme", "images", 8, "a1"),
-		"attempt":  picturebucket.Name("acme", "images", 7, "a2"),
-		// The parts cannot run into each other.
-		"shifted": picturebucket.Name("acm", "eimages", 7, "a1"),
-	} {
-		if other, dup := seen[name]; dup {
-			t.Errorf("another %s gives the name of %s", what, other)
-		}
-		seen[name] = what
-	}
-	for _, bad := range []string{"", "x.png", "../" + base, base + "/", "ABCDEF0123456789ABCDEF0123456789.png"} {
-		if picturebucket.IsName(bad) {
-			t.Errorf("IsName(%q)", bad)
-		}
-	}
-}
 
 // The real SDK client against the in-process S3 server.
 func setup(t *testing.T) (*picturebucket.Store, *s3.Client, *s3local.Server) {
@@ -106,7 +78,7 @@ func tags(t *testing.T, raw *s3.Client, name string) string {
 func TestPutURLDelete(t *testing.T) {
 	store, raw, _ := setup(t)
 	ctx := context.Background()
-	name := picturebucket.Name("acme", "images", 7, "a1")
+	name := generation.PictureName("acme", "images", 7, "a1")
 	first, second := []byte("\x89PNG first"), []byte("\x89PNG second delivery")
 
 	if err := store.Put(ctx, name, first); err != nil {
@@ -163,7 +135,7 @@ func TestPutURLDelete(t *testing.T) {
 func TestExpiredURLIsRefused(t *testing.T) {
 	store, _, _ := setup(t)
 	ctx := context.Background()
-	name := picturebucket.Name("acme", "images", 7, "a1")
+	name := generation.PictureName("acme", "images", 7, "a1")
 	if err := store.Put(ctx, name, []byte("png")); err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +196,7 @@ func TestRetriesWhatMayPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := picturebucket.Name("acme", "images", 9, "a1")
+	name := generation.PictureName("acme", "images", 9, "a1")
 	if err := store.Put(context.Background(), name, []byte("png")); err != nil {
 		t.Fatalf("Put through two SlowDowns: %v", err)
 	}
@@ -256,7 +228,7 @@ func TestAWSAddressing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := picturebucket.Name("acme", "images", 7, "a1")
+	name := generation.PictureName("acme", "images", 7, "a1")
 	u, err := store.URL(context.Background(), name)
 	if err != nil {
 		t.Fatal(err)

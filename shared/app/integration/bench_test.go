@@ -22,6 +22,7 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/documents"
+	localstack "contentapi/shared/local/stack"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
 )
@@ -240,7 +241,7 @@ func benchFunction(b *testing.B) app.APIEntry {
 		AllowOrigin:        "*",
 		LogLevel:           slog.LevelInfo,
 		LogOutput:          devNull,
-	}, db)
+	}, db, localstack.Parts)
 	fn, err := a.APIEntry("documents")
 	if err != nil {
 		b.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/auth"
 	"contentapi/shared/generation"
+	localstack "contentapi/shared/local/stack"
 	"contentapi/shared/quota"
 )
 
@@ -238,7 +239,7 @@ func TestConfigFromEnvRefuses(t *testing.T) {
 // A function given no table of its own, or asked for a resource that does
 // not exist, is refused by name.
 func TestFunctionNeedsItsTable(t *testing.T) {
-	a := app.New(app.Config{KeysTable: "keys", LogOutput: os.Stderr}, nil)
+	a := app.New(app.Config{KeysTable: "keys", LogOutput: os.Stderr}, nil, localstack.Parts)
 	for _, r := range app.Resources {
 		if _, err := a.APIEntry(r.Def.Name); err == nil || !strings.Contains(err.Error(), r.TableEnv()) {
 			t.Errorf("%s without its table: %v", r.Def.Name, err)
@@ -246,7 +247,7 @@ func TestFunctionNeedsItsTable(t *testing.T) {
 	}
 	// The first resource's function serves the usage of every resource.
 	first, other := app.Resources[0], app.Resources[1]
-	own := app.New(app.Config{KeysTable: "keys", LogOutput: os.Stderr, Tables: map[string]string{first.Table(): "own"}}, nil)
+	own := app.New(app.Config{KeysTable: "keys", LogOutput: os.Stderr, Tables: map[string]string{first.Table(): "own"}}, nil, localstack.Parts)
 	if _, err := own.APIEntry(first.Def.Name); err == nil || !strings.Contains(err.Error(), other.TableEnv()) {
 		t.Errorf("%s without %s: %v", first.Def.Name, other.TableEnv(), err)
 	}
@@ -255,7 +256,11 @@ func TestFunctionNeedsItsTable(t *testing.T) {
 	}
 }
 
-const initHelperEnv = "APP_TEST_INIT_HELPER"
+const (
+	initHelperEnv = "APP_TEST_INIT_HELPER"
+	// initHelperNoParts has the helper built without any app.Parts.
+	initHelperNoParts = "APP_TEST_INIT_NO_PARTS"
+)
 
 // TestInitHelper is not a test: TestMisconfiguredFunctionStopsAtInit runs
 // the test binary again with initHelperEnv set, and there this is a
@@ -264,7 +269,11 @@ func TestInitHelper(t *testing.T) {
 	if os.Getenv(initHelperEnv) == "" {
 		t.Skip("helper process for TestMisconfiguredFunctionStopsAtInit")
 	}
-	app.MustAPI(context.Background(), os.Getenv(initHelperEnv))
+	parts := localstack.Parts
+	if os.Getenv(initHelperNoParts) != "" {
+		parts = app.Parts{}
+	}
+	app.MustAPI(context.Background(), os.Getenv(initHelperEnv), parts)
 	os.Exit(0)
 }
 
@@ -280,6 +289,10 @@ func TestMisconfiguredFunctionStopsAtInit(t *testing.T) {
 		{"malformed number", map[string]string{app.EnvKeysTable: "keys", first.TableEnv(): "t1", app.EnvAuthCache: "abc"}, app.EnvAuthCache},
 		{"no deadline", map[string]string{app.EnvKeysTable: "keys", first.TableEnv(): "t1", app.EnvRequestTimeout: "-5"}, app.EnvRequestTimeout},
 		{"no table of its own", map[string]string{app.EnvKeysTable: "keys"}, first.TableEnv()},
+		// A function built without a part its configuration calls for
+		// (its main forgot it) says which.
+		{"generating, built without the models", map[string]string{app.EnvKeysTable: "keys", first.TableEnv(): "images-1",
+			app.EnvGeneration: "on", app.EnvTextModel: "t", app.EnvImageModel: "i", initHelperNoParts: "1"}, "app.Parts.Models"},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -321,19 +334,26 @@ func TestWebhooksConfigFromEnv(t *testing.T) {
 	}
 }
 
-// A deployment's sender and endpoints API refuse to start without the
-// seal secret: the signing keys would be sealed under a key anyone can
-// derive. Only a local stack (DynamoDB Local) runs without one.
-func TestWebhooksNeedTheSealSecretInAWS(t *testing.T) {
+// deployedWithWebhooks is the configuration of a deployment in AWS with
+// every table and the webhooks' queues, but no seal secret, with AWS
+// credentials in the environment, as Lambda gives them.
+func deployedWithWebhooks(t *testing.T) app.Config {
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
 	tables := map[string]string{}
 	for _, r := range app.Resources {
 		tables[r.Table()] = r.Table()
 	}
-	cfg := app.Config{Region: "us-east-1", KeysTable: "keys", Tables: tables,
+	return app.Config{Region: "us-east-1", KeysTable: "keys", Tables: tables,
 		Webhooks: app.WebhooksConfig{Table: "hooks", QueueURL: "https://sqs.us-east-1.amazonaws.com/1/q", SlowQueueURL: "https://sqs.us-east-1.amazonaws.com/1/slow"}}
-	a := app.New(cfg, nil)
+}
+
+// A deployment's sender and endpoints API refuse to start without the
+// seal secret: the signing keys would be sealed under a key anyone can
+// derive. Only a local stack (DynamoDB Local) runs without one.
+func TestWebhooksNeedTheSealSecretInAWS(t *testing.T) {
+	cfg := deployedWithWebhooks(t)
+	a := app.New(cfg, nil, localstack.Parts)
 	if _, err := a.SenderEntry(); err == nil || !strings.Contains(err.Error(), app.EnvWebhookSeal) {
 		t.Errorf("sender without a seal: %v", err)
 	}
@@ -341,7 +361,59 @@ func TestWebhooksNeedTheSealSecretInAWS(t *testing.T) {
 		t.Errorf("endpoints API without a seal: %v", err)
 	}
 	cfg.Webhooks.Seal = []byte("a deployment's secret")
-	if _, err := app.New(cfg, nil).SenderEntry(); err != nil {
+	if _, err := app.New(cfg, nil, localstack.Parts).SenderEntry(); err != nil {
 		t.Errorf("sender with a seal: %v", err)
+	}
+}
+
+// A function built without a part its configuration calls for stops at
+// init naming the part; one given the name of a bucket it never uses (the
+// documents' function, where a stack sets PICTURES_BUCKET for all) starts
+// without linking S3.
+func TestFunctionsNeedOnlyTheirParts(t *testing.T) {
+	cfg := deployedWithWebhooks(t)
+	cfg.Webhooks.Seal = []byte("a deployment's secret")
+	cfg.Generation = app.Generation{On: true, TextModel: "t", ImageModel: "i", Bucket: "pics"}
+	all := localstack.Parts
+	without := func(drop string) app.Parts {
+		p := all
+		switch drop {
+		case "Models":
+			p.Models = nil
+		case "Pictures":
+			p.Pictures = nil
+		case "Queue":
+			p.Queue = nil
+		}
+		return p
+	}
+	entries := map[string]func(*app.App) error{
+		"the first resource's function": func(a *app.App) error { _, err := a.Handler(app.Resources[0].Def.Name); return err },
+		"the generator":                 func(a *app.App) error { _, err := a.GeneratorEntry(); return err },
+		"the sender":                    func(a *app.App) error { _, err := a.SenderEntry(); return err },
+	}
+	for name, entry := range entries {
+		if err := entry(app.New(cfg, nil, all)); err != nil {
+			t.Errorf("%s with every part: %v", name, err)
+		}
+		for _, part := range []string{"Models", "Pictures", "Queue"} {
+			if name == "the sender" && part == "Models" {
+				continue // it calls no model
+			}
+			if err := entry(app.New(cfg, nil, without(part))); err == nil || !strings.Contains(err.Error(), "app.Parts."+part) {
+				t.Errorf("%s without app.Parts.%s: %v", name, part, err)
+			}
+		}
+	}
+	documents := app.New(cfg, nil, app.Parts{Models: all.Models})
+	if _, err := documents.Handler("documents"); err != nil {
+		t.Errorf("documents with the models alone: %v", err)
+	}
+	if _, err := app.New(cfg, nil, app.Parts{}).Handler("voices"); err != nil {
+		t.Errorf("voices with no part: %v", err)
+	}
+	cfg.Generation.Bucket = ""
+	if _, err := app.New(cfg, nil, all).Handler(app.Resources[0].Def.Name); err == nil || !strings.Contains(err.Error(), app.EnvPicturesBucket+" is not set") {
+		t.Errorf("pictures without a bucket: %v", err)
 	}
 }

@@ -30,7 +30,6 @@ import (
 	"contentapi/shared/local/bedrockstandin"
 	"contentapi/shared/local/lambdalocal"
 	localstack "contentapi/shared/local/stack"
-	"contentapi/shared/picturebucket"
 	"contentapi/shared/prompts"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
@@ -243,7 +242,7 @@ func TestCreateImageDrawsItsPicture(t *testing.T) {
 	expect(t, r, 201)
 	d := r.data()
 	name, _ := d["result"].(string)
-	if genStatus(d) != "done" || state(d)["model"] != bedrockstandin.ImageModel || !picturebucket.IsName(name) {
+	if genStatus(d) != "done" || state(d)["model"] != bedrockstandin.ImageModel || !generation.IsPictureName(name) {
 		t.Fatalf("image = %v", d)
 	}
 	wantCost(t, d, 40_000_000) // a picture at Stable Image Core's $0.04
@@ -317,7 +316,7 @@ func TestWaitRunningOutHandsOver(t *testing.T) {
 		t.Fatalf("answer: %q %v", r.Header.Get("Preference-Applied"), r.data())
 	}
 	d := g.settled(t, fmt.Sprintf("/api/v1/images/%v", r.data()["id"]))
-	if genStatus(d) != "done" || !picturebucket.IsName(fmt.Sprint(d["result"])) {
+	if genStatus(d) != "done" || !generation.IsPictureName(fmt.Sprint(d["result"])) {
 		t.Fatalf("after the hand-over: %v", d)
 	}
 	eventually(t, "one picture in the bucket", func() (bool, string) {

@@ -58,7 +58,7 @@ func newStackWith(t testing.TB, configure func(*app.Config)) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := app.New(cfg, db)
+	a := app.New(cfg, db, localstack.Parts)
 	s := &stack{t: t, env: env, app: a}
 	tally, err := a.Tally()
 	if err != nil {

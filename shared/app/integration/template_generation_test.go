@@ -399,8 +399,8 @@ func TestTemplateStreamFilters(t *testing.T) {
 	done := running.Finish("m", generation.Usage{}, now)
 	failed := running.Fail(generation.NewError(generation.Throttled), now)
 	handedOver := running.Requeue(false)
-	picture := picturebucket.Name("acme", "images", 7, running.Attempt)
-	old := picturebucket.Name("acme", "images", 7, "an earlier attempt")
+	picture := generation.PictureName("acme", "images", 7, running.Attempt)
+	old := generation.PictureName("acme", "images", 7, "an earlier attempt")
 
 	testCases := []struct {
 		name     string

@@ -11,6 +11,7 @@ import (
 	"contentapi/shared/app"
 	"contentapi/shared/local/bench"
 	"contentapi/shared/local/ddblocal"
+	"contentapi/shared/local/stack"
 )
 
 // The bounds scaled down, with an account scaled down to match: every
@@ -57,7 +58,7 @@ func TestWorstCaseBounded(t *testing.T) {
 		LogLevel:         8, // errors only
 		ReadBudget:       readBudget,
 		MaxAnswerBytes:   maxAnswerBytes,
-	}, db)
+	}, db, stack.Parts)
 	c, err := bench.NewCaller(a, acc.Key)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"contentapi/shared/app"
+	"contentapi/shared/app/queue"
 	"contentapi/shared/hooksender"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
@@ -180,7 +181,7 @@ func (q *WebhookQueue) Close() error { return q.Server.Close() }
 
 // Lanes are the queues as a publisher or the sender takes them.
 func (q *WebhookQueue) Lanes() hooksender.Lanes {
-	return hooksender.Lanes{Queue: q.Client, Fast: q.URL, Slow: q.SlowURL}
+	return hooksender.Lanes{Queue: queue.SQS{Client: q.Client}, Fast: q.URL, Slow: q.SlowURL}
 }
 
 // Vars are the functions' settings that point at the queues.
