@@ -98,24 +98,34 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	}
 	defer ln.Close()
 
-	db, err := ddblocal.Start(ctx, ddblocal.Options{
-		Port:    cfg.DynamoDBPort,
-		DataDir: cfg.DataDir,
-		Addrs:   append([]string{"127.0.0.1"}, cfg.DynamoDBExtraAddrs...),
-	})
-	if err != nil && cfg.DynamoDBPort != 0 {
-		return fmt.Errorf("%w (is port %d taken? set DYNAMODB_PORT to use another)", err, cfg.DynamoDBPort)
+	// DYNAMODB_PORT (and its extra addresses) is the vector index
+	// stand-in's, in front of DynamoDB Local, which listens on a port of its
+	// own on 127.0.0.1: every client of the local stack reaches DynamoDB
+	// through the stand-in, as the functions do.
+	vectorsLn, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.DynamoDBPort)))
+	if err != nil {
+		return fmt.Errorf("DynamoDB port: %w (set DYNAMODB_PORT to use another)", err)
 	}
+	vectorsLn.Close() // said early, as the API port is; taken again below
+	local, err := ddblocal.Start(ctx, ddblocal.Options{DataDir: cfg.DataDir})
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err := db.Stop(); err != nil {
+		if err := local.Stop(); err != nil {
 			fmt.Fprintln(stderr, "local:", err)
 		}
 	}()
+	db, err := ddblocal.StartVectorStandIn(local.Endpoint(), ddblocal.VectorOptions{
+		Port:  cfg.DynamoDBPort,
+		Addrs: append([]string{"127.0.0.1"}, cfg.DynamoDBExtraAddrs...),
+	})
+	if err != nil {
+		return fmt.Errorf("%w (is port %d taken? set DYNAMODB_PORT to use another)", err, cfg.DynamoDBPort)
+	}
+	defer db.Close()
 
-	client, err := ddblocal.NewClient(ctx, db.Endpoint())
+	client, err := ddblocal.NewClient(ctx, db.URL())
 	if err != nil {
 		return err
 	}
@@ -129,7 +139,7 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	}
 	defer parts.Close()
 	base := "http://" + ln.Addr().String()
-	vars := withGeneration(ddblocal.EnvVars(p.tmpl, db.Endpoint(), tables), genEnv, cfg.Generation.RealBedrock)
+	vars := withGeneration(ddblocal.EnvVars(p.tmpl, db.URL(), tables), genEnv, cfg.Generation.RealBedrock)
 	// The webhooks' queue, in process, as the S3 server is.
 	hooks, err := startWebhookQueue(ctx, p.tmpl, cfg.SQSPort)
 	if err != nil && cfg.SQSPort != 0 {
@@ -163,7 +173,7 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 		if err != nil {
 			return err
 		}
-		if _, err := stack.DeliverGenerator(ctx, client, db.Endpoint(), p.tmpl, tables, stream, newLogger(stderr)); err != nil {
+		if _, err := stack.DeliverGenerator(ctx, client, db.URL(), p.tmpl, tables, stream, newLogger(stderr)); err != nil {
 			return err
 		}
 	}
@@ -178,7 +188,7 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	if _, err := stack.DeliverTally(ctx, client, db.Endpoint(), p.tmpl, tables, tally, newLogger(stderr)); err != nil {
+	if _, err := stack.DeliverTally(ctx, client, db.URL(), p.tmpl, tables, tally, newLogger(stderr)); err != nil {
 		return err
 	}
 	// And on its schedule, as the template's rule invokes it in AWS: what
@@ -217,7 +227,7 @@ func runStack(ctx context.Context, p *project, cfg stackConfig, stdout, stderr i
 
 	fmt.Fprintf(stdout, `
 Local API:       %[1]s/api/v1/  (routes from template.yaml)
-DynamoDB Local:  %[2]s  (data in %[3]s)
+DynamoDB Local:  %[2]s  (data in %[3]s; vector indexes by a local stand-in in front of it)
 %[9]s
 Generator:       the tables' streams, filtered as template.yaml says, to GeneratorFunction
 Tally:           deletes, from the tables' streams, to TallyFunction (counts trail a delete by its lag);
@@ -235,7 +245,7 @@ The demo key (account %[7]q), used by events/ and docs, works too:
 
 Ctrl-C stops them all.
 
-`, base, db.Endpoint(), cfg.DataDir, LocalAccount, info.KeyID, key, auth.DemoAccount, auth.DemoKey, parts.Banner(), strings.Join(every, ", "))
+`, base, db.URL(), cfg.DataDir, LocalAccount, info.KeyID, key, auth.DemoAccount, auth.DemoKey, parts.Banner(), strings.Join(every, ", "))
 
 	srv := &http.Server{
 		Handler:           gw,
@@ -248,7 +258,7 @@ Ctrl-C stops them all.
 	select {
 	case err := <-served:
 		return err
-	case <-db.Done():
+	case <-local.Done():
 		err = errors.New("DynamoDB Local exited unexpectedly")
 	case <-ctx.Done():
 		fmt.Fprintln(stderr, "local: stopping")

@@ -17,26 +17,32 @@ import (
 // IndexUnsettled is sparse, only the counters that may have an intent open,
 // and keys only: a write that leaves unsettled as it is writes no entry.
 // Global indexes, not local ones: a local index caps each account at 10 GB
-// in one partition.
+// in one partition. The vector index (vectors.go) holds the records'
+// siblings, which carry their embeddings.
 func Schema(res *records.Resource) dynamodb.CreateTableInput {
 	list := &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: IndexAttributes(res)}
 	index := func(name, sortKey string, p *types.Projection) types.GlobalSecondaryIndex {
 		return types.GlobalSecondaryIndex{IndexName: &name, KeySchema: keySchema(AttrAccount, sortKey), Projection: p}
 	}
+	attrs := []types.AttributeDefinition{
+		attribute(AttrAccount, types.ScalarAttributeTypeS),
+		attribute(AttrID, types.ScalarAttributeTypeN),
+		attribute(AttrIDKey, types.ScalarAttributeTypeN),
+		attribute(AttrNameKey, types.ScalarAttributeTypeS),
+		attribute(AttrUnsettled, types.ScalarAttributeTypeN),
+	}
+	for i := range MatchSlots {
+		attrs = append(attrs, attribute(AttrMatch(i), types.ScalarAttributeTypeS))
+	}
 	return dynamodb.CreateTableInput{
-		AttributeDefinitions: []types.AttributeDefinition{
-			attribute(AttrAccount, types.ScalarAttributeTypeS),
-			attribute(AttrID, types.ScalarAttributeTypeN),
-			attribute(AttrIDKey, types.ScalarAttributeTypeN),
-			attribute(AttrNameKey, types.ScalarAttributeTypeS),
-			attribute(AttrUnsettled, types.ScalarAttributeTypeN),
-		},
-		KeySchema: keySchema(AttrAccount, AttrID),
+		AttributeDefinitions: attrs,
+		KeySchema:            keySchema(AttrAccount, AttrID),
 		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
 			index(IndexByID, AttrIDKey, list),
 			index(IndexByName, AttrNameKey, list),
 			index(IndexUnsettled, AttrUnsettled, &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}),
 		},
+		VectorIndexes: []types.VectorIndex{vectorIndex()},
 	}
 }
 

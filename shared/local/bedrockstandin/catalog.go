@@ -14,7 +14,7 @@ const (
 
 // List puts a foundation model in the stand-in's catalog, which
 // GetFoundationModel answers from, with its lifecycle status. The
-// stand-in's own two models are listed ACTIVE from the start; any other
+// stand-in's own models are listed ACTIVE from the start; any other
 // id is unknown to GetFoundationModel (404 ResourceNotFoundException)
 // until listed. The runtime calls serve any id, listed or not.
 func (s *Server) List(model, status string) {

@@ -18,14 +18,20 @@ import (
 	"unicode/utf8"
 )
 
-// invoke answers InvokeModel for the image shapes: Amazon's (taskType
-// TEXT_IMAGE) and Stability AI's (a prompt and an aspect ratio).
+// invoke answers InvokeModel for the image shapes, Amazon's (taskType
+// TEXT_IMAGE) and Stability AI's (a prompt and an aspect ratio), and for
+// Titan Text Embeddings V2's (inputText).
 func (s *Server) invoke(ctx context.Context, w http.ResponseWriter, model string, body []byte) {
 	var probe struct {
-		TaskType *string `json:"taskType"`
+		TaskType  *string `json:"taskType"`
+		InputText *string `json:"inputText"`
 	}
 	if err := json.Unmarshal(body, &probe); err != nil {
 		sendError(w, http.StatusBadRequest, "ValidationException", "Malformed input request, please reformat your input and try again.")
+		return
+	}
+	if probe.InputText != nil {
+		s.embed(ctx, w, model, body)
 		return
 	}
 	if probe.TaskType != nil {

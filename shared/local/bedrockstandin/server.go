@@ -110,6 +110,10 @@ type Request struct {
 	MaxTokens      int
 	// Image is an image call's prompt, and Negative what it must not show.
 	Image, Negative string
+	// Embed is an embedding call's text, and Dimensions the vector's size
+	// it asked for.
+	Embed      string
+	Dimensions int
 }
 
 // Requests are the calls the stand-in has read, in the order they came
@@ -143,7 +147,7 @@ func New(opts Options) *Server {
 	}
 	return &Server{
 		slowDelay: opts.SlowDelay,
-		catalog:   map[string]string{TextModel: Active, ImageModel: Active},
+		catalog:   map[string]string{TextModel: Active, ImageModel: Active, EmbeddingModel: Active},
 		denied:    map[string]bool{},
 	}
 }
@@ -195,7 +199,7 @@ func (s *Server) next(r Request) Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.asked = append(s.asked, r)
-	prompt := r.Prompt + r.Image
+	prompt := r.Prompt + r.Image + r.Embed
 	for _, rl := range s.rules {
 		if rl.match(r) {
 			return rl.fault

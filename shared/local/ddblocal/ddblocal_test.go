@@ -163,13 +163,28 @@ func TestDataDirSurvivesRestart(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		client, err := ddblocal.NewClient(ctx, srv.Endpoint())
+		// A stand-in of its own each time, as each make run has: on the
+		// second, the tables exist and CreateTables adds the vector
+		// indexes again.
+		vectors, err := ddblocal.StartVectorStandIn(srv.Endpoint(), ddblocal.VectorOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer vectors.Close()
+		client, err := ddblocal.NewClient(ctx, vectors.URL())
 		if err != nil {
 			t.Fatal(err)
 		}
 		tables, err := ddblocal.CreateTables(ctx, client, tmpl, "")
 		if err != nil {
 			t.Fatal(err)
+		}
+		d, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(tables["DocumentsTable"])})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Table.VectorIndexes) != 1 || d.Table.VectorIndexes[0].IndexStatus != types.IndexStatusActive {
+			t.Errorf("put %v: DocumentsTable's vector indexes %+v, want by_meaning ACTIVE", put, d.Table.VectorIndexes)
 		}
 		if put {
 			putKey(t, client, tables["ApiKeysTable"], "kept")
@@ -318,9 +333,11 @@ func TestCreateTablesAddsNewIndexes(t *testing.T) {
 	i := slices.IndexFunc(tables, func(tbl sam.Table) bool { return tbl.LogicalID == "DocumentsTable" })
 	in := *tables[i].Input
 	in.TableName = aws.String(names["DocumentsTable"])
-	// The table as it was before its last index: without it, and without
-	// the attributes only its keys defined (DynamoDB refuses those).
+	// The table as it was before its last index and its vector index:
+	// without them, and without the attributes only their keys and search
+	// schema defined (DynamoDB refuses those).
 	in.GlobalSecondaryIndexes = in.GlobalSecondaryIndexes[:len(in.GlobalSecondaryIndexes)-1]
+	in.VectorIndexes = nil
 	used := map[string]bool{}
 	for _, ks := range append([][]types.KeySchemaElement{in.KeySchema}, indexKeys(in.GlobalSecondaryIndexes)...) {
 		for _, k := range ks {
@@ -346,6 +363,9 @@ func TestCreateTablesAddsNewIndexes(t *testing.T) {
 	}
 	if len(d.Table.GlobalSecondaryIndexes) != len(tables[i].Input.GlobalSecondaryIndexes) {
 		t.Errorf("%d indexes after CreateTables, want the template's %d", len(d.Table.GlobalSecondaryIndexes), len(tables[i].Input.GlobalSecondaryIndexes))
+	}
+	if len(d.Table.VectorIndexes) != len(tables[i].Input.VectorIndexes) || d.Table.VectorIndexes[0].IndexStatus != types.IndexStatusActive {
+		t.Errorf("vector indexes after CreateTables: %+v, want the template's, ACTIVE", d.Table.VectorIndexes)
 	}
 	if n := countItems(t, env.Client, *in.TableName); n != 1 {
 		t.Errorf("%d items after CreateTables, want the 1 kept", n)

@@ -90,32 +90,54 @@ func CreateTables(ctx context.Context, client *dynamodb.Client, tmpl *sam.Templa
 	return names, nil
 }
 
-// addIndexes creates the global indexes of want that the existing table
-// lacks (a .data database from before the template had them), one at a
-// time as DynamoDB requires, and waits until each can be read.
+// addIndexes creates the global and vector indexes of want that the
+// existing table lacks (a .data database from before the template had
+// them), one at a time as DynamoDB requires, and waits until each can be
+// read. Under make run that includes every vector index on every start:
+// the stand-in (VectorStandIn) keeps them in memory, and gets them again
+// as a deploy adds a new one.
 func addIndexes(ctx context.Context, client *dynamodb.Client, want *dynamodb.CreateTableInput) error {
 	name := aws.ToString(want.TableName)
 	d, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: want.TableName})
 	if err != nil {
 		return fmt.Errorf("ddblocal: describe table %s: %w", name, err)
 	}
+	have := map[string]bool{}
+	for _, x := range d.Table.GlobalSecondaryIndexes {
+		have[aws.ToString(x.IndexName)] = true
+	}
+	for _, x := range d.Table.VectorIndexes {
+		have[aws.ToString(x.IndexName)] = true
+	}
+	adds := map[string]*dynamodb.UpdateTableInput{}
+	var order []string
 	for _, x := range want.GlobalSecondaryIndexes {
-		if slices.ContainsFunc(d.Table.GlobalSecondaryIndexes, func(have types.GlobalSecondaryIndexDescription) bool {
-			return aws.ToString(have.IndexName) == aws.ToString(x.IndexName)
-		}) {
-			continue
-		}
-		_, err := client.UpdateTable(ctx, &dynamodb.UpdateTableInput{
-			TableName:            want.TableName,
-			AttributeDefinitions: want.AttributeDefinitions,
+		adds[aws.ToString(x.IndexName)] = &dynamodb.UpdateTableInput{
 			GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Create: &types.CreateGlobalSecondaryIndexAction{
 				IndexName: x.IndexName, KeySchema: x.KeySchema, Projection: x.Projection,
 			}}},
-		})
-		if err != nil {
-			return fmt.Errorf("ddblocal: add index %s to %s: %w", aws.ToString(x.IndexName), name, err)
 		}
-		if err := waitIndex(ctx, client, name, aws.ToString(x.IndexName)); err != nil {
+		order = append(order, aws.ToString(x.IndexName))
+	}
+	for _, x := range want.VectorIndexes {
+		adds[aws.ToString(x.IndexName)] = &dynamodb.UpdateTableInput{
+			VectorIndexUpdates: []types.VectorIndexUpdate{{Create: &types.CreateVectorIndexAction{
+				IndexName: x.IndexName, VectorAttribute: x.VectorAttribute, Dimensions: x.Dimensions,
+				DistanceFunction: x.DistanceFunction, SearchSchema: x.SearchSchema, Projection: x.Projection,
+			}}},
+		}
+		order = append(order, aws.ToString(x.IndexName))
+	}
+	for _, index := range order {
+		if have[index] {
+			continue
+		}
+		in := adds[index]
+		in.TableName, in.AttributeDefinitions = want.TableName, want.AttributeDefinitions
+		if _, err := client.UpdateTable(ctx, in); err != nil {
+			return fmt.Errorf("ddblocal: add index %s to %s: %w", index, name, err)
+		}
+		if err := waitIndex(ctx, client, name, index); err != nil {
 			return err
 		}
 	}
@@ -133,7 +155,7 @@ func addIndexes(ctx context.Context, client *dynamodb.Client, want *dynamodb.Cre
 // its backfill clear of TTL jobs only within its own package.
 const indexWait = time.Minute
 
-// waitIndex returns once the table's index is active, polling DescribeTable
+// waitIndex returns once the table's index (global or vector) is active, polling DescribeTable
 // until indexWait has passed, or the caller's own deadline if that is
 // sooner: the error says which, and how long it waited.
 func waitIndex(ctx context.Context, client *dynamodb.Client, table, index string) error {
@@ -148,9 +170,11 @@ func waitIndex(ctx context.Context, client *dynamodb.Client, table, index string
 		if err != nil && ctx.Err() == nil {
 			return fmt.Errorf("ddblocal: describe table %s: %w", table, err)
 		}
-		if err == nil && slices.ContainsFunc(d.Table.GlobalSecondaryIndexes, func(x types.GlobalSecondaryIndexDescription) bool {
+		if err == nil && (slices.ContainsFunc(d.Table.GlobalSecondaryIndexes, func(x types.GlobalSecondaryIndexDescription) bool {
 			return aws.ToString(x.IndexName) == index && x.IndexStatus == types.IndexStatusActive
-		}) {
+		}) || slices.ContainsFunc(d.Table.VectorIndexes, func(x types.VectorIndexDescription) bool {
+			return aws.ToString(x.IndexName) == index && x.IndexStatus == types.IndexStatusActive
+		})) {
 			return nil
 		}
 		select {

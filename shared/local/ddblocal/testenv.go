@@ -45,7 +45,10 @@ type TestEnv struct {
 	// Tables maps each table's logical ID in template.yaml to its name
 	// here, e.g. "ImagesTable" -> "ImagesTable-3f9c01a2b4d6".
 	Tables map[string]string
-	tmpl   *sam.Template
+	// Vectors is the stand-in for DynamoDB's vector indexes that Endpoint
+	// names, in front of DynamoDB Local (shared by the test binary).
+	Vectors *VectorStandIn
+	tmpl    *sam.Template
 }
 
 // Vars is the environment that points the app at this TestEnv's tables; see
@@ -79,6 +82,7 @@ func (e *TestEnv) Metered(t TestingT) (*dynamodb.Client, *Meter) {
 var shared struct {
 	once     sync.Once
 	endpoint string
+	vectors  *VectorStandIn
 	client   *dynamodb.Client
 	tmpl     *sam.Template
 	err      error
@@ -86,7 +90,7 @@ var shared struct {
 
 // NewTestEnv gives the test its own tables, created from template.yaml in a
 // DynamoDB Local shared by the whole test binary (started on first use,
-// unless $DYNAMODB_TEST_ENDPOINT names one). Table names carry a random
+// unless $DYNAMODB_TEST_ENDPOINT names one), behind a vector stand-in. Table names carry a random
 // suffix, so tests, parallel ones included, and test binaries sharing one
 // endpoint never see each other's data. The tables are deleted when the
 // test ends.
@@ -109,7 +113,7 @@ func NewTestEnv(t TestingT) *TestEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &TestEnv{Client: shared.client, Endpoint: shared.endpoint, Tables: tables, tmpl: shared.tmpl}
+	return &TestEnv{Client: shared.client, Endpoint: shared.endpoint, Tables: tables, Vectors: shared.vectors, tmpl: shared.tmpl}
 }
 
 func setup() error {
@@ -128,6 +132,13 @@ func setup() error {
 		}
 		shared.endpoint = srv.Endpoint()
 	}
+	// Tests reach DynamoDB Local through the vector stand-in, as make run's
+	// functions do. Its index definitions are the test binary's own, even on
+	// a DynamoDB Local that $DYNAMODB_TEST_ENDPOINT shares.
+	if shared.vectors, err = StartVectorStandIn(shared.endpoint, VectorOptions{}); err != nil {
+		return err
+	}
+	shared.endpoint = shared.vectors.URL()
 	shared.client, err = NewClient(ctx, shared.endpoint)
 	return err
 }

@@ -2,6 +2,7 @@ package listgen
 
 import (
 	"slices"
+	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -10,7 +11,8 @@ import (
 
 // schema declares under label's name the parts of a table that its Go
 // declares: "<label> AttributeDefinitions", "<label> KeySchema" and, if it
-// has any, "<label> GlobalSecondaryIndexes", as the template writes them.
+// has any, "<label> GlobalSecondaryIndexes" and "<label> VectorIndexes",
+// as the template writes them.
 func schema(v map[string]*yaml.Node, label string, in dynamodb.CreateTableInput) {
 	attrs := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, a := range in.AttributeDefinitions {
@@ -18,6 +20,9 @@ func schema(v map[string]*yaml.Node, label string, in dynamodb.CreateTableInput)
 	}
 	v[label+" AttributeDefinitions"] = attrs
 	v[label+" KeySchema"] = keySchema(in.KeySchema)
+	if len(in.VectorIndexes) > 0 {
+		v[label+" VectorIndexes"] = vectorIndexes(in.VectorIndexes)
+	}
 	if len(in.GlobalSecondaryIndexes) == 0 {
 		return
 	}
@@ -36,6 +41,28 @@ func schema(v map[string]*yaml.Node, label string, in dynamodb.CreateTableInput)
 			"Projection", projection))
 	}
 	v[label+" GlobalSecondaryIndexes"] = indexes
+}
+
+func vectorIndexes(xs []types.VectorIndex) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, x := range xs {
+		search := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, e := range x.SearchSchema {
+			search.Content = append(search.Content, flowMap("AttributeName", *e.AttributeName, "SearchSchemaElementType", string(e.SearchSchemaElementType)))
+		}
+		projection := blockMap("ProjectionType", plain("!!str", string(x.Projection.ProjectionType)))
+		if len(x.Projection.NonKeyAttributes) > 0 {
+			projection.Content = append(projection.Content, plain("!!str", "NonKeyAttributes"), list(x.Projection.NonKeyAttributes))
+		}
+		n.Content = append(n.Content, blockMap(
+			"IndexName", plain("!!str", *x.IndexName),
+			"VectorAttribute", flowMap("AttributeName", *x.VectorAttribute.AttributeName),
+			"Dimensions", plain("!!int", strconv.FormatInt(*x.Dimensions, 10)),
+			"DistanceFunction", plain("!!str", string(x.DistanceFunction)),
+			"SearchSchema", search,
+			"Projection", projection))
+	}
+	return n
 }
 
 func keySchema(keys []types.KeySchemaElement) *yaml.Node {

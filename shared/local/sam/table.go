@@ -40,6 +40,21 @@ type cfnTable struct {
 		AttributeName string
 		Enabled       flexBool
 	}
+	VectorIndexes []cfnVectorIndex
+}
+
+// cfnVectorIndex is AWS::DynamoDB::Table's VectorIndex, which names its
+// members as the API's VectorIndex does.
+type cfnVectorIndex struct {
+	IndexName        string
+	VectorAttribute  struct{ AttributeName string }
+	Dimensions       flexInt
+	DistanceFunction string
+	SearchSchema     []struct{ AttributeName, SearchSchemaElementType string }
+	Projection       struct {
+		ProjectionType   string
+		NonKeyAttributes []string
+	}
 }
 
 type cfnKey struct{ AttributeName, KeyType string }
@@ -141,6 +156,21 @@ func (t *Template) table(id string) (Table, error) {
 			Projection:            x.projection(),
 			ProvisionedThroughput: x.ProvisionedThroughput.sdk(),
 		})
+	}
+	for _, x := range c.VectorIndexes {
+		v := types.VectorIndex{
+			IndexName:        aws.String(x.IndexName),
+			VectorAttribute:  &types.VectorAttributeDefinition{AttributeName: aws.String(x.VectorAttribute.AttributeName)},
+			Dimensions:       aws.Int64(int64(x.Dimensions)),
+			DistanceFunction: types.VectorDistanceFunction(x.DistanceFunction),
+			Projection:       &types.Projection{ProjectionType: types.ProjectionType(x.Projection.ProjectionType), NonKeyAttributes: x.Projection.NonKeyAttributes},
+		}
+		for _, e := range x.SearchSchema {
+			v.SearchSchema = append(v.SearchSchema, types.SearchSchemaElement{
+				AttributeName: aws.String(e.AttributeName), SearchSchemaElementType: types.SearchSchemaElementType(e.SearchSchemaElementType),
+			})
+		}
+		in.VectorIndexes = append(in.VectorIndexes, v)
 	}
 	if c.StreamSpecification != nil {
 		in.StreamSpecification = &types.StreamSpecification{
