@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -153,11 +152,7 @@ func addSize(ctx context.Context, b *bench.Board, a *artifacts, figure, name str
 		b.Missing(err.Error(), figure)
 		return nil
 	}
-	st, err := os.Stat(path)
-	if err == nil {
-		b.Add(bench.Figure{Name: figure, Value: float64(st.Size()), Unit: "bytes"})
-	}
-	return err
+	return b.AddFileSize(figure, path)
 }
 
 // ms is a duration in milliseconds, to the microsecond.

@@ -93,19 +93,13 @@ func run(ctx context.Context, o options) error {
 		builds = startBuilds(ctx, root, work)
 	}
 
-	logf("starting DynamoDB Local")
-	srv, err := ddblocal.Start(ctx, ddblocal.Options{})
+	logf("starting DynamoDB Local, behind its vector indexes' stand-in as under make run")
+	srv, err := ddblocal.StartFronted(ctx, ddblocal.Options{})
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
-	// As under make run, DynamoDB Local is behind its vector indexes' stand-in.
-	vectors, err := ddblocal.StartVectorStandIn(srv.Endpoint(), ddblocal.VectorOptions{})
-	if err != nil {
-		return err
-	}
-	defer vectors.Close()
-	plain, err := ddblocal.NewClient(ctx, vectors.URL())
+	plain, err := ddblocal.NewClient(ctx, srv.Endpoint())
 	if err != nil {
 		return err
 	}
@@ -137,7 +131,7 @@ func run(ctx context.Context, o options) error {
 	}
 	defer parts.Close()
 	generationEnv = parts.Env()
-	for k, v := range ddblocal.EnvVars(tmpl, vectors.URL(), tables) {
+	for k, v := range ddblocal.EnvVars(tmpl, srv.Endpoint(), tables) {
 		os.Setenv(k, v)
 	}
 	for k, v := range generationEnv {
@@ -212,17 +206,17 @@ func run(ctx context.Context, o options) error {
 
 	rep := &report{board: b, Started: started, SeedTime: s.Took, Operations: append([]operationResult{cold}, results...),
 		RateLimit: rl, RateLimitPerMinute: cfg.RateLimitPerMinute, LoadAvg: [2]string{startLoad}, Worst: worst}
-	if err := measureGeneration(ctx, b, meter, logs, metered, plain, cfg, parts, tmpl, vectors.URL(), tables, builds); err != nil {
+	if err := measureGeneration(ctx, b, meter, logs, metered, plain, cfg, parts, tmpl, srv.Endpoint(), tables, builds); err != nil {
 		return err
 	}
-	if err := measureWebhooks(ctx, b, meter, logs, metered, plain, cfg, parts, hooks, tmpl, vectors.URL(), tables, builds); err != nil {
+	if err := measureWebhooks(ctx, b, meter, logs, metered, plain, cfg, parts, hooks, tmpl, srv.Endpoint(), tables, builds); err != nil {
 		return err
 	}
 	if !o.quick {
-		if err := measureTallyBuilt(ctx, b, builds, tmpl, vectors.URL(), tables, tl); err != nil {
+		if err := measureTallyBuilt(ctx, b, builds, tmpl, srv.Endpoint(), tables, tl); err != nil {
 			return err
 		}
-		if err := measureBuilt(ctx, b, builds, tmpl, vectors.URL(), tables, s, rep); err != nil {
+		if err := measureBuilt(ctx, b, builds, tmpl, srv.Endpoint(), tables, s, rep); err != nil {
 			return err
 		}
 		// The load run has its own DynamoDB Local, under the gateway.

@@ -173,3 +173,12 @@ func LoadAverage() string {
 	}
 	return "unknown"
 }
+
+// AddFileSize adds the size of the file at path as the figure name, in bytes.
+func (b *Board) AddFileSize(name, path string) error {
+	st, err := os.Stat(path)
+	if err == nil {
+		b.Add(Figure{Name: name, Value: float64(st.Size()), Unit: "bytes"})
+	}
+	return err
+}

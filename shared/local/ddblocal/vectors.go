@@ -27,6 +27,7 @@ package ddblocal
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -1038,3 +1039,30 @@ func sortedKeys(m map[string]bool) []string {
 	sort.Strings(out)
 	return out
 }
+
+// Fronted is DynamoDB Local behind its vector indexes' stand-in, as the
+// tests, make run and the bench reach it: every call goes through the
+// stand-in.
+type Fronted struct {
+	*Server
+	Vectors *VectorStandIn
+}
+
+// StartFronted starts DynamoDB Local, then the stand-in in front of it.
+func StartFronted(ctx context.Context, opts Options) (*Fronted, error) {
+	srv, err := Start(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	vectors, err := StartVectorStandIn(srv.Endpoint(), VectorOptions{})
+	if err != nil {
+		return nil, errors.Join(err, srv.Stop())
+	}
+	return &Fronted{Server: srv, Vectors: vectors}, nil
+}
+
+// Endpoint is the stand-in's URL, the one to give the SDK.
+func (f *Fronted) Endpoint() string { return f.Vectors.URL() }
+
+// Stop closes the stand-in, then stops DynamoDB Local.
+func (f *Fronted) Stop() error { return errors.Join(f.Vectors.Close(), f.Server.Stop()) }
