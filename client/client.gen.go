@@ -1395,6 +1395,21 @@ func (e WebhookDeliveryListStatus) Valid() bool {
 	}
 }
 
+// Defines values for WebhookDeliveryRetriedStatus.
+const (
+	WebhookDeliveryRetriedStatusN202 WebhookDeliveryRetriedStatus = 202
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryRetriedStatus enum.
+func (e WebhookDeliveryRetriedStatus) Valid() bool {
+	switch e {
+	case WebhookDeliveryRetriedStatusN202:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookEventType.
 const (
 	DocumentFailed    WebhookEventType = "document.failed"
@@ -1446,6 +1461,21 @@ const (
 func (e WebhookResponseStatus) Valid() bool {
 	switch e {
 	case WebhookResponseStatusN200:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookSecretRotatedResponseStatus.
+const (
+	WebhookSecretRotatedResponseStatusN200 WebhookSecretRotatedResponseStatus = 200
+)
+
+// Valid indicates whether the value is a known member of the WebhookSecretRotatedResponseStatus enum.
+func (e WebhookSecretRotatedResponseStatus) Valid() bool {
+	switch e {
+	case WebhookSecretRotatedResponseStatusN200:
 		return true
 	default:
 		return false
@@ -1506,6 +1536,21 @@ const (
 func (e ConflictStatus) Valid() bool {
 	switch e {
 	case ConflictStatusN409:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeliveryNotRetriedStatus.
+const (
+	DeliveryNotRetriedStatusN409 DeliveryNotRetriedStatus = 409
+)
+
+// Valid indicates whether the value is a known member of the DeliveryNotRetriedStatus enum.
+func (e DeliveryNotRetriedStatus) Valid() bool {
+	switch e {
+	case DeliveryNotRetriedStatusN409:
 		return true
 	default:
 		return false
@@ -6522,6 +6567,351 @@ func (e ListWebhookDeliveries503JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for RetryWebhookDelivery400JSONResponseBodyStatus.
+const (
+	RetryWebhookDelivery400JSONResponseBodyStatusN400 RetryWebhookDelivery400JSONResponseBodyStatus = 400
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery400JSONResponseBodyStatus enum.
+func (e RetryWebhookDelivery400JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery400JSONResponseBodyStatusN400:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery401JSONResponseBodyMessage.
+const (
+	RetryWebhookDelivery401JSONResponseBodyMessageUnauthenticated RetryWebhookDelivery401JSONResponseBodyMessage = "Unauthenticated."
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery401JSONResponseBodyMessage enum.
+func (e RetryWebhookDelivery401JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery401JSONResponseBodyMessageUnauthenticated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery401JSONResponseBodyStatus.
+const (
+	RetryWebhookDelivery401JSONResponseBodyStatusN401 RetryWebhookDelivery401JSONResponseBodyStatus = 401
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery401JSONResponseBodyStatus enum.
+func (e RetryWebhookDelivery401JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery401JSONResponseBodyStatusN401:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery403JSONResponseBodyStatus.
+const (
+	RetryWebhookDelivery403JSONResponseBodyStatusN403 RetryWebhookDelivery403JSONResponseBodyStatus = 403
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery403JSONResponseBodyStatus enum.
+func (e RetryWebhookDelivery403JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery403JSONResponseBodyStatusN403:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery404JSONResponseBodyMessage.
+const (
+	RetryWebhookDelivery404JSONResponseBodyMessageResourceNotFound RetryWebhookDelivery404JSONResponseBodyMessage = "Resource not found."
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery404JSONResponseBodyMessage enum.
+func (e RetryWebhookDelivery404JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery404JSONResponseBodyMessageResourceNotFound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery404JSONResponseBodyStatus.
+const (
+	RetryWebhookDelivery404JSONResponseBodyStatusN404 RetryWebhookDelivery404JSONResponseBodyStatus = 404
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery404JSONResponseBodyStatus enum.
+func (e RetryWebhookDelivery404JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery404JSONResponseBodyStatusN404:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery405JSONResponseBodyMessage.
+const (
+	RetryWebhookDelivery405JSONResponseBodyMessageMethodNotAllowed RetryWebhookDelivery405JSONResponseBodyMessage = "Method not allowed."
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery405JSONResponseBodyMessage enum.
+func (e RetryWebhookDelivery405JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery405JSONResponseBodyMessageMethodNotAllowed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery405JSONResponseBodyStatus.
+const (
+	RetryWebhookDelivery405JSONResponseBodyStatusN405 RetryWebhookDelivery405JSONResponseBodyStatus = 405
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery405JSONResponseBodyStatus enum.
+func (e RetryWebhookDelivery405JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery405JSONResponseBodyStatusN405:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery409JSONResponseBodyStatus.
+const (
+	RetryWebhookDelivery409JSONResponseBodyStatusN409 RetryWebhookDelivery409JSONResponseBodyStatus = 409
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery409JSONResponseBodyStatus enum.
+func (e RetryWebhookDelivery409JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery409JSONResponseBodyStatusN409:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery500JSONResponseBodyMessage.
+const (
+	RetryWebhookDelivery500JSONResponseBodyMessageServerError RetryWebhookDelivery500JSONResponseBodyMessage = "Server error."
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery500JSONResponseBodyMessage enum.
+func (e RetryWebhookDelivery500JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery500JSONResponseBodyMessageServerError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery500JSONResponseBodyStatus.
+const (
+	RetryWebhookDelivery500JSONResponseBodyStatusN500 RetryWebhookDelivery500JSONResponseBodyStatus = 500
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery500JSONResponseBodyStatus enum.
+func (e RetryWebhookDelivery500JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery500JSONResponseBodyStatusN500:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryWebhookDelivery503JSONResponseBodyStatus.
+const (
+	RetryWebhookDelivery503JSONResponseBodyStatusN503 RetryWebhookDelivery503JSONResponseBodyStatus = 503
+)
+
+// Valid indicates whether the value is a known member of the RetryWebhookDelivery503JSONResponseBodyStatus enum.
+func (e RetryWebhookDelivery503JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RetryWebhookDelivery503JSONResponseBodyStatusN503:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret400JSONResponseBodyStatus.
+const (
+	RotateWebhookSecret400JSONResponseBodyStatusN400 RotateWebhookSecret400JSONResponseBodyStatus = 400
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret400JSONResponseBodyStatus enum.
+func (e RotateWebhookSecret400JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RotateWebhookSecret400JSONResponseBodyStatusN400:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret401JSONResponseBodyMessage.
+const (
+	RotateWebhookSecret401JSONResponseBodyMessageUnauthenticated RotateWebhookSecret401JSONResponseBodyMessage = "Unauthenticated."
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret401JSONResponseBodyMessage enum.
+func (e RotateWebhookSecret401JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case RotateWebhookSecret401JSONResponseBodyMessageUnauthenticated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret401JSONResponseBodyStatus.
+const (
+	RotateWebhookSecret401JSONResponseBodyStatusN401 RotateWebhookSecret401JSONResponseBodyStatus = 401
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret401JSONResponseBodyStatus enum.
+func (e RotateWebhookSecret401JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RotateWebhookSecret401JSONResponseBodyStatusN401:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret403JSONResponseBodyStatus.
+const (
+	RotateWebhookSecret403JSONResponseBodyStatusN403 RotateWebhookSecret403JSONResponseBodyStatus = 403
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret403JSONResponseBodyStatus enum.
+func (e RotateWebhookSecret403JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RotateWebhookSecret403JSONResponseBodyStatusN403:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret404JSONResponseBodyMessage.
+const (
+	RotateWebhookSecret404JSONResponseBodyMessageResourceNotFound RotateWebhookSecret404JSONResponseBodyMessage = "Resource not found."
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret404JSONResponseBodyMessage enum.
+func (e RotateWebhookSecret404JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case RotateWebhookSecret404JSONResponseBodyMessageResourceNotFound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret404JSONResponseBodyStatus.
+const (
+	RotateWebhookSecret404JSONResponseBodyStatusN404 RotateWebhookSecret404JSONResponseBodyStatus = 404
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret404JSONResponseBodyStatus enum.
+func (e RotateWebhookSecret404JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RotateWebhookSecret404JSONResponseBodyStatusN404:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret405JSONResponseBodyMessage.
+const (
+	RotateWebhookSecret405JSONResponseBodyMessageMethodNotAllowed RotateWebhookSecret405JSONResponseBodyMessage = "Method not allowed."
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret405JSONResponseBodyMessage enum.
+func (e RotateWebhookSecret405JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case RotateWebhookSecret405JSONResponseBodyMessageMethodNotAllowed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret405JSONResponseBodyStatus.
+const (
+	RotateWebhookSecret405JSONResponseBodyStatusN405 RotateWebhookSecret405JSONResponseBodyStatus = 405
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret405JSONResponseBodyStatus enum.
+func (e RotateWebhookSecret405JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RotateWebhookSecret405JSONResponseBodyStatusN405:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret500JSONResponseBodyMessage.
+const (
+	RotateWebhookSecret500JSONResponseBodyMessageServerError RotateWebhookSecret500JSONResponseBodyMessage = "Server error."
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret500JSONResponseBodyMessage enum.
+func (e RotateWebhookSecret500JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case RotateWebhookSecret500JSONResponseBodyMessageServerError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret500JSONResponseBodyStatus.
+const (
+	RotateWebhookSecret500JSONResponseBodyStatusN500 RotateWebhookSecret500JSONResponseBodyStatus = 500
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret500JSONResponseBodyStatus enum.
+func (e RotateWebhookSecret500JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RotateWebhookSecret500JSONResponseBodyStatusN500:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookSecret503JSONResponseBodyStatus.
+const (
+	RotateWebhookSecret503JSONResponseBodyStatusN503 RotateWebhookSecret503JSONResponseBodyStatus = 503
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookSecret503JSONResponseBodyStatus enum.
+func (e RotateWebhookSecret503JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case RotateWebhookSecret503JSONResponseBodyStatusN503:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TestWebhook401JSONResponseBodyMessage.
 const (
 	TestWebhook401JSONResponseBodyMessageUnauthenticated TestWebhook401JSONResponseBodyMessage = "Unauthenticated."
@@ -7869,6 +8259,16 @@ type WebhookDeliveryListMetaPerPage int
 // WebhookDeliveryListStatus defines model for WebhookDeliveryList.Status.
 type WebhookDeliveryListStatus int
 
+// WebhookDeliveryRetried defines model for WebhookDeliveryRetried.
+type WebhookDeliveryRetried struct {
+	// Data One event's delivery to the endpoint, updated on every attempt.
+	Data   WebhookDelivery              `json:"data"`
+	Status WebhookDeliveryRetriedStatus `json:"status"`
+}
+
+// WebhookDeliveryRetriedStatus defines model for WebhookDeliveryRetried.Status.
+type WebhookDeliveryRetriedStatus int
+
 // WebhookEventType defines model for WebhookEventType.
 type WebhookEventType string
 
@@ -7892,6 +8292,16 @@ type WebhookResponse struct {
 
 // WebhookResponseStatus defines model for WebhookResponse.Status.
 type WebhookResponseStatus int
+
+// WebhookSecretRotatedResponse defines model for WebhookSecretRotatedResponse.
+type WebhookSecretRotatedResponse struct {
+	// Data The endpoint with its signing secret, shown in this answer only.
+	Data   WebhookWithSecret                  `json:"data"`
+	Status WebhookSecretRotatedResponseStatus `json:"status"`
+}
+
+// WebhookSecretRotatedResponseStatus defines model for WebhookSecretRotatedResponse.Status.
+type WebhookSecretRotatedResponseStatus int
 
 // WebhookTestData The test event's data, which names the endpoint tested and nothing more.
 type WebhookTestData struct {
@@ -7978,6 +8388,9 @@ type AccessControlRequestMethod = string
 // Cursor defines model for Cursor.
 type Cursor = string
 
+// DeliveryId defines model for DeliveryId.
+type DeliveryId = string
+
 // FavoriteFilter defines model for FavoriteFilter.
 type FavoriteFilter = bool
 
@@ -8046,6 +8459,15 @@ type Conflict struct {
 
 // ConflictStatus defines model for Conflict.Status.
 type ConflictStatus int
+
+// DeliveryNotRetried defines model for DeliveryNotRetried.
+type DeliveryNotRetried struct {
+	Message string                   `json:"message"`
+	Status  DeliveryNotRetriedStatus `json:"status"`
+}
+
+// DeliveryNotRetriedStatus defines model for DeliveryNotRetried.Status.
+type DeliveryNotRetriedStatus int
 
 // DocumentCreated defines model for DocumentCreated.
 type DocumentCreated = DocumentCreatedResponse
@@ -8165,6 +8587,11 @@ type ServiceUnavailableStatus int
 // TemplatesOK defines model for TemplatesOK.
 type TemplatesOK = TemplatesResponse
 
+// TooManyDeliveries defines model for TooManyDeliveries.
+type TooManyDeliveries struct {
+	union json.RawMessage
+}
+
 // TooManyRequests The answer over the rate limit.
 type TooManyRequests = RateLimited
 
@@ -8229,6 +8656,9 @@ type WebhookCreated = WebhookCreatedResponse
 
 // WebhookOK defines model for WebhookOK.
 type WebhookOK = WebhookResponse
+
+// WebhookSecretRotated defines model for WebhookSecretRotated.
+type WebhookSecretRotated = WebhookSecretRotatedResponse
 
 // ListDocumentsParams defines parameters for ListDocuments.
 type ListDocumentsParams struct {
@@ -9738,6 +10168,85 @@ type ListWebhookDeliveries500JSONResponseBodyStatus int
 // ListWebhookDeliveries503JSONResponseBodyStatus defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveries503JSONResponseBodyStatus int
 
+// RetryWebhookDeliveryParams defines parameters for RetryWebhookDelivery.
+type RetryWebhookDeliveryParams struct {
+	// IdempotencyKey Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
+	// same request within 24 hours gets the first answer again (`Idempotent-Replayed: true`)
+	// instead of acting twice. The same key with another request is 422; a retry while the
+	// first is still running is 409. Keys are per account, up to 255 visible ASCII characters
+	// but a comma, given once; an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RetryWebhookDelivery400JSONResponseBodyStatus defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery400JSONResponseBodyStatus int
+
+// RetryWebhookDelivery401JSONResponseBodyMessage defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery401JSONResponseBodyMessage string
+
+// RetryWebhookDelivery401JSONResponseBodyStatus defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery401JSONResponseBodyStatus int
+
+// RetryWebhookDelivery403JSONResponseBodyStatus defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery403JSONResponseBodyStatus int
+
+// RetryWebhookDelivery404JSONResponseBodyMessage defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery404JSONResponseBodyMessage string
+
+// RetryWebhookDelivery404JSONResponseBodyStatus defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery404JSONResponseBodyStatus int
+
+// RetryWebhookDelivery405JSONResponseBodyMessage defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery405JSONResponseBodyMessage string
+
+// RetryWebhookDelivery405JSONResponseBodyStatus defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery405JSONResponseBodyStatus int
+
+// RetryWebhookDelivery409JSONResponseBodyStatus defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery409JSONResponseBodyStatus int
+
+// RetryWebhookDelivery500JSONResponseBodyMessage defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery500JSONResponseBodyMessage string
+
+// RetryWebhookDelivery500JSONResponseBodyStatus defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery500JSONResponseBodyStatus int
+
+// RetryWebhookDelivery503JSONResponseBodyStatus defines parameters for RetryWebhookDelivery.
+type RetryWebhookDelivery503JSONResponseBodyStatus int
+
+// RotateWebhookSecret400JSONResponseBodyStatus defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret400JSONResponseBodyStatus int
+
+// RotateWebhookSecret401JSONResponseBodyMessage defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret401JSONResponseBodyMessage string
+
+// RotateWebhookSecret401JSONResponseBodyStatus defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret401JSONResponseBodyStatus int
+
+// RotateWebhookSecret403JSONResponseBodyStatus defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret403JSONResponseBodyStatus int
+
+// RotateWebhookSecret404JSONResponseBodyMessage defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret404JSONResponseBodyMessage string
+
+// RotateWebhookSecret404JSONResponseBodyStatus defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret404JSONResponseBodyStatus int
+
+// RotateWebhookSecret405JSONResponseBodyMessage defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret405JSONResponseBodyMessage string
+
+// RotateWebhookSecret405JSONResponseBodyStatus defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret405JSONResponseBodyStatus int
+
+// RotateWebhookSecret500JSONResponseBodyMessage defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret500JSONResponseBodyMessage string
+
+// RotateWebhookSecret500JSONResponseBodyStatus defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret500JSONResponseBodyStatus int
+
+// RotateWebhookSecret503JSONResponseBodyStatus defines parameters for RotateWebhookSecret.
+type RotateWebhookSecret503JSONResponseBodyStatus int
+
 // TestWebhook401JSONResponseBodyMessage defines parameters for TestWebhook.
 type TestWebhook401JSONResponseBodyMessage string
 
@@ -10064,6 +10573,68 @@ func (t ErrorBody) MarshalJSON() ([]byte, error) {
 }
 
 func (t *ErrorBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsRateLimited returns the union data inside the TooManyDeliveries as a RateLimited
+func (t TooManyDeliveries) AsRateLimited() (RateLimited, error) {
+	var body RateLimited
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRateLimited overwrites any union data inside the TooManyDeliveries as the provided RateLimited
+func (t *TooManyDeliveries) FromRateLimited(v RateLimited) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeRateLimited performs a merge with any union data inside the TooManyDeliveries, using the provided RateLimited
+func (t *TooManyDeliveries) MergeRateLimited(v RateLimited) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsQuotaExceeded returns the union data inside the TooManyDeliveries as a QuotaExceeded
+func (t TooManyDeliveries) AsQuotaExceeded() (QuotaExceeded, error) {
+	var body QuotaExceeded
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromQuotaExceeded overwrites any union data inside the TooManyDeliveries as the provided QuotaExceeded
+func (t *TooManyDeliveries) FromQuotaExceeded(v QuotaExceeded) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeQuotaExceeded performs a merge with any union data inside the TooManyDeliveries, using the provided QuotaExceeded
+func (t *TooManyDeliveries) MergeQuotaExceeded(v QuotaExceeded) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t TooManyDeliveries) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *TooManyDeliveries) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -10815,8 +11386,8 @@ type ClientInterface interface {
 	// CreateWebhookWithBody Register a webhook endpoint
 	//
 	// Registers an endpoint that is told when a generation ends. The answer holds the
-	// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-	// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+	// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+	// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 	// characters) and its host must resolve to public addresses only, else 422 naming `url`;
 	// an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 	// scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -10831,8 +11402,8 @@ type ClientInterface interface {
 	// CreateWebhook Register a webhook endpoint
 	//
 	// Registers an endpoint that is told when a generation ends. The answer holds the
-	// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-	// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+	// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+	// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 	// characters) and its host must resolve to public addresses only, else 422 naming `url`;
 	// an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 	// scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -10847,8 +11418,8 @@ type ClientInterface interface {
 	// CreateWebhookWithFormdataBody Register a webhook endpoint
 	//
 	// Registers an endpoint that is told when a generation ends. The answer holds the
-	// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-	// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+	// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+	// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 	// characters) and its host must resolve to public addresses only, else 422 naming `url`;
 	// an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 	// scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -10941,6 +11512,45 @@ type ClientInterface interface {
 	//
 	// Corresponds with HEAD /api/v1/webhooks/{id}/deliveries (the `HeadWebhookDeliveries` operationId).
 	HeadWebhookDeliveries(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RetryWebhookDelivery Retry a delivery now
+	//
+	// Asks for one more attempt of a delivery that ended `failed` or `skipped`, now: 202 with
+	// the delivery reopened (`pending`, `next_attempt_at` now, `reason` null). The attempt is
+	// made by the sender as every attempt is: it counts against the account's monthly limit of
+	// `deliveries` (once that is reached the call is 429 `quota_exceeded` naming the limit, and
+	// nothing is reopened), it goes in the endpoint's lane (the slow one while its receiver
+	// struggles, and in the fast one under the account's turn), with the event's `webhook-id`,
+	// body and signatures, and it shows in the log (`attempts` one more, then `succeeded` or
+	// `failed`). It is never retried on the schedule. A delivery is attempted once per call:
+	// a call repeated while the attempt is still to be made gets the same reopened delivery
+	// and queues nothing more, and this path honours `Idempotency-Key`, so a call retried with
+	// the same key after a lost answer gets the first answer replayed and sends nothing; a
+	// call without a key after the attempt was made asks for another. 409 while the endpoint is
+	// disabled (enable it first), while the delivery's next attempt is scheduled, and for a
+	// delivery that `succeeded` or ended before its body was kept (only the body of a delivery
+	// that ended unsent or failed is kept, for its 30 days). Needs the write scope; another
+	// account's endpoint or delivery, and an unknown one, is 404.
+	//
+	// Corresponds with POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/retry (the `RetryWebhookDelivery` operationId).
+	RetryWebhookDelivery(ctx context.Context, id WebhookId, deliveryId DeliveryId, params *RetryWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateWebhookSecret Rotate the endpoint's signing secret
+	//
+	// Gives the endpoint a new signing secret, shown in this answer only (never readable again,
+	// never logged). For 24 hours after the rotation every delivery carries two signatures in
+	// `webhook-signature`, space-separated as Standard Webhooks allows: the new secret's first,
+	// the replaced one's after it, so a receiver verifies with either while it switches; after
+	// 24 hours only the new one signs. A rotation within 24 hours of another keeps the earlier
+	// replaced secrets signing until their own 24 hours end, so a call retried after a lost
+	// answer rotates again (a new secret in its answer) and the secret the receiver holds still
+	// verifies. At most 5 secrets sign at once: a rotation past that is 429, with `Retry-After`
+	// until the oldest stops. `Idempotency-Key` is not honoured here (a malformed one is still
+	// 400): replaying the answer would mean keeping its secret. Needs the write scope; another
+	// account's endpoint is 404.
+	//
+	// Corresponds with POST /api/v1/webhooks/{id}/rotate-secret (the `RotateWebhookSecret` operationId).
+	RotateWebhookSecret(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TestWebhook Send a test event
 	//
@@ -12064,8 +12674,8 @@ func (c *Client) HeadWebhooks(ctx context.Context, reqEditors ...RequestEditorFn
 // CreateWebhookWithBody Register a webhook endpoint
 //
 // Registers an endpoint that is told when a generation ends. The answer holds the
-// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 // characters) and its host must resolve to public addresses only, else 422 naming `url`;
 // an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 // scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -12090,8 +12700,8 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, 
 // CreateWebhook Register a webhook endpoint
 //
 // Registers an endpoint that is told when a generation ends. The answer holds the
-// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 // characters) and its host must resolve to public addresses only, else 422 naming `url`;
 // an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 // scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -12116,8 +12726,8 @@ func (c *Client) CreateWebhook(ctx context.Context, body CreateWebhookJSONReques
 // CreateWebhookWithFormdataBody Register a webhook endpoint
 //
 // Registers an endpoint that is told when a generation ends. The answer holds the
-// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 // characters) and its host must resolve to public addresses only, else 422 naming `url`;
 // an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 // scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -12291,6 +12901,65 @@ func (c *Client) ListWebhookDeliveries(ctx context.Context, id WebhookId, params
 // Corresponds with HEAD /api/v1/webhooks/{id}/deliveries (the `HeadWebhookDeliveries` operationId).
 func (c *Client) HeadWebhookDeliveries(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeadWebhookDeliveriesRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RetryWebhookDelivery Retry a delivery now
+//
+// Asks for one more attempt of a delivery that ended `failed` or `skipped`, now: 202 with
+// the delivery reopened (`pending`, `next_attempt_at` now, `reason` null). The attempt is
+// made by the sender as every attempt is: it counts against the account's monthly limit of
+// `deliveries` (once that is reached the call is 429 `quota_exceeded` naming the limit, and
+// nothing is reopened), it goes in the endpoint's lane (the slow one while its receiver
+// struggles, and in the fast one under the account's turn), with the event's `webhook-id`,
+// body and signatures, and it shows in the log (`attempts` one more, then `succeeded` or
+// `failed`). It is never retried on the schedule. A delivery is attempted once per call:
+// a call repeated while the attempt is still to be made gets the same reopened delivery
+// and queues nothing more, and this path honours `Idempotency-Key`, so a call retried with
+// the same key after a lost answer gets the first answer replayed and sends nothing; a
+// call without a key after the attempt was made asks for another. 409 while the endpoint is
+// disabled (enable it first), while the delivery's next attempt is scheduled, and for a
+// delivery that `succeeded` or ended before its body was kept (only the body of a delivery
+// that ended unsent or failed is kept, for its 30 days). Needs the write scope; another
+// account's endpoint or delivery, and an unknown one, is 404.
+//
+// Corresponds with POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/retry (the `RetryWebhookDelivery` operationId).
+func (c *Client) RetryWebhookDelivery(ctx context.Context, id WebhookId, deliveryId DeliveryId, params *RetryWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRetryWebhookDeliveryRequest(c.Server, id, deliveryId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateWebhookSecret Rotate the endpoint's signing secret
+//
+// Gives the endpoint a new signing secret, shown in this answer only (never readable again,
+// never logged). For 24 hours after the rotation every delivery carries two signatures in
+// `webhook-signature`, space-separated as Standard Webhooks allows: the new secret's first,
+// the replaced one's after it, so a receiver verifies with either while it switches; after
+// 24 hours only the new one signs. A rotation within 24 hours of another keeps the earlier
+// replaced secrets signing until their own 24 hours end, so a call retried after a lost
+// answer rotates again (a new secret in its answer) and the secret the receiver holds still
+// verifies. At most 5 secrets sign at once: a rotation past that is 429, with `Retry-After`
+// until the oldest stops. `Idempotency-Key` is not honoured here (a malformed one is still
+// 400): replaying the answer would mean keeping its secret. Needs the write scope; another
+// account's endpoint is 404.
+//
+// Corresponds with POST /api/v1/webhooks/{id}/rotate-secret (the `RotateWebhookSecret` operationId).
+func (c *Client) RotateWebhookSecret(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateWebhookSecretRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -15236,6 +15905,96 @@ func NewHeadWebhookDeliveriesRequest(server string, id WebhookId) (*http.Request
 	return req, nil
 }
 
+// NewRetryWebhookDeliveryRequest constructs an http.Request for the RetryWebhookDelivery method
+func NewRetryWebhookDeliveryRequest(server string, id WebhookId, deliveryId DeliveryId, params *RetryWebhookDeliveryParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "delivery_id", deliveryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks/%s/deliveries/%s/retry", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRotateWebhookSecretRequest constructs an http.Request for the RotateWebhookSecret method
+func NewRotateWebhookSecretRequest(server string, id WebhookId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks/%s/rotate-secret", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewTestWebhookRequest constructs an http.Request for the TestWebhook method
 func NewTestWebhookRequest(server string, id WebhookId) (*http.Request, error) {
 	var err error
@@ -15909,8 +16668,8 @@ type ClientWithResponsesInterface interface {
 	// CreateWebhookWithBodyWithResponse Register a webhook endpoint
 	//
 	// Registers an endpoint that is told when a generation ends. The answer holds the
-	// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-	// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+	// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+	// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 	// characters) and its host must resolve to public addresses only, else 422 naming `url`;
 	// an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 	// scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -15925,8 +16684,8 @@ type ClientWithResponsesInterface interface {
 	// CreateWebhookWithResponse Register a webhook endpoint
 	//
 	// Registers an endpoint that is told when a generation ends. The answer holds the
-	// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-	// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+	// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+	// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 	// characters) and its host must resolve to public addresses only, else 422 naming `url`;
 	// an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 	// scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -15941,8 +16700,8 @@ type ClientWithResponsesInterface interface {
 	// CreateWebhookWithFormdataBodyWithResponse Register a webhook endpoint
 	//
 	// Registers an endpoint that is told when a generation ends. The answer holds the
-	// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-	// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+	// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+	// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 	// characters) and its host must resolve to public addresses only, else 422 naming `url`;
 	// an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 	// scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -16045,6 +16804,49 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with HEAD /api/v1/webhooks/{id}/deliveries (the `HeadWebhookDeliveries` operationId).
 	HeadWebhookDeliveriesWithResponse(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*HeadWebhookDeliveriesResponse, error)
+
+	// RetryWebhookDeliveryWithResponse Retry a delivery now
+	//
+	// Asks for one more attempt of a delivery that ended `failed` or `skipped`, now: 202 with
+	// the delivery reopened (`pending`, `next_attempt_at` now, `reason` null). The attempt is
+	// made by the sender as every attempt is: it counts against the account's monthly limit of
+	// `deliveries` (once that is reached the call is 429 `quota_exceeded` naming the limit, and
+	// nothing is reopened), it goes in the endpoint's lane (the slow one while its receiver
+	// struggles, and in the fast one under the account's turn), with the event's `webhook-id`,
+	// body and signatures, and it shows in the log (`attempts` one more, then `succeeded` or
+	// `failed`). It is never retried on the schedule. A delivery is attempted once per call:
+	// a call repeated while the attempt is still to be made gets the same reopened delivery
+	// and queues nothing more, and this path honours `Idempotency-Key`, so a call retried with
+	// the same key after a lost answer gets the first answer replayed and sends nothing; a
+	// call without a key after the attempt was made asks for another. 409 while the endpoint is
+	// disabled (enable it first), while the delivery's next attempt is scheduled, and for a
+	// delivery that `succeeded` or ended before its body was kept (only the body of a delivery
+	// that ended unsent or failed is kept, for its 30 days). Needs the write scope; another
+	// account's endpoint or delivery, and an unknown one, is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/retry (the `RetryWebhookDelivery` operationId).
+	RetryWebhookDeliveryWithResponse(ctx context.Context, id WebhookId, deliveryId DeliveryId, params *RetryWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*RetryWebhookDeliveryResponse, error)
+
+	// RotateWebhookSecretWithResponse Rotate the endpoint's signing secret
+	//
+	// Gives the endpoint a new signing secret, shown in this answer only (never readable again,
+	// never logged). For 24 hours after the rotation every delivery carries two signatures in
+	// `webhook-signature`, space-separated as Standard Webhooks allows: the new secret's first,
+	// the replaced one's after it, so a receiver verifies with either while it switches; after
+	// 24 hours only the new one signs. A rotation within 24 hours of another keeps the earlier
+	// replaced secrets signing until their own 24 hours end, so a call retried after a lost
+	// answer rotates again (a new secret in its answer) and the secret the receiver holds still
+	// verifies. At most 5 secrets sign at once: a rotation past that is 429, with `Retry-After`
+	// until the oldest stops. `Idempotency-Key` is not honoured here (a malformed one is still
+	// 400): replaying the answer would mean keeping its secret. Needs the write scope; another
+	// account's endpoint is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/webhooks/{id}/rotate-secret (the `RotateWebhookSecret` operationId).
+	RotateWebhookSecretWithResponse(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*RotateWebhookSecretResponse, error)
 
 	// TestWebhookWithResponse Send a test event
 	//
@@ -21467,6 +22269,307 @@ func (r HeadWebhookDeliveriesResponse) ContentType() string {
 	return ""
 }
 
+// RetryWebhookDeliveryResponse202Headers the declared response headers of an HTTP 202 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse202Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RetryWebhookDeliveryResponse400Headers the declared response headers of an HTTP 400 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RetryWebhookDeliveryResponse401Headers the declared response headers of an HTTP 401 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// RetryWebhookDeliveryResponse403Headers the declared response headers of an HTTP 403 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RetryWebhookDeliveryResponse404Headers the declared response headers of an HTTP 404 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RetryWebhookDeliveryResponse405Headers the declared response headers of an HTTP 405 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse405Headers struct {
+	Allow               string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RetryWebhookDeliveryResponse409Headers the declared response headers of an HTTP 409 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse409Headers struct {
+	XRequestId string
+}
+
+// RetryWebhookDeliveryResponse422Headers the declared response headers of an HTTP 422 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse422Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RetryWebhookDeliveryResponse429Headers the declared response headers of an HTTP 429 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RetryWebhookDeliveryResponse500Headers the declared response headers of an HTTP 500 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RetryWebhookDeliveryResponse503Headers the declared response headers of an HTTP 503 response for RetryWebhookDelivery
+type RetryWebhookDeliveryResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+type RetryWebhookDeliveryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *WebhookDeliveryRetried
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *DeliveryNotRetried
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyDeliveries
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *RetryWebhookDeliveryResponse202Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RetryWebhookDeliveryResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RetryWebhookDeliveryResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RetryWebhookDeliveryResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RetryWebhookDeliveryResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *RetryWebhookDeliveryResponse405Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RetryWebhookDeliveryResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *RetryWebhookDeliveryResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RetryWebhookDeliveryResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RetryWebhookDeliveryResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RetryWebhookDeliveryResponse503Headers
+}
+
+// Status returns HTTPResponse.Status
+func (r RetryWebhookDeliveryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RetryWebhookDeliveryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RetryWebhookDeliveryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RotateWebhookSecretResponse200Headers the declared response headers of an HTTP 200 response for RotateWebhookSecret
+type RotateWebhookSecretResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RotateWebhookSecretResponse400Headers the declared response headers of an HTTP 400 response for RotateWebhookSecret
+type RotateWebhookSecretResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RotateWebhookSecretResponse401Headers the declared response headers of an HTTP 401 response for RotateWebhookSecret
+type RotateWebhookSecretResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// RotateWebhookSecretResponse403Headers the declared response headers of an HTTP 403 response for RotateWebhookSecret
+type RotateWebhookSecretResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RotateWebhookSecretResponse404Headers the declared response headers of an HTTP 404 response for RotateWebhookSecret
+type RotateWebhookSecretResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RotateWebhookSecretResponse405Headers the declared response headers of an HTTP 405 response for RotateWebhookSecret
+type RotateWebhookSecretResponse405Headers struct {
+	Allow               string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RotateWebhookSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateWebhookSecret
+type RotateWebhookSecretResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RotateWebhookSecretResponse500Headers the declared response headers of an HTTP 500 response for RotateWebhookSecret
+type RotateWebhookSecretResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+// RotateWebhookSecretResponse503Headers the declared response headers of an HTTP 503 response for RotateWebhookSecret
+type RotateWebhookSecretResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
+type RotateWebhookSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookSecretRotated
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RotateWebhookSecretResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RotateWebhookSecretResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RotateWebhookSecretResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RotateWebhookSecretResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RotateWebhookSecretResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *RotateWebhookSecretResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateWebhookSecretResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RotateWebhookSecretResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RotateWebhookSecretResponse503Headers
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateWebhookSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateWebhookSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateWebhookSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // TestWebhookResponse202Headers the declared response headers of an HTTP 202 response for TestWebhook
 type TestWebhookResponse202Headers struct {
 	XRateLimitLimit     *int
@@ -22526,8 +23629,8 @@ func (c *ClientWithResponses) HeadWebhooksWithResponse(ctx context.Context, reqE
 // CreateWebhookWithBodyWithResponse Register a webhook endpoint
 //
 // Registers an endpoint that is told when a generation ends. The answer holds the
-// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 // characters) and its host must resolve to public addresses only, else 422 naming `url`;
 // an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 // scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -22548,8 +23651,8 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 // CreateWebhookWithResponse Register a webhook endpoint
 //
 // Registers an endpoint that is told when a generation ends. The answer holds the
-// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 // characters) and its host must resolve to public addresses only, else 422 naming `url`;
 // an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 // scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -22570,8 +23673,8 @@ func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, bod
 // CreateWebhookWithFormdataBodyWithResponse Register a webhook endpoint
 //
 // Registers an endpoint that is told when a generation ends. The answer holds the
-// endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-// endpoint and registering a new one). The `url` must be `https` (at most 2,048
+// endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+// by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
 // characters) and its host must resolve to public addresses only, else 422 naming `url`;
 // an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
 // scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -22727,6 +23830,61 @@ func (c *ClientWithResponses) HeadWebhookDeliveriesWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseHeadWebhookDeliveriesResponse(rsp)
+}
+
+// RetryWebhookDeliveryWithResponse Retry a delivery now
+//
+// Asks for one more attempt of a delivery that ended `failed` or `skipped`, now: 202 with
+// the delivery reopened (`pending`, `next_attempt_at` now, `reason` null). The attempt is
+// made by the sender as every attempt is: it counts against the account's monthly limit of
+// `deliveries` (once that is reached the call is 429 `quota_exceeded` naming the limit, and
+// nothing is reopened), it goes in the endpoint's lane (the slow one while its receiver
+// struggles, and in the fast one under the account's turn), with the event's `webhook-id`,
+// body and signatures, and it shows in the log (`attempts` one more, then `succeeded` or
+// `failed`). It is never retried on the schedule. A delivery is attempted once per call:
+// a call repeated while the attempt is still to be made gets the same reopened delivery
+// and queues nothing more, and this path honours `Idempotency-Key`, so a call retried with
+// the same key after a lost answer gets the first answer replayed and sends nothing; a
+// call without a key after the attempt was made asks for another. 409 while the endpoint is
+// disabled (enable it first), while the delivery's next attempt is scheduled, and for a
+// delivery that `succeeded` or ended before its body was kept (only the body of a delivery
+// that ended unsent or failed is kept, for its 30 days). Needs the write scope; another
+// account's endpoint or delivery, and an unknown one, is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/retry (the `RetryWebhookDelivery` operationId).
+func (c *ClientWithResponses) RetryWebhookDeliveryWithResponse(ctx context.Context, id WebhookId, deliveryId DeliveryId, params *RetryWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*RetryWebhookDeliveryResponse, error) {
+	rsp, err := c.RetryWebhookDelivery(ctx, id, deliveryId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRetryWebhookDeliveryResponse(rsp)
+}
+
+// RotateWebhookSecretWithResponse Rotate the endpoint's signing secret
+//
+// Gives the endpoint a new signing secret, shown in this answer only (never readable again,
+// never logged). For 24 hours after the rotation every delivery carries two signatures in
+// `webhook-signature`, space-separated as Standard Webhooks allows: the new secret's first,
+// the replaced one's after it, so a receiver verifies with either while it switches; after
+// 24 hours only the new one signs. A rotation within 24 hours of another keeps the earlier
+// replaced secrets signing until their own 24 hours end, so a call retried after a lost
+// answer rotates again (a new secret in its answer) and the secret the receiver holds still
+// verifies. At most 5 secrets sign at once: a rotation past that is 429, with `Retry-After`
+// until the oldest stops. `Idempotency-Key` is not honoured here (a malformed one is still
+// 400): replaying the answer would mean keeping its secret. Needs the write scope; another
+// account's endpoint is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/webhooks/{id}/rotate-secret (the `RotateWebhookSecret` operationId).
+func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Context, id WebhookId, reqEditors ...RequestEditorFn) (*RotateWebhookSecretResponse, error) {
+	rsp, err := c.RotateWebhookSecret(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateWebhookSecretResponse(rsp)
 }
 
 // TestWebhookWithResponse Send a test event
@@ -37599,6 +38757,817 @@ func ParseHeadWebhookDeliveriesResponse(rsp *http.Response) (*HeadWebhookDeliver
 			headers.XRequestId = value
 		}
 		response.Headers5XX = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRetryWebhookDeliveryResponse parses an HTTP response from a RetryWebhookDeliveryWithResponse call
+func ParseRetryWebhookDeliveryResponse(rsp *http.Response) (*RetryWebhookDeliveryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RetryWebhookDeliveryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest WebhookDeliveryRetried
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest DeliveryNotRetried
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyDeliveries
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers RetryWebhookDeliveryResponse202Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 400:
+		var headers RetryWebhookDeliveryResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RetryWebhookDeliveryResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RetryWebhookDeliveryResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RetryWebhookDeliveryResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers RetryWebhookDeliveryResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 409:
+		var headers RetryWebhookDeliveryResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers RetryWebhookDeliveryResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers RetryWebhookDeliveryResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RetryWebhookDeliveryResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RetryWebhookDeliveryResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRotateWebhookSecretResponse parses an HTTP response from a RotateWebhookSecretWithResponse call
+func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateWebhookSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookSecretRotated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RotateWebhookSecretResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RotateWebhookSecretResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RotateWebhookSecretResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RotateWebhookSecretResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RotateWebhookSecretResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers RotateWebhookSecretResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers RotateWebhookSecretResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RotateWebhookSecretResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RotateWebhookSecretResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

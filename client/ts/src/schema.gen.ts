@@ -443,8 +443,8 @@ export interface paths {
         /**
          * Register a webhook endpoint
          * @description Registers an endpoint that is told when a generation ends. The answer holds the
-         *     endpoint's signing `secret`, shown here only: keep it (a lost secret means deleting the
-         *     endpoint and registering a new one). The `url` must be `https` (at most 2,048
+         *     endpoint's signing `secret`, shown here only: keep it (a lost or leaked secret is replaced
+         *     by `POST /api/v1/webhooks/{id}/rotate-secret`). The `url` must be `https` (at most 2,048
          *     characters) and its host must resolve to public addresses only, else 422 naming `url`;
          *     an account has at most 10 endpoints (the 11th is 422 naming `url`). Needs the write
          *     scope. This path takes no `Idempotency-Key` (a replay would have to keep the secret):
@@ -519,6 +519,49 @@ export interface paths {
         patch: operations["updateWebhook"];
         trace?: never;
     };
+    "/api/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook endpoint's id, `wh_` and 24 lowercase hex digits. Any other id, and another
+                 *     account's endpoint, answers 404.
+                 * @example wh_5f0c2e9a7b3d41c8a6e2f901
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the endpoint's signing secret
+         * @description Gives the endpoint a new signing secret, shown in this answer only (never readable again,
+         *     never logged). For 24 hours after the rotation every delivery carries two signatures in
+         *     `webhook-signature`, space-separated as Standard Webhooks allows: the new secret's first,
+         *     the replaced one's after it, so a receiver verifies with either while it switches; after
+         *     24 hours only the new one signs. A rotation within 24 hours of another keeps the earlier
+         *     replaced secrets signing until their own 24 hours end, so a call retried after a lost
+         *     answer rotates again (a new secret in its answer) and the secret the receiver holds still
+         *     verifies. At most 5 secrets sign at once: a rotation past that is 429, with `Retry-After`
+         *     until the oldest stops. `Idempotency-Key` is not honoured here (a malformed one is still
+         *     400): replaying the answer would mean keeping its secret. Needs the write scope; another
+         *     account's endpoint is 404.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        /**
+         * CORS preflight of /webhooks/{id}/rotate-secret
+         * @description The CORS preflight a browser sends before a cross-origin request: 204 with the methods and
+         *     headers a cross-origin request may use. It needs no key and is answered the same on every
+         *     path.
+         */
+        options: operations["preflightWebhookRotateSecret"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks/{id}/test": {
         parameters: {
             query?: never;
@@ -553,6 +596,60 @@ export interface paths {
          *     path.
          */
         options: operations["preflightWebhookTest"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook endpoint's id, `wh_` and 24 lowercase hex digits. Any other id, and another
+                 *     account's endpoint, answers 404.
+                 * @example wh_5f0c2e9a7b3d41c8a6e2f901
+                 */
+                id: components["parameters"]["WebhookId"];
+                /**
+                 * @description The delivery's `id` in the endpoint's log (its `webhook-id`): `msg_` and 22 base64url
+                 *     characters. Any other id, and another endpoint's or account's delivery, answers 404.
+                 * @example msg_2Ld6h0Qh5bbRB2Gi1CGbnw
+                 */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a delivery now
+         * @description Asks for one more attempt of a delivery that ended `failed` or `skipped`, now: 202 with
+         *     the delivery reopened (`pending`, `next_attempt_at` now, `reason` null). The attempt is
+         *     made by the sender as every attempt is: it counts against the account's monthly limit of
+         *     `deliveries` (once that is reached the call is 429 `quota_exceeded` naming the limit, and
+         *     nothing is reopened), it goes in the endpoint's lane (the slow one while its receiver
+         *     struggles, and in the fast one under the account's turn), with the event's `webhook-id`,
+         *     body and signatures, and it shows in the log (`attempts` one more, then `succeeded` or
+         *     `failed`). It is never retried on the schedule. A delivery is attempted once per call:
+         *     a call repeated while the attempt is still to be made gets the same reopened delivery
+         *     and queues nothing more, and this path honours `Idempotency-Key`, so a call retried with
+         *     the same key after a lost answer gets the first answer replayed and sends nothing; a
+         *     call without a key after the attempt was made asks for another. 409 while the endpoint is
+         *     disabled (enable it first), while the delivery's next attempt is scheduled, and for a
+         *     delivery that `succeeded` or ended before its body was kept (only the body of a delivery
+         *     that ended unsent or failed is kept, for its 30 days). Needs the write scope; another
+         *     account's endpoint or delivery, and an unknown one, is 404.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        /**
+         * CORS preflight of /webhooks/{id}/deliveries/{delivery_id}/retry
+         * @description The CORS preflight a browser sends before a cross-origin request: 204 with the methods and
+         *     headers a cross-origin request may use. It needs no key and is answered the same on every
+         *     path.
+         */
+        options: operations["preflightWebhookDeliveryRetry"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -1757,6 +1854,16 @@ export interface components {
             /** @constant */
             status: 201;
         };
+        WebhookDeliveryRetried: {
+            data: components["schemas"]["WebhookDelivery"];
+            /** @constant */
+            status: 202;
+        };
+        WebhookSecretRotatedResponse: {
+            data: components["schemas"]["WebhookWithSecret"];
+            /** @constant */
+            status: 200;
+        };
         WebhookList: {
             data: components["schemas"]["Webhook"][];
             /** @constant */
@@ -2329,6 +2436,19 @@ export interface components {
                 "application/json": components["schemas"]["WebhookCreatedResponse"];
             };
         };
+        /** @description The endpoint with its new `secret`, shown in this answer only. */
+        WebhookSecretRotated: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WebhookSecretRotatedResponse"];
+            };
+        };
         /** @description The endpoint is gone. */
         WebhookDeleted: {
             headers: {
@@ -2353,6 +2473,67 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["WebhookTestQueued"];
+            };
+        };
+        /** @description The delivery is reopened for one more attempt, now. */
+        WebhookDeliveryRetried: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WebhookDeliveryRetried"];
+            };
+        };
+        /**
+         * @description The delivery is not retried, and nothing changed: the endpoint is disabled, the
+         *     delivery's next attempt is scheduled, it succeeded, or its body is no longer kept; or a
+         *     request with the same `Idempotency-Key` is still running (then with `Retry-After`).
+         */
+        DeliveryNotRetried: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "message": "The delivery succeeded: its receiver has it.",
+                 *       "status": 409
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"] & {
+                    /** @constant */
+                    status?: 409;
+                };
+            };
+        };
+        /**
+         * @description The API key has spent its requests of the current minute, or the account's monthly
+         *     limit of deliveries is reached: then `code` is `quota_exceeded` and `Retry-After`
+         *     counts the seconds until the next month (UTC). Nothing was reopened or queued.
+         */
+        TooManyDeliveries: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "message": "The monthly limit of 25000 deliveries is reached.",
+                 *       "code": "quota_exceeded",
+                 *       "status": 429
+                 *     }
+                 */
+                "application/json": components["schemas"]["RateLimited"] | components["schemas"]["QuotaExceeded"];
             };
         };
         /** @description A page of the endpoint's deliveries, newest first. */
@@ -2835,6 +3016,12 @@ export interface components {
          * @example 7
          */
         Id: number;
+        /**
+         * @description The delivery's `id` in the endpoint's log (its `webhook-id`): `msg_` and 22 base64url
+         *     characters. Any other id, and another endpoint's or account's delivery, answers 404.
+         * @example msg_2Ld6h0Qh5bbRB2Gi1CGbnw
+         */
+        DeliveryId: string;
         /**
          * @description The webhook endpoint's id, `wh_` and 24 lowercase hex digits. Any other id, and another
          *     account's endpoint, answers 404.
@@ -4984,6 +5171,69 @@ export interface operations {
             default: components["responses"]["UnexpectedError"];
         };
     };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook endpoint's id, `wh_` and 24 lowercase hex digits. Any other id, and another
+                 *     account's endpoint, answers 404.
+                 * @example wh_5f0c2e9a7b3d41c8a6e2f901
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookSecretRotated"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    preflightWebhookRotateSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The origin of the page that wants to make the request.
+                 * @example https://app.example
+                 */
+                Origin?: components["parameters"]["Origin"];
+                /**
+                 * @description The method of the request the browser is about to make.
+                 * @example PUT
+                 */
+                "Access-Control-Request-Method"?: components["parameters"]["Access-Control-Request-Method"];
+                /**
+                 * @description The headers the request will carry beyond the simple ones.
+                 * @example authorization, content-type
+                 */
+                "Access-Control-Request-Headers"?: components["parameters"]["Access-Control-Request-Headers"];
+            };
+            path: {
+                /**
+                 * @description The webhook endpoint's id, `wh_` and 24 lowercase hex digits. Any other id, and another
+                 *     account's endpoint, answers 404.
+                 * @example wh_5f0c2e9a7b3d41c8a6e2f901
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["Preflight"];
+        };
+    };
     testWebhook: {
         parameters: {
             query?: never;
@@ -5038,6 +5288,93 @@ export interface operations {
                  * @example wh_5f0c2e9a7b3d41c8a6e2f901
                  */
                 id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["Preflight"];
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry (Stripe's semantics): a retry with the same key and the
+                 *     same request within 24 hours gets the first answer again (`Idempotent-Replayed: true`)
+                 *     instead of acting twice. The same key with another request is 422; a retry while the
+                 *     first is still running is 409. Keys are per account, up to 255 visible ASCII characters
+                 *     but a comma, given once; an empty value is the same as no key. (Planned on `PUT`, `PATCH` and `DELETE`.)
+                 * @example 3f1c9a2e-order-4711
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /**
+                 * @description The webhook endpoint's id, `wh_` and 24 lowercase hex digits. Any other id, and another
+                 *     account's endpoint, answers 404.
+                 * @example wh_5f0c2e9a7b3d41c8a6e2f901
+                 */
+                id: components["parameters"]["WebhookId"];
+                /**
+                 * @description The delivery's `id` in the endpoint's log (its `webhook-id`): `msg_` and 22 base64url
+                 *     characters. Any other id, and another endpoint's or account's delivery, answers 404.
+                 * @example msg_2Ld6h0Qh5bbRB2Gi1CGbnw
+                 */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["WebhookDeliveryRetried"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["DeliveryNotRetried"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyDeliveries"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    preflightWebhookDeliveryRetry: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The origin of the page that wants to make the request.
+                 * @example https://app.example
+                 */
+                Origin?: components["parameters"]["Origin"];
+                /**
+                 * @description The method of the request the browser is about to make.
+                 * @example PUT
+                 */
+                "Access-Control-Request-Method"?: components["parameters"]["Access-Control-Request-Method"];
+                /**
+                 * @description The headers the request will carry beyond the simple ones.
+                 * @example authorization, content-type
+                 */
+                "Access-Control-Request-Headers"?: components["parameters"]["Access-Control-Request-Headers"];
+            };
+            path: {
+                /**
+                 * @description The webhook endpoint's id, `wh_` and 24 lowercase hex digits. Any other id, and another
+                 *     account's endpoint, answers 404.
+                 * @example wh_5f0c2e9a7b3d41c8a6e2f901
+                 */
+                id: components["parameters"]["WebhookId"];
+                /**
+                 * @description The delivery's `id` in the endpoint's log (its `webhook-id`): `msg_` and 22 base64url
+                 *     characters. Any other id, and another endpoint's or account's delivery, answers 404.
+                 * @example msg_2Ld6h0Qh5bbRB2Gi1CGbnw
+                 */
+                delivery_id: components["parameters"]["DeliveryId"];
             };
             cookie?: never;
         };
