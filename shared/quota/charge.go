@@ -12,9 +12,10 @@ import (
 	"contentapi/shared/generation"
 )
 
-// forgottenMonths is how many months before a write's own the write
-// removes: an account's counter item holds the current month's usage, and
-// that of older months only when it made nothing for a year since.
+// forgottenMonths is how many months before a write's own the write of a
+// policy without History removes: an account's counter item holds the
+// current month's usage, and that of older months only when it made
+// nothing for a year since.
 const forgottenMonths = 12
 
 // Policy is how one resource's records count against the limits: the kind
@@ -36,6 +37,11 @@ type Policy struct {
 	// a generation counts at most its hold.
 	Reserve  Reserve
 	Defaults Limits
+	// History keeps the months before the current one: the counter's
+	// writes leave them, and its store moves each ended month to the
+	// account's history item (history.go). Without it, every counting
+	// write removes the twelve months before its own.
+	History bool
 }
 
 // Reserve is N of Kind held by each generation; the zero Reserve holds
@@ -224,6 +230,9 @@ func (c Charge) Part() (Part, error) {
 // forgotten are the usage attributes of the months before the charge's
 // that the write removes.
 func (c Charge) forgotten() []string {
+	if c.policy.History {
+		return nil
+	}
 	var names []string
 	for _, k := range c.policy.Kinds() {
 		for m := 1; m <= forgottenMonths; m++ {
@@ -313,7 +322,12 @@ func (p Policy) Read(item map[string]types.AttributeValue, period Period) (map[K
 // OwnLimit is the account's own limit of k on its counter item, and false
 // when it has none (the default applies).
 func OwnLimit(item map[string]types.AttributeValue, k Kind) (Limit, bool, error) {
-	switch av := item[LimitAttr(k)].(type) {
+	return readLimit(item[LimitAttr(k)])
+}
+
+// readLimit reads a stored limit (LimitValue), and false when there is none.
+func readLimit(av types.AttributeValue) (Limit, bool, error) {
+	switch av := av.(type) {
 	case nil:
 		return Limit{}, false, nil
 	case *types.AttributeValueMemberNULL:

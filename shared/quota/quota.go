@@ -14,9 +14,10 @@
 // Limits. An account's own limit of a kind is a number (0 allows none) or
 // NULL (unlimited); without one, the deployment's default applies, which
 // the write passes as an expression value, so changing a default needs no
-// migration. Every write that counts also removes the usage of the twelve
-// months before, so the counter item stays small (a write is billed by the
-// item's size).
+// migration. The counter item stays small (a write is billed by the
+// item's size): where the policy keeps History, each month moves to the
+// account's history item once it has ended (history.go); otherwise every
+// write that counts removes the usage of the twelve months before.
 package quota
 
 import (
