@@ -28,9 +28,9 @@ import (
 // its function in functions/ and its parts of template.yaml and
 // openapi.yaml: docs/architecture.md, "Adding a resource", lists them.
 var Resources = []Resource{
-	{Def: images.Resource, Quota: quota.Policy{Counts: quota.Images, MetersReads: true}},
+	{Def: images.Resource, Quota: quota.Policy{Counts: quota.Images, MetersReads: true, History: true}},
 	{Def: documents.Resource,
-		Quota:   quota.Policy{Counts: quota.Documents, Checks: []quota.Kind{quota.Words}, MetersReads: true},
+		Quota:   quota.Policy{Counts: quota.Documents, Checks: []quota.Kind{quota.Words}, MetersReads: true, History: true},
 		Reserve: quota.Reserve{Kind: quota.Words, N: prompts.MaxAnswerTokens}},
 	// A voice costs no model call and counts against no monthly limit
 	// (an account holds at most voices.MaxPerAccount); reading voices
@@ -38,7 +38,7 @@ var Resources = []Resource{
 	// tenth of the deployment's default: all 50 voices are at most about
 	// 100 read units, so a tenth is 1,000 full lists a month, and a key's
 	// worst day (docs/accounts.md) stays what two resources made it.
-	{Def: voices.Resource, Quota: quota.Policy{MetersReads: true}, DefaultReadsPercent: 10},
+	{Def: voices.Resource, Quota: quota.Policy{MetersReads: true, History: true}, DefaultReadsPercent: 10},
 }
 
 // Kinds are the kinds of the accounts' monthly limits: each that a
@@ -52,7 +52,7 @@ var Kinds = KindsOf(Resources)
 // limits: every delivery attempt (shared/hooksender), on the account's
 // counter item in the webhooks' table, as a resource's kinds are on its
 // table's. The app adds the deployment's defaults.
-var WebhooksQuota = quota.Policy{Counts: quota.Deliveries}
+var WebhooksQuota = quota.Policy{Counts: quota.Deliveries, History: true}
 
 // KindsOf are the kinds of resources' limits and the webhooks', as Kinds
 // are of Resources'.

@@ -775,3 +775,71 @@ func TestRetryThroughFaults(t *testing.T) {
 		}
 	}
 }
+
+// The deliveries of an ended month move off the counter item to the
+// history item with the first attempt after it, once, whatever write of the
+// move fails: each month reads the same all along, with its limit, and a
+// later attempt finishes the move.
+func TestEarlierMonthsOfDeliveriesAreKept(t *testing.T) {
+	s, proxy, env := faultyStore(t)
+	s.Quota = quota.Policy{Counts: quota.Deliveries, History: true, Defaults: quota.Limits{quota.Deliveries: quota.Max(10)}}
+	ctx := t.Context()
+	admit := func(at time.Time, n int) {
+		t.Helper()
+		for range n {
+			if err := s.Admit(ctx, "acct", true, nil, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	usedIn := func(month time.Time) quota.Meter {
+		t.Helper()
+		m, err := s.UsageIn(ctx, "acct", quota.PeriodOf(month))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m[quota.Deliveries]
+	}
+	month := time.Date(2026, 10, 15, 12, 0, 0, 0, time.UTC)
+	admit(month, 3)
+	var months []time.Time
+	for _, step := range []struct {
+		name  string
+		write func(ddblocal.ProxiedCall) bool
+		fault ddblocal.Fault
+	}{
+		{"the apply's answer lost", ddblocal.MatchOp("UpdateItem", `"moves_`), ddblocal.LoseAnswer},
+		{"the claim failing", ddblocal.MatchOp("UpdateItem", `"moving_`, `"used_deliveries_`), ddblocal.FailCall},
+		{"the apply failing", ddblocal.MatchOp("UpdateItem", `"moves_`), ddblocal.FailCall},
+		{"the release failing", func(c ddblocal.ProxiedCall) bool {
+			return c.Op == "UpdateItem" && c.Has(`"moving_`) && !c.Has(`"used_`)
+		}, ddblocal.FailCall},
+	} {
+		months = append(months, month)
+		month = month.AddDate(0, 1, 0)
+		proxy.Inject(step.write, step.fault, 100)
+		admit(month, 3)
+		proxy.Reset()
+		proxy.Wait()
+		for _, m := range months {
+			if got := usedIn(m); got.Used != 3 || got.Limit != quota.Max(10) {
+				t.Fatalf("%s: %s reads %+v, want 3 of 10", step.name, m.Format("2006-01"), got)
+			}
+		}
+	}
+	admit(month.AddDate(0, 1, 0), 1)
+	out, err := env.Client.GetItem(ctx, getInput(s.Table, "acct", "count"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range out.Item {
+		if strings.HasPrefix(name, "moving_") || strings.HasPrefix(name, "used_") && !strings.HasSuffix(name, month.AddDate(0, 1, 0).Format("2006_01")) {
+			t.Errorf("left on the counter: %s", name)
+		}
+	}
+	for _, m := range append(months, month) {
+		if got := usedIn(m); got.Used != 3 {
+			t.Errorf("%s once moved: %d, want 3", m.Format("2006-01"), got.Used)
+		}
+	}
+}

@@ -87,11 +87,16 @@ func (s *Store) Admit(ctx context.Context, account string, metered bool, lease *
 	if err != nil {
 		return err
 	}
-	_, err = s.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	in := &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.Table), Key: key(account, counterSK), UpdateExpression: expr.Update(),
 		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	}
+	if counted && s.Quota.History {
+		// The whole counter comes back, for the months to move off it.
+		in.ReturnValues = types.ReturnValueAllNew
+	}
+	out, err := s.Client.UpdateItem(ctx, in)
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		if mine, ok := ccf.Item[attrAdmitted].(*types.AttributeValueMemberS); ok && mine.Value == token {
@@ -107,6 +112,7 @@ func (s *Store) Admit(ctx context.Context, account string, metered bool, lease *
 	if err != nil {
 		return fmt.Errorf("hookstore: admit an attempt: %w", err)
 	}
+	s.archive(ctx, account, out.Attributes, now)
 	return nil
 }
 
@@ -177,14 +183,14 @@ func (s *Store) SetLimits(ctx context.Context, account string, set quota.Limits,
 	if err != nil {
 		return nil, fmt.Errorf("hookstore: %w", err)
 	}
-	var item map[string]types.AttributeValue
-	if !changes {
-		out, err := s.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: key(account, counterSK), ConsistentRead: aws.Bool(true)})
-		if err != nil {
-			return nil, fmt.Errorf("hookstore: limits: %w", err)
-		}
-		item = out.Item
-	} else {
+	got, err := s.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: key(account, counterSK), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, fmt.Errorf("hookstore: limits: %w", err)
+	}
+	item := got.Item
+	// The months that ended move first, with the limits in force in them.
+	s.archive(ctx, account, item, s.now())
+	if changes {
 		expr, err := expression.NewBuilder().WithUpdate(update).Build()
 		if err != nil {
 			return nil, err

@@ -396,7 +396,10 @@ func (t *Table) Create(ctx context.Context, account string, v records.Values, ge
 		// The bound id was abandoned (voided): allocate another.
 	}
 	var counter Item
-	defer func() { t.settleStale(ctx, account, counter) }()
+	defer func() {
+		t.settleStale(ctx, account, counter)
+		t.archive(ctx, account, counter)
+	}()
 	for try := 0; ; try++ {
 		in := intent{kind: kindCreate, scope: t.scopeOf(v), token: exec, holds: t.res.VariantsOf(v)}
 		id, c, err := t.allocate(ctx, account, in)

@@ -44,6 +44,9 @@ func (t *Table) counterWrite(ctx context.Context, account string, charge quota.C
 			return nil, refused
 		}
 	}
+	if err == nil {
+		t.archive(ctx, account, out.Attributes)
+	}
 	return out, err
 }
 
@@ -207,14 +210,14 @@ func (t *Table) SetLimits(ctx context.Context, account string, set quota.Limits,
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: %w", t.name, err)
 	}
-	var item Item
-	if !changes {
-		out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &t.name, Key: key(account, counterID), ConsistentRead: ptr(true)})
-		if err != nil {
-			return nil, err
-		}
-		item = out.Item
-	} else {
+	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &t.name, Key: key(account, counterID), ConsistentRead: ptr(true)})
+	if err != nil {
+		return nil, err
+	}
+	item := out.Item
+	// The months that ended move first, with the limits in force in them.
+	t.archive(ctx, account, item)
+	if changes {
 		expr, err := ddbexpr.NewBuilder().WithUpdate(update).Build()
 		if err != nil {
 			return nil, err

@@ -148,6 +148,7 @@ func (t *Table) addReads(ctx context.Context, account string, n int64, now time.
 	if err != nil {
 		return quota.Meter{}, err
 	}
+	t.archive(ctx, account, item)
 	meters, err := t.Quota.Read(item, quota.PeriodOf(now))
 	if err != nil {
 		return quota.Meter{}, err

@@ -36,9 +36,10 @@ import (
 const spendID int64 = -1
 
 // spendMonths is how many months' spend the spend item keeps, the current
-// one included; spendDayMonths how many months' days.
+// one included (the usage endpoint answers for quota.HistoryMonths before
+// it); spendDayMonths how many months' days.
 const (
-	spendMonths    = 12
+	spendMonths    = quota.HistoryMonths + 1
 	spendDayMonths = 2
 )
 
