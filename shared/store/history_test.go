@@ -2,11 +2,13 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"contentapi/shared/documents"
 	"contentapi/shared/images"
 	"contentapi/shared/local/ddblocal"
 	"contentapi/shared/quota"
@@ -228,5 +230,28 @@ func TestLateRefundOfAMovedMonth(t *testing.T) {
 	}
 	if m := r.used(october); m.Used != 2 {
 		t.Fatalf("October once the refund moved: %d, want 2", m.Used)
+	}
+}
+
+// The spend item keeps a month's spend as long as the usage endpoint
+// answers for it: 13 months after it, a month is still there.
+func TestSpendIsKeptAsLongAsTheHistory(t *testing.T) {
+	env := ddblocal.NewTestEnv(t)
+	doc := store.New(env.Client, env.Tables["DocumentsTable"], documents.Resource)
+	at := time.Date(2026, 11, 15, 12, 0, 0, 0, time.UTC)
+	doc.Now = func() time.Time { return at }
+	first := quota.PeriodOf(at)
+	for i, months := range []int{0, 12, 1} {
+		at = at.AddDate(0, months, 0)
+		if err := doc.Apply(t.Context(), "shard-1", "acme", []store.Change{{Spent: 1000, Seq: fmt.Sprint(i + 1), At: at}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !quota.Kept(first, quota.PeriodOf(at)) {
+		t.Fatalf("%s is not kept at %s", first, at)
+	}
+	s, err := doc.Spent(t.Context(), "acme", first)
+	if err != nil || s.Used != 1000 {
+		t.Fatalf("%s, 13 months on: %v spent (%v), want 1000", first, s.Used, err)
 	}
 }
