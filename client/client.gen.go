@@ -7888,7 +7888,7 @@ type Tone string
 // ToneInput A tone. Also taken with white space around it (Unicode's, as Go's `unicode.IsSpace`).
 type ToneInput = Tone
 
-// Usage This month's usage and limits.
+// Usage A month's usage and limits (this month's, or the one `period` asked for).
 //
 // Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"batch":10000,"limit":1000000,"used":400000},"images":{"batch":10000,"limit":1000000,"used":80000},"voices":{"batch":10000,"limit":100000,"used":0}},"spend":{"by_day":[{"date":"2026-11-27","used_usd":0.36},{"date":"2026-11-28","used_usd":0.202184315}],"limit_usd":null,"used_usd":0.562184315},"words":{"limit":50000,"used":48211}}
 type Usage struct {
@@ -7936,7 +7936,7 @@ type Usage struct {
 
 // UsageResponse defines model for UsageResponse.
 type UsageResponse struct {
-	// Data This month's usage and limits.
+	// Data A month's usage and limits (this month's, or the one `period` asked for).
 	//
 	// Examples: {"deliveries":{"limit":25000,"used":412},"documents":{"limit":null,"used":130},"images":{"limit":100,"used":12},"period":"2026-11","reads":{"documents":{"batch":10000,"limit":1000000,"used":400000},"images":{"batch":10000,"limit":1000000,"used":80000},"voices":{"batch":10000,"limit":100000,"used":0}},"spend":{"by_day":[{"date":"2026-11-27","used_usd":0.36},{"date":"2026-11-28","used_usd":0.202184315}],"limit_usd":null,"used_usd":0.562184315},"words":{"limit":50000,"used":48211}}
 	Data   Usage               `json:"data"`
@@ -9603,6 +9603,15 @@ type ListTemplates500JSONResponseBodyStatus int
 // ListTemplates503JSONResponseBodyStatus defines parameters for ListTemplates.
 type ListTemplates503JSONResponseBodyStatus int
 
+// GetUsageParams defines parameters for GetUsage.
+type GetUsageParams struct {
+	// Period The month to show, written as the answer's `period` (`2026-10`); without it, the current
+	// month. The current month and the `x-months-kept` months before it can be asked for; a
+	// month to come, one older than those, or a malformed period is a 422 naming `period`. A
+	// month in which nothing was used answers zeros.
+	Period *string `form:"period,omitempty" json:"period,omitempty"`
+}
+
 // GetUsage401JSONResponseBodyMessage defines parameters for GetUsage.
 type GetUsage401JSONResponseBodyMessage string
 
@@ -11229,14 +11238,15 @@ type ClientInterface interface {
 	// Corresponds with HEAD /api/v1/templates (the `HeadTemplates` operationId).
 	HeadTemplates(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetUsage Usage of this month
+	// GetUsage Usage of this month or an earlier one
 	//
-	// What the account has used this month (a calendar month in UTC) and its limits: images and
-	// documents created or regenerated, and words generated. A `null` limit is unlimited; 0 allows none. Needs
-	// the read scope.
+	// What the account has used this month (a calendar month in UTC), or in the earlier month
+	// `period` names, and its limits: images and documents created or regenerated, and words
+	// generated. A `null` limit is unlimited; 0 allows none. An earlier month shows the limits in
+	// force when it ended. Needs the read scope.
 	//
 	// Corresponds with GET /api/v1/usage (the `GetUsage` operationId).
-	GetUsage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetUsage(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HeadUsage Usage of this month, headers only
 	//
@@ -12337,15 +12347,16 @@ func (c *Client) HeadTemplates(ctx context.Context, reqEditors ...RequestEditorF
 	return c.Client.Do(req)
 }
 
-// GetUsage Usage of this month
+// GetUsage Usage of this month or an earlier one
 //
-// What the account has used this month (a calendar month in UTC) and its limits: images and
-// documents created or regenerated, and words generated. A `null` limit is unlimited; 0 allows none. Needs
-// the read scope.
+// What the account has used this month (a calendar month in UTC), or in the earlier month
+// `period` names, and its limits: images and documents created or regenerated, and words
+// generated. A `null` limit is unlimited; 0 allows none. An earlier month shows the limits in
+// force when it ended. Needs the read scope.
 //
 // Corresponds with GET /api/v1/usage (the `GetUsage` operationId).
-func (c *Client) GetUsage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetUsageRequest(c.Server)
+func (c *Client) GetUsage(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUsageRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -14825,7 +14836,7 @@ func NewHeadTemplatesRequest(server string) (*http.Request, error) {
 }
 
 // NewGetUsageRequest constructs an http.Request for the GetUsage method
-func NewGetUsageRequest(server string) (*http.Request, error) {
+func NewGetUsageRequest(server string, params *GetUsageParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -14841,6 +14852,33 @@ func NewGetUsageRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Period != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "period", *params.Period, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -16493,16 +16531,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with HEAD /api/v1/templates (the `HeadTemplates` operationId).
 	HeadTemplatesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadTemplatesResponse, error)
 
-	// GetUsageWithResponse Usage of this month
+	// GetUsageWithResponse Usage of this month or an earlier one
 	//
-	// What the account has used this month (a calendar month in UTC) and its limits: images and
-	// documents created or regenerated, and words generated. A `null` limit is unlimited; 0 allows none. Needs
-	// the read scope.
+	// What the account has used this month (a calendar month in UTC), or in the earlier month
+	// `period` names, and its limits: images and documents created or regenerated, and words
+	// generated. A `null` limit is unlimited; 0 allows none. An earlier month shows the limits in
+	// force when it ended. Needs the read scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/usage (the `GetUsage` operationId).
-	GetUsageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetUsageResponse, error)
+	GetUsageWithResponse(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*GetUsageResponse, error)
 
 	// HeadUsageWithResponse Usage of this month, headers only
 	//
@@ -19948,6 +19987,14 @@ type GetUsageResponse405Headers struct {
 	XRequestId          string
 }
 
+// GetUsageResponse422Headers the declared response headers of an HTTP 422 response for GetUsage
+type GetUsageResponse422Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          string
+}
+
 // GetUsageResponse429Headers the declared response headers of an HTTP 429 response for GetUsage
 type GetUsageResponse429Headers struct {
 	RetryAfter          int
@@ -19983,6 +20030,8 @@ type GetUsageResponse struct {
 	JSON401 *Unauthenticated
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -19997,6 +20046,8 @@ type GetUsageResponse struct {
 	Headers401 *GetUsageResponse401Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *GetUsageResponse405Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetUsageResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetUsageResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -23346,17 +23397,18 @@ func (c *ClientWithResponses) HeadTemplatesWithResponse(ctx context.Context, req
 	return ParseHeadTemplatesResponse(rsp)
 }
 
-// GetUsageWithResponse Usage of this month
+// GetUsageWithResponse Usage of this month or an earlier one
 //
-// What the account has used this month (a calendar month in UTC) and its limits: images and
-// documents created or regenerated, and words generated. A `null` limit is unlimited; 0 allows none. Needs
-// the read scope.
+// What the account has used this month (a calendar month in UTC), or in the earlier month
+// `period` names, and its limits: images and documents created or regenerated, and words
+// generated. A `null` limit is unlimited; 0 allows none. An earlier month shows the limits in
+// force when it ended. Needs the read scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v1/usage (the `GetUsage` operationId).
-func (c *ClientWithResponses) GetUsageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetUsageResponse, error) {
-	rsp, err := c.GetUsage(ctx, reqEditors...)
+func (c *ClientWithResponses) GetUsageWithResponse(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*GetUsageResponse, error) {
+	rsp, err := c.GetUsage(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -32464,6 +32516,13 @@ func ParseGetUsageResponse(rsp *http.Response) (*GetUsageResponse, error) {
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32581,6 +32640,37 @@ func ParseGetUsageResponse(rsp *http.Response) (*GetUsageResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetUsageResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetUsageResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"contentapi/shared/generation"
@@ -27,6 +28,41 @@ type Counter interface {
 	Usage(ctx context.Context, account string, period quota.Period) (map[quota.Kind]quota.Meter, error)
 }
 
+// EarlierCounter is a Counter that keeps the months before the current
+// one (quota.HistoryMonths of them): UsageIn reads one of them.
+type EarlierCounter interface {
+	UsageIn(ctx context.Context, account string, period quota.Period) (map[quota.Kind]quota.Meter, error)
+}
+
+// usagePeriod is the month the usage is asked for: the query's period, as
+// the answer's period is written (2026-11), or the current month. A month
+// malformed, to come, or older than the history keeps is a 422 naming
+// period.
+func usagePeriod(r *http.Request, current quota.Period) (quota.Period, error) {
+	q, err := httpapi.ParseQuery(r)
+	if err != nil {
+		return quota.Period{}, err
+	}
+	s, given, repeated := q.Get("period")
+	if !given {
+		return current, nil
+	}
+	if repeated {
+		return quota.Period{}, httpapi.InvalidField("period", "Give one period.")
+	}
+	period, err := quota.ParsePeriod(s)
+	switch {
+	case err != nil:
+		return quota.Period{}, httpapi.InvalidField("period", "The period must be a month written YYYY-MM, as "+current.String()+".")
+	case period.Start().After(current.Start()):
+		return quota.Period{}, httpapi.InvalidField("period", "The period "+period.String()+" has not begun; the current one is "+current.String()+".")
+	case !quota.Kept(period, current):
+		return quota.Period{}, httpapi.InvalidField("period", "The usage of a month is kept "+strconv.Itoa(quota.HistoryMonths)+
+			" months after it: the earliest period is "+current.Before(quota.HistoryMonths).String()+".")
+	}
+	return period, nil
+}
+
 // readsMeter is a resource's reads as the usage shows them: what is
 // counted, and the batch it is counted in, which says how far used may
 // trail the reads (store.Table.CountReads).
@@ -36,8 +72,10 @@ type readsMeter struct {
 }
 
 // UsageRoute serves the usage of the kinds the tables and the other
-// counters count, by the clock now: one strongly consistent read of each
-// one's counter item.
+// counters count in the current month, by the clock now, or in the
+// earlier month the query's period names: one strongly consistent read of
+// each one's counter item, and for an earlier month of each table's
+// history item too.
 func UsageRoute(tables []*store.Table, now func() time.Time, others ...Counter) httpapi.Route {
 	// Each resource's reads count against the limit on their own, shown
 	// by resource: a counter of no resource has no reads.
@@ -55,10 +93,19 @@ func UsageRoute(tables []*store.Table, now func() time.Time, others ...Counter) 
 	}
 	return httpapi.Route{Method: http.MethodGet, Pattern: UsagePath, Handler: func(w http.ResponseWriter, r *http.Request) {
 		p, _ := httpapi.PrincipalFrom(r.Context())
-		period := quota.PeriodOf(now())
+		current := quota.PeriodOf(now())
+		period, err := usagePeriod(r, current)
+		if err != nil {
+			httpapi.WriteError(w, r, err)
+			return
+		}
 		data := map[string]any{"period": period.String()}
 		for _, src := range sources {
-			meters, err := src.Usage(r.Context(), p.Account, period)
+			read := src.Usage
+			if earlier, ok := src.Counter.(EarlierCounter); ok && period != current {
+				read = earlier.UsageIn
+			}
+			meters, err := read(r.Context(), p.Account, period)
 			if err != nil {
 				httpapi.WriteError(w, r, store.Classify(err))
 				return

@@ -402,10 +402,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Usage of this month
-         * @description What the account has used this month (a calendar month in UTC) and its limits: images and
-         *     documents created or regenerated, and words generated. A `null` limit is unlimited; 0 allows none. Needs
-         *     the read scope.
+         * Usage of this month or an earlier one
+         * @description What the account has used this month (a calendar month in UTC), or in the earlier month
+         *     `period` names, and its limits: images and documents created or regenerated, and words
+         *     generated. A `null` limit is unlimited; 0 allows none. An earlier month shows the limits in
+         *     force when it ended. Needs the read scope.
          */
         get: operations["getUsage"];
         put?: never;
@@ -1609,7 +1610,7 @@ export interface components {
             status: 200;
         };
         /**
-         * @description This month's usage and limits.
+         * @description A month's usage and limits (this month's, or the one `period` asked for).
          * @example {
          *       "period": "2026-11",
          *       "images": {
@@ -4890,7 +4891,15 @@ export interface operations {
     };
     getUsage: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The month to show, written as the answer's `period` (`2026-10`); without it, the current
+                 *     month. The current month and the `x-months-kept` months before it can be asked for; a
+                 *     month to come, one older than those, or a malformed period is a 422 naming `period`. A
+                 *     month in which nothing was used answers zeros.
+                 */
+                period?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4900,6 +4909,7 @@ export interface operations {
             200: components["responses"]["UsageOK"];
             401: components["responses"]["Unauthenticated"];
             405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -267,11 +267,22 @@ func TestGeneratedClient(t *testing.T) {
 
 	// The month's usage, with a read key: the two images and two
 	// documents created above, no limits.
-	used, err := newClient(t, s, doer, s.readKey).GetUsageWithResponse(ctx)
+	reader := newClient(t, s, doer, s.readKey)
+	used, err := reader.GetUsageWithResponse(ctx, nil)
 	status(t, "usage", used.HTTPResponse, err, 200)
 	if u := used.JSON200.Data; u.Images.Used != 2 || u.Documents.Used != 2 || u.Words.Used != 0 || u.Images.Limit != nil || u.Period == "" {
 		t.Errorf("usage: %+v", u)
 	}
+	// The same month by its period; an earlier one, unused, all zeros.
+	period := used.JSON200.Data.Period
+	same, err := reader.GetUsageWithResponse(ctx, &client.GetUsageParams{Period: &period})
+	status(t, "usage by period", same.HTTPResponse, err, 200)
+	if u := same.JSON200.Data; u.Period != period || u.Images.Used != 2 || u.Documents.Used != 2 {
+		t.Errorf("usage of %s: %+v", period, u)
+	}
+	earlier := "2000-01"
+	refused, err := reader.GetUsageWithResponse(ctx, &client.GetUsageParams{Period: &earlier})
+	status(t, "usage of a month not kept", refused.HTTPResponse, err, 422)
 	headUsage, err := c.HeadUsageWithResponse(ctx)
 	status(t, "HEAD usage", headUsage.HTTPResponse, err, 200)
 	templates, err := c.ListTemplatesWithResponse(ctx)

@@ -18,6 +18,7 @@ import (
 	"contentapi/shared/hookapi"
 	"contentapi/shared/hookstore"
 	"contentapi/shared/idempotency"
+	"contentapi/shared/quota"
 	"contentapi/shared/ratelimit"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
@@ -134,6 +135,7 @@ func declared(resources []app.Resource) (map[string]*yaml.Node, error) {
 	v["hookapi.MaxEvents"] = integer(hookapi.MaxEvents)
 	// Every delivery log page up to this one is in reach at any per_page.
 	v["hookstore.MaxDeliveryLog pages"] = integer(hookstore.MaxDeliveryLog / slices.Max(records.PerPages))
+	v["quota.HistoryMonths"] = integer(quota.HistoryMonths)
 
 	maps.Copy(v, variableNodes(resources))
 	names, err := metricNames()
