@@ -39,6 +39,13 @@ func (s *Store) archive(ctx context.Context, account string, counter map[string]
 	}
 }
 
+// keepLimits records the limits counter says are in force as those of the
+// earlier months kept that have none recorded yet, on the history item
+// (quota.Policy.KeepLimits).
+func (s *Store) keepLimits(ctx context.Context, account string, counter map[string]types.AttributeValue) error {
+	return s.Quota.KeepLimits(ctx, counter, quota.PeriodOf(s.now()), s.itemWrite(account, historySK))
+}
+
 // itemWrite makes conditional writes on one of the account's items.
 func (s *Store) itemWrite(account, sk string) quota.Write {
 	return func(ctx context.Context, expr expression.Expression) error {

@@ -842,4 +842,16 @@ func TestEarlierMonthsOfDeliveriesAreKept(t *testing.T) {
 			t.Errorf("%s once moved: %d, want 3", m.Format("2006-01"), got.Used)
 		}
 	}
+	// Two months on, the limit changes: the last month used and the one
+	// with no use keep the limit they ended with.
+	last := month.AddDate(0, 1, 0)
+	s.Now = func() time.Time { return last.AddDate(0, 2, 0) }
+	if _, err := s.SetLimits(ctx, "acct", quota.Limits{quota.Deliveries: quota.Max(4)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for m, want := range map[time.Time]quota.Meter{last: {Used: 1, Limit: quota.Max(10)}, last.AddDate(0, 1, 0): {Limit: quota.Max(10)}} {
+		if got := usedIn(m); got != want {
+			t.Errorf("%s after the limit changed: %+v, want %+v", m.Format("2006-01"), got, want)
+		}
+	}
 }

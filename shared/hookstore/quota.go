@@ -188,9 +188,13 @@ func (s *Store) SetLimits(ctx context.Context, account string, set quota.Limits,
 		return nil, fmt.Errorf("hookstore: limits: %w", err)
 	}
 	item := got.Item
-	// The months that ended move first, with the limits in force in them.
+	// The months that ended move first, with the limits in force in them;
+	// those with no use record them too.
 	s.archive(ctx, account, item, s.now())
 	if changes {
+		if err := s.keepLimits(ctx, account, item); err != nil {
+			return nil, fmt.Errorf("hookstore: limits: %w", err)
+		}
 		expr, err := expression.NewBuilder().WithUpdate(update).Build()
 		if err != nil {
 			return nil, err

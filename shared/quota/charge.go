@@ -325,11 +325,16 @@ func OwnLimit(item map[string]types.AttributeValue, k Kind) (Limit, bool, error)
 	return readLimit(item[LimitAttr(k)])
 }
 
-// readLimit reads a stored limit (LimitValue), and false when there is none.
+// readLimit reads a stored limit (LimitValue), and false when there is none
+// (or a month recorded the default: history.go).
 func readLimit(av types.AttributeValue) (Limit, bool, error) {
 	switch av := av.(type) {
 	case nil:
 		return Limit{}, false, nil
+	case *types.AttributeValueMemberS:
+		if av.Value == defaultMark {
+			return Limit{}, false, nil
+		}
 	case *types.AttributeValueMemberNULL:
 		return Unlimited, true, nil
 	case *types.AttributeValueMemberN:

@@ -88,12 +88,83 @@ func PeriodLimitAttr(k Kind, p Period) string {
 // and limit (by LimitAttr).
 const claimToken = "token"
 
+// defaultMark is the limit a month records for a kind the account had no
+// limit of its own of: the deployment's default applied. The default is
+// not the account's to record (a tool that sets limits runs without the
+// functions' configuration), so such a month shows the default as it is
+// when read.
+const defaultMark = "default"
+
+// monthLimitValue is the limit of k a month records: the account's own in
+// own (LimitValue), else defaultMark.
+func monthLimitValue(own Limits, k Kind) types.AttributeValue {
+	if l, ok := own[k]; ok {
+		return LimitValue(l)
+	}
+	return &types.AttributeValueMemberS{Value: defaultMark}
+}
+
+// readMonthLimit reads a limit a month recorded, with def for the
+// deployment's default, and false when it recorded none.
+func readMonthLimit(av types.AttributeValue, def Limit) (Limit, bool, error) {
+	if s, ok := av.(*types.AttributeValueMemberS); ok && s.Value == defaultMark {
+		return def, true, nil
+	}
+	return readLimit(av)
+}
+
+// MonthLimit is the limit of k in force as period ended, as item records
+// it (PeriodLimitAttr), with def for the deployment's default, and false
+// when item records none for period.
+func MonthLimit(item map[string]types.AttributeValue, k Kind, period Period, def Limit) (Limit, bool, error) {
+	return readMonthLimit(item[PeriodLimitAttr(k, period)], def)
+}
+
+// KeepLimits records on the history item the limits counter says are in
+// force as those of each month kept before now that has none recorded yet
+// (KeepLimitsWrite), where the policy keeps History: a change of limits
+// makes it first.
+func (p Policy) KeepLimits(ctx context.Context, counter map[string]types.AttributeValue, now Period, history Write) error {
+	if !p.History {
+		return nil
+	}
+	own, err := p.OwnLimits(counter)
+	if err != nil {
+		return err
+	}
+	return write(ctx, history, func() (expression.Expression, error) { return KeepLimitsWrite(p.Kinds(), own, now) })
+}
+
+// KeepLimitsWrite is the write that records, on the item keeping the
+// months' limits (a history item, the spend item), the limits in force now
+// as those of each month kept before now that has none recorded yet: own,
+// the account's own, and the default for the other kinds. Made before a
+// change of limits, it leaves every month kept with the limits it ended
+// with, whether anything was used in it or not. It removes the records of
+// the months before those kept.
+func KeepLimitsWrite(kinds []Kind, own Limits, now Period) (expression.Expression, error) {
+	var update expression.UpdateBuilder
+	for _, k := range kinds {
+		for m := 1; m <= HistoryMonths; m++ {
+			limit := expression.Name(PeriodLimitAttr(k, now.Before(m)))
+			update = update.Set(limit, expression.IfNotExists(limit, expression.Value(monthLimitValue(own, k))))
+		}
+		for m := HistoryMonths + 1; m <= HistoryMonths+historyDropped; m++ {
+			update = update.Remove(expression.Name(PeriodLimitAttr(k, now.Before(m))))
+		}
+	}
+	return expression.NewBuilder().WithUpdate(update).Build()
+}
+
 // Claim is an earlier month's usage on its way from the counter item to
 // the history item.
 type Claim struct {
 	Period Period
 	Token  string
 	Used   map[Kind]int64
+	// Kinds are the policy's kinds, whose limits the claim records: the
+	// account's own in Limits, the default for the others.
+	Kinds  []Kind
 	Limits Limits
 	// Written says the counter item holds the claim already: a mover
 	// stopped after step 1.
@@ -103,7 +174,7 @@ type Claim struct {
 // Leftovers are the months before now whose usage of the policy's kinds the
 // counter item still holds: a claim found there (a mover stopped after
 // claiming), or the usage, as a claim yet to be written with token and the
-// limits the counter says apply (the limits in force as the month ended).
+// account's own limits the counter holds (in force as the month ended).
 // The oldest month comes first.
 func (p Policy) Leftovers(counter map[string]types.AttributeValue, now Period, token string) ([]Claim, error) {
 	byPeriod := map[Period]*Claim{}
@@ -132,7 +203,7 @@ func (p Policy) Leftovers(counter map[string]types.AttributeValue, now Period, t
 			}
 			c := byPeriod[period]
 			if c == nil {
-				c = &Claim{Period: period, Token: token + "-" + period.Start().Format(periodLayout), Used: map[Kind]int64{}}
+				c = &Claim{Period: period, Token: token + "-" + period.Start().Format(periodLayout), Used: map[Kind]int64{}, Kinds: p.Kinds()}
 				byPeriod[period] = c
 			}
 			n, err := number(av)
@@ -142,19 +213,16 @@ func (p Policy) Leftovers(counter map[string]types.AttributeValue, now Period, t
 			c.Used[k] = n
 		}
 	}
+	own, err := p.OwnLimits(counter)
+	if err != nil {
+		return nil, err
+	}
 	periods := slices.SortedFunc(maps.Keys(byPeriod), func(a, b Period) int { return a.Start().Compare(b.Start()) })
 	claims := make([]Claim, 0, len(periods))
 	for _, period := range periods {
 		c := byPeriod[period]
 		if !claimed[period] {
-			meters, err := p.Read(counter, period)
-			if err != nil {
-				return nil, err
-			}
-			c.Limits = Limits{}
-			for k, m := range meters {
-				c.Limits[k] = m.Limit
-			}
+			c.Limits = own
 		}
 		c.Written = claimed[period]
 		claims = append(claims, *c)
@@ -176,8 +244,8 @@ func (c Claim) claimValue() types.AttributeValue {
 	for k, n := range c.Used {
 		m[string(k)] = &types.AttributeValueMemberN{Value: fmt.Sprint(n)}
 	}
-	for k, l := range c.Limits {
-		m[LimitAttr(k)] = LimitValue(l)
+	for _, k := range c.Kinds {
+		m[LimitAttr(k)] = monthLimitValue(c.Limits, k)
 	}
 	return &types.AttributeValueMemberM{Value: m}
 }
@@ -192,7 +260,7 @@ func (p Policy) readClaim(period Period, av types.AttributeValue) (*Claim, error
 	if !ok {
 		return nil, ErrUnknownItem
 	}
-	c := &Claim{Period: period, Token: token.Value, Used: map[Kind]int64{}, Limits: Limits{}}
+	c := &Claim{Period: period, Token: token.Value, Used: map[Kind]int64{}, Kinds: p.Kinds(), Limits: Limits{}}
 	for _, k := range p.Kinds() {
 		n, err := number(m.Value[string(k)])
 		if err != nil {
@@ -225,8 +293,8 @@ func (c Claim) ClaimWrite() (expression.Expression, error) {
 }
 
 // ApplyWrite is step 2 on the history item: the claim's usage added and its
-// limits recorded (the first recorded for a month stands), once per token,
-// and the months past keeping removed.
+// limits recorded (the first recorded for a month stands: KeepLimits's, or
+// an earlier claim's), once per token, and the months past keeping removed.
 func (c Claim) ApplyWrite() (expression.Expression, error) {
 	moves := expression.Name(MovesAttr(c.Period))
 	token := &types.AttributeValueMemberSS{Value: []string{c.Token}}
@@ -234,16 +302,16 @@ func (c Claim) ApplyWrite() (expression.Expression, error) {
 	for _, k := range slices.Sorted(maps.Keys(c.Used)) {
 		update = update.Add(expression.Name(UsedAttr(k, c.Period)), expression.Value(c.Used[k]))
 	}
-	for _, k := range slices.Sorted(maps.Keys(c.Limits)) {
+	for _, k := range c.Kinds {
 		limit := expression.Name(PeriodLimitAttr(k, c.Period))
-		update = update.Set(limit, expression.IfNotExists(limit, expression.Value(LimitValue(c.Limits[k]))))
+		update = update.Set(limit, expression.IfNotExists(limit, expression.Value(monthLimitValue(c.Limits, k))))
 	}
 	// The months before those kept as of the claim's, whose usage and
 	// limits are the claim's kinds'.
 	for m := HistoryMonths; m < HistoryMonths+historyDropped; m++ {
 		old := c.Period.Before(m)
 		update = update.Remove(expression.Name(MovesAttr(old)))
-		for _, k := range slices.Sorted(maps.Keys(c.Limits)) {
+		for _, k := range c.Kinds {
 			update = update.Remove(expression.Name(UsedAttr(k, old))).Remove(expression.Name(PeriodLimitAttr(k, old)))
 		}
 	}
@@ -300,8 +368,8 @@ func conditionFailed(err error) bool {
 // ReadEarlier is the usage of the policy's kinds in period, a month before
 // the current one, and the limits in force as it ended, from the counter
 // item and the history item (nil: none yet), whatever the state of a move.
-// A month whose limits the history did not record (nothing was used in it)
-// has the limits the counter says apply now.
+// A month whose limits the history did not record (nothing was used in it,
+// and the limits have not changed since) has the limits that apply now.
 func (p Policy) ReadEarlier(counter, history map[string]types.AttributeValue, period Period) (map[Kind]Meter, error) {
 	meters, err := p.Read(counter, period)
 	if err != nil {
@@ -325,11 +393,12 @@ func (p Policy) ReadEarlier(counter, history map[string]types.AttributeValue, pe
 		m.Used = moved + counterUsed(counter, k, period)
 		if pending != nil {
 			m.Used += pending.Used[k]
+			m.Limit = p.Default(k)
 			if l, ok := pending.Limits[k]; ok {
 				m.Limit = l
 			}
 		}
-		if l, ok, err := readLimit(history[PeriodLimitAttr(k, period)]); err != nil {
+		if l, ok, err := MonthLimit(history, k, period, p.Default(k)); err != nil {
 			return nil, err
 		} else if ok {
 			m.Limit = l

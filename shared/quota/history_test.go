@@ -45,7 +45,7 @@ func TestReadEarlierInEveryStateOfAMove(t *testing.T) {
 	}
 	claims, err := p.Leftovers(before, now, "t1")
 	if err != nil || len(claims) != 1 || claims[0].Written || claims[0].Period != october ||
-		claims[0].Used[Documents] != 4 || claims[0].Used[Words] != 900 || claims[0].Limits[Documents] != Max(10) || claims[0].Limits[Words] != Unlimited {
+		claims[0].Used[Documents] != 4 || claims[0].Used[Words] != 900 || claims[0].Limits[Words] != Unlimited || len(claims[0].Limits) != 1 {
 		t.Fatalf("leftovers %+v, %v", claims, err)
 	}
 	c := claims[0]
@@ -54,7 +54,7 @@ func TestReadEarlierInEveryStateOfAMove(t *testing.T) {
 	}
 	applied := map[string]types.AttributeValue{
 		UsedAttr(Documents, october): num("4"), UsedAttr(Words, october): num("900"),
-		PeriodLimitAttr(Documents, october): num("10"), PeriodLimitAttr(Words, october): &types.AttributeValueMemberNULL{Value: true},
+		PeriodLimitAttr(Documents, october): defaultLimit, PeriodLimitAttr(Words, october): &types.AttributeValueMemberNULL{Value: true},
 		MovesAttr(october): &types.AttributeValueMemberSS{Value: []string{c.Token}},
 	}
 	released := map[string]types.AttributeValue{UsedAttr(Documents, now): num("1")}
@@ -91,6 +91,63 @@ func TestReadEarlierInEveryStateOfAMove(t *testing.T) {
 	if left, _ := p.Leftovers(released, now, "t3"); len(left) != 0 {
 		t.Errorf("the current month moves: %+v", left)
 	}
+	// A month that ended under the deployment's default shows the default
+	// as it is when read, in every state.
+	p.Defaults[Documents] = Max(20)
+	for name, items := range map[string][2]map[string]types.AttributeValue{"claimed": {claimed, nil}, "applied": {released, applied}} {
+		if m, err := p.ReadEarlier(items[0], items[1], october); err != nil || m[Documents].Limit != Max(20) {
+			t.Errorf("%s, the default now 20: %+v, %v", name, m[Documents], err)
+		}
+	}
+}
+
+var defaultLimit = &types.AttributeValueMemberS{Value: defaultMark}
+
+// KeepLimitsWrite records each kept month's limit where none is, the account's
+// own or the default, and removes the records of the months past keeping.
+func TestKeepLimitsWrite(t *testing.T) {
+	now := PeriodOf(time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC))
+	expr, err := KeepLimitsWrite([]Kind{Documents, Words}, Limits{Words: Max(500)}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, n := range expr.Names() {
+		names[n] = true
+	}
+	for _, k := range []Kind{Documents, Words} {
+		for m, want := range map[int]bool{0: false, 1: true, HistoryMonths: true, HistoryMonths + 1: true, HistoryMonths + historyDropped: true, HistoryMonths + historyDropped + 1: false} {
+			if attr := PeriodLimitAttr(k, now.Before(m)); names[attr] != want {
+				t.Errorf("%s named: %v, want %v", attr, names[attr], want)
+			}
+		}
+	}
+	update := *expr.Update()
+	if strings.Count(update, "if_not_exists") != 2*HistoryMonths || !strings.Contains(update, "REMOVE") {
+		t.Errorf("update %q", update)
+	}
+	values := map[string]int{}
+	for _, v := range expr.Values() {
+		switch v := v.(type) {
+		case *types.AttributeValueMemberS:
+			values[v.Value]++
+		case *types.AttributeValueMemberN:
+			values[v.Value]++
+		}
+	}
+	if values[defaultMark] == 0 || values["500"] == 0 {
+		t.Errorf("values %v: want the default for documents, 500 for words", values)
+	}
+	// What it records reads back as the month's limit.
+	recorded := map[string]types.AttributeValue{PeriodLimitAttr(Documents, now.Before(1)): defaultLimit, PeriodLimitAttr(Words, now.Before(1)): num("500")}
+	for k, want := range map[Kind]Limit{Documents: Max(7), Words: Max(500)} {
+		if l, ok, err := MonthLimit(recorded, k, now.Before(1), Max(7)); err != nil || !ok || l != want {
+			t.Errorf("%s: %v %v %v, want %v", k, l, ok, err, want)
+		}
+	}
+	if _, ok, err := MonthLimit(recorded, Words, now.Before(2), Max(7)); ok || err != nil {
+		t.Errorf("a month with nothing recorded reads as recorded: %v", err)
+	}
 }
 
 // Without History a counting write removes the twelve months before;
@@ -107,7 +164,7 @@ func TestHistoryKeepsEarlierMonthsOnTheCounter(t *testing.T) {
 
 // The apply is conditioned on its token and removes months past keeping.
 func TestApplyWriteCountsATokenOnce(t *testing.T) {
-	c := Claim{Period: PeriodOf(time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)), Token: "tok", Used: map[Kind]int64{Images: 3}, Limits: Limits{Images: Max(5)}}
+	c := Claim{Period: PeriodOf(time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)), Token: "tok", Used: map[Kind]int64{Images: 3}, Kinds: []Kind{Images}, Limits: Limits{Images: Max(5)}}
 	expr, err := c.ApplyWrite()
 	if err != nil {
 		t.Fatal(err)

@@ -50,6 +50,14 @@ func (t *Table) moveMonth(ctx context.Context, account string, c quota.Claim) er
 	return c.Move(ctx, t.itemWrite(account, counterID), t.itemWrite(account, historyID))
 }
 
+// keepLimits records the limits counter says are in force as those of the
+// earlier months kept that have none recorded yet, on the history item
+// (quota.Policy.KeepLimits), so that a month in which nothing was used
+// keeps the limits it ended with too.
+func (t *Table) keepLimits(ctx context.Context, account string, counter Item) error {
+	return t.Quota.KeepLimits(ctx, counter, quota.PeriodOf(t.Now()), t.itemWrite(account, historyID))
+}
+
 // itemWrite makes conditional writes on one of the account's items.
 func (t *Table) itemWrite(account string, id int64) quota.Write {
 	return func(ctx context.Context, expr ddbexpr.Expression) error {

@@ -80,6 +80,18 @@ func (r *rig) earlierOnCounter() []string {
 	return names
 }
 
+// setLimit gives the account its own limit of images as cmd/apikey does:
+// from a table whose policy knows no deployment default.
+func (r *rig) setLimit(l quota.Limit) {
+	r.t.Helper()
+	tool := store.New(r.db, r.imgs.Name(), images.Resource)
+	tool.Quota = quota.Policy{Counts: quota.Images, History: true}
+	tool.Now = r.imgs.Now
+	if _, err := tool.SetLimits(context.Background(), "acme", quota.Limits{quota.Images: l}, nil); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
 func TestEarlierMonthsAreKeptWithTheirLimits(t *testing.T) {
 	r := historyRig(t)
 	// Sixteen months, the n-th with n+1 creates; the limit is the default
@@ -89,10 +101,9 @@ func TestEarlierMonthsAreKeptWithTheirLimits(t *testing.T) {
 		periods = append(periods, r.month(n))
 		if n == 8 {
 			// Before the first create of month 8: month 7 has not moved
-			// yet, and keeps the limit it ended with.
-			if _, err := r.imgs.SetLimits(context.Background(), "acme", quota.Limits{quota.Images: quota.Max(50)}, nil); err != nil {
-				t.Fatal(err)
-			}
+			// yet, and keeps the limit it ended with, the default, which
+			// the tool setting the limit does not know.
+			r.setLimit(quota.Max(50))
 		}
 		r.createImages(n + 1)
 		if left := r.earlierOnCounter(); len(left) > 0 {
@@ -116,10 +127,18 @@ func TestEarlierMonthsAreKeptWithTheirLimits(t *testing.T) {
 			t.Errorf("%s: %+v, want %d used under %v", p, m, n+1, want)
 		}
 	}
-	// A month with no use: zero, under the limit in force now.
-	r.month(17)
-	if m := r.used(quota.PeriodOf(r.imgs.Now()).Before(1)); m.Used != 0 || m.Limit != quota.Max(50) {
+	// A month with no use: zero, under the limit in force as it ended,
+	// before and after a change of the limit.
+	now := r.month(17)
+	unused := now.Before(1)
+	if m := r.used(unused); m.Used != 0 || m.Limit != quota.Max(50) {
 		t.Errorf("a month without use: %+v", m)
+	}
+	r.setLimit(quota.Max(30))
+	for p, want := range map[quota.Period]quota.Meter{unused: {Limit: quota.Max(50)}, unused.Before(1): {Used: 16, Limit: quota.Max(50)}, now: {Limit: quota.Max(30)}} {
+		if m := r.used(p); m != want {
+			t.Errorf("%s, after the limit changed: %+v, want %+v", p, m, want)
+		}
 	}
 	// The history keeps its months and drops the older ones.
 	for name := range r.raw(r.imgs, "acme", -3) {
@@ -253,5 +272,35 @@ func TestSpendIsKeptAsLongAsTheHistory(t *testing.T) {
 	s, err := doc.Spent(t.Context(), "acme", first)
 	if err != nil || s.Used != 1000 {
 		t.Fatalf("%s, 13 months on: %v spent (%v), want 1000", first, s.Used, err)
+	}
+}
+
+// An earlier month shows the spend limit in force as it ended: the
+// deployment's default, then the account's own, whatever changed since.
+func TestSpendLimitOfEarlierMonths(t *testing.T) {
+	env := ddblocal.NewTestEnv(t)
+	img := store.New(env.Client, env.Tables["ImagesTable"], images.Resource)
+	img.Cap.Default = quota.Max(25_000_000_000)
+	at := time.Date(2026, 11, 15, 12, 0, 0, 0, time.UTC)
+	img.Now = func() time.Time { return at }
+	november := quota.PeriodOf(at)
+	// Set by a tool that knows no default, as cmd/apikey does.
+	set := func(l quota.Limit) {
+		tool := store.New(env.Client, img.Name(), images.Resource)
+		tool.Now = img.Now
+		if _, _, err := tool.SetSpendLimit(t.Context(), "acme", &l, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at = at.AddDate(0, 1, 0) // December: November ended under the default.
+	set(quota.Max(10_000_000_000))
+	at = at.AddDate(0, 2, 0) // February: December and January under $10.
+	set(quota.Max(5_000_000_000))
+	set(quota.Unlimited)
+	for p, want := range map[quota.Period]quota.Limit{november: img.Cap.Default, november.Before(-1): quota.Max(10_000_000_000),
+		november.Before(-2): quota.Max(10_000_000_000), quota.PeriodOf(at): quota.Unlimited} {
+		if s, err := img.Spent(t.Context(), "acme", p); err != nil || s.Limit != want {
+			t.Errorf("%s: limit %v (%v), want %v", p, s.Limit, err, want)
+		}
 	}
 }

@@ -228,6 +228,9 @@ func (t *Table) SpendLimit(counter Item) (quota.Limit, error) {
 func (t *Table) SetSpendLimit(ctx context.Context, account string, l *quota.Limit, ledger bool) (quota.Limit, bool, error) {
 	ids := []int64{counterID}
 	if ledger {
+		if err := t.keepSpendLimit(ctx, account); err != nil {
+			return quota.Limit{}, false, err
+		}
 		ids = append(ids, spendID)
 	}
 	var item Item
@@ -245,6 +248,31 @@ func (t *Table) SetSpendLimit(ctx context.Context, account string, l *quota.Limi
 		item = got
 	}
 	return quota.OwnLimit(item, quota.Spend)
+}
+
+// keepSpendLimit records the spend limit in force, as the spend item says,
+// as that of each month kept before the current one that has none recorded
+// yet (quota.KeepLimitsWrite), so that the usage of an earlier month shows the
+// spend limit it ended with: a change of the limit makes it first.
+func (t *Table) keepSpendLimit(ctx context.Context, account string) error {
+	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &t.name, Key: key(account, spendID), ConsistentRead: ptr(true),
+		ProjectionExpression: ptr("#l"), ExpressionAttributeNames: map[string]string{"#l": quota.LimitAttr(quota.Spend)},
+	})
+	if err != nil {
+		return err
+	}
+	own := quota.Limits{}
+	if l, ok, err := quota.OwnLimit(out.Item, quota.Spend); err != nil {
+		return err
+	} else if ok {
+		own[quota.Spend] = l
+	}
+	expr, err := quota.KeepLimitsWrite([]quota.Kind{quota.Spend}, own, quota.PeriodOf(t.Now()))
+	if err != nil {
+		return err
+	}
+	return t.itemWrite(account, spendID)(ctx, expr)
 }
 
 // OwnSpendLimit is the account's own spend limit on the counter item, and

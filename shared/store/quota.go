@@ -215,9 +215,13 @@ func (t *Table) SetLimits(ctx context.Context, account string, set quota.Limits,
 		return nil, err
 	}
 	item := out.Item
-	// The months that ended move first, with the limits in force in them.
+	// The months that ended move first, with the limits in force in them;
+	// those with no use record them too.
 	t.archive(ctx, account, item)
 	if changes {
+		if err := t.keepLimits(ctx, account, item); err != nil {
+			return nil, err
+		}
 		expr, err := ddbexpr.NewBuilder().WithUpdate(update).Build()
 		if err != nil {
 			return nil, err

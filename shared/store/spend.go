@@ -84,7 +84,8 @@ type Spending struct {
 	Used generation.USD
 	Days []DaySpend
 	// Limit is the monthly spend limit that applies, as the spend item
-	// of the ledger's table says (ledger.go).
+	// of the ledger's table says (ledger.go); for an earlier month, the
+	// one in force as it ended.
 	Limit quota.Limit
 }
 
@@ -110,6 +111,12 @@ func (t *Table) Spent(ctx context.Context, account string, period quota.Period) 
 	var s Spending
 	if s.Limit, err = quota.SpendLimit(out.Item, t.Cap.Default); err != nil {
 		return Spending{}, err
+	}
+	// An earlier month's limit, where a change of it since recorded it.
+	if l, ok, err := quota.MonthLimit(out.Item, quota.Spend, period, t.Cap.Default); err != nil {
+		return Spending{}, err
+	} else if ok {
+		s.Limit = l
 	}
 	s.Used = generation.USD(intOr0(out.Item, quota.UsedAttr(quota.Spend, period)))
 	for _, d := range period.Days() {
