@@ -109,6 +109,23 @@ func TestUsageByTheMonth(t *testing.T) {
 	if data := getPeriod("?period=2025-11"); !equalJSON(data, empty) {
 		t.Errorf("a month without use: %v, want %v", data, empty)
 	}
+	// Limits changed in December: the earlier months, used or not, keep
+	// the limits they ended with.
+	if _, err := img.SetLimits(ctx, "acme", quota.Limits{quota.Images: quota.Max(50)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := img.SetSpendLimit(ctx, "acme", ptr(quota.Max(25_000_000_000)), true); err != nil {
+		t.Fatal(err)
+	}
+	for query, want := range map[string]map[string]any{"?period=2026-11": november, "?period=2025-11": empty} {
+		if data := getPeriod(query); !equalJSON(data, want) {
+			t.Errorf("usage%s after the limits changed: %v, want %v", query, data, want)
+		}
+	}
+	if data := get(); !equalJSON(data["images"], map[string]any{"used": 1.0, "limit": 50.0}) ||
+		!equalJSON(data["spend"].(map[string]any)["limit_usd"], 25.0) {
+		t.Errorf("December after the limits changed: %v", data)
+	}
 	// A period malformed, to come, past keeping or repeated is a 422
 	// naming period.
 	for _, query := range []string{"?period=2026-13", "?period=2026-1", "?period=%202026-11", "?period=", "?period=2027-01",
