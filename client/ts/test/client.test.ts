@@ -111,6 +111,32 @@ test("every template's documents in one list: template_id all", async () => {
   assert.deepEqual(nine.data?.data.map((d) => d.id), [ids[0]]);
 });
 
+// monthsFrom is the month n months after period (YYYY-MM), written alike.
+function monthsFrom(period: string, n: number): string {
+  const [year, month] = period.split("-").map(Number);
+  return new Date(Date.UTC(year ?? 0, (month ?? 1) - 1 + n, 1)).toISOString().slice(0, 7);
+}
+
+test("usage of this month, of an earlier one by its period, and a month to come refused", async () => {
+  const now = await api.GET("/api/v1/usage");
+  assert.equal(now.response.status, 200);
+  const period = now.data?.data.period ?? "";
+  assert.match(period, /^\d{4}-\d{2}$/);
+  const same = await api.GET("/api/v1/usage", { params: { query: { period } } });
+  assert.equal(same.data?.data.period, period);
+  assert.equal(same.data?.data.documents.used, now.data?.data.documents.used);
+  // A year ago, before this account existed: zeros.
+  const earlier = monthsFrom(period, -12);
+  const before = await api.GET("/api/v1/usage", { params: { query: { period: earlier } } });
+  assert.equal(before.response.status, 200);
+  assert.equal(before.data?.data.period, earlier);
+  assert.equal(before.data?.data.documents.used, 0);
+  assert.equal(before.data?.data.spend.used_usd, 0);
+  const next = await api.GET("/api/v1/usage", { params: { query: { period: monthsFrom(period, 1) } } });
+  assert.equal(next.response.status, 422);
+  assert.equal(next.error?.errors?.period?.length, 1);
+});
+
 test("regenerate with Prefer: respond-async", async () => {
   const created = await api.POST("/api/v1/images", {
     body: { name: "Cliff", description: "A lighthouse", resolution: "256x256", style: "digital_art" },
