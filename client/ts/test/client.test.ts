@@ -134,7 +134,9 @@ test("usage of this month, of an earlier one by its period, and a month to come 
   assert.equal(before.data?.data.spend.used_usd, 0);
   const next = await api.GET("/api/v1/usage", { params: { query: { period: monthsFrom(period, 1) } } });
   assert.equal(next.response.status, 422);
-  assert.equal(next.error?.errors?.period?.length, 1);
+  const refused = next.error;
+  assert.ok(refused && "errors" in refused, "a 422 with messages per field");
+  assert.equal(refused.errors["period"]?.length, 1);
 });
 
 test("regenerate with Prefer: respond-async", async () => {
