@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/url"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -32,8 +33,8 @@ func measureQuota(ctx context.Context, m *ddblocal.Meter, logs *bench.LogMeter, 
 		{quota.Limits{quota.Documents: quota.Max(0)},
 			operation{Name: "create_over_quota", What: "POST /api/v1/documents (as create) past the month's documents limit: 429, nothing written",
 				method: "POST", path: "/api/v1/documents", status: 429, form: document}},
-		{nil, operation{Name: "usage", What: "GET /api/v1/usage: the counter items of both tables",
-			method: "GET", path: app.UsagePath, status: 200}},
+		{nil, operation{Name: "usage", What: "GET /api/v1/usage: the counter items of both tables", method: "GET", path: app.UsagePath, status: 200}},
+		{nil, operation{Name: "usage_earlier", What: "GET /api/v1/usage?period= the month before: each table's history item too", method: "GET", path: app.UsagePath + "?period=" + quota.PeriodOf(time.Now()).Before(1).String(), status: 200}},
 	}
 	var results []operationResult
 	for _, o := range ops {
