@@ -184,6 +184,44 @@ func TestMoveSurvivesEachWriteFailing(t *testing.T) {
 	}
 }
 
+// The write recording the limits of the months kept before a change fails,
+// loses its answer, is throttled or hangs, on every try: the change is
+// refused or made, never half made, and once it is made every month shows
+// the limit it ended with, the month without use among them.
+func TestKeepLimitsSurvivesItsWriteFailing(t *testing.T) {
+	keepWrite := func(c ddblocal.ProxiedCall) bool {
+		return c.Op == "UpdateItem" && c.Has(`"limit_images_`) && !c.Has(`"moves_`)
+	}
+	for _, fault := range []ddblocal.Fault{ddblocal.LoseAnswer, ddblocal.FailCall, ddblocal.ThrottleCall, ddblocal.HangCall} {
+		t.Run(fault.String(), func(t *testing.T) {
+			r := historyRig(t)
+			used := r.month(-2)
+			r.createImages(2)
+			now := r.month(0)
+			tool := store.New(r.db, r.imgs.Name(), images.Resource)
+			tool.Quota, tool.Now = quota.Policy{Counts: quota.Images, History: true}, r.imgs.Now
+			r.proxy.Inject(keepWrite, fault, 100)
+			_, err := tool.SetLimits(request(t), "acme", quota.Limits{quota.Images: quota.Max(50)}, nil)
+			r.proxy.Reset()
+			r.proxy.Wait()
+			if err == nil {
+				t.Fatalf("the limits changed though their months' limits were not recorded")
+			}
+			if m := r.used(now); m.Limit != quota.Max(100) {
+				t.Fatalf("the refused change left %v", m.Limit)
+			}
+			if _, err := tool.SetLimits(request(t), "acme", quota.Limits{quota.Images: quota.Max(50)}, nil); err != nil {
+				t.Fatal(err)
+			}
+			for p, want := range map[quota.Period]quota.Meter{used: {Used: 2, Limit: quota.Max(100)}, now.Before(1): {Limit: quota.Max(100)}, now: {Limit: quota.Max(50)}} {
+				if m := r.used(p); m != want {
+					t.Errorf("%s: %+v, want %+v", p, m, want)
+				}
+			}
+		})
+	}
+}
+
 // Movers at once: many creates of the new month, from two instances of the
 // store, race to move the last one; it is counted once.
 func TestConcurrentMoversCountTheMonthOnce(t *testing.T) {
