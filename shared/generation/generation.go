@@ -28,6 +28,17 @@ const (
 // here: make generate).
 var Statuses = []Status{Pending, Running, Done, Failed}
 
+// Mode is how a record's generation runs. The empty mode is on demand:
+// the request or the generator, from the table's stream, calls the model,
+// as for every record before bulk generation. Batch is a Bedrock batch
+// inference job's: the generator's event source mappings leave a pending
+// record in it out (template.yaml), and the job's results are written
+// back by the batches' function instead.
+type Mode string
+
+// Batch is the mode of a record a batch inference job generates.
+const Batch Mode = "batch"
+
 // Ended reports whether the status is final.
 func (s Status) Ended() bool { return s == Done || s == Failed }
 
@@ -67,6 +78,10 @@ type State struct {
 	// conditional on it, so of duplicate or overtaken deliveries exactly
 	// one attempt writes the record, and a picture is named after it.
 	Attempt string `json:"-" dynamodbav:"attempt"`
+	// Mode is Batch while a batch inference job generates the record,
+	// empty on demand; stored only (attribute "mode", which the
+	// generator's stream filters read).
+	Mode Mode `json:"-" dynamodbav:"mode,omitempty"`
 	// RequestedAt starts the 15-minute clock.
 	RequestedAt string `json:"-" dynamodbav:"requested_at"`
 	// StartedAt is when a generator took the attempt up; empty while pending.

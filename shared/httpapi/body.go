@@ -31,16 +31,9 @@ func WithUndecodableBody(ctx context.Context) context.Context {
 // ParseBody reads a form, multipart or JSON body. An empty body with no
 // Content-Type is an empty input; a body of any other type is 415.
 func ParseBody(r *http.Request) (records.Input, error) {
-	if undecodable, _ := r.Context().Value(bodyUndecodableKey{}).(bool); undecodable {
-		return records.Input{}, BadRequest("The request body is not valid base64.")
-	}
-	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
+	raw, err := readBody(r)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return records.Input{}, TooLarge()
-		}
-		return records.Input{}, BadRequest("The request body could not be read.")
+		return records.Input{}, err
 	}
 	header := r.Header.Get("Content-Type")
 	if header == "" {
@@ -62,6 +55,23 @@ func ParseBody(r *http.Request) (records.Input, error) {
 		return parseMultipart(raw, params["boundary"])
 	}
 	return records.Input{}, UnsupportedMediaType()
+}
+
+// readBody is the request's body, at most MaxBodyBytes (413 beyond), or
+// the 400 of one that could not be read or decoded.
+func readBody(r *http.Request) ([]byte, error) {
+	if undecodable, _ := r.Context().Value(bodyUndecodableKey{}).(bool); undecodable {
+		return nil, BadRequest("The request body is not valid base64.")
+	}
+	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, TooLarge()
+		}
+		return nil, BadRequest("The request body could not be read.")
+	}
+	return raw, nil
 }
 
 func parseForm(raw []byte) (records.Input, error) {

@@ -3,7 +3,9 @@ package records
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -127,4 +129,30 @@ func isPlain(s string) bool {
 		}
 	}
 	return true
+}
+
+// InvalidRows is the refusal of a body of rows (a batch's), all or nothing:
+// each invalid row's messages under "rows.<n>.<field>", n its number from
+// 1, the first rows' first, within MaxInvalidFields. errs[i] is what
+// judging row i+1 answered, nil for a valid row; an error of another kind
+// than InvalidError is returned as it is. nil when every row is valid.
+func InvalidRows(errs []error) error {
+	report := fieldErrors{}
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		var invalid *InvalidError
+		if !errors.As(err, &invalid) {
+			return err
+		}
+		for _, field := range slices.Sorted(maps.Keys(invalid.Fields)) {
+			name := "rows." + strconv.Itoa(i+1) + "." + field
+			if _, known := report[name]; !known && len(report) >= MaxInvalidFields {
+				return report.err()
+			}
+			report[name] = invalid.Fields[field]
+		}
+	}
+	return report.err()
 }

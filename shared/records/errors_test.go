@@ -1,6 +1,7 @@
 package records_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -76,5 +77,37 @@ func TestInvalidReportIsBounded(t *testing.T) {
 			}
 			tc.check(t, e.Fields)
 		})
+	}
+}
+
+// A body of rows is refused with each bad row's fields under its number,
+// the first rows' first and no more than an records.InvalidError's bound; a
+// failure that is not the rows' fault is passed on as it is.
+func TestInvalidRowsNamesRowAndField(t *testing.T) {
+	bad := func(fields ...string) error {
+		e := &records.InvalidError{Fields: map[string][]string{}}
+		for _, f := range fields {
+			e.Fields[f] = []string{"The " + f + " field is invalid."}
+		}
+		return e
+	}
+	if err := records.InvalidRows([]error{nil, nil}); err != nil {
+		t.Errorf("valid rows: %v", err)
+	}
+	err := records.InvalidRows([]error{nil, bad("title"), nil, bad("tone", "length")})
+	var invalid *records.InvalidError
+	if !errors.As(err, &invalid) || len(invalid.Fields) != 3 ||
+		invalid.Fields["rows.2.title"][0] != "The title field is invalid." || invalid.Fields["rows.4.tone"] == nil || invalid.Fields["rows.4.length"] == nil {
+		t.Fatalf("%v: %+v", err, invalid)
+	}
+	many := make([]error, 40)
+	for i := range many {
+		many[i] = bad("title")
+	}
+	if !errors.As(records.InvalidRows(many), &invalid) || len(invalid.Fields) != records.MaxInvalidFields || invalid.Fields["rows.1.title"] == nil || invalid.Fields["rows.10.title"] == nil {
+		t.Errorf("40 bad rows reported as %v", invalid.Fields)
+	}
+	if err := records.InvalidRows([]error{bad("title"), records.ErrUnavailable}); !errors.Is(err, records.ErrUnavailable) {
+		t.Errorf("storage unavailable while judging: %v", err)
 	}
 }

@@ -383,10 +383,11 @@ func record(t *testing.T, s *generation.State, result string) store.Item {
 
 // The filters pass exactly what the generator acts on, as the template
 // writes them and as Lambda and the local stack apply them: a record left
-// waiting (pending), a generation's end (done or failed: its webhooks'
-// event, and for pictures the write-back's picture kept) and a deleted
-// record's picture; not the steps the generator takes itself (claims,
-// hand-overs aside), nor users' edits.
+// waiting (pending) on demand, a generation's end (done or failed: its
+// webhooks' event, and for pictures the write-back's picture kept, a
+// batch's write-backs included) and a deleted record's picture; not the
+// steps the generator takes itself (claims, hand-overs aside), nor users'
+// edits, nor a record waiting for a batch inference job (mode batch).
 func TestTemplateStreamFilters(t *testing.T) {
 	tmpl := loadTemplate(t)
 	mappings, err := tmpl.StreamMappings()
@@ -399,6 +400,10 @@ func TestTemplateStreamFilters(t *testing.T) {
 	done := running.Finish("m", generation.Usage{}, now)
 	failed := running.Fail(generation.NewError(generation.Throttled), now)
 	handedOver := running.Requeue(false)
+	batched := generation.Request("m", now)
+	batched.Mode = generation.Batch
+	batchDone := batched.Finish("m", generation.Usage{}, now)
+	batchFailed := batched.Fail(generation.NewError(generation.Timeout), now)
 	picture := generation.PictureName("acme", "images", 7, running.Attempt)
 	old := generation.PictureName("acme", "images", 7, "an earlier attempt")
 
@@ -418,6 +423,10 @@ func TestTemplateStreamFilters(t *testing.T) {
 		{"a write-back", "MODIFY", record(t, &running, old), record(t, &done, picture), true, true},
 		{"a failure", "MODIFY", record(t, &running, old), record(t, &failed, old), true, true},
 		{"a pending record failed", "MODIFY", record(t, &pending, ""), record(t, &failed, ""), true, true},
+		{"a batch's record created pending", "INSERT", nil, record(t, &batched, ""), false, false},
+		{"a batch's record edited while pending", "MODIFY", record(t, &batched, ""), record(t, &batched, ""), false, false},
+		{"a batch's write-back", "MODIFY", record(t, &batched, ""), record(t, &batchDone, ""), true, true},
+		{"a batch's record failed", "MODIFY", record(t, &batched, ""), record(t, &batchFailed, ""), true, true},
 		{"a user's edit", "MODIFY", record(t, &done, picture), record(t, &done, picture), false, false},
 		{"a delete with a picture", "REMOVE", record(t, &done, picture), nil, true, false},
 		{"a delete without one", "REMOVE", record(t, &failed, ""), nil, false, false},

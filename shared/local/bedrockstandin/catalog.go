@@ -57,10 +57,7 @@ func (s *Server) foundationModel(w http.ResponseWriter, r *http.Request, model s
 		sendError(w, http.StatusNotFound, "ResourceNotFoundException", "The model "+model+" was not found in the stand-in's catalog.")
 		return
 	}
-	region := "us-east-1"
-	if m := signedRegion.FindStringSubmatch(r.Header.Get("Authorization")); m != nil {
-		region = m[1]
-	}
+	region := signedRegionOf(r)
 	sendJSON(w, map[string]any{"modelDetails": map[string]any{
 		"modelArn":                   "arn:aws:bedrock:" + region + "::foundation-model/" + model,
 		"modelId":                    model,

@@ -24,11 +24,21 @@ type converseRequest struct {
 	} `json:"inferenceConfig"`
 }
 
-func (s *Server) converse(ctx context.Context, w http.ResponseWriter, model string, body []byte) {
+// conversation is a text request as the stand-in read it: a Converse
+// call's body, or a batch record's modelInput in Converse's shape or Nova's
+// InvokeModel shape (messages-v1), which name the same fields.
+type conversation struct {
+	system, prompt string
+	maxTokens      int
+	temperature    float64
+}
+
+// readConversation parses and checks a text request as Bedrock does; its
+// error is the answer Bedrock gives a malformed one.
+func readConversation(body []byte) (conversation, *apiError) {
 	var req converseRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		sendError(w, http.StatusBadRequest, "ValidationException", "Malformed input request: "+err.Error())
-		return
+		return conversation{}, &apiError{http.StatusBadRequest, "ValidationException", "Malformed input request: " + err.Error()}
 	}
 	var system, prompt strings.Builder
 	for _, b := range req.System {
@@ -41,55 +51,72 @@ func (s *Server) converse(ctx context.Context, w http.ResponseWriter, model stri
 			}
 		}
 	}
-	maxTokens, temperature := 5000, 0.7
+	c := conversation{system: system.String(), prompt: prompt.String(), maxTokens: 5000, temperature: 0.7}
 	if req.InferenceConfig.MaxTokens != nil {
-		maxTokens = *req.InferenceConfig.MaxTokens
+		c.maxTokens = *req.InferenceConfig.MaxTokens
 	}
 	if req.InferenceConfig.Temperature != nil {
-		temperature = *req.InferenceConfig.Temperature
+		c.temperature = *req.InferenceConfig.Temperature
 	}
 	switch {
-	case len(req.Messages) == 0 || prompt.Len() == 0:
-		sendError(w, http.StatusBadRequest, "ValidationException", "A conversation must start with a user message.")
-		return
-	case maxTokens < 1 || maxTokens > 10000:
-		sendError(w, http.StatusBadRequest, "ValidationException", "The maximum tokens you requested exceeds the model limit.")
-		return
-	case temperature < 0 || temperature > 1:
-		sendError(w, http.StatusBadRequest, "ValidationException", "temperature must be between 0 and 1.")
+	case len(req.Messages) == 0 || c.prompt == "":
+		return c, &apiError{http.StatusBadRequest, "ValidationException", "A conversation must start with a user message."}
+	case c.maxTokens < 1 || c.maxTokens > 10000:
+		return c, &apiError{http.StatusBadRequest, "ValidationException", "The maximum tokens you requested exceeds the model limit."}
+	case c.temperature < 0 || c.temperature > 1:
+		return c, &apiError{http.StatusBadRequest, "ValidationException", "temperature must be between 0 and 1."}
+	}
+	return c, nil
+}
+
+// request is the conversation as Requests reports it.
+func (c conversation) request(model string) Request {
+	return Request{Model: model, System: c.system, Prompt: c.prompt, Temperature: c.temperature, MaxTokens: c.maxTokens}
+}
+
+func (s *Server) converse(ctx context.Context, w http.ResponseWriter, model string, body []byte) {
+	c, bad := readConversation(body)
+	if bad != nil {
+		sendError(w, bad.status, bad.code, bad.message)
 		return
 	}
-	f := s.next(Request{Model: model, System: system.String(), Prompt: prompt.String(), Temperature: temperature, MaxTokens: maxTokens})
+	f := s.next(c.request(model))
 	if s.fault(ctx, w, f) {
 		return
 	}
-	usage := map[string]int{"inputTokens": tokens(system.String()) + tokens(prompt.String())}
-	if f == BlockedOutput {
+	answer := c.reply(f == BlockedOutput)
+	answer["metrics"] = map[string]int{"latencyMs": 1}
+	sendJSON(w, answer)
+}
+
+// reply is the model's answer to c in Converse's response shape (without
+// its metrics), which is also Nova's InvokeModel body: the stand-in's
+// draft, or nothing where the content filters blocked the output.
+func (c conversation) reply(blocked bool) map[string]any {
+	usage := map[string]int{"inputTokens": tokens(c.system) + tokens(c.prompt)}
+	if blocked {
 		usage["outputTokens"], usage["totalTokens"] = 0, usage["inputTokens"]
-		sendJSON(w, map[string]any{
+		return map[string]any{
 			"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": []any{}}},
 			"stopReason": "content_filtered",
 			"usage":      usage,
-			"metrics":    map[string]int{"latencyMs": 1},
-		})
-		return
+		}
 	}
-	text, stop := Write(system.String(), prompt.String(), temperature), "end_turn"
-	if limit := maxTokens * charsPerToken; utf8.RuneCountInString(text) > limit {
+	text, stop := Write(c.system, c.prompt, c.temperature), "end_turn"
+	if limit := c.maxTokens * charsPerToken; utf8.RuneCountInString(text) > limit {
 		text, stop = string([]rune(text)[:limit]), "max_tokens"
 	}
 	usage["outputTokens"] = tokens(text)
-	if strings.Contains(prompt.String(), JapaneseMarker) {
-		text, stop = japanese(maxTokens*japaneseCharsPerToken), "max_tokens"
-		usage["outputTokens"] = maxTokens
+	if strings.Contains(c.prompt, JapaneseMarker) {
+		text, stop = japanese(c.maxTokens*japaneseCharsPerToken), "max_tokens"
+		usage["outputTokens"] = c.maxTokens
 	}
 	usage["totalTokens"] = usage["inputTokens"] + usage["outputTokens"]
-	sendJSON(w, map[string]any{
+	return map[string]any{
 		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": []any{map[string]string{"text": text}}}},
 		"stopReason": stop,
 		"usage":      usage,
-		"metrics":    map[string]int{"latencyMs": 1},
-	})
+	}
 }
 
 // charsPerToken is how the stand-in counts tokens: about four characters

@@ -3,9 +3,13 @@
 // 127.0.0.1 (Converse: POST /model/{modelId}/converse; InvokeModel: POST
 // /model/{modelId}/invoke, in the Nova Canvas and Stability AI image
 // shapes) so that the real SDK client runs against it in tests and under
-// `make run`; and one call of Bedrock's control plane, GetFoundationModel
-// (GET /foundation-models/{modelIdentifier}), from a catalog of lifecycle
-// statuses (List), for make preflight's tests. Its text is a deterministic draft that follows the template's
+// `make run`; and of Bedrock's control plane, GetFoundationModel (GET
+// /foundation-models/{modelIdentifier}), from a catalog of lifecycle
+// statuses (List), for make preflight's tests, and the batch inference
+// jobs (jobs.go: CreateModelInvocationJob, GetModelInvocationJob,
+// StopModelInvocationJob, ListModelInvocationJobs), which read their input
+// from S3, answer each record with the same model, write their output as
+// Bedrock does and send its EventBridge events (ServeJobs). Its text is a deterministic draft that follows the template's
 // brief and the prompt; its pictures are drawn from the prompt. Its errors
 // are Bedrock's, header and body, so the SDK decodes them into the real
 // exception types; tests inject them (Inject), and so can anyone through a
@@ -89,6 +93,7 @@ type Server struct {
 	url       string
 	srv       *http.Server
 	slowDelay time.Duration
+	closeOnce sync.Once
 
 	mu      sync.Mutex
 	faults  []Fault
@@ -97,6 +102,13 @@ type Server struct {
 	calls   atomic.Int64
 	asked   []Request
 	rules   []rule
+	ops     map[string]int // calls answered, by operation
+
+	jobs     *Jobs     // nil until ServeJobs
+	jobList  []*job    // in the order they were created
+	jobAsked []Request // the records jobs answered
+	lost     []string  // statuses whose job events are lost
+	closed   chan struct{}
 }
 
 // Request is what a call asked of a model, as the stand-in read it: for a
@@ -149,6 +161,8 @@ func New(opts Options) *Server {
 		slowDelay: opts.SlowDelay,
 		catalog:   map[string]string{TextModel: Active, ImageModel: Active, EmbeddingModel: Active},
 		denied:    map[string]bool{},
+		ops:       map[string]int{},
+		closed:    make(chan struct{}),
 	}
 }
 
@@ -160,8 +174,9 @@ func (s *Server) String() string {
 	return "Bedrock Runtime stand-in (local, not a model) at " + s.url
 }
 
-// Close stops the server.
+// Close stops the server, and lets a held job go on to its end.
 func (s *Server) Close() error {
+	s.closeOnce.Do(func() { close(s.closed) })
 	if s.srv == nil {
 		return nil
 	}
@@ -179,6 +194,21 @@ func (s *Server) Inject(faults ...Fault) {
 // Calls is how many calls the stand-in has answered, faults included.
 func (s *Server) Calls() int { return int(s.calls.Load()) }
 
+// CallsOf is how many calls of one operation, by its name in Bedrock's API
+// (Converse, InvokeModel, CreateModelInvocationJob, ...), the stand-in has
+// answered, faults included.
+func (s *Server) CallsOf(operation string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ops[operation]
+}
+
+func (s *Server) count(operation string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ops[operation]++
+}
+
 // InjectWhere makes every later call whose request matches answer with
 // fault f instead of its content (a test's way to fail one of a
 // document's variants, whose calls come at once).
@@ -193,23 +223,45 @@ type rule struct {
 	fault Fault
 }
 
-// next records the request and picks its fault: a queued one, a rule's,
+// next records the request and picks its fault: a rule's, a queued one,
 // or its prompt's marker.
 func (s *Server) next(r Request) Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.asked = append(s.asked, r)
-	prompt := r.Prompt + r.Image + r.Embed
-	for _, rl := range s.rules {
-		if rl.match(r) {
-			return rl.fault
-		}
+	if f := s.ruled(r); f != 0 {
+		return f
 	}
 	if len(s.faults) > 0 {
 		f := s.faults[0]
 		s.faults = s.faults[1:]
 		return f
 	}
+	return marked(r)
+}
+
+// ruleOrMarker is the fault a rule or the prompt's marker asks for r. The
+// caller holds s.mu.
+func (s *Server) ruleOrMarker(r Request) Fault {
+	if f := s.ruled(r); f != 0 {
+		return f
+	}
+	return marked(r)
+}
+
+// ruled is the fault of the first rule r matches. The caller holds s.mu.
+func (s *Server) ruled(r Request) Fault {
+	for _, rl := range s.rules {
+		if rl.match(r) {
+			return rl.fault
+		}
+	}
+	return 0
+}
+
+// marked is the fault a marker in r's prompt asks for.
+func marked(r Request) Fault {
+	prompt := r.Prompt + r.Image + r.Embed
 	for m, f := range markers {
 		if strings.Contains(prompt, m) {
 			return f
@@ -219,13 +271,17 @@ func (s *Server) next(r Request) Fault {
 }
 
 // ServeHTTP answers Bedrock Runtime's two operations and the control
-// plane's GetFoundationModel.
+// plane's GetFoundationModel and batch inference jobs.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.calls.Add(1)
 	w.Header().Set("X-Amzn-Requestid", fmt.Sprintf("standin-%d", s.calls.Load()))
 	w.Header().Set("Server", "bedrock-standin")
+	if s.serveJobs(w, r) {
+		return
+	}
 	if escaped, ok := strings.CutPrefix(r.URL.EscapedPath(), "/foundation-models/"); ok && r.Method == http.MethodGet {
 		if model, err := url.PathUnescape(escaped); err == nil && model != "" && !strings.Contains(model, "/") {
+			s.count("GetFoundationModel")
 			s.foundationModel(w, r, model)
 			return
 		}
@@ -237,6 +293,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sendError(w, http.StatusNotFound, "UnknownOperationException",
 			"The stand-in serves POST /model/{modelId}/converse and /invoke, and GET /foundation-models/{modelIdentifier}.")
 		return
+	}
+	if op == "converse" {
+		s.count("Converse")
+	} else {
+		s.count("InvokeModel")
 	}
 	if s.deniedAccess(model) {
 		s.fault(r.Context(), w, AccessDenied)
@@ -257,34 +318,49 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // fault answers a fault; it reports false when the call should go on
 // (none, or Slow once its delay passed).
 func (s *Server) fault(ctx context.Context, w http.ResponseWriter, f Fault) bool {
-	switch f {
-	case 0:
-		return false
-	case Slow:
+	if f == Slow {
 		select {
 		case <-ctx.Done():
 			return true
 		case <-time.After(s.slowDelay):
 			return false
 		}
-	case Throttle:
-		sendError(w, http.StatusTooManyRequests, "ThrottlingException", "Too many requests, please wait before trying again.")
-	case BlockedInput:
-		sendError(w, http.StatusBadRequest, "ValidationException", "This request has been blocked by our content filters.")
-	case ServerError:
-		sendError(w, http.StatusInternalServerError, "InternalServerException", "The server encountered an internal error while processing the request.")
-	case Unavailable:
-		sendError(w, http.StatusServiceUnavailable, "ServiceUnavailableException", "The service is unavailable. Try again later.")
-	case NotReady:
-		sendError(w, http.StatusTooManyRequests, "ModelNotReadyException", "The model is not ready to serve inference requests.")
-	case ModelTimeout:
-		sendError(w, http.StatusRequestTimeout, "ModelTimeoutException", "The request took too long to process.")
-	case AccessDenied:
-		sendError(w, http.StatusForbidden, "AccessDeniedException", "You don't have access to the model with the specified model ID.")
-	default:
-		return false // BlockedOutput is answered by each operation
 	}
+	e := f.answer()
+	if e == nil {
+		return false // none, or BlockedOutput, which each operation answers
+	}
+	sendError(w, e.status, e.code, e.message)
 	return true
+}
+
+// apiError is an error as Bedrock answers it: an HTTP status, the
+// exception's type and its message.
+type apiError struct {
+	status        int
+	code, message string
+}
+
+// answer is the error Bedrock answers with for f, nil for a fault that is
+// not an error.
+func (f Fault) answer() *apiError {
+	switch f {
+	case Throttle:
+		return &apiError{http.StatusTooManyRequests, "ThrottlingException", "Too many requests, please wait before trying again."}
+	case BlockedInput:
+		return &apiError{http.StatusBadRequest, "ValidationException", "This request has been blocked by our content filters."}
+	case ServerError:
+		return &apiError{http.StatusInternalServerError, "InternalServerException", "The server encountered an internal error while processing the request."}
+	case Unavailable:
+		return &apiError{http.StatusServiceUnavailable, "ServiceUnavailableException", "The service is unavailable. Try again later."}
+	case NotReady:
+		return &apiError{http.StatusTooManyRequests, "ModelNotReadyException", "The model is not ready to serve inference requests."}
+	case ModelTimeout:
+		return &apiError{http.StatusRequestTimeout, "ModelTimeoutException", "The request took too long to process."}
+	case AccessDenied:
+		return &apiError{http.StatusForbidden, "AccessDeniedException", "You don't have access to the model with the specified model ID."}
+	}
+	return nil
 }
 
 // sendError answers as Bedrock does: the error type in X-Amzn-ErrorType and

@@ -74,10 +74,16 @@ func check(pattern map[string]any) error {
 
 // Match reports whether the record passes the filter.
 func (f *StreamFilter) Match(rec events.DynamoDBEventRecord) bool {
+	return f.matchJSON(rec)
+}
+
+// matchJSON reports whether v, as JSON, passes the filter: a stream's
+// record here, an event on the bus (eventbus.go).
+func (f *StreamFilter) matchJSON(v any) bool {
 	if len(f.patterns) == 0 {
 		return true
 	}
-	b, err := json.Marshal(rec)
+	b, err := json.Marshal(v)
 	if err != nil {
 		return false
 	}
