@@ -520,7 +520,7 @@ func TestCreateModelInvocationJobRefusesAsBedrockDoes(t *testing.T) {
 			in.TimeoutDurationInHours = aws.Int32(2)
 		},
 		"an input that is no S3 URI": func(in *bedrock.CreateModelInvocationJobInput) {
-			in.InputDataConfig = &bedrocktypes.ModelInvocationJobInputDataConfigMemberS3InputDataConfig{Value: bedrocktypes.ModelInvocationJobS3InputDataConfig{S3Uri: aws.String("/tmp/in.jsonl")}}
+			in.InputDataConfig = &bedrocktypes.ModelInvocationJobInputDataConfigMemberS3InputDataConfig{Value: bedrocktypes.ModelInvocationJobS3InputDataConfig{S3Uri: aws.String("https://batch.example/in.jsonl")}}
 		},
 	} {
 		in := createInput("refused", "in/x.jsonl")
