@@ -107,6 +107,8 @@ func measureGeneration(ctx context.Context, b *bench.Board, meter *ddblocal.Mete
 		}
 	}
 
+	b.Add(bench.SpendHoldFigure(ctx, meter, c, plain, tables, "bench-generation", document))
+
 	// The generator function's path: a record left pending, claimed and
 	// written back from its stream event.
 	stream, err := a.GeneratorEntry()
