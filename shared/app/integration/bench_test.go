@@ -229,9 +229,10 @@ func benchFunction(b *testing.B) app.APIEntry {
 	a := app.New(app.Config{
 		KeyChecksum: benchChecksum(b),
 		Region:      "us-east-1",
-		// The voices' table is named, as the documents' function needs
-		// (a create may name a voice); a get or a list never reads it.
-		Tables:             map[string]string{"DocumentsTable": benchDocsTable, "VoicesTable": "VoicesTable"},
+		// The voices' and the images' tables are named, as the documents'
+		// function needs (a create may name a voice; the account's spend
+		// ledger is in the images' table); a get or a list reads neither.
+		Tables:             map[string]string{"DocumentsTable": benchDocsTable, "VoicesTable": "VoicesTable", "ImagesTable": "ImagesTable"},
 		KeysTable:          benchKeysTable,
 		RateLimitTable:     "RateLimitTable",
 		IdempotencyTable:   "IdempotencyTable",
