@@ -30,6 +30,23 @@ func (c Crossing) MarkAttr() string {
 	return fmt.Sprintf("th%d_%s", c.Threshold, UsedAttr(c.Kind, c.Period)[len("used_"):])
 }
 
+// MarkedMonths are the months before a crossing's whose marks of the same
+// limit and share its mark's write removes (EarlierMarks), so that an item
+// keeps at most one of each.
+const MarkedMonths = 12
+
+// EarlierMarks are the marks of c's limit and share in the MarkedMonths
+// before its period.
+func (c Crossing) EarlierMarks() []string {
+	marks := make([]string, 0, MarkedMonths)
+	for m := 1; m <= MarkedMonths; m++ {
+		earlier := c
+		earlier.Period = c.Period.Before(m)
+		marks = append(marks, earlier.MarkAttr())
+	}
+	return marks
+}
+
 // Crossings are the thresholds that the usage of p's kinds on item (a
 // counter item as a write returned it, ALL_NEW) has reached in period and
 // that item holds no mark of. A kind without a limit, or with a limit of

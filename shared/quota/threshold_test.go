@@ -67,3 +67,13 @@ func TestThresholdShareRoundsUp(t *testing.T) {
 		}
 	}
 }
+
+// A mark's write removes the marks of the same limit and share of the
+// twelve months before, and only those.
+func TestEarlierMarks(t *testing.T) {
+	c := Crossing{Kind: Words, Threshold: 80, Period: PeriodOf(time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC))}
+	got := c.EarlierMarks()
+	if len(got) != MarkedMonths || got[0] != "th80_words_2026_10" || got[len(got)-1] != "th80_words_2025_11" || slices.Contains(got, c.MarkAttr()) {
+		t.Errorf("earlier marks of %s: %v", c.MarkAttr(), got)
+	}
+}

@@ -36,10 +36,6 @@ import (
 // template.yaml's generator filters pass the writes that set it.
 const AttrThreshold = "usage_threshold"
 
-// markedMonths are the months before a crossing's whose marks of the same
-// limit and share its mark write removes.
-const markedMonths = 12
-
 // noteCrossings marks each crossing on the account's item id (the counter
 // item, or the spend ledger), which a write just returned. It is best
 // effort: an error is left to the next write that finds the crossing.
@@ -57,10 +53,8 @@ func (t *Table) markCrossing(ctx context.Context, account string, id int64, c qu
 	mark := u.name(c.MarkAttr())
 	u.set(mark + " = " + u.value(num(c.Used)))
 	u.set(u.name(AttrThreshold) + " = " + u.value(thresholdValue(c, t.Now())))
-	for m := 1; m <= markedMonths; m++ {
-		earlier := c
-		earlier.Period = c.Period.Before(m)
-		u.remove(earlier.MarkAttr())
+	for _, earlier := range c.EarlierMarks() {
+		u.remove(earlier)
 	}
 	u.cond("attribute_not_exists(" + mark + ")")
 	_, err := t.writeAt(ctx, account, id, u)
@@ -82,6 +76,12 @@ type Threshold struct {
 	Mark string
 	// At is when it was marked (to the millisecond): the event's time.
 	At time.Time
+}
+
+// ThresholdFrom is crossing c as the event tells it, found at at.
+func ThresholdFrom(c quota.Crossing, at time.Time) Threshold {
+	return Threshold{Kind: c.Kind, Percent: c.Threshold, Used: c.Used, Limit: c.Limit, Period: c.Period.String(),
+		Mark: c.MarkAttr(), At: at.UTC().Truncate(time.Millisecond)}
 }
 
 // thresholdValue is the outbox's value of c, marked at now.
