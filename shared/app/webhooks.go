@@ -344,6 +344,12 @@ func (a *App) SenderEntry() (SenderEntry, error) {
 	if pics != nil {
 		s.Fresh = freshPictureURL(pics, a.resources())
 	}
+	// The deliveries limit's thresholds, told by the sender that counts
+	// them: the webhooks table has no stream for the generator to read.
+	publish := publishCrossings(w)
+	s.Crossed = func(ctx context.Context, account string, c quota.Crossing, at time.Time) error {
+		return publish(ctx, generator.Crossing{Table: w.Store.Table, Account: account, Threshold: store.ThresholdFrom(c, at)})
+	}
 	return s.Handle, nil
 }
 

@@ -851,7 +851,8 @@ export interface webhooks {
          * Usage reached a share of a limit
          * @description Posted to each enabled endpoint subscribed to `usage.threshold` when the account's usage of a
          *     monthly limit reaches 80% of it, and again at 100%: images, documents, words, the reads of
-         *     images and of documents, and spend, once for each share and month, however often the usage is found there. Its
+         *     images and of documents, webhook deliveries, and spend, once for each share and month, however
+         *     often the usage is found there. Its
          *     attempts never count against the deliveries limit. Verify the signature before trusting the
          *     body; deliveries come at least once, so act once per `webhook-id`.
          */

@@ -187,3 +187,68 @@ func TestUsageThresholdToldOnceThroughFaults(t *testing.T) {
 	expect(t, d.form("POST", "/api/v1/images", "name", "100%", "description", "A lighthouse", "resolution", "256x256"), 201)
 	d.wantBothSharesOnce(t)
 }
+
+// The deliveries limit's thresholds are told by the sender, which counts
+// the attempts where the webhooks table has no stream: with 5 deliveries
+// allowed, the 4th test event's attempt reaches 80% and the 5th 100%,
+// each told once, as the document says, the 100% one although the limit
+// is spent (its attempts are not metered); the next test event is
+// refused and tells nothing. The 4th and 5th are sent at once, so their
+// attempts race (one invocation attempts a batch's messages together),
+// both finding 80% untold; the record of the crossing as first found has
+// its answer lost, and the first mark of 80% told fails past the SDK's
+// retries (so the next admission tells it again, as the same event), and
+// the mark of 100% has its answer lost: one event each.
+func TestDeliveriesThresholdIsToldOnce(t *testing.T) {
+	var proxy *ddblocal.FaultProxy
+	d := newDeliveryStackWith(t, nil, func(int) int { return http.StatusNoContent }, func(cfg *app.Config) {
+		proxy = ddblocal.NewFaultProxy(cfg.DynamoDBEndpoint)
+		t.Cleanup(proxy.Close)
+		cfg.DynamoDBEndpoint = proxy.URL
+	})
+	d.setLimits("acme", quota.Limits{quota.Deliveries: quota.Max(5)})
+	told := func(share string) func(ddblocal.ProxiedCall) bool {
+		return func(c ddblocal.ProxiedCall) bool {
+			return c.Op == "UpdateItem" && c.Has(`"th`+share+`_deliveries_`) && c.Has("REMOVE ")
+		}
+	}
+	proxy.Inject(ddblocal.MatchOp("UpdateItem", `"found_th80_deliveries_`, "if_not_exists("), ddblocal.LoseAnswer, 1)
+	proxy.Inject(told("80"), ddblocal.FailCall, 3)
+	proxy.Inject(told("100"), ddblocal.LoseAnswer, 1)
+	test := request{method: "POST", path: "/api/v1/webhooks/" + d.endpoint.ID + "/test", key: d.writeKey}
+	for range 3 {
+		expect(t, d.do(test), 202)
+	}
+	d.received(t, 3)
+	if told := d.thresholdsLogged(t); len(told) != 0 {
+		t.Fatalf("at 60%% of the deliveries, told %v", told)
+	}
+	var wg sync.WaitGroup
+	statuses := make([]int, 2)
+	for i := range statuses {
+		wg.Go(func() { statuses[i] = d.do(test).Status })
+	}
+	wg.Wait()
+	if !slices.Equal(statuses, []int{202, 202}) {
+		t.Fatalf("the racing test events answered %v", statuses)
+	}
+	got := d.thresholdsReceived(t, 2)
+	d.wantBothSharesOnce(t)
+	period := quota.PeriodOf(time.Now()).String()
+	for _, data := range got {
+		share, used := data["threshold"], data["used"]
+		// 80% is told with the usage its first finder saw: the 4th
+		// attempt's, or the 5th's where it was admitted first.
+		if data["kind"] != "deliveries" || data["limit"] != float64(5) || data["period"] != period ||
+			!(share == float64(100) && used == float64(5) || share == float64(80) && (used == float64(4) || used == float64(5))) {
+			t.Errorf("a deliveries threshold's data: %v", data)
+		}
+	}
+	expect(t, d.do(test), 429)
+	if told := d.thresholdsLogged(t); len(told) != 2 {
+		t.Fatalf("after a refusal, told %d usage.threshold events, want 2", len(told))
+	}
+	if used, limit := meter(t, d.do(request{method: "GET", path: app.UsagePath, key: d.readKey}), "deliveries"); used != 5 || limit != 5 {
+		t.Errorf("deliveries %d of %d, want 5 of 5: the thresholds' attempts are not counted", used, limit)
+	}
+}
