@@ -12,7 +12,7 @@ var targets = map[string]float64{
 	"calls_create":       2,
 	// The monthly limits ride on the create's counter write (issue 12).
 	"calls_create_with_quota": 2,
-	"wru_spend_hold_create":   1, // the spend limit's hold (issue 38, bench.SpendHoldFigure)
+	"wru_cost_create":         1, // the cost bookkeeping, no spend limit (issue 38, bench.AddSpendCost)
 	"wru_create":              9,
 	"wru_update":              9,
 	"wru_delete":              9,
