@@ -160,17 +160,24 @@ func (d *deliveryStack) wantBothSharesOnce(t *testing.T) {
 	}
 }
 
-// The mark's write answered with its answer lost (the SDK retries it,
-// and the retry finds the mark there), and then the generator's clearing
-// of the outbox failing (the stream record comes again, and is published
-// again): one event is told.
-func TestUsageThresholdToldOnceThroughFaults(t *testing.T) {
+// newFaultyDeliveryStack is a delivery stack whose DynamoDB calls pass a
+// fault proxy, and the proxy.
+func newFaultyDeliveryStack(t *testing.T) (*deliveryStack, *ddblocal.FaultProxy) {
 	var proxy *ddblocal.FaultProxy
 	d := newDeliveryStackWith(t, nil, func(int) int { return http.StatusNoContent }, func(cfg *app.Config) {
 		proxy = ddblocal.NewFaultProxy(cfg.DynamoDBEndpoint)
 		t.Cleanup(proxy.Close)
 		cfg.DynamoDBEndpoint = proxy.URL
 	})
+	return d, proxy
+}
+
+// The mark's write answered with its answer lost (the SDK retries it,
+// and the retry finds the mark there), and then the generator's clearing
+// of the outbox failing (the stream record comes again, and is published
+// again): one event is told.
+func TestUsageThresholdToldOnceThroughFaults(t *testing.T) {
+	d, proxy := newFaultyDeliveryStack(t)
 	d.setLimits("acme", quota.Limits{quota.Images: quota.Max(2)})
 	// The mark's write sets; the outbox's clearing only removes.
 	mark := func(c ddblocal.ProxiedCall) bool {
@@ -200,12 +207,7 @@ func TestUsageThresholdToldOnceThroughFaults(t *testing.T) {
 // retries (so the next admission tells it again, as the same event), and
 // the mark of 100% has its answer lost: one event each.
 func TestDeliveriesThresholdIsToldOnce(t *testing.T) {
-	var proxy *ddblocal.FaultProxy
-	d := newDeliveryStackWith(t, nil, func(int) int { return http.StatusNoContent }, func(cfg *app.Config) {
-		proxy = ddblocal.NewFaultProxy(cfg.DynamoDBEndpoint)
-		t.Cleanup(proxy.Close)
-		cfg.DynamoDBEndpoint = proxy.URL
-	})
+	d, proxy := newFaultyDeliveryStack(t)
 	d.setLimits("acme", quota.Limits{quota.Deliveries: quota.Max(5)})
 	told := func(share string) func(ddblocal.ProxiedCall) bool {
 		return func(c ddblocal.ProxiedCall) bool {
