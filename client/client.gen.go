@@ -1053,6 +1053,54 @@ func (e UsageResponseStatus) Valid() bool {
 	}
 }
 
+// Defines values for UsageThresholdDataKind.
+const (
+	UsageThresholdDataKindDeliveries UsageThresholdDataKind = "deliveries"
+	UsageThresholdDataKindDocuments  UsageThresholdDataKind = "documents"
+	UsageThresholdDataKindImages     UsageThresholdDataKind = "images"
+	UsageThresholdDataKindReads      UsageThresholdDataKind = "reads"
+	UsageThresholdDataKindSpend      UsageThresholdDataKind = "spend"
+	UsageThresholdDataKindWords      UsageThresholdDataKind = "words"
+)
+
+// Valid indicates whether the value is a known member of the UsageThresholdDataKind enum.
+func (e UsageThresholdDataKind) Valid() bool {
+	switch e {
+	case UsageThresholdDataKindDeliveries:
+		return true
+	case UsageThresholdDataKindDocuments:
+		return true
+	case UsageThresholdDataKindImages:
+		return true
+	case UsageThresholdDataKindReads:
+		return true
+	case UsageThresholdDataKindSpend:
+		return true
+	case UsageThresholdDataKindWords:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UsageThresholdDataThreshold.
+const (
+	UsageThresholdDataThresholdN100 UsageThresholdDataThreshold = 100
+	UsageThresholdDataThresholdN80  UsageThresholdDataThreshold = 80
+)
+
+// Valid indicates whether the value is a known member of the UsageThresholdDataThreshold enum.
+func (e UsageThresholdDataThreshold) Valid() bool {
+	switch e {
+	case UsageThresholdDataThresholdN100:
+		return true
+	case UsageThresholdDataThresholdN80:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ValidationErrorStatus.
 const (
 	N422 ValidationErrorStatus = 422
@@ -1416,6 +1464,7 @@ const (
 	DocumentGenerated WebhookEventType = "document.generated"
 	ImageFailed       WebhookEventType = "image.failed"
 	ImageGenerated    WebhookEventType = "image.generated"
+	UsageThreshold    WebhookEventType = "usage.threshold"
 	WebhookTest       WebhookEventType = "webhook.test"
 )
 
@@ -1429,6 +1478,8 @@ func (e WebhookEventType) Valid() bool {
 	case ImageFailed:
 		return true
 	case ImageGenerated:
+		return true
+	case UsageThreshold:
 		return true
 	case WebhookTest:
 		return true
@@ -7946,6 +7997,46 @@ type UsageResponse struct {
 // UsageResponseStatus defines model for UsageResponse.Status.
 type UsageResponseStatus int
 
+// UsageThresholdData The limit whose share was reached, and the usage then, as `GET /api/v1/usage` shows them.
+type UsageThresholdData struct {
+	// Kind The limit's kind, as the usage names it; `spend` is the monthly spend limit.
+	Kind UsageThresholdDataKind `json:"kind"`
+
+	// Limit The limit that applied, in the same unit.
+	Limit float32 `json:"limit"`
+
+	// Period The month (UTC) whose usage it is.
+	Period string `json:"period"`
+
+	// Resource For `reads` only: the resource whose reads reached it, since each resource counts its own (`images`, `documents`, ...).
+	Resource *string `json:"resource,omitempty"`
+
+	// Threshold The share of the limit reached, in percent.
+	Threshold UsageThresholdDataThreshold `json:"threshold"`
+
+	// Used The usage when the share was found, in the limit's unit: a count, or for `spend` US dollars (nine decimals) committed: what the month's generations cost, plus the most that those under way may still cost. It can be past the share (a write that counts several at once).
+	Used float32 `json:"used"`
+}
+
+// UsageThresholdDataKind The limit's kind, as the usage names it; `spend` is the monthly spend limit.
+type UsageThresholdDataKind string
+
+// UsageThresholdDataThreshold The share of the limit reached, in percent.
+type UsageThresholdDataThreshold int
+
+// UsageThresholdEvent What endpoints subscribed to `usage.threshold` receive when the account's usage reaches 80%,
+// then 100%, of one of its monthly limits: once for each limit, share and month.
+//
+// Examples: {"data":{"kind":"images","limit":100,"period":"2026-11","threshold":80,"used":80},"timestamp":"2026-11-26T00:20:11.208Z","type":"usage.threshold"}
+type UsageThresholdEvent struct {
+	// Data The limit whose share was reached, and the usage then, as `GET /api/v1/usage` shows them.
+	Data UsageThresholdData `json:"data"`
+
+	// Timestamp When the usage was found at the share (RFC 3339, UTC), the same on every attempt.
+	Timestamp time.Time        `json:"timestamp"`
+	Type      WebhookEventType `json:"type"`
+}
+
 // ValidationError Messages per field, the same in `message` (where the original app put them) and `errors`.
 //
 // Examples: {"errors":{"style":["The selected style is invalid."]},"message":{"style":["The selected style is invalid."]},"status":422}
@@ -10350,6 +10441,22 @@ type DeliverImageGeneratedParams struct {
 	WebhookSignature WebhookSignature `json:"webhook-signature"`
 }
 
+// DeliverUsageThresholdParams defines parameters for DeliverUsageThreshold.
+type DeliverUsageThresholdParams struct {
+	// WebhookId The event's id for this endpoint, the same on every attempt: deliveries come at least
+	// once, so act once per id.
+	WebhookId WebhookMessageId `json:"webhook-id"`
+
+	// WebhookTimestamp This attempt's time, in Unix seconds. Refuse one more than 5 minutes from your clock, so
+	// that a captured delivery cannot be replayed later (the Standard Webhooks libraries do).
+	WebhookTimestamp WebhookTimestamp `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,` and the base64 HMAC-SHA256, keyed with the secret's decoded bytes (the `whsec_`
+	// secret without its prefix), of `{webhook-id}.{webhook-timestamp}.{body}`. Several
+	// signatures may stand space-separated; a delivery is authentic when any of them verifies.
+	WebhookSignature WebhookSignature `json:"webhook-signature"`
+}
+
 // DeliverWebhookTestParams defines parameters for DeliverWebhookTest.
 type DeliverWebhookTestParams struct {
 	// WebhookId The event's id for this endpoint, the same on every attempt: deliveries come at least
@@ -10494,6 +10601,9 @@ type DeliverImageFailedJSONRequestBody = ImageEvent
 
 // DeliverImageGeneratedJSONRequestBody defines body for DeliverImageGenerated for application/json ContentType.
 type DeliverImageGeneratedJSONRequestBody = ImageEvent
+
+// DeliverUsageThresholdJSONRequestBody defines body for DeliverUsageThreshold for application/json ContentType.
+type DeliverUsageThresholdJSONRequestBody = UsageThresholdEvent
 
 // DeliverWebhookTestJSONRequestBody defines body for DeliverWebhookTest for application/json ContentType.
 type DeliverWebhookTestJSONRequestBody = WebhookTestEvent
@@ -40089,6 +40199,11 @@ type WebhookInitiatorInterface interface {
 
 	DeliverImageGenerated(ctx context.Context, targetURL string, params *DeliverImageGeneratedParams, body DeliverImageGeneratedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeliverUsageThresholdWithBody fires the usage.threshold webhook with any body
+	DeliverUsageThresholdWithBody(ctx context.Context, targetURL string, params *DeliverUsageThresholdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	DeliverUsageThreshold(ctx context.Context, targetURL string, params *DeliverUsageThresholdParams, body DeliverUsageThresholdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeliverWebhookTestWithBody fires the webhook.test webhook with any body
 	DeliverWebhookTestWithBody(ctx context.Context, targetURL string, params *DeliverWebhookTestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -40181,6 +40296,30 @@ func (p *WebhookInitiator) DeliverImageGeneratedWithBody(ctx context.Context, ta
 
 func (p *WebhookInitiator) DeliverImageGenerated(ctx context.Context, targetURL string, params *DeliverImageGeneratedParams, body DeliverImageGeneratedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeliverImageGeneratedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) DeliverUsageThresholdWithBody(ctx context.Context, targetURL string, params *DeliverUsageThresholdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverUsageThresholdWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) DeliverUsageThreshold(ctx context.Context, targetURL string, params *DeliverUsageThresholdParams, body DeliverUsageThresholdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverUsageThresholdWebhookRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -40411,6 +40550,67 @@ func NewDeliverImageGeneratedWebhookRequest(targetURL string, params *DeliverIma
 
 // NewDeliverImageGeneratedWebhookRequestWithBody builds a POST request for the image.generated webhook with any body
 func NewDeliverImageGeneratedWebhookRequestWithBody(targetURL string, params *DeliverImageGeneratedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewDeliverUsageThresholdWebhookRequest builds a application/json POST request for the usage.threshold webhook
+func NewDeliverUsageThresholdWebhookRequest(targetURL string, params *DeliverUsageThresholdParams, body DeliverUsageThresholdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeliverUsageThresholdWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewDeliverUsageThresholdWebhookRequestWithBody builds a POST request for the usage.threshold webhook with any body
+func NewDeliverUsageThresholdWebhookRequestWithBody(targetURL string, params *DeliverUsageThresholdParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 

@@ -107,6 +107,8 @@ func measureGeneration(ctx context.Context, b *bench.Board, meter *ddblocal.Mete
 		}
 	}
 
+	bench.AddSpendCost(ctx, b, bench.SpendCost{Config: cfg, Plain: plain, Endpoint: endpoint, Template: tmpl, Tables: tables, Meter: meter, Caller: c, Account: "bench-generation"}, document)
+
 	// The generator function's path: a record left pending, claimed and
 	// written back from its stream event.
 	stream, err := a.GeneratorEntry()

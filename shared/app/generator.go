@@ -130,6 +130,7 @@ func (a *App) GeneratorEntry() (GeneratorEntry, error) {
 	}
 	if hooks != nil {
 		s.Ended = a.publishEnds(hooks)
+		s.Crossed = publishCrossings(hooks)
 	}
 	return s.Handle, nil
 }

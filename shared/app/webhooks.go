@@ -18,6 +18,7 @@ import (
 	"contentapi/shared/hooksender"
 	"contentapi/shared/hookstore"
 	"contentapi/shared/httpapi"
+	"contentapi/shared/quota"
 	"contentapi/shared/ratelimit"
 	"contentapi/shared/records"
 	"contentapi/shared/store"
@@ -258,6 +259,49 @@ func (a *App) publishEnds(w *Webhooks) func(context.Context, generator.End) erro
 	}
 }
 
+// ThresholdData is a usage.threshold event's data: the limit reached (its
+// kind, and for reads the resource whose reads they are), the share of it
+// reached in percent, the usage then and the limit, both in the kind's unit
+// (dollars for spend), and the month.
+type ThresholdData struct {
+	Kind      quota.Kind `json:"kind"`
+	Resource  string     `json:"resource,omitempty"`
+	Threshold int64      `json:"threshold"`
+	Used      any        `json:"used"`
+	Limit     any        `json:"limit"`
+	Period    string     `json:"period"`
+}
+
+// thresholdData is the event's data of a crossing.
+func thresholdData(c generator.Crossing) ThresholdData {
+	th := c.Threshold
+	d := ThresholdData{Kind: th.Kind, Threshold: th.Percent, Used: th.Used, Limit: th.Limit, Period: th.Period}
+	switch th.Kind {
+	case quota.Spend:
+		d.Used, d.Limit = generation.USD(th.Used), generation.USD(th.Limit)
+	case quota.Reads:
+		d.Resource = c.Resource
+	}
+	return d
+}
+
+// publishCrossings turns the usage thresholds' crossings the generator
+// meets into usage.threshold deliveries, identified by the crossing
+// (store.ThresholdID), so the same crossing met twice is published once.
+func publishCrossings(w *Webhooks) func(context.Context, generator.Crossing) error {
+	p := w.publisher()
+	return func(ctx context.Context, c generator.Crossing) error {
+		data, err := json.Marshal(thresholdData(c))
+		if err != nil {
+			return err
+		}
+		return p.Publish(ctx, hooksender.Event{
+			Account: c.Account, Type: webhook.Threshold, At: c.Threshold.At, Data: data,
+			Identity: store.ThresholdID(c.Table, c.Account, c.Threshold),
+		})
+	}
+}
+
 // endedAt is when a generation ended, as its record says: the same
 // however often its end is met, so its delivery's key is too.
 func endedAt(s generation.State) time.Time {
@@ -299,6 +343,12 @@ func (a *App) SenderEntry() (SenderEntry, error) {
 	}
 	if pics != nil {
 		s.Fresh = freshPictureURL(pics, a.resources())
+	}
+	// The deliveries limit's thresholds, told by the sender that counts
+	// them: the webhooks table has no stream for the generator to read.
+	publish := publishCrossings(w)
+	s.Crossed = func(ctx context.Context, account string, c quota.Crossing, at time.Time) error {
+		return publish(ctx, generator.Crossing{Table: w.Store.Table, Account: account, Threshold: store.ThresholdFrom(c, at)})
 	}
 	return s.Handle, nil
 }

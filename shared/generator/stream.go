@@ -47,6 +47,20 @@ type Stream struct {
 	// webhooks' events); nil tells no one. It may be told of one end
 	// again (a record delivered twice), so it must take that as one.
 	Ended func(context.Context, End) error
+	// Crossed is told of each crossing of a usage threshold the stream
+	// carries (store.ThresholdOf: a counter item's or a spend ledger's
+	// outbox); nil tells no one. As Ended, it must take a crossing told
+	// twice as one.
+	Crossed func(context.Context, Crossing) error
+}
+
+// Crossing is an account's usage reaching a threshold of a limit, as the
+// item that counts it recorded it.
+type Crossing struct {
+	// Resource and Table name the table whose item recorded it.
+	Resource, Table string
+	Account         string
+	Threshold       store.Threshold
 }
 
 // End is a generation that ended: the write of its attempt's outcome.
@@ -99,6 +113,9 @@ func (s *Stream) record(ctx context.Context, rec events.DynamoDBEventRecord) err
 		return nil
 	}
 	newItem, oldItem := store.StreamItem(rec.Change.NewImage), store.StreamItem(rec.Change.OldImage)
+	if th, ok := store.ThresholdOf(oldItem, newItem); ok {
+		return s.crossed(ctx, target, rec, newItem, th)
+	}
 	// A delete leaves a tombstone (store.AttrGoneBy), so it arrives as a
 	// MODIFY; a REMOVE is still a delete.
 	_, tombstone := newItem[store.AttrGoneBy]
@@ -131,6 +148,24 @@ func (s *Stream) record(ctx context.Context, rec events.DynamoDBEventRecord) err
 		}
 	}
 	return nil
+}
+
+// crossed tells of the crossing that the write of item put into its outbox,
+// then clears the outbox, so that the item's later writes no longer pass
+// the stream's filter. Told but not cleared (DynamoDB failing), the record
+// comes again and is told again, which Crossed takes as one.
+func (s *Stream) crossed(ctx context.Context, target Target, rec events.DynamoDBEventRecord, item store.Item, th store.Threshold) error {
+	account, id, ok := keyOf(item)
+	if !ok {
+		return errors.New("generator: a stream image without an item key")
+	}
+	if s.Crossed != nil {
+		c := Crossing{Resource: target.Resource, Table: store.StreamTable(rec.EventSourceArn), Account: account, Threshold: th}
+		if err := s.Crossed(ctx, c); err != nil {
+			return err
+		}
+	}
+	return target.Table.ClearThreshold(ctx, account, id, th)
 }
 
 // pending claims a record waiting for generation and runs it. A state

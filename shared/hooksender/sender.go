@@ -25,10 +25,12 @@
 // and another invocation puts its messages of that account back in the
 // lane a little later. Every attempt counts against the account's
 // monthly limit of deliveries, in the same write; past it a delivery is
-// skipped, logged and not sent. An account's retry of a delivery that
-// ended (hookstore.Retry, Publisher.Redeliver) is one more message in its
-// endpoint's lane, admitted as any: its one attempt, numbered so that a
-// copy makes none, and never retried on the schedule.
+// skipped, logged and not sent; the write's answer shows the limit's 80%
+// and 100% reached, which the sender tells as usage.threshold (tell). An
+// account's retry of a delivery that ended (hookstore.Retry,
+// Publisher.Redeliver) is one more message in its endpoint's lane,
+// admitted as any: its one attempt, numbered so that a copy makes none,
+// and never retried on the schedule.
 package hooksender
 
 import (
@@ -44,6 +46,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"contentapi/shared/hookstore"
+	"contentapi/shared/quota"
 	"contentapi/shared/records"
 	"contentapi/shared/webhook"
 )
@@ -66,6 +69,11 @@ type Sender struct {
 	// later retries) before it is signed; nil sends the body as queued
 	// (in the message, or in the item when too large for one).
 	Fresh func(ctx context.Context, eventType string, body []byte) ([]byte, error)
+	// Crossed publishes the usage.threshold event of a threshold of the
+	// account's deliveries limit, as first found at at (tell); nil tells
+	// no one. Called again for the same crossing, it must publish the same
+	// event.
+	Crossed func(ctx context.Context, account string, c quota.Crossing, at time.Time) error
 	// Now is time.Now when nil.
 	Now func() time.Time
 }
@@ -224,7 +232,8 @@ func (s *Sender) message(ctx context.Context, inv *invocation, m events.SQSMessa
 	if msg.Lane != slowLane {
 		lease = inv.lease(k.Account)
 	}
-	err = s.Store.Admit(ctx, k.Account, metered, lease, now)
+	crossings, err := s.Store.Admit(ctx, k.Account, metered, lease, now)
+	s.tell(ctx, k.Account, crossings, now)
 	var over *records.QuotaError
 	switch {
 	case errors.As(err, &over):
@@ -283,6 +292,35 @@ func (s *Sender) message(ctx context.Context, inv *invocation, m events.SQSMessa
 		return false, nil
 	}
 	return s.wait(ctx, m, msg, wait)
+}
+
+// tell tells the account of each threshold of its deliveries limit that
+// an admission found reached and not told: the event as first found
+// (hookstore.Found) published, then marked told, so that one published and
+// not marked is published again as the same event, and one not published
+// is told by the next admission. Its usage.threshold deliveries are not
+// metered, so the 100% one is sent past the limit. Best effort: the
+// attempt being admitted goes on.
+func (s *Sender) tell(ctx context.Context, account string, crossings []quota.Crossing, now time.Time) {
+	if s.Crossed == nil {
+		return
+	}
+	for _, c := range crossings {
+		first, at, err := s.Store.Found(ctx, account, c, now)
+		if errors.Is(err, hookstore.ErrTold) {
+			continue
+		}
+		if err == nil {
+			err = s.Crossed(ctx, account, first, at)
+		}
+		if err == nil {
+			err = s.Store.Told(ctx, account, first)
+		}
+		if err != nil {
+			s.Logger.Warn("webhook sender: a usage threshold not told yet, the next admission tells it",
+				"threshold", c.MarkAttr(), "error", err.Error())
+		}
+	}
 }
 
 // keep keeps the body of a delivery that ends unsent or failed, which its

@@ -353,7 +353,7 @@ func TestARetryIsOneAttemptAdmittedAsAnyOther(t *testing.T) {
 		t.Fatal(err)
 	}
 	theirs := hookstore.Lease{Lane: "fast", Owner: "another invocation", Until: r.clk.Now().Add(time.Minute)}
-	if err := r.store.Admit(ctx, "acct", false, &theirs, r.clk.Now()); err != nil {
+	if _, err := r.store.Admit(ctx, "acct", false, &theirs, r.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

@@ -240,27 +240,27 @@ func TestAdmitCountsAndLeases(t *testing.T) {
 	mine := &hookstore.Lease{Lane: "fast", Owner: "inv-1", Until: now.Add(15 * time.Second)}
 	theirs := &hookstore.Lease{Lane: "fast", Owner: "inv-2", Until: now.Add(15 * time.Second)}
 	used := func() int64 { t.Helper(); return deliveriesUsed(t, s, now) }
-	if err := s.Admit(ctx, "acct", true, mine, now); err != nil {
+	if _, err := s.Admit(ctx, "acct", true, mine, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Admit(ctx, "acct", true, mine, now); err != nil {
+	if _, err := s.Admit(ctx, "acct", true, mine, now); err != nil {
 		t.Fatalf("the lease's own owner: %v", err)
 	}
-	if err := s.Admit(ctx, "acct", true, theirs, now); !errors.Is(err, hookstore.ErrBusy) {
+	if _, err := s.Admit(ctx, "acct", true, theirs, now); !errors.Is(err, hookstore.ErrBusy) {
 		t.Fatalf("another invocation while the lane is held: %v, want ErrBusy", err)
 	}
-	if err := s.Admit(ctx, "other", true, theirs, now); err != nil {
+	if _, err := s.Admit(ctx, "other", true, theirs, now); err != nil {
 		t.Fatalf("another account's lane: %v", err)
 	}
-	if err := s.Admit(ctx, "acct", false, mine, now); err != nil || used() != 2 {
+	if _, err := s.Admit(ctx, "acct", false, mine, now); err != nil || used() != 2 {
 		t.Fatalf("an unmetered attempt: %v, %d counted, want 2", err, used())
 	}
 	// Lapsed, the lease is anyone's.
-	if err := s.Admit(ctx, "acct", true, theirs, now.Add(16*time.Second)); err != nil {
+	if _, err := s.Admit(ctx, "acct", true, theirs, now.Add(16*time.Second)); err != nil {
 		t.Fatalf("after the lease lapsed: %v", err)
 	}
 	var over *records.QuotaError
-	if err := s.Admit(ctx, "acct", true, theirs, now); !errors.As(err, &over) || over.Kind != "deliveries" || over.Limit != 3 {
+	if _, err := s.Admit(ctx, "acct", true, theirs, now); !errors.As(err, &over) || over.Kind != "deliveries" || over.Limit != 3 {
 		t.Fatalf("past the limit: %v, want the deliveries limit of 3", err)
 	}
 	if used() != 3 {
@@ -274,20 +274,20 @@ func TestAdmitCountsAndLeases(t *testing.T) {
 	if err := s.Release(ctx, "acct", *mine); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Admit(ctx, "acct", false, mine, now); !errors.Is(err, hookstore.ErrBusy) {
+	if _, err := s.Admit(ctx, "acct", false, mine, now); !errors.Is(err, hookstore.ErrBusy) {
 		t.Fatalf("a release by another owner freed the lane: %v", err)
 	}
 	if err := s.Release(ctx, "acct", *theirs); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Admit(ctx, "acct", false, mine, now); err != nil {
+	if _, err := s.Admit(ctx, "acct", false, mine, now); err != nil {
 		t.Fatalf("after the release: %v", err)
 	}
 	own, err := s.SetLimits(ctx, "acct", quota.Limits{quota.Deliveries: quota.Unlimited}, nil)
 	if err != nil || own[quota.Deliveries] != quota.Unlimited {
 		t.Fatalf("set unlimited: %v %v", own, err)
 	}
-	if err := s.Admit(ctx, "acct", true, mine, now); err != nil || used() != 3 {
+	if _, err := s.Admit(ctx, "acct", true, mine, now); err != nil || used() != 3 {
 		t.Fatalf("unlimited: %v, %d counted", err, used())
 	}
 	if own, err := s.SetLimits(ctx, "acct", nil, []quota.Kind{quota.Deliveries}); err != nil || len(own) != 0 {
@@ -338,19 +338,19 @@ func TestAdmitWithItsAnswerLostCountsOnce(t *testing.T) {
 	admit := ddblocal.MatchOp("UpdateItem", `"admitted"`)
 
 	proxy.Inject(admit, ddblocal.LoseAnswer, 1)
-	if err := s.Admit(ctx, "acct", true, mine, now); err != nil {
+	if _, err := s.Admit(ctx, "acct", true, mine, now); err != nil {
 		t.Fatalf("answer lost, retried: %v", err)
 	}
 	if got := used(); got != 1 {
 		t.Fatalf("%d counted after a write whose answer was lost, want 1", got)
 	}
 	theirs := &hookstore.Lease{Lane: "fast", Owner: "inv-2", Until: now.Add(15 * time.Second)}
-	if err := s.Admit(ctx, "acct", true, theirs, now); !errors.Is(err, hookstore.ErrBusy) {
+	if _, err := s.Admit(ctx, "acct", true, theirs, now); !errors.Is(err, hookstore.ErrBusy) {
 		t.Fatalf("the lease taken by the write whose answer was lost: %v, want ErrBusy for another owner", err)
 	}
 
 	proxy.Inject(admit, ddblocal.DropCall, 1)
-	if err := s.Admit(ctx, "acct", true, mine, now); err != nil {
+	if _, err := s.Admit(ctx, "acct", true, mine, now); err != nil {
 		t.Fatalf("dropped, retried: %v", err)
 	}
 	if got := used(); got != 2 {
@@ -358,7 +358,7 @@ func TestAdmitWithItsAnswerLostCountsOnce(t *testing.T) {
 	}
 
 	proxy.Down(ddblocal.FailCall)
-	err = s.Admit(ctx, "acct", true, mine, now)
+	_, err = s.Admit(ctx, "acct", true, mine, now)
 	proxy.Up()
 	if err == nil || errors.Is(err, hookstore.ErrBusy) {
 		t.Fatalf("DynamoDB down: %v, want its error", err)

@@ -58,10 +58,15 @@ const attrAdmitted = "admitted"
 // of a write whose answer was lost is known as applied, not counted again
 // (unless another attempt of the account's was admitted in between, which
 // replaced the token: then the attempt counts twice).
-func (s *Store) Admit(ctx context.Context, account string, metered bool, lease *Lease, now time.Time) error {
+//
+// It returns the thresholds of the deliveries limit that the counter
+// item, as the write left it or found it when refused, shows reached and
+// not told, for the sender to tell (Found, Told): a refusal returns them
+// too, so that a 100% whose telling failed is told by the next attempt.
+func (s *Store) Admit(ctx context.Context, account string, metered bool, lease *Lease, now time.Time) ([]quota.Crossing, error) {
 	counted := metered && s.Quota.Counting()
 	if !counted && lease == nil {
-		return nil
+		return nil, nil
 	}
 	b := expression.NewBuilder()
 	charge := s.Quota.Generation(now)
@@ -85,35 +90,35 @@ func (s *Store) Admit(ctx context.Context, account string, metered bool, lease *
 		expr, err = b.WithUpdate(update).WithCondition(expression.And(conds[0], conds[1])).Build()
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	in := &dynamodb.UpdateItemInput{
+	// The whole counter comes back: the thresholds it shows reached, and the
+	// months to move off it.
+	out, err := s.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.Table), Key: key(account, counterSK), UpdateExpression: expr.Update(),
 		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}
-	if counted && s.Quota.History {
-		// The whole counter comes back, for the months to move off it.
-		in.ReturnValues = types.ReturnValueAllNew
-	}
-	out, err := s.Client.UpdateItem(ctx, in)
+		ReturnValues: types.ReturnValueAllNew, ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		if mine, ok := ccf.Item[attrAdmitted].(*types.AttributeValueMemberS); ok && mine.Value == token {
-			return nil // this write, applied, its answer lost
+			// This write, applied, its answer lost: the item is as it left it.
+			return s.crossings(ccf.Item, charge.Period()), nil
 		}
 		if counted {
 			if refused := charge.Exceeded(ccf.Item, now); refused != nil {
-				return refused
+				return s.crossings(ccf.Item, charge.Period()), refused
 			}
 		}
-		return ErrBusy
+		return nil, ErrBusy
 	}
 	if err != nil {
-		return fmt.Errorf("hookstore: admit an attempt: %w", err)
+		return nil, fmt.Errorf("hookstore: admit an attempt: %w", err)
 	}
-	s.archive(ctx, account, out.Attributes, now)
-	return nil
+	if counted {
+		s.archive(ctx, account, out.Attributes, now)
+	}
+	return s.crossings(out.Attributes, charge.Period()), nil
 }
 
 // Refund gives back an attempt Admit counted at at that was not made after

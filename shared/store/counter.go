@@ -436,6 +436,7 @@ func (t *Table) Create(ctx context.Context, account string, v records.Values, ge
 		switch {
 		case landed:
 			t.finish(account, in)
+			t.noteUsage(ctx, account, counter, t.quotaCharge(in).Period())
 			return item, nil
 		case errors.Is(err, ErrInterrupted) && try == 0 && hasTime(ctx, 2*resolveReserve):
 			// Settled as abandoned under us (we were slow): once more,

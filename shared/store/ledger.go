@@ -105,7 +105,7 @@ func (t *Table) holdSpend(ctx context.Context, account, token string, n int64, c
 	u.set(mark + " = " + u.value(num(int64(hold.Held))))
 	u.cond("attribute_not_exists(" + mark + ")")
 	u.cond(fmt.Sprintf("(attribute_not_exists(%s) OR %s <= %s)", committed, committed, u.value(num(room))))
-	_, err = t.ledger().writeRecord(ctx, account, ledgerID, u)
+	ledger, err := t.ledger().writeRecord(ctx, account, ledgerID, u)
 	if old, failed := conditionFailed(err); failed {
 		switch old[holdMark(token)].(type) {
 		case *types.AttributeValueMemberN:
@@ -113,6 +113,7 @@ func (t *Table) holdSpend(ctx context.Context, account, token string, n int64, c
 		case *types.AttributeValueMemberS:
 			return nil, ErrInterrupted // given back already
 		}
+		t.noteSpend(ctx, account, old, quota.PeriodOf(at), limit, hold.Held)
 		return nil, quota.Exceeded(quota.Spend, limit, t.Now())
 	}
 	if err != nil {
@@ -120,7 +121,24 @@ func (t *Table) holdSpend(ctx context.Context, account, token string, n int64, c
 		t.releaseSpend(ctx, account, hold)
 		return nil, err
 	}
+	t.noteSpend(ctx, account, ledger, quota.PeriodOf(at), limit, 0)
 	return hold, nil
+}
+
+// noteSpend marks the spend limit's crossings that the ledger, as a hold
+// in period left it or found it, shows. refused is the worst case of a
+// hold that no longer fit: the limit is then reached (100%), whatever is
+// committed, since no hold passes it; the event tells what is committed.
+// What an account has spent only settles down from what it committed (a
+// generation costs at most its worst case), so the holds are where its
+// spend crosses.
+func (t *Table) noteSpend(ctx context.Context, account string, ledger Item, period quota.Period, limit quota.Limit, refused generation.USD) {
+	committed, _ := IntAttr(ledger, quota.CommittedAttr(period))
+	crossings := quota.Reached(ledger, quota.Spend, quota.Meter{Used: committed + int64(refused), Limit: limit}, period)
+	for i := range crossings {
+		crossings[i].Used = committed
+	}
+	t.ledger().noteCrossings(ctx, account, ledgerID, crossings)
 }
 
 // releaseSpend gives back the hold of a request whose record was not

@@ -91,6 +91,7 @@ func (t *Table) move(ctx context.Context, account string, old Item, v records.Va
 		return nil, err
 	}
 	t.finish(account, in)
+	t.noteUsage(ctx, account, counter, t.quotaCharge(in).Period())
 	return item, nil
 }
 

@@ -123,6 +123,7 @@ func (t *Table) Spend(ctx context.Context, account string, holds int64) (quota.C
 		_ = t.Refund(undo, account, charge)
 		return charge, err
 	}
+	t.noteUsage(ctx, account, out.Attributes, charge.Period())
 	return charge.WithSpendHold(spend), nil
 }
 

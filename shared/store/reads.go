@@ -153,5 +153,6 @@ func (t *Table) addReads(ctx context.Context, account string, n int64, now time.
 	if err != nil {
 		return quota.Meter{}, err
 	}
+	t.noteUsage(ctx, account, item, quota.PeriodOf(now))
 	return meters[quota.Reads], nil
 }

@@ -35,6 +35,11 @@ import (
 // spendID is the id of the account's spend item.
 const spendID int64 = -1
 
+// CostItem says whether id is one of the account's items the cost
+// bookkeeping writes, the spend item or the ledger (ledger.go), for the
+// bench to tell their writes from the others.
+func CostItem(id int64) bool { return id == spendID || id == ledgerID }
+
 // spendMonths is how many months' spend the spend item keeps, the current
 // one included (the usage endpoint answers for quota.HistoryMonths before
 // it); spendDayMonths how many months' days.

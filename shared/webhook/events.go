@@ -25,22 +25,26 @@ func Generated(object string) string { return object + ".generated" }
 // Failed: see Generated.
 func Failed(object string) string { return object + ".failed" }
 
+// Threshold is the event of an account's usage reaching a share (80%,
+// 100%) of one of its monthly limits: once per limit, share and month.
+const Threshold = "usage.threshold"
+
 // Types lists every event type of the generating resources whose objects
 // are given, in the order the API shows them: each object's generated and
-// failed, then Test.
+// failed, then Threshold, then Test.
 func Types(objects ...string) []string {
 	var types []string
 	for _, o := range objects {
 		types = append(types, Generated(o), Failed(o))
 	}
-	return append(types, Test)
+	return append(types, Threshold, Test)
 }
 
 // Unmetered are the event types whose attempts do not count against an
-// account's monthly limit of deliveries: none yet. An event about the
-// account's usage itself (a warning that a limit is near) belongs here, or
-// the deliveries limit would silence the warning of its own approach.
-var Unmetered = []string{}
+// account's monthly limit of deliveries: the warnings about the account's
+// usage itself, or the deliveries limit would silence the warning of its
+// own approach (the 100% one above all).
+var Unmetered = []string{Threshold}
 
 // Metered says whether the attempts of an event of type t count against
 // the account's monthly limit of deliveries.

@@ -13,7 +13,7 @@ import (
 
 func TestParseEvents(t *testing.T) {
 	types := webhook.Types("document", "image")
-	if want := []string{"document.generated", "document.failed", "image.generated", "image.failed", "webhook.test"}; !slices.Equal(types, want) {
+	if want := []string{"document.generated", "document.failed", "image.generated", "image.failed", "usage.threshold", "webhook.test"}; !slices.Equal(types, want) {
 		t.Errorf("types %v, want %v", types, want)
 	}
 	all, err := webhook.ParseEvents("", types)
@@ -91,5 +91,19 @@ func TestBody(t *testing.T) {
 	}
 	if want := `{"type":"document.generated","timestamp":"2026-11-25T20:00:00.5Z","data":{"id":7,"name":"x"}}`; string(b) != want {
 		t.Errorf("%s\nwant %s", b, want)
+	}
+}
+
+// The warnings of usage near a limit are not counted against the
+// deliveries limit, or its own warning could not be sent; every other event
+// is.
+func TestThresholdEventsAreUnmetered(t *testing.T) {
+	if webhook.Metered(webhook.Threshold) {
+		t.Errorf("%s is metered", webhook.Threshold)
+	}
+	for _, typ := range []string{webhook.Generated("image"), webhook.Failed("document"), webhook.Test} {
+		if !webhook.Metered(typ) {
+			t.Errorf("%s is not metered", typ)
+		}
 	}
 }

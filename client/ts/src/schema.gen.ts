@@ -839,6 +839,31 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "usage.threshold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Usage reached a share of a limit
+         * @description Posted to each enabled endpoint subscribed to `usage.threshold` when the account's usage of a
+         *     monthly limit reaches 80% of it, and again at 100%: images, documents, words, the reads of
+         *     images and of documents, webhook deliveries, and spend, once for each share and month, however
+         *     often the usage is found there. Its
+         *     attempts never count against the deliveries limit. Verify the signature before trusting the
+         *     body; deliveries come at least once, so act once per `webhook-id`.
+         */
+        post: operations["deliverUsageThreshold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1770,6 +1795,52 @@ export interface components {
             webhook_id: string;
         };
         /**
+         * @description What endpoints subscribed to `usage.threshold` receive when the account's usage reaches 80%,
+         *     then 100%, of one of its monthly limits: once for each limit, share and month.
+         * @example {
+         *       "type": "usage.threshold",
+         *       "timestamp": "2026-11-26T00:20:11.208Z",
+         *       "data": {
+         *         "kind": "images",
+         *         "threshold": 80,
+         *         "used": 80,
+         *         "limit": 100,
+         *         "period": "2026-11"
+         *       }
+         *     }
+         */
+        UsageThresholdEvent: {
+            /** @constant */
+            type: "usage.threshold";
+            /**
+             * Format: date-time
+             * @description When the usage was found at the share (RFC 3339, UTC), the same on every attempt.
+             */
+            timestamp: string;
+            data: components["schemas"]["UsageThresholdData"];
+        };
+        /** @description The limit whose share was reached, and the usage then, as `GET /api/v1/usage` shows them. */
+        UsageThresholdData: {
+            /**
+             * @description The limit's kind, as the usage names it; `spend` is the monthly spend limit.
+             * @enum {string}
+             */
+            kind: "images" | "documents" | "words" | "deliveries" | "reads" | "spend";
+            /** @description For `reads` only: the resource whose reads reached it, since each resource counts its own (`images`, `documents`, ...). */
+            resource?: string;
+            /**
+             * @description The share of the limit reached, in percent.
+             * @enum {integer}
+             */
+            threshold: 80 | 100;
+            /** @description The usage when the share was found, in the limit's unit: a count, or for `spend` US dollars (nine decimals) committed: what the month's generations cost, plus the most that those under way may still cost. It can be past the share (a write that counts several at once). */
+            used: number;
+            /** @description The limit that applied, in the same unit. */
+            limit: number;
+            /** @description The month (UTC) whose usage it is. */
+            period: string;
+        };
+        /**
          * @description The fields to change, at least one, judged as a registration's: text trimmed, and
          *     empty, white space only or null as not given (so a description cannot be emptied, only
          *     replaced).
@@ -1800,7 +1871,7 @@ export interface components {
             enabled?: boolean;
         };
         /** @enum {string} */
-        WebhookEventType: "document.generated" | "document.failed" | "image.generated" | "image.failed" | "webhook.test";
+        WebhookEventType: "document.generated" | "document.failed" | "image.generated" | "image.failed" | "usage.threshold" | "webhook.test";
         /**
          * @description A webhook endpoint, without its secret.
          * @example {
@@ -5756,6 +5827,44 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+            "4XX": components["responses"]["WebhookNotReceived"];
+            default: components["responses"]["WebhookNotReceived"];
+        };
+    };
+    deliverUsageThreshold: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id for this endpoint, the same on every attempt: deliveries come at least
+                 *     once, so act once per id.
+                 * @example msg_2Ld6h0Qh5bbRB2Gi1CGbnw
+                 */
+                "webhook-id": components["parameters"]["WebhookMessageId"];
+                /**
+                 * @description This attempt's time, in Unix seconds. Refuse one more than 5 minutes from your clock, so
+                 *     that a captured delivery cannot be replayed later (the Standard Webhooks libraries do).
+                 * @example 1795650011
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256, keyed with the secret's decoded bytes (the `whsec_`
+                 *     secret without its prefix), of `{webhook-id}.{webhook-timestamp}.{body}`. Several
+                 *     signatures may stand space-separated; a delivery is authentic when any of them verifies.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UsageThresholdEvent"];
             };
         };
         responses: {

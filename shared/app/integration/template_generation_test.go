@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -387,7 +388,10 @@ func record(t *testing.T, s *generation.State, result string) store.Item {
 // webhooks' event, and for pictures the write-back's picture kept, a
 // batch's write-backs included) and a deleted record's picture; not the
 // steps the generator takes itself (claims, hand-overs aside), nor users'
-// edits, nor a record waiting for a batch inference job (mode batch).
+// edits, nor a record waiting for a batch inference job (mode batch); and a
+// usage threshold's crossing marked in an item's outbox
+// (store.AttrThreshold), not the outbox cleared nor the item's writes
+// without one.
 func TestTemplateStreamFilters(t *testing.T) {
 	tmpl := loadTemplate(t)
 	mappings, err := tmpl.StreamMappings()
@@ -406,6 +410,12 @@ func TestTemplateStreamFilters(t *testing.T) {
 	batchFailed := batched.Fail(generation.NewError(generation.Timeout), now)
 	picture := generation.PictureName("acme", "images", 7, running.Attempt)
 	old := generation.PictureName("acme", "images", 7, "an earlier attempt")
+	counter := store.Item{"account": &types.AttributeValueMemberS{Value: "acme"}, "id": &types.AttributeValueMemberN{Value: "0"},
+		"used_images_2026_11": &types.AttributeValueMemberN{Value: "8"}}
+	outbox := maps.Clone(counter)
+	outbox[store.AttrThreshold] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+		"mark": &types.AttributeValueMemberS{Value: "th80_images_2026_11"}, "kind": &types.AttributeValueMemberS{Value: "images"},
+	}}
 
 	testCases := []struct {
 		name     string
@@ -430,6 +440,12 @@ func TestTemplateStreamFilters(t *testing.T) {
 		{"a user's edit", "MODIFY", record(t, &done, picture), record(t, &done, picture), false, false},
 		{"a delete with a picture", "REMOVE", record(t, &done, picture), nil, true, false},
 		{"a delete without one", "REMOVE", record(t, &failed, ""), nil, false, false},
+		{"a crossing marked", "MODIFY", counter, outbox, true, true},
+		{"a counter write", "MODIFY", counter, counter, false, false},
+		{"the outbox cleared", "MODIFY", outbox, counter, false, false},
+		// Passes until the generator clears the outbox, which it then
+		// tells apart (store.ThresholdOf: the same mark as before).
+		{"a counter write before the outbox is cleared", "MODIFY", outbox, outbox, true, true},
 	}
 	for _, m := range mappings {
 		if m.Function != app.GeneratorFunction {

@@ -314,7 +314,7 @@ func TestAThirdResourceBringsItsKind(t *testing.T) {
 // object, to the types the endpoints API accepts, the generator sends and
 // openapi.yaml lists; images' and documents' keep their order.
 func TestAThirdResourceBringsItsEvents(t *testing.T) {
-	want := []string{"document.generated", "document.failed", "image.generated", "image.failed", "webhook.test"}
+	want := []string{"document.generated", "document.failed", "image.generated", "image.failed", "usage.threshold", "webhook.test"}
 	if !slices.Equal(app.EventTypes, want) {
 		t.Fatalf("event types %v, want %v", app.EventTypes, want)
 	}

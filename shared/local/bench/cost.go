@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"contentapi/shared/generation"
 	"contentapi/shared/local/lambdalocal"
 	"contentapi/shared/local/sam"
 	"contentapi/shared/webhook"
@@ -22,7 +23,9 @@ type Prices struct {
 	// table class, since the price cut of 1 November 2024).
 	DynamoDBRead, DynamoDBWrite float64
 	// TextInput and TextOutput per million tokens of the text model;
-	// Picture per picture of the image model.
+	// Picture per picture of the image model: the service's own prices of
+	// them (generation.DefaultPrices, modelPrices), so that the report
+	// prices generations as their records' cost_usd does.
 	TextModel, ImageModel          string
 	TextInput, TextOutput, Picture float64
 	// S3Put per thousand PUT requests (S3 Standard).
@@ -42,18 +45,35 @@ type Prices struct {
 }
 
 // AWSPrices are the prices as read on PricesRead from the sources the report
-// names.
-var AWSPrices = Prices{
+// names, the models' as the service declares them.
+var AWSPrices = modelPrices(Prices{
 	HTTPAPI:        1.00,
 	LambdaRequests: 0.20, LambdaARMGBSecond: 0.0000133334,
 	DynamoDBRead: 0.125, DynamoDBWrite: 0.625,
 	TextModel: "us.amazon.nova-micro-v1:0", ImageModel: "stability.stable-image-core-v1:1",
-	TextInput: 0.035, TextOutput: 0.14, Picture: 0.04,
 	S3Put:        0.005,
 	DataOut:      0.09,
 	SQS:          0.40,
 	LogsStandard: 0.50, LogsInfrequent: 0.25, LogsStorage: 0.03,
 	XRay: 5.00,
+})
+
+// benchPicture is the side of the pictures the bench's create_image draws
+// (1024x1024), at which the image model's price is read.
+const benchPicture = 1024
+
+// modelPrices is p with its models' prices from generation.DefaultPrices,
+// in dollars. A model it does not declare stops the bench: the report would
+// price generations at nothing.
+func modelPrices(p Prices) Prices {
+	text, ok := generation.DefaultPrices.Of(p.TextModel)
+	image, ok2 := generation.DefaultPrices.Of(p.ImageModel)
+	if !ok || !ok2 {
+		panic(fmt.Sprintf("bench: generation.DefaultPrices declares no price of %s or %s", p.TextModel, p.ImageModel))
+	}
+	p.TextInput, p.TextOutput = text.InputTokens.Dollars(), text.OutputTokens.Dollars()
+	p.Picture = image.Picture(benchPicture, benchPicture).Dollars()
+	return p
 }
 
 // PricesRead is when AWS's prices were last checked.

@@ -27,6 +27,9 @@ import (
 // MeteredCall is one DynamoDB operation the app made, as the meter saw it.
 type MeteredCall struct {
 	Op, Table, Index string
+	// Key is the item's key of a call on one item (GetItem, PutItem,
+	// UpdateItem, DeleteItem), nil for any other.
+	Key map[string]types.AttributeValue
 	// Purpose is "auth" for a key lookup, "ratelimit" for a rate-limit
 	// lease, "" for the operation's own work.
 	Purpose string
@@ -191,6 +194,9 @@ func (m *Meter) initialize(ctx context.Context, in middleware.InitializeInput, n
 	}
 	if f := field(p, "TableName"); f.IsValid() {
 		c.Table = aws.ToString(f.Interface().(*string))
+	}
+	if f := field(p, "Key"); f.IsValid() {
+		c.Key, _ = f.Interface().(map[string]types.AttributeValue)
 	}
 	if f := field(p, "IndexName"); f.IsValid() {
 		c.Index = aws.ToString(f.Interface().(*string))

@@ -130,6 +130,8 @@ func declared(resources []app.Resource) (map[string]*yaml.Node, error) {
 	v["app.MaxWaitSeconds"] = integer(app.MaxWaitSeconds)
 
 	v["app.EventTypes"] = list(app.EventTypesOf(resources))
+	v["app.Kinds"] = list(app.KindsOf(resources))
+	v["quota.Thresholds"] = numbers(quota.Thresholds)
 	v["webhook.MaxURLLength"] = integer(webhook.MaxURLLength)
 	v["hookapi.MaxDescription"] = integer(hookapi.MaxDescription)
 	v["hookapi.MaxEvents"] = integer(hookapi.MaxEvents)
@@ -163,7 +165,7 @@ func list[S ~[]E, E ~string](values S) *yaml.Node {
 }
 
 // numbers is a flow list of numbers.
-func numbers[N int | float64](values []N) *yaml.Node {
+func numbers[N int | int64 | float64](values []N) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
 	for _, x := range values {
 		f := float64(x)
