@@ -222,6 +222,39 @@ func TestKeepLimitsSurvivesItsWriteFailing(t *testing.T) {
 	}
 }
 
+// The same of the spend limit's: the write recording it for the months
+// kept, on the spend item, fails on every try.
+func TestKeepSpendLimitSurvivesItsWriteFailing(t *testing.T) {
+	for _, fault := range []ddblocal.Fault{ddblocal.LoseAnswer, ddblocal.FailCall, ddblocal.ThrottleCall, ddblocal.HangCall} {
+		t.Run(fault.String(), func(t *testing.T) {
+			r := historyRig(t)
+			r.imgs.Cap.Default = quota.Max(25_000_000_000)
+			now := r.month(0)
+			tool := store.New(r.db, r.imgs.Name(), images.Resource)
+			tool.Now = r.imgs.Now
+			ten := quota.Max(10_000_000_000)
+			r.proxy.Inject(ddblocal.MatchOp("UpdateItem", `"limit_spend_`), fault, 100)
+			_, _, err := tool.SetSpendLimit(request(t), "acme", &ten, true)
+			r.proxy.Reset()
+			r.proxy.Wait()
+			if err == nil {
+				t.Fatalf("the spend limit changed though its months' limits were not recorded")
+			}
+			if l, own, err := tool.OwnSpendLimit(request(t), "acme"); own || err != nil {
+				t.Fatalf("the refused change left %v (%v)", l, err)
+			}
+			if _, _, err := tool.SetSpendLimit(request(t), "acme", &ten, true); err != nil {
+				t.Fatal(err)
+			}
+			for p, want := range map[quota.Period]quota.Limit{now.Before(1): r.imgs.Cap.Default, now: ten} {
+				if s, err := r.imgs.Spent(request(t), "acme", p); err != nil || s.Limit != want {
+					t.Errorf("%s: %v (%v), want %v", p, s.Limit, err, want)
+				}
+			}
+		})
+	}
+}
+
 // Movers at once: many creates of the new month, from two instances of the
 // store, race to move the last one; it is counted once.
 func TestConcurrentMoversCountTheMonthOnce(t *testing.T) {
