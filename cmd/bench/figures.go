@@ -27,8 +27,7 @@ var targets = map[string]float64{
 	// Any request of the worst-case account (issue 18).
 	"rru_worst_request":      2000,
 	"bytes_largest_response": 5000000,
-	// Compressed answers (issue 26): the default list on the wire at most
-	// a third of its 56,735 bytes before.
+	// Compressed answers (issue 26): the default list on the wire at most a third of its 56,735 bytes before.
 	"bytes_list_default_gzip": 18911,
 	// What a million requests cost without CloudWatch Logs and X-Ray
 	// (usdx_*, as the figures were before issue 41 counted them): at most

@@ -787,7 +787,7 @@ func TestEarlierMonthsOfDeliveriesAreKept(t *testing.T) {
 	admit := func(at time.Time, n int) {
 		t.Helper()
 		for range n {
-			if err := s.Admit(ctx, "acct", true, nil, at); err != nil {
+			if _, err := s.Admit(ctx, "acct", true, nil, at); err != nil {
 				t.Fatal(err)
 			}
 		}
