@@ -151,10 +151,7 @@ func (s *Store) Release(ctx context.Context, account string, lease Lease) error 
 	if err != nil {
 		return err
 	}
-	_, err = s.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Table), Key: key(account, counterSK), UpdateExpression: expr.Update(),
-		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	})
+	err = s.itemWrite(account, counterSK)(ctx, expr)
 	var taken *types.ConditionalCheckFailedException
 	if err != nil && !errors.As(err, &taken) {
 		return fmt.Errorf("hookstore: release a lane: %w", err)

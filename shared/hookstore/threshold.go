@@ -101,10 +101,7 @@ func (s *Store) Told(ctx context.Context, account string, c quota.Crossing) erro
 	if err != nil {
 		return err
 	}
-	_, err = s.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Table), Key: key(account, counterSK), UpdateExpression: expr.Update(),
-		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	})
+	err = s.itemWrite(account, counterSK)(ctx, expr)
 	var marked *types.ConditionalCheckFailedException
 	if err != nil && !errors.As(err, &marked) {
 		return fmt.Errorf("hookstore: mark a usage threshold told: %w", err)
